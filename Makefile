@@ -1,0 +1,25 @@
+# `make test` and `make run` set up .venv on first use; nothing else needs installing by hand.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test bench asv clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev,plot]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m fastcdl metrics examples/forecasts.csv
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) -m pytest tests/bench --benchmark-enable -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info .asv

@@ -1,0 +1,36 @@
+"""fastcdl: exact, fast calibration decision loss and the online CDL forecaster.
+
+Public names only (SPEC section 5); nothing is computed at import.
+"""
+
+from fastcdl.metrics import (
+    CDLReport,
+    bucket_stats,
+    cdl,
+    cdl_report,
+    cfdl,
+    decision_loss_curve,
+    ece,
+    k2,
+    swap_regret,
+    ucal,
+    vcdl,
+)
+from fastcdl.stats import BucketStats
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BucketStats",
+    "CDLReport",
+    "bucket_stats",
+    "cdl",
+    "cdl_report",
+    "cfdl",
+    "decision_loss_curve",
+    "ece",
+    "k2",
+    "swap_regret",
+    "ucal",
+    "vcdl",
+]

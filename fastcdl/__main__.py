@@ -1,0 +1,5 @@
+import sys
+
+from fastcdl.cli import main
+
+sys.exit(main())

@@ -1,0 +1,222 @@
+"""Kernels that reduce rounds (y_t, p_t) to the bucket table (q_i, n_i, s_i).
+
+Plain loops; no validation beyond refusing what cannot be binned (a binning kernel
+returns False on the first round it cannot place, and the caller explains why).
+"""
+
+import math
+
+import numba as nb
+import numpy as np
+from numba import njit, prange
+
+# Rounds per chunk of the parallel binning kernels. The chunking depends only on T
+# and the number of bins, never on the thread count, so float sums are reproducible.
+CHUNK = 1 << 20
+
+
+@njit(cache=True)
+def first_bad_prob(p):
+    """Index of the first p outside [0, 1] (NaN included), or -1. O(T)."""
+    for i in range(p.shape[0]):
+        if not (p[i] >= 0.0 and p[i] <= 1.0):
+            return i
+    return -1
+
+
+@njit(cache=True)
+def first_bad_outcome(y):
+    """Index of the first y that is not 0 or 1 (NaN included), or -1. O(T)."""
+    for i in range(y.shape[0]):
+        if y[i] != 0 and y[i] != 1:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def first_bad_weight(w):
+    """Index of the first weight that is negative, NaN or infinite, or -1. O(T)."""
+    for i in range(w.shape[0]):
+        if not (w[i] >= 0.0 and w[i] < np.inf):
+            return i
+    return -1
+
+
+@njit(cache=True)
+def outcome_keys(y, p_bits):
+    """uint64 keys that sort like (p, y): the bits of p shifted left, y in the low bit.
+
+    ``p_bits`` is the float64 prediction array viewed as uint64. For p in [0, 1] the
+    IEEE-754 bit pattern is monotone in p once the sign bit (set only by -0.0) is
+    cleared, so one integer sort groups rounds by prediction and outcome: no argsort.
+    """
+    keys = np.empty(p_bits.shape[0], dtype=np.uint64)
+    magnitude = nb.uint64(0x7FFFFFFFFFFFFFFF)
+    for i in range(p_bits.shape[0]):
+        keys[i] = ((p_bits[i] & magnitude) << nb.uint64(1)) | nb.uint64(y[i] != 0)
+    return keys
+
+
+@njit(cache=True)
+def runs_of_keys(keys):
+    """Exact bucket table from sorted outcome keys: (value bits, counts, positives). O(T).
+
+    The values come back as uint64 bit patterns; view them as float64.
+    """
+    T = keys.shape[0]
+    one = nb.uint64(1)
+    m = 0
+    for i in range(T):
+        if i == 0 or (keys[i] >> one) != (keys[i - 1] >> one):
+            m += 1
+    value_bits = np.empty(m, dtype=np.uint64)
+    counts = np.zeros(m, dtype=np.int64)
+    positives = np.zeros(m, dtype=np.int64)
+    j = -1
+    for i in range(T):
+        bits = keys[i] >> one
+        if i == 0 or bits != (keys[i - 1] >> one):
+            j += 1
+            value_bits[j] = bits
+        counts[j] += 1
+        positives[j] += np.int64(keys[i] & one)
+    return value_bits, counts, positives
+
+
+@njit(cache=True)
+def runs_weighted(p_sorted, y_sorted, w_sorted):
+    """Weighted exact table from rounds sorted by p: (values, counts, positives). O(T)."""
+    T = p_sorted.shape[0]
+    m = 0
+    for i in range(T):
+        if i == 0 or p_sorted[i] != p_sorted[i - 1]:
+            m += 1
+    values = np.empty(m, dtype=np.float64)
+    counts = np.zeros(m, dtype=np.float64)
+    positives = np.zeros(m, dtype=np.float64)
+    j = -1
+    for i in range(T):
+        if i == 0 or p_sorted[i] != p_sorted[i - 1]:
+            j += 1
+            values[j] = p_sorted[i] + 0.0
+        counts[j] += w_sorted[i]
+        if y_sorted[i] != 0:
+            positives[j] += w_sorted[i]
+    return values, counts, positives
+
+
+@njit(cache=True, inline="always")
+def bin_of(x, edges, m, uniform):
+    """Bin of x for bins [e_0, e_1], (e_1, e_2], ..., (e_{m-1}, e_m] (0-based).
+
+    Uniform edges start from the guess ceil(x m) - 1 and are then corrected against the
+    stored edges, so the answer agrees exactly with the edge array, as a search would.
+    """
+    if uniform:
+        j = int(math.ceil(x * m)) - 1
+        if j < 0:
+            j = 0
+        elif j > m - 1:
+            j = m - 1
+        while j < m - 1 and x > edges[j + 1]:
+            j += 1
+        while j > 0 and x <= edges[j]:
+            j -= 1
+        return j
+    lo = 0
+    hi = m  # invariant: the bin is in [lo, hi)
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if x > edges[mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, parallel=True)
+def bin_rounds(y, p, w, edges, uniform, counts, positives, prob_sums):
+    """Accumulate rounds into the m = len(edges) - 1 bins; return False on a round it cannot bin.
+
+    ``w`` is an empty array for unweighted data (then counts/positives are int64 and exact).
+    Rounds are cut into chunks fixed by T alone; each chunk fills its own partial table,
+    and the partials are added in chunk order, so the result does not depend on the
+    number of threads and each prediction sum is a two-level (blocked) sum.
+    Cost O(T) (O(T log m) for non-uniform edges), memory O(n_chunks * m).
+    """
+    T = p.shape[0]
+    m = edges.shape[0] - 1
+    weighted = w.shape[0] > 0
+    chunk = max(CHUNK, 16 * m)
+    n_chunks = max(1, min(64, (T + chunk - 1) // chunk))
+    step = (T + n_chunks - 1) // n_chunks
+    part_n = np.zeros((n_chunks, m), dtype=counts.dtype)
+    part_s = np.zeros((n_chunks, m), dtype=counts.dtype)
+    part_p = np.zeros((n_chunks, m), dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.bool_)
+    for c in prange(n_chunks):
+        start = c * step
+        stop = min(T, start + step)
+        pn = part_n[c]
+        ps = part_s[c]
+        pp = part_p[c]
+        for t in range(start, stop):
+            x = p[t]
+            yt = y[t]
+            if not (x >= 0.0 and x <= 1.0) or (yt != 0 and yt != 1):
+                bad[c] = True
+                break
+            j = bin_of(x, edges, m, uniform)
+            if weighted:
+                wt = w[t]
+                if not (wt >= 0.0 and wt < np.inf):
+                    bad[c] = True
+                    break
+                pn[j] += wt
+                if yt != 0:
+                    ps[j] += wt
+                pp[j] += wt * x
+            else:
+                pn[j] += 1
+                if yt != 0:
+                    ps[j] += 1
+                pp[j] += x
+    for c in range(n_chunks):
+        if bad[c]:
+            return False
+    for c in range(n_chunks):
+        for j in range(m):
+            counts[j] += part_n[c, j]
+            positives[j] += part_s[c, j]
+            prob_sums[j] += part_p[c, j]
+    return True
+
+
+@njit(cache=True)
+def merge_sorted_keys(ka, kb):
+    """Union of two strictly increasing key arrays: (keys, where ka went, where kb went). O(a + b)."""
+    na = ka.shape[0]
+    nb_ = kb.shape[0]
+    keys = np.empty(na + nb_, dtype=np.float64)
+    ia = np.empty(na, dtype=np.int64)
+    ib = np.empty(nb_, dtype=np.int64)
+    i = 0
+    j = 0
+    k = 0
+    while i < na or j < nb_:
+        if j >= nb_ or (i < na and ka[i] < kb[j]):
+            keys[k] = ka[i]
+            ia[i] = k
+            i += 1
+        elif i >= na or kb[j] < ka[i]:
+            keys[k] = kb[j]
+            ib[j] = k
+            j += 1
+        else:
+            keys[k] = ka[i]
+            ia[i] = k
+            ib[j] = k
+            i += 1
+            j += 1
+        k += 1
+    return keys[:k].copy(), ia, ib

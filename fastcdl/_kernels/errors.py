@@ -1,0 +1,26 @@
+"""ECE and K2 of a bucket table (SPEC section 2 table)."""
+
+from numba import njit
+
+
+@njit(cache=True)
+def ece_kernel(q, n, s):
+    """(1/T) sum_i n_i |q_i - qhat_i| = (1/T) sum_i |n_i q_i - s_i|. O(m)."""
+    T = 0.0
+    total = 0.0
+    for i in range(q.shape[0]):
+        T += n[i]
+        total += abs(n[i] * q[i] - s[i])
+    return total / T
+
+
+@njit(cache=True)
+def k2_kernel(q, n, s):
+    """(1/T) sum_i n_i (q_i - qhat_i)^2. O(m)."""
+    T = 0.0
+    total = 0.0
+    for i in range(q.shape[0]):
+        T += n[i]
+        d = q[i] - s[i] / n[i]
+        total += n[i] * d * d
+    return total / T

@@ -1,0 +1,238 @@
+"""Command line: ``fastcdl metrics FILE`` (SPEC section 6).
+
+Errors print one line on stderr and exit with status 2; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+CHUNK_ROWS = 1 << 20
+
+
+class InputError(ValueError):
+    """A problem with the user's file or options (exit status 2)."""
+
+
+def _float_cell(text: str, path: Path, col: str, row: int) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{path}: column {col!r}, row {row}: not a number: {text!r}") from None
+
+
+def _csv_chunks(path: Path, cols: list[str]):
+    """Yield dicts of float64 arrays, CHUNK_ROWS rows at a time (row numbers count the header as 1)."""
+    try:
+        fh = path.open(newline="")
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    with fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputError(f"{path}: the file is empty") from None
+        except (csv.Error, UnicodeDecodeError) as e:
+            raise InputError(f"{path}: not a readable CSV file ({e})") from None
+        header = [h.strip() for h in header]
+        missing = [c for c in cols if c not in header]
+        if missing:
+            raise InputError(f"{path}: missing column(s) {missing}; the header has {header}")
+        idx = [header.index(c) for c in cols]
+        buf = {c: [] for c in cols}
+        row = 1
+        try:
+            for rec in reader:
+                row += 1
+                if not rec:
+                    continue
+                for c, i in zip(cols, idx):
+                    if i >= len(rec):
+                        raise InputError(f"{path}: row {row} has no value for column {c!r}")
+                    v = _float_cell(rec[i], path, c, row)
+                    if v != v:
+                        raise InputError(f"{path}: column {c!r}, row {row}: NaN")
+                    buf[c].append(v)
+                if len(buf[cols[0]]) >= CHUNK_ROWS:
+                    yield row, {c: np.array(buf[c]) for c in cols}
+                    buf = {c: [] for c in cols}
+        except (csv.Error, UnicodeDecodeError) as e:
+            raise InputError(f"{path}: not a readable CSV file near row {row} ({e})") from None
+        if buf[cols[0]]:
+            yield row, {c: np.array(buf[c]) for c in cols}
+
+
+def _npz_chunks(path: Path, cols: list[str]):
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: not a readable .npz file ({e})") from None
+    with data:
+        missing = [c for c in cols if c not in data.files]
+        if missing:
+            raise InputError(f"{path}: missing array(s) {missing}; the file has {data.files}")
+        yield None, {c: data[c] for c in cols}
+
+
+def _parquet_chunks(path: Path, cols: list[str]):
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("reading Parquet needs pyarrow: pip install 'fastcdl[io]'") from None
+    try:
+        f = pq.ParquetFile(path)
+    except Exception as e:  # pyarrow raises several types for unreadable files
+        raise InputError(f"{path}: not a readable Parquet file ({e})") from None
+    missing = [c for c in cols if c not in f.schema_arrow.names]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {missing}; the file has {f.schema_arrow.names}")
+    for batch in f.iter_batches(batch_size=CHUNK_ROWS, columns=cols):
+        yield None, {c: batch.column(c).to_numpy(zero_copy_only=False) for c in cols}
+
+
+def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None):
+    """Bucket table of a file of predictions, read and reduced chunk by chunk (exact: tables merge)."""
+    from fastcdl.metrics import bucket_stats
+
+    path = Path(path)
+    cols = [y_col, p_col] + ([weight_col] if weight_col else [])
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        chunks = _npz_chunks(path, cols)
+    elif suffix in (".parquet", ".pq"):
+        chunks = _parquet_chunks(path, cols)
+    else:
+        chunks = _csv_chunks(path, cols)
+    total = None
+    for last_row, chunk in chunks:
+        try:
+            st = bucket_stats(
+                chunk[y_col],
+                chunk[p_col],
+                bins=bins,
+                sample_weight=chunk[weight_col] if weight_col else None,
+            )
+        except ValueError as e:
+            where = f" (in the rows up to {last_row})" if last_row else ""
+            raise InputError(f"{path}{where}: {e}") from None
+        total = st if total is None else total + st
+    if total is None:
+        raise InputError(f"{path}: no rows")
+    return total
+
+
+def _task_in_words(report) -> list[str]:
+    names = {1: ["act", "wait"], 2: ["low", "high"], 3: ["low", "middle", "high"]}
+    from fastcdl._kernels.decisions import best_response
+
+    u = report.payoff
+    # name the rows by the belief region where each one is the best response
+    probe = [0.0] + [float(k) for k in report.kinks] + [1.0]
+    mids = [(a + b) / 2 for a, b in zip(probe[:-1], probe[1:])]
+    order = []
+    for p in mids:
+        a = int(best_response(u, p, 1.0))
+        if a not in order:
+            order.append(a)
+    label = dict(zip(order, names.get(len(order), [f"a{i}" for i in range(len(order))])))
+    k = report.kinks
+    last = f"at p = {k[-1]:.4g}" if k[-1] == 1.0 else f"above {k[-1]:.4g}"
+    if len(k) == 1:
+        regions = f"'{label[order[0]]}' when p < {k[0]:.4g}, '{label[order[-1]]}' {last}"
+    else:
+        regions = (
+            f"'{label[order[0]]}' when p < {k[0]:.4g}, "
+            + (f"'{label[order[1]]}' between {k[0]:.4g} and {k[1]:.4g}, " if len(order) == 3 else "")
+            + f"'{label[order[-1]]}' {last}"
+        )
+    pay = ", ".join(f"{label.get(a, f'a{a}')} ({u[a, 0]:.4g}, {u[a, 1]:.4g})" for a in order)
+    return [
+        f"worst decision task: {regions}",
+        f"  payoffs (if y=0, if y=1): {pay}",
+        f"  acting on the recalibrated frequencies gains it {report.value:.4g} per round",
+    ]
+
+
+def cmd_metrics(args) -> int:
+    from fastcdl.metrics import cdl_report, ece, k2, ucal
+
+    st = read_stats(
+        args.file, y_col=args.y_col, p_col=args.p_col, weight_col=args.weight_col, bins=args.bins
+    )
+    rep = cdl_report(st)
+    T = st.total
+    out = {
+        "n_buckets": st.n_buckets,
+        "T": int(T) if not st.weighted else float(T),
+        "ece": ece(st),
+        "k2": k2(st),
+        "vcdl": rep.vcdl,
+        "vcdl_kink": rep.vcdl_kink,
+        "cdl": rep.value,
+        "ucal": ucal(st),
+        "worst_task": {
+            "kinks": rep.kinks.tolist(),
+            "weights": rep.weights.tolist(),
+            "payoff": rep.payoff.tolist(),
+        },
+    }
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{args.file}: T = {out['T']} rounds in {out['n_buckets']} buckets")
+    rows = [
+        ("ECE", out["ece"], "expected calibration error"),
+        ("K2", out["k2"], "squared calibration error"),
+        ("VCDL", out["vcdl"], f"worst V-shaped task, kink {rep.vcdl_kink:.4g}"),
+        ("CDL", out["cdl"], "calibration decision loss (any task, payoffs in [0,1])"),
+        ("UCal", out["ucal"], "U-calibration error"),
+    ]
+    for name, value, what in rows:
+        print(f"  {name:<5} {value:10.6f}   {what}")
+    for line in _task_in_words(rep):
+        print(line)
+    return 0
+
+
+def _bins_arg(text: str) -> int:
+    try:
+        m = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bins must be a positive integer, got {text!r}") from None
+    if m <= 0:
+        raise argparse.ArgumentTypeError(f"bins must be a positive integer, got {m}")
+    return m
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="fastcdl", description="Exact calibration decision loss.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("metrics", help="calibration metrics of a file of predictions")
+    m.add_argument("file", help="CSV, Parquet or .npz with an outcome and a probability column")
+    m.add_argument("--y-col", default="y", help="outcome column, 0/1 (default: y)")
+    m.add_argument("--p-col", default="p", help="probability column (default: p)")
+    m.add_argument("--weight-col", default=None, help="optional sample-weight column")
+    m.add_argument("--bins", type=_bins_arg, default=None, help="equal-width bins (default: exact)")
+    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.set_defaults(func=cmd_metrics)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as e:  # InputError and the library's validation errors
+        print(f"fastcdl: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""Public calibration metrics for binary outcomes (SPEC sections 2 and 5).
+
+Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`BucketStats` in
+their place, validates once, builds the bucket table and calls a compiled kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from fastcdl import _validate
+from fastcdl._kernels import buckets as _kb
+from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
+from fastcdl._kernels.envelope import cdl_kernel, ucal_kernel, v_curve
+from fastcdl._kernels.errors import ece_kernel, k2_kernel
+from fastcdl.stats import BucketStats
+
+__all__ = [
+    "bucket_stats",
+    "ece",
+    "k2",
+    "cfdl",
+    "swap_regret",
+    "decision_loss_curve",
+    "vcdl",
+    "cdl",
+    "cdl_report",
+    "ucal",
+    "CDLReport",
+]
+
+
+def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStats:
+    """Reduce rounds (y_t, p_t) to the bucket table (q_i, n_i, s_i).
+
+    bins=None: every distinct prediction is a bucket (the SPEC's definitions, exactly);
+    O(T log T), one integer sort. bins=m: the intervals [0, 1/m], ((i-1)/m, i/m];
+    bins=array: the same with those edges (from 0 to 1). Binned buckets are represented
+    by their mean prediction; O(T) (O(T log m) for arbitrary edges), parallel over
+    chunks, same result for any number of threads.
+
+    >>> import fastcdl as fc
+    >>> st = fc.bucket_stats([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2])
+    >>> st.values.tolist(), st.counts.tolist(), st.positives.tolist()
+    ([0.2, 0.7], [2, 2], [0, 2])
+    """
+    y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
+    weighted = w.shape[0] > 0
+    if bins is None:
+        _validate.check_rounds(y, p, w)
+        if not weighted:
+            keys = _kb.outcome_keys(y, p.view(np.uint64))
+            keys.sort()
+            value_bits, n, s = _kb.runs_of_keys(keys)
+            q = value_bits.view(np.float64)
+        else:
+            order = np.argsort(p, kind="stable")
+            q, n, s = _kb.runs_weighted(p[order], y[order], w[order])
+            keep = n > 0
+            q, n, s = q[keep], n[keep], s[keep]
+        return BucketStats(q, n, s, q * n)
+
+    edges, uniform = _validate.check_bins(bins)
+    m = edges.shape[0] - 1
+    dtype = np.float64 if weighted else np.int64
+    n = np.zeros(m, dtype=dtype)
+    s = np.zeros(m, dtype=dtype)
+    ps = np.zeros(m, dtype=np.float64)
+    if not _kb.bin_rounds(y, p, w, edges, uniform, n, s, ps):
+        _validate.check_rounds(y, p, w)
+    if weighted and not ps.sum() >= 0:  # pragma: no cover - check_rounds raised already
+        raise AssertionError
+    if weighted and not n.sum() > 0:
+        raise ValueError("sample_weight sums to zero: there are no rounds to measure")
+    (idx,) = np.nonzero(n > 0)
+    n, s, ps = n[idx], s[idx], ps[idx]
+    # The exact mean of a bin lies inside the bin; rounding of ps / n can step an ulp
+    # outside it, which would break the order of the buckets, so it is put back.
+    q = np.clip(ps / n, edges[idx], edges[idx + 1])
+    return BucketStats(q, n, s, ps, edges, idx.astype(np.int64))
+
+
+def _stats(y_true, y_prob, bins, sample_weight) -> BucketStats:
+    if isinstance(y_true, BucketStats):
+        if y_prob is not None or bins is not None or sample_weight is not None:
+            raise ValueError(
+                "pass either a BucketStats alone or y_true and y_prob (with bins and sample_weight)"
+            )
+        return y_true
+    if y_prob is None:
+        raise ValueError("y_prob is required unless the first argument is a BucketStats")
+    return bucket_stats(y_true, y_prob, bins=bins, sample_weight=sample_weight)
+
+
+def _table(y_true, y_prob, bins, sample_weight):
+    return _stats(y_true, y_prob, bins, sample_weight).table()
+
+
+def ece(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+    """Expected calibration error (1/T) sum_i n_i |q_i - qhat_i|. O(m) after binning.
+
+    >>> ece([0, 1, 1, 1], [0.5, 0.5, 1.0, 1.0])
+    0.0
+    """
+    return float(ece_kernel(*_table(y_true, y_prob, bins, sample_weight)))
+
+
+def k2(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+    """Squared calibration error (1/T) sum_i n_i (q_i - qhat_i)^2. O(m) after binning.
+
+    >>> k2([0, 0], [0.5, 0.5])
+    0.25
+    """
+    return float(k2_kernel(*_table(y_true, y_prob, bins, sample_weight)))
+
+
+def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weight=None) -> float:
+    """Calibration fixed decision loss of one task (SPEC 2).
+
+    payoff=U (n_actions, 2) in [0, 1]: the payoff the decision maker gains by acting on
+    each bucket's empirical frequency instead of its prediction, best responses with ties
+    to the lowest action, evaluated exactly; O(m * n_actions).
+    kink=mu: the V-shaped task, f(mu) / max(mu, 1 - mu) (SPEC 2.1); O(m log m).
+
+    >>> cfdl([1, 1, 0, 0], [0.3, 0.3, 0.7, 0.7], kink=0.5)
+    1.0
+    """
+    if (payoff is None) == (kink is None):
+        raise ValueError("pass exactly one of payoff= (a matrix) or kink= (a V-shaped task)")
+    if payoff is not None:
+        u = _validate.check_payoff(payoff)
+        return float(cfdl_kernel(*_table(y_true, y_prob, bins, sample_weight), u))
+    mu = _validate.check_kinks(kink, "kink")
+    if mu.shape[0] != 1:
+        raise ValueError("kink must be a single number; use decision_loss_curve for many")
+    return float(_v_values(_stats(y_true, y_prob, bins, sample_weight), mu)[0])
+
+
+def swap_regret(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None) -> float:
+    """Swap regret of task U: (1/T) sum_a max_a' sum_{t: a*(p_t)=a} [U(a',y_t) - U(a,y_t)].
+
+    O(m * n_actions + n_actions^2).
+
+    >>> swap_regret([0, 0, 1, 1], [0.9, 0.9, 0.9, 0.9], payoff=[[1, 0], [0, 1]])
+    0.0
+    """
+    u = _validate.check_payoff(payoff)
+    return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight), u))
+
+
+def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
+    q, n, s = stats.table()
+    f = v_curve(q, n, s, n.sum(), mus)
+    return f / np.maximum(mus, 1.0 - mus)
+
+
+def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, sample_weight=None):
+    """CFDL_mu = f(mu) / max(mu, 1 - mu) of the V-shaped tasks at the given kinks.
+
+    kinks=None evaluates at every breakpoint of f (the q_i, qhat_i, 0, 1/2, 1) and on
+    a grid of 1001 points; the curve is linear-fractional between breakpoints and its
+    maximum (VCDL) sits on one of them. Returns (kinks, values). O((m + k) log(m + k)).
+
+    >>> mu, v = decision_loss_curve([0, 1], [0.5, 0.5], kinks=[0.25, 0.5])
+    >>> v.tolist()
+    [0.0, 0.0]
+    """
+    stats = _stats(y_true, y_prob, bins, sample_weight)
+    if kinks is None:
+        q, n, s = stats.table()
+        mus = np.unique(np.concatenate([q, s / n, np.linspace(0.0, 1.0, 1001)]) + 0.0)
+    else:
+        mus = _validate.check_kinks(kinks, "kinks")
+    return mus, _v_values(stats, mus)
+
+
+@dataclass(frozen=True)
+class CDLReport:
+    """The exact CDL with its certificate, the worst decision task.
+
+    value      CDL = 2 fbar(1/2)
+    vcdl       VCDL, attained at kink ``vcdl_kink`` by the one-sided value ``vcdl_side``
+    kinks      the worst task's kinks mu1 <= 1/2 <= mu2 (one kink, 1/2, when it is a V task)
+    weights    the kinks' weights c_j (curvature of the task's scoring rule)
+    sides      per kink, "left" when the value there is f(mu), "right" when it is f(mu+)
+    payoff     the task's payoff matrix, rows = actions, columns = y = 0, 1, in [0, 1];
+               cfdl(..., payoff=payoff) == value up to rounding
+    """
+
+    value: float
+    vcdl: float
+    vcdl_kink: float
+    vcdl_side: str
+    kinks: np.ndarray
+    weights: np.ndarray
+    sides: tuple
+    payoff: np.ndarray
+
+    def __repr__(self) -> str:
+        ks = ", ".join(f"{k:.6g}" for k in self.kinks)
+        return (
+            f"CDLReport(value={self.value:.6g}, vcdl={self.vcdl:.6g} at {self.vcdl_kink:.6g}, "
+            f"worst task: {self.payoff.shape[0]} actions, kinks [{ks}])"
+        )
+
+
+def cdl(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+    """Calibration decision loss: the most any decision maker with payoffs in [0, 1] gains
+    by recalibrating, computed exactly as 2 fbar(1/2) (SPEC 2.2). O(m log m).
+
+    >>> cdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    0.25
+    """
+    q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(cdl_kernel(q, n, s, n.sum())[0])
+
+
+def vcdl(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+    """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (SPEC 2). O(m log m).
+
+    >>> vcdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    0.16666666666666666
+    """
+    q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(cdl_kernel(q, n, s, n.sum())[6])
+
+
+def ucal(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+    """U-calibration error: sup over tasks of the external regret to the best fixed action
+    (SPEC 2.3), exactly. O(m log m).
+
+    >>> ucal([0, 1], [0.25, 0.75])
+    0.0
+    """
+    q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(ucal_kernel(q, n, s, n.sum()))
+
+
+def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None) -> CDLReport:
+    """CDL with its certificate: the worst task (at most 3 actions), its kinks and weights.
+
+    O(m log m).
+
+    >>> r = cdl_report([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> r.value, r.kinks.tolist()
+    (0.25, [0.25, 0.75])
+    """
+    q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    value, j1, j2, b, f_left, f_right, vmax, jv = cdl_kernel(q, n, s, n.sum())
+
+    def side(j):
+        return "left" if f_left[j] >= f_right[j] else "right"
+
+    if j1 == j2:
+        kinks = np.array([0.5])
+        weights = np.array([2.0])
+        sides = (side(j1),)
+        payoff = _v_task(sides[0])
+    else:
+        mu1, mu2 = float(b[j1]), float(b[j2])
+        c1 = (2.0 * mu2 - 1.0) / (mu2 - mu1)
+        c2 = (1.0 - 2.0 * mu1) / (mu2 - mu1)
+        kinks = np.array([mu1, mu2])
+        weights = np.array([c1, c2])
+        sides = (side(j1), side(j2))
+        payoff = _three_action_task(mu1, mu2, c1, c2, sides)
+    return CDLReport(
+        value=float(value),
+        vcdl=float(vmax),
+        vcdl_kink=float(b[jv]),
+        vcdl_side=side(jv),
+        kinks=kinks,
+        weights=weights,
+        sides=sides,
+        payoff=payoff,
+    )
+
+
+def _v_task(side: str) -> np.ndarray:
+    """The V task with kink 1/2 and weight 2; ties at 1/2 fall on the side attaining the value."""
+    left, right = [1.0, 0.0], [0.0, 1.0]
+    return np.array([right, left] if side == "left" else [left, right])
+
+
+def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
+    """Payoff matrix of c1 V_mu1 + c2 V_mu2 (SPEC 2.2), rows ordered so ties attain the value.
+
+    Actions from left to right: a0 = [B, 0], a1 = [B - c1 mu1, c1 (1 - mu1)], a2 = [0, A]
+    with A = B = 1 at the optimum. At a kink the value is f(mu) ("left": the decision maker
+    at p = mu must take the action of the piece to the right) or f(mu+) (the piece to the
+    left). Rows are ordered to break exact ties that way; where rounding of the entries
+    moved a kink off mu, the entry that moves only that kink is lowered by ulps until the
+    exact best response at mu is the intended one.
+    """
+    # B - c1 mu1 = c2 mu2 and c1 (1 - mu1) = A - c2 (1 - mu2); the product forms are
+    # nonnegative by construction, and min() only removes an ulp of rounding above 1.
+    a0 = [1.0, 0.0]
+    a1 = [min(1.0, c2 * mu2), min(1.0, c1 * (1.0 - mu1))]
+    a2 = [0.0, 1.0]
+    want1 = 1 if sides[0] == "left" else 0  # action wanted at p = mu1
+    want2 = 2 if sides[1] == "left" else 1  # action wanted at p = mu2
+    # (x, y) in `first` means row x must precede row y: ties go to the earlier row.
+    first = [(1, 0) if want1 == 1 else (0, 1), (2, 1) if want2 == 2 else (1, 2)]
+    order = next(
+        o for o in itertools.permutations(range(3)) if all(o.index(x) < o.index(y) for x, y in first)
+    )
+    u = np.array([[a0, a1, a2][a] for a in order])
+    row = {a: order.index(a) for a in range(3)}
+    # which entry to lower (row, column) to move the best response at a kink toward `want`
+    lower = {
+        (1, 1): (row[0], 0),  # kink 1 moves left: a1 wins at mu1
+        (1, 0): (row[1], 0),  # kink 1 moves right: a0 wins at mu1
+        (2, 2): (row[1], 1),  # kink 2 moves left: a2 wins at mu2
+        (2, 1): (row[2], 1),  # kink 2 moves right: a1 wins at mu2
+    }
+    step = 1
+    for _ in range(200):
+        got1 = order[best_response(u, mu1, 1.0)]
+        got2 = order[best_response(u, mu2, 1.0)]
+        if got1 == want1 and got2 == want2:
+            break
+        for k, got, want in ((1, got1, want1), (2, got2, want2)):
+            if got != want:
+                r, c = lower[(k, want)]
+                for _ in range(step):
+                    u[r, c] = np.nextafter(u[r, c], 0.0)
+        step *= 2
+    return u

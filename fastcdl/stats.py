@@ -1,0 +1,164 @@
+"""The bucket table (q_i, n_i, s_i) every metric is a function of (SPEC section 1).
+
+A :class:`BucketStats` holds, for each non-empty bucket and in increasing order of the
+bucket's prediction value:
+
+- ``values``    q_i, the bucket's prediction (the distinct prediction itself when
+  ``edges is None``; the mean prediction inside the bin otherwise);
+- ``counts``    n_i, the number (or total sample weight) of rounds in the bucket;
+- ``positives`` s_i, the number (or weight) of those rounds with y = 1;
+- ``prob_sums`` the sum of the (weighted) predictions in the bucket;
+- ``edges``     None for exact buckets, else the bin edges the table was built with;
+- ``bins``      None for exact buckets, else the index of each bucket's bin.
+
+Counts and positives are int64 when no sample weights were given (so sums over 10^10
+rounds stay exact) and float64 otherwise. Two tables over the same binning merge
+exactly with ``+``, so chunks, streams and distributed partitions combine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fastcdl._kernels.buckets import merge_sorted_keys
+
+__all__ = ["BucketStats"]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BucketStats:
+    """Per-bucket counts of a forecaster's predictions (see module docstring).
+
+    Build one with :func:`fastcdl.bucket_stats` (from arrays), with
+    :meth:`from_table` (from a table you already hold), or by merging tables with ``+``.
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> a = fc.bucket_stats([0, 1, 1], [0.2, 0.7, 0.7])
+    >>> b = fc.bucket_stats([0, 1], [0.7, 0.9])
+    >>> (a + b).counts.tolist()
+    [1, 3, 1]
+    """
+
+    values: np.ndarray
+    counts: np.ndarray
+    positives: np.ndarray
+    prob_sums: np.ndarray
+    edges: np.ndarray | None = None
+    bins: np.ndarray | None = None
+
+    def __post_init__(self):
+        for name in ("values", "counts", "positives", "prob_sums", "edges", "bins"):
+            arr = getattr(self, name)
+            if arr is not None:
+                arr.setflags(write=False)
+
+    # -- construction ---------------------------------------------------------------
+    @classmethod
+    def from_table(cls, values, counts, positives, prob_sums=None) -> "BucketStats":
+        """Exact buckets from a table (q_i, n_i, s_i); values need not be sorted or distinct.
+
+        Equal values are merged. ``prob_sums`` defaults to ``values * counts``.
+        Cost O(m log m).
+
+        >>> BucketStats.from_table([0.5, 0.1], [4, 2], [2, 0]).values.tolist()
+        [0.1, 0.5]
+        """
+        from fastcdl._validate import check_table
+
+        q, n, s, ps = check_table(values, counts, positives, prob_sums)
+        order = np.argsort(q, kind="stable")
+        q, n, s, ps = q[order], n[order], s[order], ps[order]
+        keys, (n, s, ps) = _collapse(q, (n, s, ps))
+        return cls(keys, n, s, ps)
+
+    # -- derived quantities ---------------------------------------------------------
+    @property
+    def n_buckets(self) -> int:
+        return int(self.values.shape[0])
+
+    @property
+    def total(self):
+        """T, the number (or total weight) of rounds."""
+        return self.counts.sum()
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """qhat_i = s_i / n_i, the empirical frequency of y = 1 in each bucket."""
+        return self.positives / self.counts
+
+    @property
+    def weighted(self) -> bool:
+        return self.counts.dtype.kind == "f"
+
+    def table(self):
+        """(q, n, s) as float64 arrays, the form the metric kernels take."""
+        return (
+            np.ascontiguousarray(self.values, dtype=np.float64),
+            np.ascontiguousarray(self.counts, dtype=np.float64),
+            np.ascontiguousarray(self.positives, dtype=np.float64),
+        )
+
+    # -- merging --------------------------------------------------------------------
+    def __add__(self, other: "BucketStats") -> "BucketStats":
+        if not isinstance(other, BucketStats):
+            return NotImplemented
+        if (self.edges is None) != (other.edges is None) or (
+            self.edges is not None
+            and (self.edges.shape != other.edges.shape or not np.array_equal(self.edges, other.edges))
+        ):
+            raise ValueError("cannot merge BucketStats built with different bins")
+        dtype = np.result_type(self.counts.dtype, other.counts.dtype)
+        cols = lambda t: (  # noqa: E731
+            t.counts.astype(dtype),
+            t.positives.astype(dtype),
+            t.prob_sums.astype(np.float64),
+        )
+        if self.edges is None:
+            keys, merged = _merge(self.values, cols(self), other.values, cols(other))
+            return BucketStats(keys, *merged)
+        keys, (n, s, ps) = _merge(
+            self.bins.astype(np.float64), cols(self), other.bins.astype(np.float64), cols(other)
+        )
+        return BucketStats(ps / n, n, s, ps, self.edges.copy(), keys.astype(np.int64))
+
+    def __eq__(self, other):
+        if not isinstance(other, BucketStats):
+            return NotImplemented
+        same = lambda a, b: (a is None and b is None) or (  # noqa: E731
+            a is not None and b is not None and a.shape == b.shape and np.array_equal(a, b)
+        )
+        return all(
+            same(getattr(self, f), getattr(other, f))
+            for f in ("values", "counts", "positives", "prob_sums", "edges", "bins")
+        )
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        kind = "exact" if self.edges is None else f"{self.edges.shape[0] - 1} bins"
+        return f"BucketStats({kind}, n_buckets={self.n_buckets}, T={self.total})"
+
+
+def _collapse(keys, cols):
+    """Sum columns over runs of equal keys (keys sorted)."""
+    if keys.shape[0] == 0:
+        return keys, cols
+    start = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[start], tuple(np.add.reduceat(c, start) for c in cols)
+
+
+def _merge(ka, ca, kb, cb):
+    keys, idx_a, idx_b = merge_sorted_keys(
+        np.ascontiguousarray(ka, dtype=np.float64), np.ascontiguousarray(kb, dtype=np.float64)
+    )
+    out = []
+    for a, b in zip(ca, cb):
+        c = np.zeros(keys.shape[0], dtype=a.dtype)
+        c[idx_a] = a  # idx_a and idx_b are each free of repeats
+        c[idx_b] += b
+        out.append(c)
+    return keys, tuple(out)
