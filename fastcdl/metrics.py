@@ -69,10 +69,12 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStat
     n = np.zeros(m, dtype=dtype)
     s = np.zeros(m, dtype=dtype)
     ps = np.zeros(m, dtype=np.float64)
-    if not _kb.bin_rounds(y, p, w, edges, uniform, n, s, ps):
-        _validate.check_rounds(y, p, w)
-    if weighted and not ps.sum() >= 0:  # pragma: no cover - check_rounds raised already
-        raise AssertionError
+    if weighted:
+        binned = _kb.bin_rounds_weighted(y, p, w, edges, uniform, n, s, ps)
+    else:
+        binned = _kb.bin_rounds(y, p, edges, uniform, n, s, ps)
+    if not binned:
+        _validate.check_rounds(y, p, w)  # raises, naming the first bad value
     if weighted and not n.sum() > 0:
         raise ValueError("sample_weight sums to zero: there are no rounds to measure")
     (idx,) = np.nonzero(n > 0)

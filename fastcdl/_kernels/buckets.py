@@ -109,19 +109,16 @@ def runs_weighted(p_sorted, y_sorted, w_sorted):
 def bin_of(x, edges, m, uniform):
     """Bin of x for bins [e_0, e_1], (e_1, e_2], ..., (e_{m-1}, e_m] (0-based).
 
-    Uniform edges start from the guess ceil(x m) - 1 and are then corrected against the
-    stored edges, so the answer agrees exactly with the edge array, as a search would.
+    Uniform edges start from the guess floor(x m) and correct it against the stored
+    edges (x m is within an ulp of the truth, so one step suffices), which agrees
+    exactly with a search of the edge array; other edges are searched in O(log m).
     """
     if uniform:
-        j = int(math.ceil(x * m)) - 1
-        if j < 0:
-            j = 0
-        elif j > m - 1:
-            j = m - 1
-        while j < m - 1 and x > edges[j + 1]:
-            j += 1
-        while j > 0 and x <= edges[j]:
+        j = max(0, min(int(x * m), m - 1))
+        if j > 0 and x <= edges[j]:
             j -= 1
+        elif x > edges[j + 1]:
+            j += 1
         return j
     lo = 0
     hi = m  # invariant: the bin is in [lo, hi)
@@ -134,53 +131,91 @@ def bin_of(x, edges, m, uniform):
     return lo
 
 
-@njit(cache=True, parallel=True)
-def bin_rounds(y, p, w, edges, uniform, counts, positives, prob_sums):
-    """Accumulate rounds into the m = len(edges) - 1 bins; return False on a round it cannot bin.
+@njit(cache=True)
+def _chunking(T, m):
+    """(n_chunks, step): fixed by T and m alone, never by the thread count."""
+    chunk = max(CHUNK, 16 * m)
+    n_chunks = max(1, min(64, (T + chunk - 1) // chunk))
+    n_chunks = max(n_chunks, (T >> 31) + 1)  # < 2^31 rounds per chunk (see _PACK)
+    return n_chunks, (T + n_chunks - 1) // n_chunks
 
-    ``w`` is an empty array for unweighted data (then counts/positives are int64 and exact).
-    Rounds are cut into chunks fixed by T alone; each chunk fills its own partial table,
-    and the partials are added in chunk order, so the result does not depend on the
-    number of threads and each prediction sum is a two-level (blocked) sum.
-    Cost O(T) (O(T log m) for non-uniform edges), memory O(n_chunks * m).
+
+# One int64 per bin counts rounds in the high 32 bits and outcomes y = 1 in the low 32:
+# a single scattered add per round instead of two (a chunk has < 2^31 rounds).
+_PACK = np.int64(1) << np.int64(32)
+
+
+@njit(cache=True, parallel=True)
+def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
+    """Accumulate unweighted rounds into the m = len(edges) - 1 bins (exact int64 counts).
+
+    Returns False, leaving the outputs untouched, if some round cannot be binned
+    (p outside [0, 1] or NaN, y not 0/1). Rounds are cut into chunks fixed by T alone;
+    each chunk fills its own partial table and the partials are added in chunk order,
+    so the result does not depend on the number of threads, and each prediction sum is
+    a two-level (blocked) sum. Cost O(T) (O(T log m) for arbitrary edges), memory
+    O(n_chunks * m).
     """
     T = p.shape[0]
     m = edges.shape[0] - 1
-    weighted = w.shape[0] > 0
-    chunk = max(CHUNK, 16 * m)
-    n_chunks = max(1, min(64, (T + chunk - 1) // chunk))
-    step = (T + n_chunks - 1) // n_chunks
-    part_n = np.zeros((n_chunks, m), dtype=counts.dtype)
-    part_s = np.zeros((n_chunks, m), dtype=counts.dtype)
+    n_chunks, step = _chunking(T, m)
+    part_ny = np.zeros((n_chunks, m), dtype=np.int64)
     part_p = np.zeros((n_chunks, m), dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.bool_)
     for c in prange(n_chunks):
-        start = c * step
-        stop = min(T, start + step)
+        ny = part_ny[c]
+        pp = part_p[c]
+        ok = True
+        for t in range(c * step, min(T, (c + 1) * step)):
+            x = p[t]
+            yt = y[t]
+            # no early exit: a branch-free check keeps the loop at memory speed
+            ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1))
+            j = bin_of(x, edges, m, uniform) if ok else 0
+            ny[j] += _PACK + np.int64(yt != 0)
+            pp[j] += x
+        bad[c] = not ok
+    for c in range(n_chunks):
+        if bad[c]:
+            return False
+    low = (np.int64(1) << np.int64(32)) - 1
+    for c in range(n_chunks):
+        for j in range(m):
+            counts[j] += part_ny[c, j] >> np.int64(32)
+            positives[j] += part_ny[c, j] & low
+            prob_sums[j] += part_p[c, j]
+    return True
+
+
+@njit(cache=True, parallel=True)
+def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
+    """As :func:`bin_rounds` with sample weights: counts and positives are weight sums.
+
+    Also refuses negative, NaN or infinite weights.
+    """
+    T = p.shape[0]
+    m = edges.shape[0] - 1
+    n_chunks, step = _chunking(T, m)
+    part_n = np.zeros((n_chunks, m), dtype=np.float64)
+    part_s = np.zeros((n_chunks, m), dtype=np.float64)
+    part_p = np.zeros((n_chunks, m), dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.bool_)
+    for c in prange(n_chunks):
         pn = part_n[c]
         ps = part_s[c]
         pp = part_p[c]
-        for t in range(start, stop):
+        ok = True
+        for t in range(c * step, min(T, (c + 1) * step)):
             x = p[t]
             yt = y[t]
-            if not (x >= 0.0 and x <= 1.0) or (yt != 0 and yt != 1):
-                bad[c] = True
-                break
-            j = bin_of(x, edges, m, uniform)
-            if weighted:
-                wt = w[t]
-                if not (wt >= 0.0 and wt < np.inf):
-                    bad[c] = True
-                    break
-                pn[j] += wt
-                if yt != 0:
-                    ps[j] += wt
-                pp[j] += wt * x
-            else:
-                pn[j] += 1
-                if yt != 0:
-                    ps[j] += 1
-                pp[j] += x
+            wt = w[t]
+            ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1)) & (wt >= 0.0) & (wt < np.inf)
+            j = bin_of(x, edges, m, uniform) if ok else 0
+            pn[j] += wt
+            if yt != 0:
+                ps[j] += wt
+            pp[j] += wt * x
+        bad[c] = not ok
     for c in range(n_chunks):
         if bad[c]:
             return False

@@ -1,0 +1,102 @@
+"""Metric kernels, each next to the baseline a user would otherwise run, in the same run.
+
+Data come from a fixed numpy Generator; setup() calls every kernel once so that timings
+never include JIT compilation.
+"""
+
+import numpy as np
+
+import fastcdl as fc
+
+
+def _rounds(T, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.random(T)
+    y = rng.random(T) < p
+    return y, p
+
+
+def _table(m, seed=0):
+    rng = np.random.default_rng(seed)
+    q = np.sort(rng.random(m))
+    n = rng.integers(1, 100, m)
+    s = rng.binomial(n, q)
+    return fc.BucketStats(q, n, s, q * n)
+
+
+class BucketStatsSuite:
+    """bucket_stats against numpy: summing the same arrays (the memory bound) and bincount."""
+
+    params = ([10**5, 10**7, 10**8], [None, 15, 1000])
+    param_names = ["T", "bins"]
+    timeout = 600
+
+    def setup(self, T, bins):
+        if bins is None and T > 10**7:
+            raise NotImplementedError("exact buckets sort; 10^8 rounds is out of this suite's budget")
+        self.y, self.p = _rounds(T)
+        self.edges = np.linspace(0.0, 1.0, (bins or 1) + 1)
+        fc.bucket_stats(self.y[:100], self.p[:100], bins=bins)
+
+    def time_bucket_stats(self, T, bins):
+        fc.bucket_stats(self.y, self.p, bins=bins)
+
+    def time_numpy_sum(self, T, bins):
+        self.p.sum()
+        self.y.sum()
+
+    def time_numpy_bincount(self, T, bins):
+        if bins is None:
+            raise NotImplementedError
+        j = np.searchsorted(self.edges[1:-1], self.p)
+        np.bincount(j, minlength=bins)
+        np.bincount(j, weights=self.y, minlength=bins)
+        np.bincount(j, weights=self.p, minlength=bins)
+
+    def peakmem_bucket_stats(self, T, bins):
+        fc.bucket_stats(self.y, self.p, bins=bins)
+
+
+class CDLSuite:
+    """Envelope kernels on a bucket table of m buckets (O(m log m))."""
+
+    params = [10**2, 10**4, 10**6]
+    param_names = ["m"]
+
+    def setup(self, m):
+        self.stats = _table(m)
+        small = _table(3)
+        self.payoff = np.array([[1.0, 0.0], [0.55, 0.6], [0.0, 1.0]])
+        for f in (fc.cdl, fc.cdl_report, fc.vcdl, fc.ucal, fc.ece, fc.k2, fc.decision_loss_curve):
+            f(small)
+        fc.cfdl(small, payoff=self.payoff)
+        fc.swap_regret(small, payoff=self.payoff)
+
+    def time_cdl(self, m):
+        fc.cdl(self.stats)
+
+    def time_cdl_report(self, m):
+        fc.cdl_report(self.stats)
+
+    def time_vcdl(self, m):
+        fc.vcdl(self.stats)
+
+    def time_ucal(self, m):
+        fc.ucal(self.stats)
+
+    def time_ece(self, m):
+        fc.ece(self.stats)
+
+    def time_decision_loss_curve(self, m):
+        fc.decision_loss_curve(self.stats)
+
+    def time_cfdl(self, m):
+        fc.cfdl(self.stats, payoff=self.payoff)
+
+    def time_swap_regret(self, m):
+        fc.swap_regret(self.stats, payoff=self.payoff)
+
+    def track_cdl(self, m):
+        return fc.cdl(self.stats)
+
+    track_cdl.unit = "CDL"
