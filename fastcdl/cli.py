@@ -201,6 +201,38 @@ def cmd_metrics(args) -> int:
     return 0
 
 
+def cmd_rates(args) -> int:
+    from fastcdl.experiments import load_preset, override, run
+
+    preset = load_preset(args.preset)
+    split = lambda v: None if v is None else [x.strip() for x in v.split(",") if x.strip()]  # noqa: E731
+    preset = override(
+        preset,
+        forecasters=split(args.forecasters),
+        adversaries=split(args.adversaries),
+        t_min=args.t_min,
+        t_max=args.t_max,
+        seeds=args.seeds,
+        master_seed=args.master_seed,
+    )
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    if args.scheduler is not None and not args.scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+        raise InputError(f"--scheduler must be a Dask scheduler address like tcp://HOST:PORT, got {args.scheduler!r}")
+    out = Path(args.out or f"results/{preset.name}")
+    summary = run(preset, out, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress)
+    print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite; summary in {out}/summary.csv")
+    shown = [s for s in summary["slopes"] if s["metric"] in ("cdl", "ece")]
+    if shown:
+        print(f"{'forecaster':<14} {'adversary':<12} {'metric':<5} {'slope':>7}  95% interval     T fitted")
+        for s in shown:
+            print(
+                f"{s['forecaster']:<14} {s['adversary']:<12} {s['metric']:<5} {s['slope']:7.3f}  "
+                f"[{s['slope_lo']:6.3f}, {s['slope_hi']:6.3f}]  {s['t_min_fit']}..{s['t_max_fit']}"
+            )
+    return 0
+
+
 def _bins_arg(text: str) -> int:
     try:
         m = int(text)
@@ -222,6 +254,20 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--bins", type=_bins_arg, default=None, help="equal-width bins (default: exact)")
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.set_defaults(func=cmd_metrics)
+
+    r = sub.add_parser("rates", help="run (or resume) a rate experiment: CDL vs ECE decay with T")
+    r.add_argument("--preset", default="quick", help="quick, paper, msweep, or a .toml file (default: quick)")
+    r.add_argument("--forecasters", help="comma-separated forecaster names or labels (override the preset)")
+    r.add_argument("--adversaries", help="comma-separated adversary names or labels")
+    r.add_argument("--t-min", help="smallest horizon (integer or 2^k)")
+    r.add_argument("--t-max", help="largest horizon (integer or 2^k)")
+    r.add_argument("--seeds", type=int, help="seeds per grid point")
+    r.add_argument("--master-seed", type=int, help="master seed all trial seeds derive from")
+    r.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    r.add_argument("--scheduler", help="Dask scheduler address tcp://HOST:PORT (default: local pool)")
+    r.add_argument("--out", help="run folder (default: results/<preset name>)")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_rates)
     return ap
 
 

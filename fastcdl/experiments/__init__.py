@@ -1,0 +1,22 @@
+"""Rate experiments (SPEC section 4): presets, the resumable trial store, the runner, analysis."""
+
+from fastcdl.experiments.analysis import analyze, fit_slope, write_summary
+from fastcdl.experiments.presets import Preset, PresetError, load_preset, override
+from fastcdl.experiments.runner import Trial, plan, run, run_trial, trial_seed
+from fastcdl.experiments.store import TrialStore
+
+__all__ = [
+    "Preset",
+    "PresetError",
+    "Trial",
+    "TrialStore",
+    "analyze",
+    "fit_slope",
+    "load_preset",
+    "override",
+    "plan",
+    "run",
+    "run_trial",
+    "trial_seed",
+    "write_summary",
+]

@@ -1,0 +1,251 @@
+"""Rate-experiment presets: readable TOML files, checked completely before any work starts.
+
+A preset names the forecasters and adversaries (each with parameters and an optional
+label), the horizon grid T = 2^k for t_min <= T <= t_max, the number of seeds and the
+master seed from which every trial's seed derives.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+
+FORECASTERS = ("cdl", "foster", "kt", "truthful", "frequency")
+ADVERSARIES = ("bernoulli", "drift", "markov", "contrarian", "greedy")
+STOCHASTIC = ("bernoulli", "drift", "markov")
+METRICS = ("cdl", "vcdl", "ece", "k2", "ucal")
+_PRESET_KEYS = {"name", "description", "master_seed", "seeds", "t_min", "t_max", "metrics", "forecasters", "adversaries"}
+
+
+class PresetError(ValueError):
+    """A preset or an option that cannot be run (raised before any trial starts)."""
+
+
+@dataclass(frozen=True)
+class Component:
+    """A forecaster or adversary: its registered name, parameters and display label."""
+
+    name: str
+    params: tuple = ()  # sorted (key, value) pairs, hashable
+    label: str = ""
+
+    @property
+    def param_dict(self) -> dict:
+        return dict(self.params)
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    description: str
+    master_seed: int
+    seeds: int
+    t_min: int
+    t_max: int
+    forecasters: tuple
+    adversaries: tuple
+    metrics: tuple = METRICS
+    source: str = field(default="", compare=False)
+
+    @property
+    def horizons(self) -> list[int]:
+        """T = 2^k for every k with t_min <= 2^k <= t_max."""
+        lo = math.ceil(math.log2(self.t_min))
+        hi = math.floor(math.log2(self.t_max))
+        return [2**k for k in range(lo, hi + 1)]
+
+    def to_dict(self) -> dict:
+        comp = lambda c: {"name": c.name, "params": c.param_dict, "label": c.display}  # noqa: E731
+        return {
+            "name": self.name,
+            "description": self.description,
+            "master_seed": self.master_seed,
+            "seeds": self.seeds,
+            "t_min": self.t_min,
+            "t_max": self.t_max,
+            "horizons": self.horizons,
+            "metrics": list(self.metrics),
+            "forecasters": [comp(c) for c in self.forecasters],
+            "adversaries": [comp(c) for c in self.adversaries],
+        }
+
+    def to_toml(self) -> str:
+        """The preset as a TOML file that loads back to an equal preset."""
+        lines = [
+            f"name = {json.dumps(self.name)}",
+            f"description = {json.dumps(self.description)}",
+            f"master_seed = {self.master_seed}",
+            f"seeds = {self.seeds}",
+            f"t_min = {self.t_min}",
+            f"t_max = {self.t_max}",
+            f"metrics = {json.dumps(list(self.metrics))}",
+        ]
+        for table, comps in (("forecasters", self.forecasters), ("adversaries", self.adversaries)):
+            for c in comps:
+                lines += ["", f"[[{table}]]", f"name = {json.dumps(c.name)}"]
+                if c.label:
+                    lines.append(f"label = {json.dumps(c.label)}")
+                if c.params:
+                    inner = ", ".join(f"{k} = {json.dumps(v)}" for k, v in c.params)
+                    lines.append(f"params = {{ {inner} }}")
+        return "\n".join(lines) + "\n"
+
+
+def builtin_presets() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files(__package__).joinpath("presets").iterdir() if p.name.endswith(".toml"))
+
+
+def load_preset(name_or_path: str) -> Preset:
+    """Load a built-in preset by name ("quick", "paper", "msweep") or a TOML file by path."""
+    path = Path(name_or_path)
+    if name_or_path in builtin_presets():
+        text = resources.files(__package__).joinpath("presets", f"{name_or_path}.toml").read_text()
+        source = f"builtin:{name_or_path}"
+    elif path.suffix == ".toml" or path.exists():
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise PresetError(f"cannot read preset {path}: {e.strerror}") from None
+        source = str(path)
+    else:
+        raise PresetError(f"unknown preset {name_or_path!r}; built-in presets are {builtin_presets()} (or give a .toml path)")
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise PresetError(f"preset {source} is not valid TOML: {e}") from None
+    return preset_from_dict(raw, source=source)
+
+
+def _component(entry, kind: str, allowed, where: str) -> Component:
+    if not isinstance(entry, dict) or "name" not in entry:
+        raise PresetError(f"{where}: each {kind} needs a name")
+    extra = set(entry) - {"name", "params", "label"}
+    if extra:
+        raise PresetError(f"{where}: unknown key(s) {sorted(extra)} in {kind} {entry.get('name')!r}")
+    name = entry["name"]
+    if name not in allowed:
+        raise PresetError(f"{where}: unknown {kind} {name!r}; choose from {list(allowed)}")
+    params = entry.get("params", {})
+    if not isinstance(params, dict):
+        raise PresetError(f"{where}: params of {kind} {name!r} must be a table")
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise PresetError(f"{where}: parameter {k!r} of {kind} {name!r} must be a number or a string")
+    label = entry.get("label", "")
+    if not isinstance(label, str):
+        raise PresetError(f"{where}: label of {kind} {name!r} must be a string")
+    return Component(name, tuple(sorted(params.items())), label)
+
+
+def _positive_int(raw, key, where, minimum=1):
+    v = raw.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise PresetError(f"{where}: {key} must be an integer >= {minimum}, got {v!r}")
+    return v
+
+
+def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
+    where = f"preset {source or raw.get('name', '?')}"
+    unknown = set(raw) - _PRESET_KEYS
+    if unknown:
+        raise PresetError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_PRESET_KEYS)}")
+    for key in ("name", "forecasters", "adversaries"):
+        if key not in raw:
+            raise PresetError(f"{where}: missing {key!r}")
+    if not isinstance(raw["forecasters"], list) or not raw["forecasters"]:
+        raise PresetError(f"{where}: forecasters must be a non-empty list")
+    if not isinstance(raw["adversaries"], list) or not raw["adversaries"]:
+        raise PresetError(f"{where}: adversaries must be a non-empty list")
+    metrics = tuple(raw.get("metrics", METRICS))
+    bad = [m for m in metrics if m not in METRICS]
+    if bad:
+        raise PresetError(f"{where}: unknown metric(s) {bad}; choose from {list(METRICS)}")
+    preset = Preset(
+        name=str(raw["name"]),
+        description=str(raw.get("description", "")),
+        master_seed=_positive_int(raw, "master_seed", where, 0) if "master_seed" in raw else 0,
+        seeds=_positive_int(raw, "seeds", where, 2),
+        t_min=_positive_int(raw, "t_min", where, 2),
+        t_max=_positive_int(raw, "t_max", where, 2),
+        forecasters=tuple(_component(e, "forecaster", FORECASTERS, where) for e in raw["forecasters"]),
+        adversaries=tuple(_component(e, "adversary", ADVERSARIES, where) for e in raw["adversaries"]),
+        metrics=metrics,
+        source=source,
+    )
+    return check_preset(preset)
+
+
+def check_preset(preset: Preset) -> Preset:
+    """Reject what cannot run: empty grids, duplicate labels, truthful against a non-stochastic adversary."""
+    where = f"preset {preset.source or preset.name}"
+    if preset.t_min > preset.t_max:
+        raise PresetError(f"{where}: t_min ({preset.t_min}) exceeds t_max ({preset.t_max})")
+    if len(preset.horizons) < 2:
+        raise PresetError(f"{where}: the grid {preset.t_min}..{preset.t_max} holds fewer than two powers of 2; a slope needs at least two horizons")
+    if preset.seeds < 2:
+        raise PresetError(f"{where}: seeds must be >= 2 for confidence intervals")
+    for kind, comps in (("forecaster", preset.forecasters), ("adversary", preset.adversaries)):
+        labels = [c.display for c in comps]
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        if dup:
+            raise PresetError(f"{where}: {kind} label(s) {dup} appear twice; give each entry a distinct label")
+    if any(f.name == "truthful" for f in preset.forecasters):
+        bad = [a.name for a in preset.adversaries if a.name not in STOCHASTIC]
+        if bad:
+            raise PresetError(f"{where}: the truthful forecaster needs a stochastic adversary, not {bad}")
+    return preset
+
+
+def parse_horizon(text) -> int:
+    """An integer horizon, written plainly or as 2^k."""
+    s = str(text).strip()
+    try:
+        if s.startswith("2^"):
+            return 2 ** int(s[2:])
+        v = float(s)
+    except ValueError:
+        raise PresetError(f"horizon must be an integer or 2^k, got {text!r}") from None
+    if not v.is_integer() or v < 2:
+        raise PresetError(f"horizon must be an integer >= 2, got {text!r}")
+    return int(v)
+
+
+def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, t_max=None, seeds=None, master_seed=None) -> Preset:
+    """A copy of the preset with fields replaced; names select entries (or add them with default parameters)."""
+
+    def pick(names, current, allowed, kind):
+        if names is None:
+            return current
+        out = []
+        for n in names:
+            hits = [c for c in current if c.display == n or c.name == n]
+            if not hits:
+                if n not in allowed:
+                    raise PresetError(f"unknown {kind} {n!r}; choose from {list(allowed)}")
+                hits = [Component(n)]
+            out += [h for h in hits if h not in out]
+        return tuple(out)
+
+    changes = {
+        "forecasters": pick(forecasters, preset.forecasters, FORECASTERS, "forecaster"),
+        "adversaries": pick(adversaries, preset.adversaries, ADVERSARIES, "adversary"),
+    }
+    if t_min is not None:
+        changes["t_min"] = parse_horizon(t_min)
+    if t_max is not None:
+        changes["t_max"] = parse_horizon(t_max)
+    if seeds is not None:
+        if isinstance(seeds, bool) or not isinstance(seeds, int):
+            raise PresetError(f"seeds must be an integer, got {seeds!r}")
+        changes["seeds"] = seeds
+    if master_seed is not None:
+        changes["master_seed"] = int(master_seed)
+    return check_preset(replace(preset, **changes))

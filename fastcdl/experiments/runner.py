@@ -1,0 +1,235 @@
+"""Plan, run and resume rate experiments: trials on a local process pool or a Dask cluster.
+
+Each trial (forecaster, adversary, T, seed) is independent and is stored the moment it
+finishes. Seeds derive from the preset's master seed with numpy's SeedSequence, so a
+trial can be recomputed alone (:func:`run_trial`) and gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from fastcdl.experiments.analysis import write_summary
+from fastcdl.experiments.presets import Preset, PresetError
+from fastcdl.experiments.store import TrialStore, params_json
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def code_version() -> str:
+    """Package version plus a hash of the sources that determine a trial's numbers."""
+    from fastcdl import __version__
+
+    h = hashlib.sha256()
+    for sub in ("_kernels", "online"):
+        for f in sorted((_PACKAGE / sub).rglob("*.py")):
+            h.update(f.relative_to(_PACKAGE).as_posix().encode())
+            h.update(f.read_bytes())
+    for f in ("metrics.py", "stats.py"):
+        h.update((_PACKAGE / f).read_bytes())
+    return f"{__version__}+{h.hexdigest()[:12]}"
+
+
+def trial_seed(master_seed: int, seed_index: int) -> int:
+    """The seed of run number seed_index: SeedSequence(master_seed, spawn_key=(seed_index,)), 62 bits."""
+    state = np.random.SeedSequence(master_seed, spawn_key=(seed_index,)).generate_state(1, np.uint64)[0]
+    return int(state >> np.uint64(2))
+
+
+@dataclass(frozen=True)
+class Trial:
+    forecaster: str
+    forecaster_label: str
+    forecaster_params: str  # canonical JSON
+    adversary: str
+    adversary_label: str
+    adversary_params: str
+    T: int
+    seed_index: int
+    seed: int
+    code_version: str
+
+    @property
+    def key(self) -> str:
+        ident = [self.forecaster, self.forecaster_params, self.adversary, self.adversary_params, self.T, self.seed, self.code_version]
+        return hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:32]
+
+
+def plan(preset: Preset, version: str | None = None) -> list[Trial]:
+    """All trials of a preset, smallest horizons first (so a partial run covers whole grid rows)."""
+    version = version or code_version()
+    trials = []
+    for T in preset.horizons:
+        for f in preset.forecasters:
+            for a in preset.adversaries:
+                for i in range(preset.seeds):
+                    trials.append(
+                        Trial(f.name, f.display, params_json(f.param_dict), a.name, a.display, params_json(a.param_dict),
+                              T, i, trial_seed(preset.master_seed, i), version)
+                    )
+    return trials
+
+
+def run_trial(trial: Trial) -> dict:
+    """Run one trial in compiled code and measure it: the row stored for it."""
+    from fastcdl.metrics import cdl_report, ece, k2, ucal
+    from fastcdl.online import simulate
+
+    res = simulate(
+        trial.forecaster,
+        trial.adversary,
+        horizon=trial.T,
+        seed=trial.seed,
+        forecaster_params=json.loads(trial.forecaster_params),
+        adversary_params=json.loads(trial.adversary_params),
+    )
+    st = res.stats
+    rep = cdl_report(st)
+    row = asdict(trial)
+    row.update(
+        key=trial.key,
+        cdl=rep.value,
+        vcdl=rep.vcdl,
+        ece=ece(st),
+        k2=k2(st),
+        ucal=ucal(st),
+        kink1=float(rep.kinks[0]),
+        kink2=float(rep.kinks[-1]),
+        n_buckets=st.n_buckets,
+        seconds=float(res.seconds),
+        rounds_per_second=float(res.rounds_per_second),
+        finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    return row
+
+
+def dry_run(preset: Preset) -> None:
+    """Build every forecaster x adversary once at a tiny horizon: bad parameters fail here,
+    before any work starts (and the JIT cache is warm before workers start)."""
+    from fastcdl.online import simulate
+
+    for f in preset.forecasters:
+        for a in preset.adversaries:
+            try:
+                simulate(f.name, a.name, horizon=preset.horizons[0], seed=0,
+                         forecaster_params=f.param_dict, adversary_params=a.param_dict)
+            except (ValueError, TypeError) as e:
+                raise PresetError(f"forecaster {f.display!r} against adversary {a.display!r}: {e}") from None
+
+
+def machine_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}"
+
+
+def _progress(total_rounds, n_trials, enabled):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total_rounds, unit="round", unit_scale=True, smoothing=0.05,
+                desc=f"{n_trials} trials", dynamic_ncols=True)
+
+
+def _local(todo, workers):
+    """Yield rows as trials finish on a local process pool (spawned: no fork after threads)."""
+    import multiprocessing as mp
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+        pending = set()
+        it = iter(todo)
+        try:
+            # keep at most 2 tasks per worker queued, so Ctrl-C cancels quickly
+            for t in it:
+                pending.add(pool.submit(run_trial, t))
+                if len(pending) >= 2 * workers:
+                    break
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    yield fut.result()
+                    nxt = next(it, None)
+                    if nxt is not None:
+                        pending.add(pool.submit(run_trial, nxt))
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _dask(todo, address):
+    from distributed import Client, as_completed
+
+    with Client(address) as client:
+        futures = client.map(run_trial, todo, pure=False)
+        try:
+            for fut in as_completed(futures):
+                yield fut.result()
+        except BaseException:
+            client.cancel(futures)
+            raise
+
+
+def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True, dry=True) -> dict:
+    """Run (or resume) a preset into out_dir; returns the summary's slopes and counts.
+
+    Finished trials already in out_dir/trials.sqlite are skipped. Summary files are
+    rewritten (atomically) at the end, also after an interruption.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if dry:
+        dry_run(preset)
+    version = code_version()
+    trials = plan(preset, version)
+    t0 = time.perf_counter()
+    with TrialStore(out_dir / "trials.sqlite") as store:
+        done = store.done_keys()
+        todo = [t for t in trials if t.key not in done]
+        (out_dir / "preset.toml").write_text(preset.to_toml())
+        workers = workers or os.cpu_count() or 1
+        bar = _progress(sum(t.T for t in todo), len(todo), progress)
+        rounds = 0
+        n_added = 0
+        try:
+            if todo:
+                source = _dask(todo, scheduler) if scheduler else (
+                    (run_trial(t) for t in todo) if workers == 1 else _local(todo, workers))
+                for row in source:
+                    store.add(row)
+                    n_added += 1
+                    rounds += row["T"]
+                    if bar is not None:
+                        bar.update(row["T"])
+                        bar.set_postfix_str(f"{rounds / (time.perf_counter() - t0):.3g} rounds/s")
+        finally:
+            if bar is not None:
+                bar.close()
+            keys = {t.key for t in trials}
+            rows = store.rows(keys)
+            timing = {
+                "wall_seconds_this_invocation": time.perf_counter() - t0,
+                "trials_run_this_invocation": n_added,
+                "trial_seconds_total": float(sum(r["seconds"] for r in rows)),
+                "rounds_total": int(sum(r["T"] for r in rows)),
+            }
+            _, slopes, _ = write_summary(out_dir, rows, metrics=preset.metrics, preset=preset.to_dict(),
+                                         code_version=version, machine=machine_description(), timing=timing,
+                                         seed=preset.master_seed)
+    return {"n_trials": len(trials), "n_done": len(rows), "slopes": slopes}

@@ -1,0 +1,250 @@
+"""Rate experiments: presets, resumable store, recomputation, Dask path, slope fitting."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fastcdl.cli import main
+from fastcdl.experiments import (
+    PresetError,
+    TrialStore,
+    analyze,
+    fit_slope,
+    load_preset,
+    override,
+    plan,
+    run,
+    run_trial,
+)
+from fastcdl.experiments import runner as runner_mod
+from fastcdl.experiments.presets import preset_from_dict
+
+METRIC_COLUMNS = ("cdl", "vcdl", "ece", "k2", "ucal", "kink1", "kink2", "n_buckets")
+
+
+def tiny(**kw):
+    raw = {
+        "name": "tiny",
+        "master_seed": 7,
+        "seeds": 3,
+        "t_min": 64,
+        "t_max": 512,
+        "forecasters": [{"name": "cdl"}, {"name": "foster"}],
+        "adversaries": [{"name": "bernoulli", "params": {"p": 0.5}}, {"name": "greedy"}],
+    }
+    raw.update(kw)
+    return preset_from_dict(raw, source="test")
+
+
+# -- slopes -------------------------------------------------------------------------
+
+
+def test_fit_slope_recovers_known_exponent():
+    rng = np.random.default_rng(0)
+    Ts = 2.0 ** np.arange(10, 21)
+    rows = []
+    for s in range(16):
+        for T in Ts:
+            # E[value] = 3 T^-0.4 with multiplicative noise of mean 1
+            rows.append({"forecaster_label": "f", "adversary_label": "a", "T": int(T), "seed_index": s,
+                         "cdl": 3 * T**-0.4 * rng.gamma(50, 1 / 50)})
+    _, slopes, _ = analyze(rows, ["cdl"], seed=1)
+    (s,) = slopes
+    assert abs(s["slope"] + 0.4) < 0.03
+    assert s["slope_lo"] < -0.4 < s["slope_hi"]
+    assert s["slope_hi"] - s["slope_lo"] < 0.1
+    assert s["t_min_fit"] == 2**15 and s["t_max_fit"] == 2**20  # the upper half of the grid
+    assert fit_slope([1, 10], [1.0, 0.0]) != fit_slope([1, 10], [1.0, 0.0])  # NaN when a mean is 0
+
+
+# -- presets and options ------------------------------------------------------------
+
+
+def test_builtin_presets_load_and_roundtrip(tmp_path):
+    for name in ("quick", "paper", "msweep"):
+        p = load_preset(name)
+        assert len(p.horizons) >= 2
+        f = tmp_path / f"{name}.toml"
+        f.write_text(p.to_toml())
+        q = load_preset(str(f))
+        assert q == p
+    paper = load_preset("paper")
+    assert paper.horizons[0] == 2**10 and paper.horizons[-1] == 2**26 and paper.seeds >= 16
+
+
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"forecasters": [{"name": "oracle"}]}, "unknown forecaster"),
+        ({"adversaries": [{"name": "greedy", "parms": {}}]}, "unknown key"),
+        ({"seeds": 1}, "seeds"),
+        ({"t_min": 600, "t_max": 700}, "fewer than two"),
+        ({"t_min": 1024, "t_max": 64}, "exceeds"),
+        ({"speed": 3}, "unknown key"),
+        ({"forecasters": [{"name": "truthful"}]}, "stochastic"),
+        ({"forecasters": [{"name": "cdl"}, {"name": "cdl"}]}, "appear twice"),
+        ({"metrics": ["cdl", "brier"]}, "unknown metric"),
+        ({"forecasters": [{"name": "cdl", "params": {"m": [1, 2]}}]}, "number or a string"),
+    ],
+)
+def test_bad_presets_rejected(change, needle):
+    with pytest.raises(PresetError, match=needle):
+        tiny(**change)
+
+
+def test_bad_parameters_rejected_before_any_work(tmp_path):
+    p = tiny(forecasters=[{"name": "cdl", "params": {"m": -3}}])
+    with pytest.raises(PresetError, match="cdl"):
+        run(p, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run" / "trials.sqlite").exists()
+
+
+def test_bad_options_exit_2_before_work(tmp_path, capsys):
+    out = tmp_path / "r"
+    for argv, needle in (
+        (["rates", "--preset", "nope"], "unknown preset"),
+        (["rates", "--forecasters", "cdl,bogus"], "bogus"),
+        (["rates", "--t-max", "2^x"], "2^k"),
+        (["rates", "--workers", "0"], "workers"),
+        (["rates", "--scheduler", "localhost:8786"], "tcp://"),
+        (["rates", "--seeds", "1"], "seeds"),
+    ):
+        assert main([*argv, "--out", str(out)]) == 2, argv
+        err = capsys.readouterr().err
+        assert needle in err and err.count("\n") == 1
+    assert not out.exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = 'x'\nforecasters = [\n")
+    assert main(["rates", "--preset", str(bad), "--out", str(out)]) == 2
+    assert "TOML" in capsys.readouterr().err
+
+
+def test_override_selects_and_adds():
+    p = override(load_preset("quick"), forecasters=["cdl", "truthful"], adversaries=["bernoulli"], t_max="2^12", seeds=3)
+    assert [f.name for f in p.forecasters] == ["cdl", "truthful"]
+    assert p.horizons[-1] == 4096 and p.seeds == 3
+
+
+# -- running, resuming, recomputing ---------------------------------------------------
+
+
+def _rows(path):
+    with TrialStore(path) as st:
+        return {r["key"]: r for r in st.rows()}
+
+
+def test_plan_seeds_are_deterministic():
+    a = plan(tiny(), "v")
+    b = plan(tiny(), "v")
+    assert [t.key for t in a] == [t.key for t in b]
+    assert len({t.seed for t in a}) == 3  # one seed per seed index, shared across the grid
+    assert len({t.key for t in a}) == len(a) == 4 * 3 * 4
+
+
+def test_resume_after_crash_matches_uninterrupted_run(tmp_path, monkeypatch):
+    preset = tiny()
+    whole = tmp_path / "whole"
+    run(preset, whole, workers=1, progress=False)
+
+    crashed = tmp_path / "crashed"
+    real_add = TrialStore.add
+    calls = {"n": 0}
+
+    def crash_after_ten(self, row):
+        if calls["n"] == 10:
+            raise KeyboardInterrupt  # the interruption arrives between two trials
+        calls["n"] += 1
+        real_add(self, row)
+
+    monkeypatch.setattr(TrialStore, "add", crash_after_ten)
+    with pytest.raises(KeyboardInterrupt):
+        run(preset, crashed, workers=1, progress=False)
+    monkeypatch.setattr(TrialStore, "add", real_add)
+    assert len(_rows(crashed / "trials.sqlite")) == 10
+    run(preset, crashed, workers=1, progress=False)
+
+    a, b = _rows(whole / "trials.sqlite"), _rows(crashed / "trials.sqlite")
+    assert a.keys() == b.keys()
+    for k in a:
+        for c in METRIC_COLUMNS:
+            assert a[k][c] == b[k][c]
+    for name in ("rates.csv", "summary.csv"):
+        assert (whole / name).read_text() == (crashed / name).read_text()
+    doc = json.loads((crashed / "summary.json").read_text())
+    assert doc["n_trials"] == len(a) and doc["preset"]["name"] == "tiny"
+
+
+def test_kill_9_loses_only_trials_in_flight(tmp_path):
+    out = tmp_path / "killed"
+    opts = dict(forecasters=["cdl"], adversaries=["drift"], t_min="2^10", t_max="2^18", seeds=4)
+    argv = [sys.executable, "-m", "fastcdl", "rates", "--preset", "quick", "--forecasters", "cdl",
+            "--adversaries", "drift", "--t-min", "2^10", "--t-max", "2^18", "--seeds", "4",
+            "--workers", "1", "--no-progress", "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db = out / "trials.sqlite"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            if db.exists() and len(_rows(db)) >= 8:
+                break
+        except Exception:  # the database may be mid-creation
+            pass
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    rows = _rows(db)
+    assert len(rows) >= 8
+    for r in rows.values():  # every stored row is whole
+        assert all(r[c] is not None for c in METRIC_COLUMNS)
+    preset = override(load_preset("quick"), **opts)
+    todo = [t for t in plan(preset) if t.key not in rows]
+    assert todo, "the kill came after the last trial; nothing was tested"
+    summary = run(preset, out, workers=1, progress=False)
+    assert summary["n_done"] == summary["n_trials"] == 9 * 4
+    after = _rows(db)
+    for k, r in rows.items():  # finished trials were kept, not redone
+        assert after[k]["finished_at"] == r["finished_at"]
+
+
+def test_single_trial_recomputed_alone_matches_store(tmp_path):
+    preset = tiny()
+    run(preset, tmp_path, workers=1, progress=False)
+    stored = _rows(tmp_path / "trials.sqlite")
+    for t in plan(preset)[::7]:
+        row = run_trial(t)
+        for c in METRIC_COLUMNS:
+            assert row[c] == stored[t.key][c], c
+
+
+def test_local_pool_and_dask_give_identical_rows(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    preset = tiny(t_max=256, seeds=2)
+    run(preset, tmp_path / "pool", workers=2, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        run(preset, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
+    a, b = _rows(tmp_path / "pool" / "trials.sqlite"), _rows(tmp_path / "dask" / "trials.sqlite")
+    assert a.keys() == b.keys() and len(a) == 4 * 2 * 3
+    for k in a:
+        for c in METRIC_COLUMNS:
+            assert a[k][c] == b[k][c]
+
+
+def test_code_version_changes_with_kernel_source(monkeypatch, tmp_path):
+    import shutil
+
+    pkg = Path(runner_mod.__file__).resolve().parents[1]
+    copy = tmp_path / "fastcdl"
+    shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(runner_mod, "_PACKAGE", copy)
+    v1 = runner_mod.code_version()
+    assert v1 == runner_mod.code_version()
+    with (copy / "_kernels" / "envelope.py").open("a") as fh:
+        fh.write("\n# changed\n")
+    assert runner_mod.code_version() != v1
