@@ -13,7 +13,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m fastcdl metrics examples/forecasts.csv
+	$(PY) -m fastcdl rates --preset quick --out results/quick
+	$(PY) -m fastcdl plot results/quick || true
 
 test: $(STAMP)
 	$(PY) -m pytest -q
