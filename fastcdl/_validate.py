@@ -106,7 +106,7 @@ def check_bins(bins):
     edges = np.asarray(bins)
     if edges.ndim != 1 or edges.dtype.kind not in "iuf":
         raise ValueError("bins must be a positive integer or a 1-D array of edges")
-    edges = np.ascontiguousarray(edges, dtype=np.float64)
+    edges = np.array(edges, dtype=np.float64, copy=True)  # the table keeps it; never the caller's
     if edges.shape[0] < 2:
         raise ValueError("bin edges need at least two values (0 and 1)")
     if not np.all(np.isfinite(edges)):

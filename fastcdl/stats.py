@@ -51,10 +51,14 @@ class BucketStats:
     bins: np.ndarray | None = None
 
     def __post_init__(self):
+        # The table owns read-only copies: freezing an array passed in would freeze the
+        # caller's array too (O(m), small next to building the table).
         for name in ("values", "counts", "positives", "prob_sums", "edges", "bins"):
             arr = getattr(self, name)
             if arr is not None:
+                arr = np.array(arr, copy=True)
                 arr.setflags(write=False)
+                object.__setattr__(self, name, arr)
 
     # -- construction ---------------------------------------------------------------
     @classmethod
@@ -118,8 +122,10 @@ class BucketStats:
             t.prob_sums.astype(np.float64),
         )
         if self.edges is None:
-            keys, merged = _merge(self.values, cols(self), other.values, cols(other))
-            return BucketStats(keys, *merged)
+            keys, (n, s, _) = _merge(self.values, cols(self), other.values, cols(other))
+            # an exact bucket's prediction sum is q_i n_i by definition; recomputing it
+            # (rather than adding two rounded products) keeps merge(a, b) == stats(a ++ b)
+            return BucketStats(keys, n, s, keys * n)
         keys, (n, s, ps) = _merge(
             self.bins.astype(np.float64), cols(self), other.bins.astype(np.float64), cols(other)
         )

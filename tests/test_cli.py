@@ -52,9 +52,9 @@ def test_npz_and_weights(tmp_path, capsys):
 
 
 def test_chunked_csv_equals_whole(tmp_path, capsys, monkeypatch):
-    import fastcdl.cli as cli
+    import fastcdl.io
 
-    monkeypatch.setattr(cli, "CHUNK_ROWS", 100)  # many chunks, merged exactly
+    monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 100)  # many chunks, merged exactly
     assert main(["metrics", str(EXAMPLE), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     y, p = _example_arrays()

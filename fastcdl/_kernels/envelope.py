@@ -90,6 +90,8 @@ def sweep(x, qhat, n, s, coef, extra, T):
 
     A = 0.0  # sum of intercepts of the active ramps
     B = 0.0  # sum of slopes of the active ramps
+    active = 0  # number of active ramps: with none, f is exactly 0 (float sums of
+    # weighted ramps entering and leaving need not cancel to 0.0 by themselves)
     ius = 0
     iue = 0
     ids = 0
@@ -99,23 +101,33 @@ def sweep(x, qhat, n, s, coef, extra, T):
         # up ramps ending here are open at qhat: not in f(mu)
         while iue < o_ue.shape[0] and up_end[o_ue[iue]] <= mu:
             A -= up_a[o_ue[iue]]
+            active -= 1
             B -= up_b[o_ue[iue]]
             iue += 1
+        if active == 0:
+            A = 0.0
+            B = 0.0
         f_left[j] = (A + B * mu) / T
         # down ramps ending here are closed at x: in f(mu), not in f(mu+)
         while ide < o_de.shape[0] and dn_end[o_de[ide]] <= mu:
             A -= dn_a[o_de[ide]]
+            active -= 1
             B -= dn_b[o_de[ide]]
             ide += 1
         # up ramps starting here: not in f(mu), in f(mu+)
         while ius < o_us.shape[0] and up_start[o_us[ius]] <= mu:
             A += up_a[o_us[ius]]
+            active += 1
             B += up_b[o_us[ius]]
             ius += 1
+        if active == 0:
+            A = 0.0
+            B = 0.0
         f_right[j] = (A + B * mu) / T
         # down ramps starting here are open at qhat (and worth 0 there)
         while ids < o_ds.shape[0] and dn_start[o_ds[ids]] <= mu:
             A += dn_a[o_ds[ids]]
+            active += 1
             B += dn_b[o_ds[ids]]
             ids += 1
     return b, f_left, f_right

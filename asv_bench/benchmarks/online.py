@@ -1,0 +1,80 @@
+"""Algorithm 1 and the baseline forecasters in the compiled simulate loop (fastcdl.online).
+
+setup() runs every simulate once at a small horizon so that timings never include JIT
+compilation. The dense MsMwC oracle is timed next to the sparse one in the same run.
+"""
+
+from fastcdl.online import simulate
+
+
+def _warm():
+    for f in ("cdl", "kt", "foster", "frequency"):
+        simulate(f, "greedy", horizon=200, seed=0)
+    simulate("cdl", "greedy", horizon=200, seed=0, forecaster_params={"oracle": "dense"})
+
+
+class SimulateSuite:
+    """Whole runs against the greedy adversary; cost per round should not grow with T for cdl."""
+
+    params = ([10**4, 10**5, 10**6], ["cdl", "cdl-dense", "kt", "foster", "frequency"])
+    param_names = ["T", "forecaster"]
+    timeout = 600
+
+    def setup(self, T, forecaster):
+        if forecaster == "cdl-dense" and T > 10**5:
+            raise NotImplementedError("the dense oracle is O(m K_eta) per round; compared up to 1e5 here")
+        _warm()
+        self.name = "cdl" if forecaster.startswith("cdl") else forecaster
+        self.params = {"oracle": "dense"} if forecaster == "cdl-dense" else {}
+
+    def time_simulate(self, T, forecaster):
+        simulate(self.name, "greedy", horizon=T, seed=1, forecaster_params=self.params)
+
+    def track_rounds_per_second(self, T, forecaster):
+        return simulate(self.name, "greedy", horizon=T, seed=1, forecaster_params=self.params).rounds_per_second
+
+    track_rounds_per_second.unit = "rounds/s"
+
+
+class SimulateAdversarySuite:
+    """cdl (sparse oracle) against each adversary at one horizon."""
+
+    params = (["bernoulli", "drift", "markov", "contrarian", "greedy"],)
+    param_names = ["adversary"]
+    timeout = 300
+
+    def setup(self, adversary):
+        _warm()
+
+    def time_cdl(self, adversary):
+        simulate("cdl", adversary, horizon=10**5, seed=1)
+
+
+class SimulateMemorySuite:
+    """A long run streams into the bucket table: peak memory does not grow with T."""
+
+    params = ([10**5, 10**7],)
+    param_names = ["T"]
+    timeout = 900
+
+    def setup(self, T):
+        _warm()
+
+    def peakmem_simulate(self, T):
+        simulate("cdl", "greedy", horizon=T, seed=1)
+
+
+class CDLReachedSuite:
+    """The CDL the forecasters reach at fixed seeds: a regression check on the numbers, not the speed."""
+
+    params = ([2**12, 2**16], ["cdl", "kt", "foster"], ["bernoulli", "drift", "greedy"])
+    param_names = ["T", "forecaster", "adversary"]
+    timeout = 600
+
+    def setup(self, T, forecaster, adversary):
+        _warm()
+
+    def track_cdl(self, T, forecaster, adversary):
+        return sum(simulate(forecaster, adversary, horizon=T, seed=s).cdl for s in range(4)) / 4
+
+    track_cdl.unit = "CDL"

@@ -1,0 +1,96 @@
+"""Discretised minimax solver for 2 x K games (SPEC 3).
+
+The forecaster picks one of K points, the adversary y in {0, 1}; A[j, y] is the
+forecaster's loss. If the adversary plays y = 1 with probability lam, point j loses the
+line A[j, 0] + lam (A[j, 1] - A[j, 0]); the value is max over lam in [0, 1] of the lower
+envelope of the K lines. The envelope is built by the convex-hull trick after sorting the
+lines by slope, O(K log K); at its maximum two lines cross (slopes of opposite sign), and
+mixing them so that the adversary is indifferent is an optimal strategy with at most two
+points.
+"""
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _redundant(a, b, i1, i2, i3):
+    """Line i2 never attains the minimum once i1 and i3 (slopes b1 > b2 > b3) are present."""
+    return (a[i3] - a[i1]) * (b[i1] - b[i2]) <= (a[i2] - a[i1]) * (b[i1] - b[i3])
+
+
+@njit(cache=True)
+def minimax_2xk(A, out_idx, out_prob):
+    """Solve the game with loss matrix A (K, 2). Writes up to two point indices and their
+    probabilities (out_idx[1] = -1 for a pure strategy) and returns (value, lam): the
+    forecaster's guaranteed loss max_y E[A[j, y]] and the adversary's optimal P(y = 1)."""
+    K = A.shape[0]
+    a = np.empty(K)
+    b = np.empty(K)
+    for j in range(K):
+        a[j] = A[j, 0]
+        b[j] = A[j, 1] - A[j, 0]
+    order = np.argsort(-b, kind="mergesort")
+    hull = np.empty(K, dtype=np.int64)
+    H = 0
+    for t in range(K):
+        j = order[t]
+        if H > 0 and b[hull[H - 1]] == b[j]:
+            if a[j] >= a[hull[H - 1]]:
+                continue
+            H -= 1
+        while H >= 2 and _redundant(a, b, hull[H - 2], hull[H - 1], j):
+            H -= 1
+        hull[H] = j
+        H += 1
+    # x_i: where hull line i takes over from line i - 1 (increasing in i)
+    first_down = H
+    for i in range(H):
+        if b[hull[i]] <= 0.0:
+            first_down = i
+            break
+    kink = np.inf
+    if 0 < first_down < H:
+        L = hull[first_down - 1]
+        R = hull[first_down]
+        kink = (a[R] - a[L]) / (b[L] - b[R])
+    elif first_down == 0:
+        kink = -np.inf
+    if kink <= 0.0:
+        # envelope decreasing on [0, 1]: the line active just right of 0, played pure
+        i = 0
+        while i + 1 < H and (a[hull[i + 1]] - a[hull[i]]) / (b[hull[i]] - b[hull[i + 1]]) <= 0.0:
+            i += 1
+        j = hull[i]
+        out_idx[0] = j
+        out_idx[1] = -1
+        out_prob[0] = 1.0
+        out_prob[1] = 0.0
+        return max(a[j], a[j] + b[j]), 0.0
+    if kink >= 1.0:
+        # envelope increasing on [0, 1]: the line active just left of 1, played pure
+        i = 0
+        while i + 1 < H and (a[hull[i + 1]] - a[hull[i]]) / (b[hull[i]] - b[hull[i + 1]]) < 1.0:
+            i += 1
+        j = hull[i]
+        out_idx[0] = j
+        out_idx[1] = -1
+        out_prob[0] = 1.0
+        out_prob[1] = 0.0
+        return max(a[j], a[j] + b[j]), 1.0
+    L = hull[first_down - 1]
+    R = hull[first_down]
+    if b[R] == 0.0:
+        out_idx[0] = R
+        out_idx[1] = -1
+        out_prob[0] = 1.0
+        out_prob[1] = 0.0
+        return a[R], kink
+    alpha = -b[R] / (b[L] - b[R])
+    out_idx[0] = L
+    out_idx[1] = R
+    out_prob[0] = alpha
+    out_prob[1] = 1.0 - alpha
+    loss0 = alpha * A[L, 0] + (1.0 - alpha) * A[R, 0]
+    loss1 = alpha * A[L, 1] + (1.0 - alpha) * A[R, 1]
+    return max(loss0, loss1), kink

@@ -1,0 +1,162 @@
+"""Checking and resolving the parameters of forecasters and adversaries (SPEC 3).
+
+Every error is a ValueError naming the parameter. Defaults that depend on the horizon T
+are resolved here, so a RunResult records the values actually used.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+FORECASTERS = ("cdl", "foster", "kt", "truthful", "frequency")
+ADVERSARIES = ("bernoulli", "drift", "markov", "contrarian", "greedy")
+STOCHASTIC = ("bernoulli", "drift", "markov")
+
+_FORECASTER_KEYS = {
+    "cdl": ("oracle", "m", "m_scale", "delta"),
+    "kt": ("m", "m_scale", "delta"),
+    "foster": ("m",),
+    "truthful": ("m", "adversary", "adversary_params"),
+    "frequency": ("m",),
+}
+_ADVERSARY_KEYS = {
+    "bernoulli": ("p",),
+    "drift": ("amplitude", "period"),
+    "markov": ("p01", "p10"),
+    "contrarian": (),
+    "greedy": (),
+}
+
+
+def check_name(name, allowed, what):
+    if not isinstance(name, str) or name not in allowed:
+        raise ValueError(f"{what} must be one of {', '.join(allowed)}; got {name!r}")
+    return name
+
+
+def check_int(value, name, low=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return value
+
+
+def check_real(value, name, low=None, high=None, low_open=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+    return value
+
+
+def check_seed(seed):
+    return check_int(seed, "seed", low=0)
+
+
+def check_horizon(horizon):
+    return check_int(horizon, "horizon", low=1)
+
+
+def _unknown(params, allowed, what):
+    extra = sorted(set(params) - set(allowed))
+    if extra:
+        hint = ", ".join(allowed) if allowed else "none"
+        raise ValueError(f"unknown parameter {extra[0]!r} for {what} (accepted: {hint})")
+
+
+def default_cdl_m(T, m_scale=1.0):
+    """m = max(2, ceil(m_scale * sqrt(T) / ln T)) (SPEC 3; m = 2 for T < 3)."""
+    if T < 3:
+        return 2
+    return max(2, math.ceil(m_scale * math.sqrt(T) / math.log(T)))
+
+
+def _icbrt_up(T):
+    m = max(1, round(T ** (1.0 / 3.0)))
+    while m**3 < T:
+        m += 1
+    while m > 1 and (m - 1) ** 3 >= T:
+        m -= 1
+    return m
+
+
+def _isqrt_up(T):
+    r = math.isqrt(T)
+    return r if r * r == T else r + 1
+
+
+def resolve_adversary(name, params, horizon=None) -> dict:
+    """Checked adversary parameters with defaults filled in."""
+    check_name(name, ADVERSARIES, "adversary")
+    params = dict(params or {})
+    _unknown(params, _ADVERSARY_KEYS[name], f"adversary {name!r}")
+    if name == "bernoulli":
+        return {"p": check_real(params.get("p", 0.5), "p", 0.0, 1.0)}
+    if name == "drift":
+        amplitude = check_real(params.get("amplitude", 0.4), "amplitude", 0.0, 0.5)
+        if "period" in params:
+            period = check_real(params["period"], "period", 0.0, low_open=True)
+        elif horizon is None:
+            raise ValueError("period: the drift adversary needs period=... or horizon=... (period = horizon / 8)")
+        else:
+            period = check_horizon(horizon) / 8.0
+        return {"amplitude": amplitude, "period": period}
+    if name == "markov":
+        return {"p01": check_real(params.get("p01", 0.1), "p01", 0.0, 1.0),
+                "p10": check_real(params.get("p10", 0.1), "p10", 0.0, 1.0)}
+    return {}
+
+
+def resolve_forecaster(name, horizon, params) -> dict:
+    """Checked forecaster parameters with the horizon-dependent defaults filled in."""
+    check_name(name, FORECASTERS, "forecaster")
+    T = check_horizon(horizon)
+    params = dict(params or {})
+    _unknown(params, _FORECASTER_KEYS[name], f"forecaster {name!r}")
+    out = {}
+    if name in ("cdl", "kt"):
+        if name == "cdl":
+            oracle = params.get("oracle", "sparse")
+            if oracle not in ("sparse", "dense"):
+                raise ValueError(f"oracle must be 'sparse' or 'dense', got {oracle!r}")
+            out["oracle"] = oracle
+        if "m" in params and "m_scale" in params:
+            raise ValueError("m and m_scale: give the number of buckets m or its scale m_scale, not both")
+        if "m" in params:
+            out["m"] = check_int(params["m"], "m", low=1)
+        else:
+            scale = check_real(params.get("m_scale", 1.0), "m_scale", 0.0, low_open=True)
+            out["m"] = default_cdl_m(T, scale)
+            out["m_scale"] = scale
+        m = out["m"]
+        if "delta" in params:
+            delta = check_real(params["delta"], "delta", 0.0, low_open=True)
+            if delta > 1.0 / m:
+                raise ValueError(f"delta must be in (0, 1/m] = (0, {1.0 / m:.6g}], got {delta}")
+        else:
+            delta = min(1.0 / T, 1.0 / m)
+        out["delta"] = delta
+        return out
+    if name == "foster":
+        out["m"] = check_int(params["m"], "m", low=1) if "m" in params else _icbrt_up(T)
+        return out
+    out["m"] = check_int(params["m"], "m", low=1) if "m" in params else max(2, _isqrt_up(T))
+    if name == "truthful":
+        if "adversary" not in params:
+            raise ValueError("adversary: the truthful forecaster needs adversary=... (one of "
+                             f"{', '.join(STOCHASTIC)}) and optionally adversary_params")
+        adv = params["adversary"]
+        if adv not in STOCHASTIC:
+            raise ValueError(f"adversary: the truthful forecaster needs a stochastic adversary "
+                             f"({', '.join(STOCHASTIC)}), got {adv!r}")
+        out["adversary"] = adv
+        out["adversary_params"] = resolve_adversary(adv, params.get("adversary_params"), T)
+    return out

@@ -1,0 +1,148 @@
+"""Shared hypothesis strategies for bucket tables and raw rounds.
+
+The strategies aim at the places where exact answers differ from approximate ones:
+predictions at exactly 0, 1/2 and 1; a prediction equal to another bucket's empirical
+frequency qhat_j (a jump of f sitting on a kink: q on the grid k/8 with n <= 8 makes
+s/n land on the grid); a single round; one bucket; calibrated buckets (q_i = qhat_i).
+Tables stay at <= 12 buckets so the linear-programming references stay fast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+settings.register_profile(
+    "fastcdl",
+    deadline=None,  # numba compiles on first call; a deadline would flag compilation, not bugs
+    max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("fastcdl")
+
+GRID8 = [k / 8 for k in range(9)]
+SPECIAL = [0.0, 0.5, 1.0]
+MAX_LP_BUCKETS = 12
+
+unit_floats = st.floats(0.0, 1.0, allow_subnormal=False)
+
+
+def _table(q, n, s):
+    return (
+        np.asarray(q, dtype=np.float64),
+        np.asarray(n),
+        np.asarray(s),
+    )
+
+
+@st.composite
+def grid_tables(draw, max_buckets=9):
+    """q on {k/8}, n in 1..8: many q_i equal some qhat_j, and some buckets are calibrated."""
+    ks = draw(st.lists(st.integers(0, 8), min_size=1, max_size=min(max_buckets, 9), unique=True))
+    q, n, s = [], [], []
+    for k in sorted(ks):
+        ni = draw(st.integers(1, 8))
+        if draw(st.booleans()) and (k * ni) % 8 == 0:
+            si = k * ni // 8  # calibrated bucket
+        else:
+            si = draw(st.integers(0, ni))
+        q.append(k / 8)
+        n.append(ni)
+        s.append(si)
+    return _table(q, n, s)
+
+
+@st.composite
+def float_tables(draw, max_buckets=MAX_LP_BUCKETS, weighted=False):
+    """Distinct q in [0,1] mixing random floats, 0, 1/2, 1 and other buckets' qhat_j."""
+    m = draw(st.integers(1, max_buckets))
+    if weighted:
+        n = draw(
+            st.lists(st.floats(0.01, 10.0, allow_subnormal=False), min_size=m, max_size=m)
+        )
+        frac = st.one_of(st.sampled_from([0.0, 0.5, 1.0]), unit_floats)
+        s = [min(ni, draw(frac) * ni) for ni in n]
+    else:
+        n = draw(st.lists(st.integers(1, 20), min_size=m, max_size=m))
+        s = [draw(st.integers(0, ni)) for ni in n]
+    qhat = [si / ni for si, ni in zip(s, n)]
+    choice = st.one_of(
+        st.sampled_from(SPECIAL),
+        st.sampled_from(qhat),  # ties q_i == qhat_j (including calibrated q_i == qhat_i)
+        unit_floats,
+    )
+    q = draw(st.lists(choice, min_size=m, max_size=m, unique=True))
+    return _table(q, n, s)
+
+
+@st.composite
+def calibrated_tables(draw, max_buckets=MAX_LP_BUCKETS):
+    """q_i = qhat_i for every bucket (every metric is 0; UCal is 0 too only by accident)."""
+    pairs = draw(
+        st.lists(
+            st.integers(1, 12).flatmap(lambda ni: st.tuples(st.just(ni), st.integers(0, ni))),
+            min_size=1,
+            max_size=max_buckets,
+            unique_by=lambda t: t[1] / t[0],
+        )
+    )
+    n = [ni for ni, _ in pairs]
+    s = [si for _, si in pairs]
+    return _table([si / ni for ni, si in pairs], n, s)
+
+
+def tables(max_buckets=MAX_LP_BUCKETS):
+    """Any of the table strategies (unweighted)."""
+    return st.one_of(
+        grid_tables(min(max_buckets, 9)),
+        float_tables(max_buckets),
+        calibrated_tables(max_buckets),
+    )
+
+
+@st.composite
+def rounds(draw, max_size=40, pool=None):
+    """Raw (y, p) with p drawn from a small pool so buckets repeat; sometimes T = 1."""
+    T = draw(st.integers(1, max_size))
+    if pool is None:
+        pool = draw(
+            st.lists(st.one_of(st.sampled_from(GRID8), unit_floats), min_size=1, max_size=8)
+        )
+    p = draw(st.lists(st.sampled_from(pool), min_size=T, max_size=T))
+    y = draw(st.lists(st.integers(0, 1), min_size=T, max_size=T))
+    return np.array(y, dtype=np.int64), np.array(p, dtype=np.float64)
+
+
+@st.composite
+def binned_rounds(draw, max_size=60):
+    """(y, p, m) with many predictions exactly on the float edges i/m, and at 0 and 1."""
+    m = draw(st.integers(1, 12))
+    T = draw(st.integers(1, max_size))
+    on_edge = st.integers(0, m).map(lambda i: i / m)
+    p = draw(st.lists(st.one_of(on_edge, st.sampled_from(SPECIAL), unit_floats), min_size=T, max_size=T))
+    y = draw(st.lists(st.integers(0, 1), min_size=T, max_size=T))
+    return np.array(y, dtype=np.int64), np.array(p, dtype=np.float64), m
+
+
+@st.composite
+def edges_arrays(draw):
+    """Strictly increasing edges from 0 to 1 (some interior edges on a grid, some random)."""
+    interior = draw(
+        st.lists(
+            st.one_of(st.sampled_from(GRID8[1:-1]), st.floats(0.0, 1.0, exclude_min=True, exclude_max=True)),
+            max_size=8,
+            unique=True,
+        )
+    )
+    return np.array([0.0] + sorted(interior) + [1.0])
+
+
+@st.composite
+def payoffs(draw, max_actions=5, grid=False):
+    """Payoff matrices (n_actions, 2) in [0, 1]; grid=True puts entries on {k/8} so that
+    kinks (indifference points) land exactly on grid predictions and frequencies."""
+    a = draw(st.integers(1, max_actions))
+    entry = st.sampled_from(GRID8) if grid else st.one_of(st.sampled_from([0.0, 1.0]), unit_floats)
+    rows = draw(st.lists(st.tuples(entry, entry), min_size=a, max_size=a))
+    return np.array(rows, dtype=np.float64)

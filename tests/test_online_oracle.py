@@ -1,0 +1,130 @@
+"""The MsMwC oracle of Algorithm 1: sparse == dense == brute-force mirror descent, and its
+pathwise regret guarantee (SPEC 3)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fastcdl._kernels.msmwc import n_copies
+from fastcdl.online import ADVERSARIES, make_adversary, make_forecaster
+from online_reference import copies, msmwc_mirror_descent, regret_bound
+
+
+def _lockstep(adversary, T, seed, m=None):
+    """Run the sparse and dense cdl forecasters side by side on one adversary's outcomes."""
+    kw = {} if m is None else {"m": m}
+    fs = make_forecaster("cdl", horizon=T, seed=seed, oracle="sparse", **kw)
+    fd = make_forecaster("cdl", horizon=T, seed=seed, oracle="dense", **kw)
+    adv = make_adversary(adversary, horizon=T, seed=seed)
+    worst_c = 0.0
+    mixed = 0
+    for t in range(T):
+        ds, dd = fs.forecast(), fd.forecast()
+        assert ds.points == dd.points and ds.buckets == dd.buckets, f"round {t}: {ds} != {dd}"
+        np.testing.assert_allclose(ds.probs, dd.probs, rtol=1e-9, atol=1e-12)
+        if len(ds.probs) == 2:
+            mixed += 1
+            # par = [delta, lam, ln|c_lo|, ln c_hi]: equal logs to 1e-9 = equal c to 1e-9 relative
+            err = np.max(np.abs(fs._par[2:] - fd._par[2:]))
+            worst_c = max(worst_c, err)
+            assert err < 1e-9, f"round {t}: ln|c| sparse {fs._par[2:]} dense {fd._par[2:]}"
+            assert abs(fs._par[1] - fd._par[1]) <= 1e-9 * (1 + abs(fd._par[1]))
+        y = adv.respond(ds)
+        ps, pd = fs.draw(), fd.draw()
+        assert ps == pd, f"round {t}: draws differ"
+        fs.observe(y)
+        fd.observe(y)
+        adv.observe(ps, y)
+        assert np.array_equal(fs._G, fd._G) and np.array_equal(fs._Q, fd._Q)
+    assert fs.stats() == fd.stats()
+    return worst_c, mixed
+
+
+@pytest.mark.parametrize("adversary", ADVERSARIES)
+def test_sparse_equals_dense(adversary):
+    worst, mixed = _lockstep(adversary, 10_000, seed=7)
+    assert mixed > 100  # the comparison of c happened
+
+
+def test_sparse_equals_dense_many_buckets():
+    # m = 200 over 3000 rounds: several refreshes of F_k, and buckets far from the action
+    worst, mixed = _lockstep("drift", 3000, seed=3, m=200)
+    assert mixed > 100
+
+
+def test_sparse_normaliser_tracks_exact():
+    """The incrementally updated F_k equals a from-scratch recomputation between refreshes."""
+    from fastcdl._kernels.msmwc import refresh_normaliser
+
+    f = make_forecaster("cdl", horizon=10**6, seed=1, m=500)
+    adv = make_adversary("greedy", seed=1)
+    for _ in range(499):  # just before the refresh at round 500
+        d = f.forecast()
+        y = adv.respond(d)
+        p = f.draw()
+        f.observe(y)
+        adv.observe(p, y)
+    off, S, terms = np.zeros_like(f._off), np.zeros_like(f._S), np.zeros_like(f._terms)
+    refresh_normaliser(f._G, f._Q, f._eta, off, S, terms)
+    np.testing.assert_allclose(f._off + np.log(f._S), off + np.log(S), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(f._terms * np.exp(f._off), terms * np.exp(off), rtol=1e-12)
+
+
+def test_copies_count():
+    for T in [1, 2, 3, 4, 5, 15, 16, 17, 10**6, 2**26, 10**8, 10**9]:
+        assert n_copies(T) == math.ceil(0.5 * math.log2(T)) + 1 == copies(T).size
+
+
+@pytest.mark.parametrize("adversary", ["greedy", "drift", "bernoulli"])
+def test_dense_closed_form_equals_mirror_descent(adversary):
+    """Dense closed-form weights == explicit MsMwC over all K * K_eta copies, round by round."""
+    T, m = 300, 5
+    f = make_forecaster("cdl", horizon=T, seed=11, oracle="dense", m=m)
+    adv = make_adversary(adversary, horizon=T, seed=11)
+    path, cs = [], []
+    for _ in range(T):
+        d = f.forecast()
+        cs.append(f._c.copy())
+        y = adv.respond(d)
+        p = f.draw()
+        j = f._ctr[3]
+        path.append((int(f._bkt[j]), float(f._pts[j] - y)))
+        f.observe(y)
+        adv.observe(p, y)
+    ref, totals = msmwc_mirror_descent(m, T, path)
+    np.testing.assert_allclose(totals, 1.0, rtol=1e-12)
+    np.testing.assert_allclose(np.array(cs), ref, rtol=1e-9, atol=1e-13)
+    assert np.abs(ref).max() > 1e-3  # the weights were far from trivial
+
+
+def _regret_ratio(adversary, T, seed):
+    """Largest regret / bound over all 2m+1 experts along one run (dense weights c each round)."""
+    f = make_forecaster("cdl", horizon=T, seed=seed, oracle="dense")
+    adv = make_adversary(adversary, horizon=T, seed=seed)
+    m = f.params["m"]
+    K = 2 * m + 1
+    X = 0.0
+    for _ in range(T):
+        d = f.forecast()
+        y = adv.respond(d)
+        p = f.draw()
+        j = f._ctr[3]
+        b = f._bkt[j]
+        X += f._c[b] * (f._pts[j] - y)  # learner's gain <w_t, l_t> = c_{i_t} g_t
+        f.observe(y)
+        adv.observe(p, y)
+    worst = -X / regret_bound(0.0, K)  # the zero-gain expert
+    for i in range(m):
+        for sign in (1.0, -1.0):
+            worst = max(worst, (sign * f._G[i] - X) / regret_bound(f._Q[i], K))
+    return worst, X
+
+
+@pytest.mark.parametrize("adversary", ADVERSARIES)
+def test_pathwise_regret_bound(adversary, record_property):
+    ratio, X = _regret_ratio(adversary, 5000, seed=5)
+    record_property("max_regret_over_bound", ratio)
+    print(f"cdl vs {adversary}: largest regret / bound = {ratio:.4f}")
+    assert ratio <= 1.0
+    assert math.isfinite(X)
