@@ -1,4 +1,4 @@
-"""Command line: ``fastcdl metrics FILE`` (SPEC section 6).
+"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl plot PATH`` (SPEC section 6).
 
 Errors print one line on stderr and exit with status 2; nothing is written.
 """
@@ -118,6 +118,29 @@ def cmd_rates(args) -> int:
     return 0
 
 
+def cmd_plot(args) -> int:
+    path = Path(args.path)
+    if path.is_dir():
+        file_only = [opt for opt, v in (("--bins", args.bins), ("--y-col", args.y_col), ("--p-col", args.p_col),
+                                        ("--weight-col", args.weight_col)) if v is not None]
+        if file_only:
+            raise InputError(f"{path}: {', '.join(file_only)} applies to a file of predictions, not to a run folder")
+    elif not path.is_file():
+        raise InputError(f"{path}: no such file or folder")
+    try:
+        from fastcdl.plot import plot_file, plot_run
+    except ImportError:
+        raise InputError("plotting needs matplotlib: pip install 'fastcdl[plot]'") from None
+    if path.is_dir():
+        written = plot_run(path, args.out)
+    else:
+        written = plot_file(path, args.out, y_col=args.y_col or "y", p_col=args.p_col or "p",
+                            weight_col=args.weight_col, bins=args.bins)
+    for f in written:
+        print(f)
+    return 0
+
+
 def _bins_arg(text: str) -> int:
     try:
         m = int(text)
@@ -153,6 +176,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="run folder (default: results/<preset name>)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_rates)
+
+    pl = sub.add_parser("plot", help="PNG figures of a run folder or of a file of predictions")
+    pl.add_argument("path", help="run folder (with trials.sqlite) or CSV, Parquet or .npz file of predictions")
+    pl.add_argument("--out", help="folder for the PNG files (default: the run folder, or the file's folder)")
+    pl.add_argument("--y-col", help="outcome column of a predictions file, 0/1 (default: y)")
+    pl.add_argument("--p-col", help="probability column of a predictions file (default: p)")
+    pl.add_argument("--weight-col", help="optional sample-weight column of a predictions file")
+    pl.add_argument("--bins", type=_bins_arg, help="equal-width bins for a predictions file (default: exact)")
+    pl.set_defaults(func=cmd_plot)
     return ap
 
 

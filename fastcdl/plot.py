@@ -1,0 +1,508 @@
+"""Figures: reliability diagram, decision-loss curve and rate plots of a run folder.
+
+Display objects follow scikit-learn's ``CalibrationDisplay``: build one with
+``from_predictions(y_true, y_prob, ...)`` or ``from_stats(stats)``; it draws on the given
+axes (or on a new figure) and keeps ``figure_`` and ``ax_``. Figures are built with
+``matplotlib.figure.Figure`` and never through pyplot's global state, so they render
+headless (Agg) and leave no open windows; matplotlib is imported only when a figure is
+drawn. Every PNG is written atomically (:func:`save_figure`): a reader never sees a
+half-written file.
+
+>>> from fastcdl.plot import ReliabilityDisplay, save_figure
+>>> disp = ReliabilityDisplay.from_predictions([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2])
+>>> save_figure(disp.figure_, "reliability.png")  # doctest: +SKIP
+PosixPath('reliability.png')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from fastcdl.io import InputError
+from fastcdl.metrics import bucket_stats, cdl, cdl_report, decision_loss_curve, ece
+from fastcdl.stats import BucketStats
+
+__all__ = [
+    "DecisionLossDisplay",
+    "ReliabilityDisplay",
+    "plot_file",
+    "plot_rates",
+    "plot_run",
+    "save_figure",
+]
+
+PREDICTION_SUFFIXES = (".csv", ".parquet", ".pq", ".npz")
+DEFAULT_METRICS = ("cdl", "vcdl", "ece", "k2", "ucal")
+METRIC_NAMES = {"cdl": "CDL", "vcdl": "VCDL", "ece": "ECE", "k2": "K2", "ucal": "UCal"}
+_LINESTYLES = {"cdl": "-", "ece": "--", "vcdl": "-.", "k2": ":", "ucal": (0, (1, 1))}
+_MARKERS = {"cdl": "o", "ece": "s", "vcdl": "^", "k2": "v", "ucal": "D"}
+# largest replay horizon: a trial of 2^20 rounds re-simulates in about a second
+_REPLAY_T_MAX = 2**20
+_DPI = 150
+
+
+def _new_axes(ax, figsize):
+    """The axes to draw on: ``ax`` itself, or the single axes of a new headless figure."""
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def save_figure(fig, path, *, dpi=_DPI) -> Path:
+    """Write ``fig`` as a PNG at ``path`` atomically: to a temporary file in the same
+    folder, then ``os.replace``, so the path holds either the old file or the whole new one.
+
+    >>> save_figure(ReliabilityDisplay.from_stats(stats).figure_, "out/rel.png")  # doctest: +SKIP
+    PosixPath('out/rel.png')
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=dpi)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def _save_all(named_figures, out_dir: Path) -> list[Path]:
+    """Write every (file name, figure) into out_dir, all or none: each figure goes to a
+    temporary file first and the files are renamed into place only when all rendered."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    staged = []
+    try:
+        for name, fig in named_figures:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
+            staged.append((tmp, out_dir / name))
+            with os.fdopen(fd, "wb") as fh:
+                fig.savefig(fh, format="png", dpi=_DPI)
+    except BaseException:
+        for tmp, _ in staged:
+            os.unlink(tmp)
+        raise
+    for tmp, path in staged:
+        os.replace(tmp, path)
+    return [path for _, path in staged]
+
+
+class ReliabilityDisplay:
+    """Reliability diagram of a bucket table: each bucket i is a disc at (q_i, qhat_i)
+    whose area is proportional to n_i, against the diagonal of perfect calibration, with
+    the ECE and the exact CDL of the same table. Cost O(m log m) plus drawing.
+
+    Attributes after :meth:`plot`: ``scatter_`` (the buckets' PathCollection; its sizes
+    are the marker areas in points^2), ``ax_``, ``figure_``.
+
+    >>> disp = ReliabilityDisplay.from_predictions([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> disp.ece, disp.cdl, disp.scatter_.get_sizes().tolist()
+    (0.25, 0.25, [500.0, 500.0])
+    """
+
+    max_area = 500.0  # points^2 of the largest bucket's disc
+
+    def __init__(self, values, frequencies, counts, *, ece, cdl, name=None):
+        self.values = np.asarray(values, dtype=np.float64)
+        self.frequencies = np.asarray(frequencies, dtype=np.float64)
+        self.counts = np.asarray(counts, dtype=np.float64)
+        self.ece = float(ece)
+        self.cdl = float(cdl)
+        self.name = name
+
+    @classmethod
+    def from_stats(cls, stats: BucketStats, *, ax=None, name=None) -> "ReliabilityDisplay":
+        """Reliability diagram of a BucketStats (ECE and CDL computed on the same table)."""
+        disp = cls(stats.values, stats.frequencies, stats.counts, ece=ece(stats), cdl=cdl(stats), name=name)
+        return disp.plot(ax=ax)
+
+    @classmethod
+    def from_predictions(cls, y_true, y_prob, *, bins=None, sample_weight=None, ax=None, name=None):
+        """Reliability diagram of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does."""
+        return cls.from_stats(bucket_stats(y_true, y_prob, bins=bins, sample_weight=sample_weight), ax=ax, name=name)
+
+    def plot(self, ax=None, *, name=None) -> "ReliabilityDisplay":
+        """Draw on ``ax`` (default: a new figure); ``name`` goes into the title. Returns self."""
+        from matplotlib.colors import to_rgba
+        from matplotlib.lines import Line2D
+
+        fig, ax = _new_axes(ax, (5.6, 6.4))
+        name = name or self.name
+        ax.plot([0, 1], [0, 1], color="0.45", linestyle="--", linewidth=1, zorder=1)
+        sizes = self.counts * (self.max_area / self.counts.max())
+        self.scatter_ = ax.scatter(
+            self.values, self.frequencies, s=sizes, facecolor="C0", alpha=0.55,
+            edgecolor="C0", linewidth=0.8, zorder=3, clip_on=False,  # whole discs at q = 0 or 1
+        )
+        total = self.counts.sum()
+        t_text = f"{int(total)}" if float(total).is_integer() else f"{total:.4g}"
+        handles = [
+            Line2D([], [], color="0.45", linestyle="--", label="perfect calibration"),
+            Line2D([], [], linestyle="none", marker="o", markersize=9, markerfacecolor=to_rgba("C0", 0.55),
+                   markeredgecolor="C0", label=f"bucket (area ∝ rounds; largest n = {self.counts.max():.6g})"),
+        ]
+        # legend and values go under the axes: buckets can sit anywhere in the unit square
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.02, -0.11), fontsize="small",
+                  frameon=False, borderaxespad=0)
+        ax.text(
+            1.0, -0.11,
+            f"ECE = {self.ece:.4f}\nCDL = {self.cdl:.4f}\nT = {t_text} rounds\n{self.values.shape[0]} buckets",
+            transform=ax.transAxes, ha="right", va="top", fontsize="small",
+        )
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal")
+        ax.set_xlabel("stated probability q (bucket prediction)")
+        ax.set_ylabel("observed frequency of y = 1")
+        ax.set_title(f"Reliability diagram\n{name}" if name else "Reliability diagram", fontsize="medium")
+        ax.grid(True, color="0.92", zorder=0)
+        self.ax_ = ax
+        self.figure_ = fig
+        return self
+
+
+class DecisionLossDisplay:
+    """The decision-loss curve mu -> CFDL_mu = f(mu) / max(mu, 1 - mu) of the V-shaped tasks
+    (SPEC 2.1), with the worst task of the exact CDL (its kinks and weights), the VCDL
+    point (the curve's maximum) and the CDL level (2 fbar(1/2), which no task exceeds).
+    Cost O(m log m) plus a 1001-point grid.
+
+    Attributes after :meth:`plot`: ``line_`` (the curve), ``ax_``, ``figure_``.
+
+    >>> disp = DecisionLossDisplay.from_predictions([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> disp.report.value, disp.report.vcdl
+    (0.25, 0.16666666666666666)
+    """
+
+    def __init__(self, kinks, values, report, *, name=None):
+        self.kinks = np.asarray(kinks, dtype=np.float64)
+        self.values = np.asarray(values, dtype=np.float64)
+        self.report = report
+        self.name = name
+
+    @classmethod
+    def from_stats(cls, stats: BucketStats, *, ax=None, name=None) -> "DecisionLossDisplay":
+        """Decision-loss curve of a BucketStats and the worst task of its exact CDL."""
+        mu, v = decision_loss_curve(stats)
+        return cls(mu, v, cdl_report(stats), name=name).plot(ax=ax)
+
+    @classmethod
+    def from_predictions(cls, y_true, y_prob, *, bins=None, sample_weight=None, ax=None, name=None):
+        """Decision-loss curve of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does."""
+        return cls.from_stats(bucket_stats(y_true, y_prob, bins=bins, sample_weight=sample_weight), ax=ax, name=name)
+
+    def plot(self, ax=None, *, name=None) -> "DecisionLossDisplay":
+        """Draw on ``ax`` (default: a new figure); ``name`` goes into the title. Returns self."""
+        fig, ax = _new_axes(ax, (7.6, 5.4))
+        name = name or self.name
+        rep = self.report
+        (self.line_,) = ax.plot(self.kinks, self.values, color="C0", linewidth=1.4,
+                                label=r"CFDL$_\mu$ of the V-shaped task with kink $\mu$")
+        ax.axhline(rep.value, color="C3", linewidth=1.2, linestyle="--",
+                   label=f"CDL = {rep.value:.4g} (worst task, any number of actions)")
+        one = len(rep.kinks) == 1
+        for j, (k, w) in enumerate(zip(rep.kinks, rep.weights), start=1):
+            idx = "" if one else f"$_{j}$"
+            ax.axvline(k, color="C2", linewidth=1.0, linestyle=":",
+                       label=rf"worst task: kink $\mu${idx} = {k:.4g}, weight c{idx} = {w:.3g}")
+        ax.plot([rep.vcdl_kink], [rep.vcdl], marker="*", markersize=13, color="C1", markeredgecolor="k",
+                linestyle="none", zorder=4, label=rf"VCDL = {rep.vcdl:.4g} at $\mu$ = {rep.vcdl_kink:.4g}")
+        top = max(rep.value, float(self.values.max(initial=0.0)))
+        # a little room on both sides: worst-task kinks at 0 or 1 would hide under the spines
+        ax.set_xlim(-0.02, 1.02)
+        # a calibrated table has CDL = 0 and nothing to scale to
+        ax.set_ylim(0, 1.1 * top if top > 0 else 1.0)
+        ax.set_xlabel(r"kink $\mu$ (decision threshold)")
+        ax.set_ylabel("CFDL of the V-shaped task")
+        ax.set_title(f"Decision-loss curve\n{name}" if name else "Decision-loss curve", fontsize="medium")
+        # under the axes: the curve's peaks and the kinks can be anywhere in [0, 1]
+        ax.legend(loc="upper left", bbox_to_anchor=(-0.01, -0.14), fontsize="small", ncols=2, frameon=False,
+                  borderaxespad=0)
+        ax.grid(True, color="0.92")
+        self.ax_ = ax
+        self.figure_ = fig
+        return self
+
+
+# -- run folders ---------------------------------------------------------------------------
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("_") or "x"
+
+
+def _horizon_text(T: int) -> str:
+    k = int(T).bit_length() - 1
+    return f"$2^{{{k}}}$" if T == 1 << k else str(T)
+
+
+def _decimal_log_ticks(axis) -> None:
+    """Label a log axis in decimals (0.02, 0.05, 0.1) rather than 2 x 10^-2: easier to read off
+    a metric's value. Minor ticks at 2 and 5 get labels only where the axis spans at most three
+    decades, so labels never crowd."""
+    from matplotlib.ticker import FuncFormatter
+
+    def text(v):
+        if v >= 1e-3:
+            return f"{v:g}"
+        mant, expo = f"{v:.0e}".split("e")
+        power = f"10^{{{int(expo)}}}"
+        return f"${power}$" if mant == "1" else f"${mant} \\times {power}$"
+
+    lo, hi = axis.get_view_interval()
+    few = math.log10(hi / lo) <= 3
+    axis.set_major_formatter(FuncFormatter(lambda v, _: text(v) if v > 0 else ""))
+
+    def minor(v, _):
+        mant = v / 10 ** math.floor(math.log10(v) + 1e-9)
+        return text(v) if few and round(mant) in (2, 5) and abs(mant - round(mant)) < 1e-6 else ""
+
+    axis.set_minor_formatter(FuncFormatter(minor))
+
+
+def _read_run(run_dir: Path):
+    """(rows of the latest code version, master seed) of a run folder; InputError when it is not one."""
+    from fastcdl.experiments.store import TrialStore
+
+    db = run_dir / "trials.sqlite"
+    if not db.is_file():
+        raise InputError(f"{run_dir}: not a run folder (no trials.sqlite in it)")
+    with TrialStore(db) as store:
+        rows = store.rows()
+    if not rows:
+        raise InputError(f"{db}: holds no finished trials")
+    # A run resumed after the code changed holds each trial once per code version; like the
+    # run's own summary, use only the latest version's trials.
+    finished = defaultdict(str)
+    for r in rows:
+        finished[r["code_version"]] = max(finished[r["code_version"]], r["finished_at"] or "")
+    latest = max(finished, key=finished.get)
+    rows = [r for r in rows if r["code_version"] == latest]
+    seed = 0
+    preset = run_dir / "preset.toml"
+    if preset.is_file():
+        # the runner analyses with the preset's master seed: the same seed gives the same
+        # bootstrap intervals as the run's summary.csv
+        seed = int(tomllib.loads(preset.read_text()).get("master_seed", 0))
+    return rows, seed
+
+
+def _params_text(params_json: str) -> str:
+    params = json.loads(params_json)
+    return ", ".join(f"{k} = {v}" for k, v in sorted(params.items()))
+
+
+def _rate_figures(rows, seed, shown=("cdl", "ece")):
+    """[(file name, Figure)]: one log-log rate plot per adversary and the CDL/ECE ratio plot."""
+    from matplotlib.figure import Figure
+
+    from fastcdl.experiments.analysis import analyze
+
+    metrics = tuple(m for m in DEFAULT_METRICS if any(r.get(m) is not None for r in rows))
+    rates, slopes, ratios = analyze(rows, metrics, seed=seed)
+    shown = [m for m in shown if m in metrics]
+    forecasters = sorted({r["forecaster_label"] for r in rows})
+    adversaries = sorted({r["adversary_label"] for r in rows})
+    colour = {f: f"C{i % 10}" for i, f in enumerate(forecasters)}
+    adv_params = {r["adversary_label"]: _params_text(r["adversary_params"]) for r in rows}
+    n_seeds = max(r["seed_index"] for r in rows) + 1
+    series = defaultdict(list)
+    for r in rates:
+        series[(r["forecaster"], r["adversary"], r["metric"])].append(r)
+    slope_of = {(s["forecaster"], s["adversary"], s["metric"]): s for s in slopes}
+
+    out = []
+    for a in adversaries:
+        fig = Figure(figsize=(10.5, 5.6), layout="constrained")
+        ax = fig.add_subplot()
+        first_means = []
+        t_lo, t_hi = math.inf, 0
+        for f in forecasters:
+            for m in shown:
+                pts = series.get((f, a, m))
+                if not pts:
+                    continue
+                T = np.array([p["T"] for p in pts], dtype=float)
+                mean = np.array([p["mean"] for p in pts])
+                lo = np.array([p["lo"] for p in pts])
+                hi = np.array([p["hi"] for p in pts])
+                s = slope_of.get((f, a, m))
+                fit = "" if s is None else f": slope {s['slope']:.2f} [{s['slope_lo']:.2f}, {s['slope_hi']:.2f}]"
+                ax.plot(T, mean, color=colour[f], linestyle=_LINESTYLES[m], marker=_MARKERS[m], markersize=4,
+                        linewidth=1.4, label=f"{f}, {METRIC_NAMES[m]}{fit}")
+                ax.fill_between(T, lo, hi, color=colour[f], alpha=0.15, linewidth=0)
+                if mean[0] > 0:
+                    first_means.append(mean[0])
+                t_lo, t_hi = min(t_lo, T[0]), max(t_hi, T[-1])
+        if t_hi == 0:
+            continue
+        # reference slopes through the geometric mean of the (positive) series at the smallest T
+        T_ref = np.array([t_lo, t_hi])
+        refs = ((-0.5, r"$\propto T^{-1/2}$", (0, (6, 3))), (-1 / 3, r"$\propto T^{-1/3}$", (0, (2, 2))))
+        for expo, text, ls in refs if first_means else ():
+            y = np.exp(np.mean(np.log(first_means))) * (T_ref / t_lo) ** expo
+            ax.plot(T_ref, y, color="0.55", linestyle=ls, linewidth=1.1, label=f"reference {text}")
+            ax.annotate(text, (T_ref[-1], y[-1]), xytext=(4, 0), textcoords="offset points",
+                        color="0.4", fontsize="small", va="center")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlim(t_lo / 1.3, t_hi * 1.6)
+        _decimal_log_ticks(ax.yaxis)
+        ax.set_xlabel("horizon T (rounds)")
+        ax.set_ylabel("metric value (mean over seeds)")
+        params = adv_params.get(a, "")
+        ax.set_title(
+            f"Calibration error vs horizon against the adversary '{a}'" + (f" ({params})" if params else "")
+            + f"\nmean over {n_seeds} seeds, band: bootstrap 95% interval; slope: least squares on the upper half of T",
+            fontsize="medium",
+        )
+        ax.grid(True, which="major", color="0.9")
+        ax.grid(True, which="minor", axis="y", color="0.96")
+        # outside the axes: rate lines cross the whole plot, any corner would hide data
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False,
+                  title="forecaster, metric: fitted slope [95% interval]", title_fontsize="small",
+                  alignment="left")
+        out.append((f"rates_{_slug(a)}.png", fig))
+
+    if ratios:
+        fig = Figure(figsize=(3.6 * len(adversaries) + 2.4, 4.2), layout="constrained")
+        axes = fig.subplots(1, len(adversaries), sharey=True, squeeze=False)[0]
+        by = defaultdict(list)
+        for r in ratios:
+            by[(r["forecaster"], r["adversary"])].append(r)
+        for ax, a in zip(axes, adversaries):
+            for f in forecasters:
+                pts = by.get((f, a))
+                if pts:
+                    ax.plot([p["T"] for p in pts], [p["cdl_over_ece"] for p in pts], color=colour[f],
+                            marker="o", markersize=4, linewidth=1.4, label=f)
+            ax.axhline(2.0, color="0.55", linestyle="--", linewidth=1.0, label="bound CDL ≤ 2 ECE")
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"adversary '{a}'", fontsize="medium")
+            ax.set_xlabel("horizon T (rounds)")
+            ax.grid(True, color="0.9")
+        axes[0].set_ylabel("CDL / ECE (ratio of means over seeds)")
+        axes[0].set_ylim(bottom=0)
+        handles, labels = axes[0].get_legend_handles_labels()
+        for ax in axes[1:]:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        fig.legend(handles, labels, loc="outside right upper", fontsize="small", title="forecaster",
+                   title_fontsize="small", frameon=False)
+        fig.suptitle("CDL / ECE vs horizon", fontsize="medium")
+        out.append(("cdl_over_ece.png", fig))
+    return out
+
+
+def _replay_figures(rows):
+    """[(file name, Figure)]: reliability diagram and decision-loss curve of one trial of each
+    "cdl" forecaster per adversary (seed index 0, the largest T <= 2^20), re-simulated from
+    the store's row; raises ValueError if the recomputed CDL differs from the stored one."""
+    from fastcdl.experiments.runner import Trial, code_version
+    from fastcdl.online import simulate
+
+    pick = {}
+    for r in rows:
+        if r["forecaster"] == "cdl" and r["seed_index"] == 0 and r["T"] <= _REPLAY_T_MAX:
+            k = (r["forecaster_label"], r["adversary_label"])
+            if k not in pick or r["T"] > pick[k]["T"]:
+                pick[k] = r
+    out = []
+    for (f, a), row in sorted(pick.items()):
+        trial = Trial(**{name: row[name] for name in Trial.__dataclass_fields__})
+        where = f"trial {f} vs {a}, T = {trial.T}, seed {trial.seed}"
+        if trial.key != row["key"]:
+            raise ValueError(f"{where}: the stored row does not match its key {row['key']}")
+        res = simulate(trial.forecaster, trial.adversary, horizon=trial.T, seed=trial.seed,
+                       forecaster_params=json.loads(trial.forecaster_params),
+                       adversary_params=json.loads(trial.adversary_params))
+        st = res.stats
+        got = cdl(st)
+        if got != row["cdl"]:
+            raise ValueError(
+                f"{where}: recomputed CDL {got!r} differs from the stored {row['cdl']!r} "
+                f"(stored by code version {trial.code_version}, this is {code_version()})"
+            )
+        name = f"forecaster '{f}' vs adversary '{a}', T = {_horizon_text(trial.T)}, seed index 0"
+        stem = f"{_slug(f)}_{_slug(a)}_T{trial.T}"
+        out.append((f"reliability_{stem}.png", ReliabilityDisplay.from_stats(st, name=name).figure_))
+        out.append((f"decision_loss_{stem}.png", DecisionLossDisplay.from_stats(st, name=name).figure_))
+    return out
+
+
+def _out_dir(out_dir, default: Path) -> Path:
+    out = Path(out_dir) if out_dir is not None else default
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: exists and is not a folder")
+    return out
+
+
+def plot_rates(run_dir, out_dir=None) -> list[Path]:
+    """Rate plots of a run folder (SPEC 4): for each adversary, the mean CDL and ECE over
+    seeds against T on log-log axes with bootstrap 95% bands, each series' fitted slope in
+    the legend and reference lines T^-1/2 and T^-1/3 (``rates_<adversary>.png``); and the
+    CDL/ECE ratio against T (``cdl_over_ece.png``). Analysis as in the run's summary.csv.
+
+    Files go into out_dir (default: run_dir), all or none. Returns their paths.
+
+    >>> plot_rates("results/quick")  # doctest: +SKIP
+    [PosixPath('results/quick/rates_bernoulli.png'), ..., PosixPath('results/quick/cdl_over_ece.png')]
+    """
+    run_dir = Path(run_dir)
+    rows, seed = _read_run(run_dir)
+    out = _out_dir(out_dir, run_dir)
+    return _save_all(_rate_figures(rows, seed), out)
+
+
+def plot_run(run_dir, out_dir=None) -> list[Path]:
+    """Every figure of a run folder: :func:`plot_rates`, and for each "cdl" forecaster and
+    adversary a reliability diagram and a decision-loss curve of the trial with seed index
+    0 and the largest T <= 2^20, re-simulated exactly from its stored row (a ValueError if
+    its CDL differs from the stored value). All files or none are written.
+
+    >>> plot_run("results/quick", "figures")  # doctest: +SKIP
+    """
+    run_dir = Path(run_dir)
+    rows, seed = _read_run(run_dir)
+    out = _out_dir(out_dir, run_dir)
+    figures = _rate_figures(rows, seed) + _replay_figures(rows)
+    return _save_all(figures, out)
+
+
+def plot_file(path, out_dir=None, *, y_col="y", p_col="p", weight_col=None, bins=None) -> list[Path]:
+    """Reliability diagram and decision-loss curve of a file of predictions (CSV, Parquet or
+    .npz, read with :func:`fastcdl.io.read_stats`), written as ``<stem>_reliability.png`` and
+    ``<stem>_decision_loss.png`` next to the file or into out_dir. Returns their paths.
+
+    >>> plot_file("examples/forecasts.csv")  # doctest: +SKIP
+    [PosixPath('examples/forecasts_reliability.png'), PosixPath('examples/forecasts_decision_loss.png')]
+    """
+    from fastcdl.io import read_stats
+
+    path = Path(path)
+    if path.suffix.lower() not in PREDICTION_SUFFIXES:
+        raise InputError(
+            f"{path}: not a run folder or a file of predictions (expected one of {', '.join(PREDICTION_SUFFIXES)})"
+        )
+    st = read_stats(path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins)
+    out = _out_dir(out_dir, path.parent)
+    name = path.name + (f", {bins} bins" if bins is not None else "")
+    figures = [
+        (f"{path.stem}_reliability.png", ReliabilityDisplay.from_stats(st, name=name).figure_),
+        (f"{path.stem}_decision_loss.png", DecisionLossDisplay.from_stats(st, name=name).figure_),
+    ]
+    return _save_all(figures, out)
