@@ -16,6 +16,7 @@ from fastcdl.metrics import (
     ucal,
     vcdl,
 )
+from fastcdl.multiclass import cdl_multiclass
 from fastcdl.stats import BucketStats
 
 __version__ = "0.1.0"
@@ -25,6 +26,7 @@ __all__ = [
     "CDLReport",
     "bucket_stats",
     "cdl",
+    "cdl_multiclass",
     "cdl_report",
     "cfdl",
     "decision_loss_curve",

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import csv
 import re
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +25,8 @@ from fastcdl.stats import BucketStats
 __all__ = ["CHUNK_ROWS", "InputError", "read_stats"]
 
 CHUNK_ROWS = 1 << 20
+
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 class InputError(ValueError):
@@ -110,7 +114,8 @@ def _csv_chunks(path: Path, cols: list[str]):
     with fh:
         reader = csv.reader(fh)
         try:
-            header = next(reader)
+            # blank lines before the header are skipped, as blank records are below
+            header = next(rec for rec in reader if rec)
         except StopIteration:
             raise InputError(f"{path}: the file is empty") from None
         except (csv.Error, UnicodeDecodeError) as e:
@@ -145,29 +150,42 @@ def _csv_chunks(path: Path, cols: list[str]):
 
 def _npz_chunks(path: Path, cols: list[str]):
     """Yield (first row offset, dict of arrays) slices of CHUNK_ROWS of the named 1-D arrays."""
+    # A .npz archive is a zip file. np.load would read anything else as a pickle (and
+    # refuse it with a message about pickles) and fails on an empty file with EOFError,
+    # so the zip header is checked first. The file is opened here, not by np.load, which
+    # leaves its handle open when the archive turns out to be corrupt.
     try:
-        data = np.load(path, allow_pickle=False)
+        fh = path.open("rb")
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
-    except ValueError as e:
-        raise InputError(f"{path}: not a readable .npz file ({e})") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise InputError(f"{path}: not a .npz archive of named arrays")
-    with data:
-        missing = [c for c in cols if c not in data.files]
-        if missing:
-            raise InputError(f"{path}: missing array(s) {missing}; the file has {data.files}")
-        arrays = {}
-        for c in cols:
-            try:
-                a = data[c]
-            except (OSError, ValueError) as e:
-                raise InputError(f"{path}: array {c!r} is not readable ({e})") from None
-            if a.ndim != 1:
-                raise InputError(f"{path}: array {c!r} must be 1-D, got shape {a.shape}")
-            if a.dtype.kind not in "biuf":
-                raise InputError(f"{path}: array {c!r} must be numeric, got dtype {a.dtype}")
-            arrays[c] = a
+    with fh:
+        magic = fh.read(4)
+        if not magic:
+            raise InputError(f"{path}: the file is empty")
+        if magic != _ZIP_MAGIC:
+            raise InputError(f"{path}: not a .npz archive of named arrays (not a zip file)")
+        fh.seek(0)
+        try:
+            data = np.load(fh, allow_pickle=False)
+        except OSError as e:
+            raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+        except (ValueError, zipfile.BadZipFile) as e:
+            raise InputError(f"{path}: not a readable .npz file ({e})") from None
+        with data:
+            missing = [c for c in cols if c not in data.files]
+            if missing:
+                raise InputError(f"{path}: missing array(s) {missing}; the file has {data.files}")
+            arrays = {}
+            for c in cols:
+                try:
+                    a = data[c]
+                except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+                    raise InputError(f"{path}: array {c!r} is not readable ({e})") from None
+                if a.ndim != 1:
+                    raise InputError(f"{path}: array {c!r} must be 1-D, got shape {a.shape}")
+                if a.dtype.kind not in "biuf":
+                    raise InputError(f"{path}: array {c!r} must be numeric, got dtype {a.dtype}")
+                arrays[c] = a
     lengths = {c: a.shape[0] for c, a in arrays.items()}
     if len(set(lengths.values())) > 1:
         raise InputError(f"{path}: arrays have different lengths {lengths}")
@@ -186,6 +204,8 @@ def _parquet_chunks(path: Path, cols: list[str]):
         raise InputError("reading Parquet needs pyarrow: pip install 'fastcdl[io]'") from None
     if not path.exists():
         raise InputError(f"{path}: cannot read: No such file or directory")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: the file is empty")
     try:
         f = pq.ParquetFile(path)
     except Exception as e:  # pyarrow raises several types for unreadable files
@@ -260,26 +280,31 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None) -> Buc
     cols = [y_col, p_col] + ([weight_col] if weight_col else [])
     if len(set(cols)) < len(cols):
         raise InputError(f"the outcome, probability and weight columns must differ, got {cols}")
+    total, n_rows = _file_stats(path, _kind(path), cols, bins)
+    if total is None:
+        if n_rows:
+            raise InputError(f"{path}: no rows with positive weight in column {weight_col!r}")
+        raise InputError(f"{path}: no rows")
+    return total
+
+
+def _kind(path: Path) -> str:
+    """The reader for a file, by its suffix: "parquet", "npz" or (anything else) "csv"."""
     suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    return "npz" if suffix == ".npz" else "csv"
+
+
+def _file_stats(path: Path, kind: str, cols: list[str], bins):
+    """(merged BucketStats of the file's chunks, number of rows read).
+
+    The table is None when no row carries weight (no rows, or all weights zero), so
+    callers that merge several files can decide whether that is an error.
+    """
     total = None
     n_rows = 0
-    if suffix in (".npz", ".parquet", ".pq"):
-        chunks = _npz_chunks(path, cols) if suffix == ".npz" else _parquet_chunks(path, cols)
-        for start, chunk in chunks:
-            n = chunk[y_col].shape[0]
-            if n == 0:
-                continue
-
-            def locate(i, start=start, n=n):
-                if i is None:
-                    return f"in the rows at offsets {start}..{start + n - 1}"
-                return f"row offset {start + i}"
-
-            st = _chunk_stats(path, chunk, cols, bins, locate)
-            n_rows += n
-            if st is not None:
-                total = st if total is None else total + st
-    else:
+    if kind == "csv":
         for rows, chunk in _csv_chunks(path, cols):
 
             def locate(i, rows=rows):
@@ -289,8 +314,20 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None) -> Buc
             n_rows += len(rows)
             if st is not None:
                 total = st if total is None else total + st
-    if total is None:
-        if n_rows:
-            raise InputError(f"{path}: no rows with positive weight in column {weight_col!r}")
-        raise InputError(f"{path}: no rows")
-    return total
+        return total, n_rows
+    chunks = _npz_chunks(path, cols) if kind == "npz" else _parquet_chunks(path, cols)
+    for start, chunk in chunks:
+        n = chunk[cols[0]].shape[0]
+        if n == 0:
+            continue
+
+        def locate(i, start=start, n=n):
+            if i is None:
+                return f"in the rows at offsets {start}..{start + n - 1}"
+            return f"row offset {start + i}"
+
+        st = _chunk_stats(path, chunk, cols, bins, locate)
+        n_rows += n
+        if st is not None:
+            total = st if total is None else total + st
+    return total, n_rows
