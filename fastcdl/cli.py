@@ -151,8 +151,16 @@ def _bins_arg(text: str) -> int:
     return m
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command line's error convention: one line on stderr, exit status 2
+    (argparse's default also prints the usage block)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="fastcdl", description="Exact calibration decision loss.")
+    ap = _Parser(prog="fastcdl", description="Exact calibration decision loss.")
     sub = ap.add_subparsers(dest="command", required=True)
     m = sub.add_parser("metrics", help="calibration metrics of a file of predictions")
     m.add_argument("file", help="CSV, Parquet or .npz with an outcome and a probability column")

@@ -129,7 +129,10 @@ class BucketStats:
         keys, (n, s, ps) = _merge(
             self.bins.astype(np.float64), cols(self), other.bins.astype(np.float64), cols(other)
         )
-        return BucketStats(ps / n, n, s, ps, self.edges.copy(), keys.astype(np.int64))
+        bins = keys.astype(np.int64)
+        # as in bucket_stats: ps / n can round an ulp outside its bin; the exact mean cannot
+        q = np.clip(ps / n, self.edges[bins], self.edges[bins + 1])
+        return BucketStats(q, n, s, ps, self.edges.copy(), bins)
 
     def __eq__(self, other):
         if not isinstance(other, BucketStats):

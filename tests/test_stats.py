@@ -94,3 +94,16 @@ def test_best_response_ties_go_to_lowest_index():
     assert best_response(u[::-1].copy(), 0.5, 1.0) == 0
     assert best_response(u, 1.0, 2.0) == 0  # belief 1/2 as a ratio
     assert best_response(u, 0.75, 1.0) == 1
+
+
+def test_merged_bin_value_stays_inside_its_bin():
+    """9 rounds at p = 0.3 in bin (0.2, 0.3]: 5 + 4 merged gives prob sum 2.7 (rounded) and
+    2.7 / 9 rounds to 0.30000000000000004, an ulp outside the bin; the merged table must
+    hold the same values as the table of all rounds at once."""
+    p = np.full(9, 0.3)
+    y = np.array([0, 1, 0, 0, 1, 0, 0, 1, 0])
+    whole = fc.bucket_stats(y, p, bins=10)
+    merged = fc.bucket_stats(y[:5], p[:5], bins=10) + fc.bucket_stats(y[5:], p[5:], bins=10)
+    edges = merged.edges
+    assert np.all(merged.values > edges[merged.bins]) and np.all(merged.values <= edges[merged.bins + 1])
+    assert merged.values.tolist() == whole.values.tolist() == [0.3]
