@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench asv clean
+.PHONY: run test bench asv clean peers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,13 +14,17 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(PY) -m fastcdl rates --preset quick --out results/quick
-	$(PY) -m fastcdl plot results/quick || true
+	$(PY) -m fastcdl plot results/quick
 
 test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
 	$(PY) -m pytest tests/bench --benchmark-enable -q
+
+peers: $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev,peers]"
+	$(PY) scripts/compare_peers.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .asv
