@@ -39,7 +39,7 @@ def _describe_bad_float(name: str, arr: np.ndarray, i: int, rule: str) -> str:
         return f"{name} contains NaN (first at index {i})"
     if np.isinf(v):
         return f"{name} contains infinite values (first at index {i})"
-    return f"{name} {rule}; found {v!r} at index {i}"
+    return f"{name} {rule}; found {v.item()!r} at index {i}"  # 1.5, not np.float64(1.5)
 
 
 def prepare_rounds(y_true, y_prob, sample_weight=None):
@@ -82,7 +82,7 @@ def check_rounds(y, p, w) -> None:
         if y.dtype.kind == "f" and not np.isfinite(y[i]):
             raise ValueError(_describe_bad_float("y_true", y, i, ""))
         raise ValueError(
-            f"y_true must contain only 0 and 1 (bool or 0/1 numbers); found {y[i]!r} at index {i}"
+            f"y_true must contain only 0 and 1 (bool or 0/1 numbers); found {y[i].item()!r} at index {i}"
         )
     if w.shape[0]:
         i = _k.first_bad_weight(w)

@@ -145,7 +145,59 @@ def _chunking(T, m):
 _PACK = np.int64(1) << np.int64(32)
 
 
+@njit(cache=True)
+def _bin_span(y, p, edges, uniform, start, stop, ny, pp):
+    """Rounds start..stop-1 into one partial table (packed counts ny, prediction sums pp).
+
+    False if some round cannot be binned. No early exit: a branch-free check keeps the
+    loop at memory speed on good data.
+    """
+    m = edges.shape[0] - 1
+    ok = True
+    for t in range(start, stop):
+        x = p[t]
+        yt = y[t]
+        ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1))
+        j = bin_of(x, edges, m, uniform) if ok else 0
+        ny[j] += _PACK + np.int64(yt != 0)
+        pp[j] += x
+    return ok
+
+
+@njit(cache=True)
+def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp):
+    """As _bin_span with weights: weight sums per bin; also refuses negative or non-finite weights."""
+    m = edges.shape[0] - 1
+    ok = True
+    for t in range(start, stop):
+        x = p[t]
+        yt = y[t]
+        wt = w[t]
+        ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1)) & (wt >= 0.0) & (wt < np.inf)
+        j = bin_of(x, edges, m, uniform) if ok else 0
+        pn[j] += wt
+        if yt != 0:
+            ps[j] += wt
+        pp[j] += wt * x
+    return ok
+
+
 @njit(cache=True, parallel=True)
+def _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad):
+    T = p.shape[0]
+    for c in prange(bad.shape[0]):
+        bad[c] = not _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny[c], part_p[c])
+
+
+@njit(cache=True, parallel=True)
+def _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad):
+    T = p.shape[0]
+    for c in prange(bad.shape[0]):
+        bad[c] = not _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
+                                        part_n[c], part_s[c], part_p[c])
+
+
+@njit(cache=True)
 def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     """Accumulate unweighted rounds into the m = len(edges) - 1 bins (exact int64 counts).
 
@@ -153,8 +205,9 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     (p outside [0, 1] or NaN, y not 0/1). Rounds are cut into chunks fixed by T alone;
     each chunk fills its own partial table and the partials are added in chunk order,
     so the result does not depend on the number of threads, and each prediction sum is
-    a two-level (blocked) sum. Cost O(T) (O(T log m) for arbitrary edges), memory
-    O(n_chunks * m).
+    a two-level (blocked) sum. A single chunk (T < 2^20) runs serially: waking the
+    thread pool costs more than such a chunk, up to 100x more on a loaded machine.
+    Cost O(T) (O(T log m) for arbitrary edges), memory O(n_chunks * m).
     """
     T = p.shape[0]
     m = edges.shape[0] - 1
@@ -162,19 +215,10 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     part_ny = np.zeros((n_chunks, m), dtype=np.int64)
     part_p = np.zeros((n_chunks, m), dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.bool_)
-    for c in prange(n_chunks):
-        ny = part_ny[c]
-        pp = part_p[c]
-        ok = True
-        for t in range(c * step, min(T, (c + 1) * step)):
-            x = p[t]
-            yt = y[t]
-            # no early exit: a branch-free check keeps the loop at memory speed
-            ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1))
-            j = bin_of(x, edges, m, uniform) if ok else 0
-            ny[j] += _PACK + np.int64(yt != 0)
-            pp[j] += x
-        bad[c] = not ok
+    if n_chunks == 1:
+        bad[0] = not _bin_span(y, p, edges, uniform, 0, T, part_ny[0], part_p[0])
+    else:
+        _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad)
     for c in range(n_chunks):
         if bad[c]:
             return False
@@ -187,7 +231,7 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     return True
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
     """As :func:`bin_rounds` with sample weights: counts and positives are weight sums.
 
@@ -200,22 +244,10 @@ def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
     part_s = np.zeros((n_chunks, m), dtype=np.float64)
     part_p = np.zeros((n_chunks, m), dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.bool_)
-    for c in prange(n_chunks):
-        pn = part_n[c]
-        ps = part_s[c]
-        pp = part_p[c]
-        ok = True
-        for t in range(c * step, min(T, (c + 1) * step)):
-            x = p[t]
-            yt = y[t]
-            wt = w[t]
-            ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1)) & (wt >= 0.0) & (wt < np.inf)
-            j = bin_of(x, edges, m, uniform) if ok else 0
-            pn[j] += wt
-            if yt != 0:
-                ps[j] += wt
-            pp[j] += wt * x
-        bad[c] = not ok
+    if n_chunks == 1:
+        bad[0] = not _bin_span_weighted(y, p, w, edges, uniform, 0, T, part_n[0], part_s[0], part_p[0])
+    else:
+        _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad)
     for c in range(n_chunks):
         if bad[c]:
             return False
