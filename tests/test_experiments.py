@@ -248,3 +248,13 @@ def test_code_version_changes_with_kernel_source(monkeypatch, tmp_path):
     with (copy / "_kernels" / "envelope.py").open("a") as fh:
         fh.write("\n# changed\n")
     assert runner_mod.code_version() != v1
+
+
+def test_override_is_recorded_in_the_description():
+    from fastcdl.experiments import load_preset, override
+
+    base = load_preset("paper")
+    p = override(base, forecasters=["cdl", "foster"], t_max="2^24", seeds=4)
+    assert p.description.startswith(base.description)
+    assert "forecasters=cdl,foster" in p.description and "t_max=2^24" in p.description and "seeds=4" in p.description
+    assert override(base).description == base.description

@@ -248,4 +248,10 @@ def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, 
         changes["seeds"] = seeds
     if master_seed is not None:
         changes["master_seed"] = int(master_seed)
+    # the description travels into the run folder's preset.toml: say what was overridden
+    given = {"forecasters": forecasters, "adversaries": adversaries, "t_min": t_min, "t_max": t_max,
+             "seeds": seeds, "master_seed": master_seed}
+    said = [f"{k}={','.join(v) if isinstance(v, (list, tuple)) else v}" for k, v in given.items() if v is not None]
+    if said:
+        changes["description"] = f"{preset.description} [overridden: {'; '.join(said)}]"
     return check_preset(replace(preset, **changes))
