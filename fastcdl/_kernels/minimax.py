@@ -20,6 +20,16 @@ def _redundant(a, b, i1, i2, i3):
 
 
 @njit(cache=True)
+def _pure(j, a, b, out_idx, out_prob):
+    """Play point j alone; its guaranteed loss is the larger end of its line on [0, 1]."""
+    out_idx[0] = j
+    out_idx[1] = -1
+    out_prob[0] = 1.0
+    out_prob[1] = 0.0
+    return max(a[j], a[j] + b[j])
+
+
+@njit(cache=True)
 def minimax_2xk(A, out_idx, out_prob):
     """Solve the game with loss matrix A (K, 2). Writes up to two point indices and their
     probabilities (out_idx[1] = -1 for a pure strategy) and returns (value, lam): the
@@ -61,31 +71,17 @@ def minimax_2xk(A, out_idx, out_prob):
         i = 0
         while i + 1 < H and (a[hull[i + 1]] - a[hull[i]]) / (b[hull[i]] - b[hull[i + 1]]) <= 0.0:
             i += 1
-        j = hull[i]
-        out_idx[0] = j
-        out_idx[1] = -1
-        out_prob[0] = 1.0
-        out_prob[1] = 0.0
-        return max(a[j], a[j] + b[j]), 0.0
+        return _pure(hull[i], a, b, out_idx, out_prob), 0.0
     if kink >= 1.0:
         # envelope increasing on [0, 1]: the line active just left of 1, played pure
         i = 0
         while i + 1 < H and (a[hull[i + 1]] - a[hull[i]]) / (b[hull[i]] - b[hull[i + 1]]) < 1.0:
             i += 1
-        j = hull[i]
-        out_idx[0] = j
-        out_idx[1] = -1
-        out_prob[0] = 1.0
-        out_prob[1] = 0.0
-        return max(a[j], a[j] + b[j]), 1.0
+        return _pure(hull[i], a, b, out_idx, out_prob), 1.0
     L = hull[first_down - 1]
     R = hull[first_down]
     if b[R] == 0.0:
-        out_idx[0] = R
-        out_idx[1] = -1
-        out_prob[0] = 1.0
-        out_prob[1] = 0.0
-        return a[R], kink
+        return _pure(R, a, b, out_idx, out_prob), kink
     alpha = -b[R] / (b[L] - b[R])
     out_idx[0] = L
     out_idx[1] = R
