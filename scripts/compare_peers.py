@@ -25,6 +25,7 @@ import argparse
 import importlib
 import importlib.metadata
 import math
+import os
 import platform
 import subprocess
 import sys
@@ -436,8 +437,8 @@ def header(args, load_start):
         f"Command: `{' '.join(['.venv/bin/python', 'scripts/compare_peers.py', *sys.argv[1:]])}` "
         f"(or `make peers`). Medians of {args.repeat} interleaved calls after one warm-up call each, all in one "
         "process on the same arrays; speed-up = peer time / fastcdl time.",
-        f"Load average (1, 5, 15 min) at the start: {load_start}. The machine was shared with other "
-        "long-running work, so absolute times are noisy; compare the ratios measured together.",
+        f"Load average (1, 5, 15 min) at the start: {load_start} ({os.cpu_count()} CPUs). Absolute times "
+        "move with the machine's load; compare the ratios measured together.",
         "",
     ]
 
