@@ -137,13 +137,13 @@ def machine_description() -> str:
     return f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}"
 
 
-def _progress(total_rounds, n_trials, enabled):
+def _progress(total_rounds, enabled):
     if not enabled:
         return None
     from tqdm import tqdm
 
     return tqdm(total=total_rounds, unit="round", unit_scale=True, smoothing=0.05,
-                desc=f"{n_trials} trials", dynamic_ncols=True)
+                desc="rounds", dynamic_ncols=True)
 
 
 def _local(todo, workers):
@@ -204,7 +204,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
         todo = [t for t in trials if t.key not in done]
         (out_dir / "preset.toml").write_text(preset.to_toml())
         workers = workers or os.cpu_count() or 1
-        bar = _progress(sum(t.T for t in todo), len(todo), progress)
+        bar = _progress(sum(t.T for t in todo), progress)
         rounds = 0
         n_added = 0
         try:
@@ -217,7 +217,8 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
                     rounds += row["T"]
                     if bar is not None:
                         bar.update(row["T"])
-                        bar.set_postfix_str(f"{rounds / (time.perf_counter() - t0):.3g} rounds/s")
+                        bar.set_postfix_str(f"{n_added}/{len(todo)} trials done, "
+                                            f"{rounds / (time.perf_counter() - t0):.3g} rounds/s")
         finally:
             if bar is not None:
                 bar.close()
