@@ -74,18 +74,32 @@ def boundary_points(lo, m, delta, r, pts, probs, bkt):
 
 
 @njit(cache=True)
-def step1_from_c(c, delta, pts, probs, bkt):
-    """Step 1 on explicit weights c (SPEC 3): after it, max_y E[c_b (ptilde - y)] <= delta min(|c_lo|, c_hi)."""
-    m = c.shape[0]
-    lo = sign_change(c)
+def step1_point_mass(v, pts, probs, bkt):
+    """Step 1's cases that need no weights, from the signs of v (c, or G, which has c's signs).
+
+    Plays 0 if v_0 >= 0, 1 if v_{m-1} <= 0, the right end of bucket lo+1 if v_{lo+1} = 0,
+    and returns (lo, True); otherwise returns (lo, False) with v_lo < 0 < v_{lo+1}: the
+    caller mixes the boundary points with the two buckets' weights. O(log m).
+    """
+    m = v.shape[0]
+    lo = sign_change(v)
     if lo < 0:
         point_mass(0.0, 0, pts, probs, bkt)
     elif lo == m - 1:
         point_mass(1.0, m - 1, pts, probs, bkt)
-    elif c[lo + 1] == 0.0:
+    elif v[lo + 1] == 0.0:
         point_mass((lo + 2) / m, lo + 1, pts, probs, bkt)
     else:
-        boundary_points(lo, m, delta, c[lo + 1] / (c[lo + 1] - c[lo]), pts, probs, bkt)
+        return lo, False
+    return lo, True
+
+
+@njit(cache=True)
+def step1_from_c(c, delta, pts, probs, bkt):
+    """Step 1 on explicit weights c (SPEC 3): after it, max_y E[c_b (ptilde - y)] <= delta min(|c_lo|, c_hi)."""
+    lo, done = step1_point_mass(c, pts, probs, bkt)
+    if not done:
+        boundary_points(lo, c.shape[0], delta, c[lo + 1] / (c[lo + 1] - c[lo]), pts, probs, bkt)
     return lo
 
 
@@ -122,18 +136,10 @@ def cdl_forecast(dense, G, Q, eta, logpi, off, S, b, w, c, par, pts, probs, bkt)
     par[3] = np.nan
     if dense:
         par[1] = dense_weights(G, Q, eta, logpi, b, w, par[1], c)
-        lo = sign_change(c)
-        hi_zero = lo >= 0 and lo < m - 1 and c[lo + 1] == 0.0
+        lo, done = step1_point_mass(c, pts, probs, bkt)
     else:
-        lo = sign_change(G)
-        hi_zero = lo >= 0 and lo < m - 1 and G[lo + 1] == 0.0
-    if lo < 0:
-        point_mass(0.0, 0, pts, probs, bkt)
-    elif lo == m - 1:
-        point_mass(1.0, m - 1, pts, probs, bkt)
-    elif hi_zero:
-        point_mass((lo + 2) / m, lo + 1, pts, probs, bkt)
-    else:
+        lo, done = step1_point_mass(G, pts, probs, bkt)
+    if not done:
         if dense:
             lc_lo = math.log(-c[lo])
             lc_hi = math.log(c[lo + 1])
@@ -177,14 +183,8 @@ def kt_forecast(G, logW, n, par, pts, probs, bkt):
     m = G.shape[0]
     par[1] = np.nan
     par[2] = np.nan
-    lo = sign_change(G)
-    if lo < 0:
-        point_mass(0.0, 0, pts, probs, bkt)
-    elif lo == m - 1:
-        point_mass(1.0, m - 1, pts, probs, bkt)
-    elif G[lo + 1] == 0.0:
-        point_mass((lo + 2) / m, lo + 1, pts, probs, bkt)
-    else:
+    lo, done = step1_point_mass(G, pts, probs, bkt)
+    if not done:
         par[1] = kt_logc(lo, G, logW, n)
         par[2] = kt_logc(lo + 1, G, logW, n)
         boundary_points(lo, m, par[0], 1.0 / (1.0 + math.exp(par[1] - par[2])), pts, probs, bkt)
