@@ -16,7 +16,7 @@ Adversary codes and their parameter vectors ``apar``:
 
 import math
 
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 from fastcdl._kernels.rng import uniform
 
@@ -27,7 +27,7 @@ CONTRARIAN = 3
 GREEDY = 4
 
 
-@njit(cache=True)
+@kernel
 def adversary_prob(code, apar, t, prev_y):
     """P(y_t = 1) of a stochastic adversary (BERNOULLI, DRIFT, MARKOV) given the public history."""
     if code == BERNOULLI:
@@ -42,7 +42,7 @@ def adversary_prob(code, apar, t, prev_y):
     return 1.0 - apar[1]
 
 
-@njit(cache=True)
+@kernel
 def greedy_gain(y, preds, probs, n_at, s_at):
     """Expected increase of sum_v |bias_v| if the outcome is y; bias_v = v n_v - s_v."""
     total = 0.0
@@ -52,7 +52,7 @@ def greedy_gain(y, preds, probs, n_at, s_at):
     return total
 
 
-@njit(cache=True)
+@kernel
 def adversary_outcome(code, apar, rng, t, prev_y, preds, probs, n_at, s_at):
     """The outcome y_t in {0, 1} chosen by adversary ``code``; draws from ``rng`` when it randomises."""
     if code == CONTRARIAN:

@@ -8,14 +8,16 @@ import math
 
 import numba as nb
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from fastcdl._kernels._jit import kernel
 
 # Rounds per chunk of the parallel binning kernels. The chunking depends only on T
 # and the number of bins, never on the thread count, so float sums are reproducible.
 CHUNK = 1 << 20
 
 
-@njit(cache=True)
+@kernel
 def first_bad_prob(p):
     """Index of the first p outside [0, 1] (NaN included), or -1. O(T)."""
     for i in range(p.shape[0]):
@@ -24,7 +26,7 @@ def first_bad_prob(p):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def first_bad_outcome(y):
     """Index of the first y that is not 0 or 1 (NaN included), or -1. O(T)."""
     for i in range(y.shape[0]):
@@ -33,7 +35,7 @@ def first_bad_outcome(y):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def first_bad_weight(w):
     """Index of the first weight that is negative, NaN or infinite, or -1. O(T)."""
     for i in range(w.shape[0]):
@@ -42,7 +44,7 @@ def first_bad_weight(w):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def outcome_keys(y, p_bits):
     """uint64 keys that sort like (p, y): the bits of p shifted left, y in the low bit.
 
@@ -57,7 +59,7 @@ def outcome_keys(y, p_bits):
     return keys
 
 
-@njit(cache=True)
+@kernel
 def runs_of_keys(keys):
     """Exact bucket table from sorted outcome keys: (value bits, counts, positives). O(T).
 
@@ -83,7 +85,7 @@ def runs_of_keys(keys):
     return value_bits, counts, positives
 
 
-@njit(cache=True)
+@kernel
 def runs_weighted(p_sorted, y_sorted, w_sorted):
     """Weighted exact table from rounds sorted by p: (values, counts, positives). O(T)."""
     T = p_sorted.shape[0]
@@ -105,7 +107,7 @@ def runs_weighted(p_sorted, y_sorted, w_sorted):
     return values, counts, positives
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def bin_of(x, edges, m, uniform):
     """Bin of x for bins [e_0, e_1], (e_1, e_2], ..., (e_{m-1}, e_m] (0-based).
 
@@ -131,7 +133,7 @@ def bin_of(x, edges, m, uniform):
     return lo
 
 
-@njit(cache=True)
+@kernel
 def _chunking(T, m):
     """(n_chunks, step): fixed by T and m alone, never by the thread count."""
     chunk = max(CHUNK, 16 * m)
@@ -145,7 +147,7 @@ def _chunking(T, m):
 _PACK = np.int64(1) << np.int64(32)
 
 
-@njit(cache=True)
+@kernel
 def _bin_span(y, p, edges, uniform, start, stop, ny, pp):
     """Rounds start..stop-1 into one partial table (packed counts ny, prediction sums pp).
 
@@ -164,7 +166,7 @@ def _bin_span(y, p, edges, uniform, start, stop, ny, pp):
     return ok
 
 
-@njit(cache=True)
+@kernel
 def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp):
     """As _bin_span with weights: weight sums per bin; also refuses negative or non-finite weights."""
     m = edges.shape[0] - 1
@@ -182,14 +184,14 @@ def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp):
     return ok
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad):
     T = p.shape[0]
     for c in prange(bad.shape[0]):
         bad[c] = not _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny[c], part_p[c])
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad):
     T = p.shape[0]
     for c in prange(bad.shape[0]):
@@ -197,7 +199,7 @@ def _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, 
                                         part_n[c], part_s[c], part_p[c])
 
 
-@njit(cache=True)
+@kernel
 def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     """Accumulate unweighted rounds into the m = len(edges) - 1 bins (exact int64 counts).
 
@@ -231,7 +233,7 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     return True
 
 
-@njit(cache=True)
+@kernel
 def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
     """As :func:`bin_rounds` with sample weights: counts and positives are weight sums.
 
@@ -259,7 +261,7 @@ def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
     return True
 
 
-@njit(cache=True)
+@kernel
 def merge_sorted_keys(ka, kb):
     """Union of two strictly increasing key arrays: (keys, where ka went, where kb went). O(a + b)."""
     na = ka.shape[0]

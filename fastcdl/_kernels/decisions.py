@@ -14,13 +14,13 @@ underflows below 2^-969, which payoffs in [0, 1] and beliefs >= 2^-400 never do.
 """
 
 import numpy as np
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 _EPS = 2.0**-53
 _SPLITTER = 134217729.0  # 2^27 + 1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _two_sum(a, b):
     x = a + b
     bv = x - a
@@ -28,14 +28,14 @@ def _two_sum(a, b):
     return x, (a - av) + (b - bv)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _split(a):
     c = _SPLITTER * a
     hi = c - (c - a)
     return hi, a - hi
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _two_prod(a, b):
     x = a * b
     ah, al = _split(a)
@@ -43,7 +43,7 @@ def _two_prod(a, b):
     return x, al * bl - (((x - ah * bh) - al * bh) - ah * bl)
 
 
-@njit(cache=True)
+@kernel
 def _grow(e, k, x):
     """Add x to the nonoverlapping expansion e[:k] (increasing magnitude); return the new length."""
     out = 0
@@ -58,7 +58,7 @@ def _grow(e, k, x):
     return out
 
 
-@njit(cache=True)
+@kernel
 def prefer_sign(u, a, b, num, den):
     """Exact sign of the expected-payoff difference of actions a and b at belief num/den."""
     d0 = u[a, 0] - u[b, 0]
@@ -86,7 +86,7 @@ def prefer_sign(u, a, b, num, den):
     return 1 if e[k - 1] > 0.0 else -1
 
 
-@njit(cache=True)
+@kernel
 def best_response(u, num, den):
     """argmax_a of the expected payoff at belief num/den, ties to the lowest index. O(n_actions)."""
     best = 0
@@ -96,7 +96,7 @@ def best_response(u, num, den):
     return best
 
 
-@njit(cache=True)
+@kernel
 def cfdl_kernel(q, n, s, u):
     """CFDL_U = (1/T) sum_i [(n_i - s_i)(U[h,0] - U[a,0]) + s_i (U[h,1] - U[a,1])].
 
@@ -114,7 +114,7 @@ def cfdl_kernel(q, n, s, u):
     return total / T
 
 
-@njit(cache=True)
+@kernel
 def swap_regret_kernel(q, n, s, u):
     """(1/T) sum_a max_a' sum_{rounds with a*(p_t) = a} [U(a', y_t) - U(a, y_t)]. O(m A + A^2)."""
     A = u.shape[0]

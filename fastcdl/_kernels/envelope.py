@@ -10,10 +10,10 @@ hence exact below 2^53.
 """
 
 import numpy as np
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def _ramps(x, qhat, n, s, coef):
     """Split buckets into up and down ramps: (start, end, dA, dB) per kind, sorted by start and by end."""
     m = x.shape[0]
@@ -50,7 +50,7 @@ def _ramps(x, qhat, n, s, coef):
     return up_start, up_end, up_a, up_b, dn_start, dn_end, dn_a, dn_b
 
 
-@njit(cache=True)
+@kernel
 def sweep(x, qhat, n, s, coef, extra, T):
     """Both one-sided values of f(mu) = (1/T) sum_i coef_i n_i v(x_i, qhat_i; mu) at every breakpoint.
 
@@ -133,7 +133,7 @@ def sweep(x, qhat, n, s, coef, extra, T):
     return b, f_left, f_right
 
 
-@njit(cache=True)
+@kernel
 def upper_hull(b, h):
     """Indices of the vertices of the upper concave envelope of points (b_j, h_j), b increasing.
 
@@ -155,7 +155,7 @@ def upper_hull(b, h):
     return idx[:k].copy()
 
 
-@njit(cache=True)
+@kernel
 def envelope_at_half(b, h):
     """Read the upper concave envelope of (b, h) at 1/2 (b must contain 0, 1/2 and 1).
 
@@ -175,7 +175,7 @@ def envelope_at_half(b, h):
     return np.nan, -1, -1  # unreachable when 1/2 is among the b
 
 
-@njit(cache=True)
+@kernel
 def cdl_kernel(q, n, s, T):
     """CDL = 2 fbar(1/2) and VCDL = max_b max(f(b), f(b+)) / max(b, 1-b) (SPEC 2.2).
 
@@ -198,7 +198,7 @@ def cdl_kernel(q, n, s, T):
     return 2.0 * value, j1, j2, b, f_left, f_right, best, jv
 
 
-@njit(cache=True)
+@kernel
 def ucal_kernel(q, n, s, T):
     """UCal = 2 gbar(1/2), gbar the upper concave envelope of max(g, 0) (SPEC 2.3). O(m log m).
 
@@ -231,7 +231,7 @@ def ucal_kernel(q, n, s, T):
     return 2.0 * value
 
 
-@njit(cache=True)
+@kernel
 def v_curve(q, n, s, T, mus):
     """f(mu) with the SPEC 2.1 tie rule at each mu of ``mus``. O((m + k) log(m + k))."""
     qhat = s / n

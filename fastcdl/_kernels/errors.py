@@ -1,9 +1,9 @@
 """ECE and K2 of a bucket table (SPEC section 2 table)."""
 
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def ece_kernel(q, n, s):
     """(1/T) sum_i n_i |q_i - qhat_i| = (1/T) sum_i |n_i q_i - s_i|. O(m)."""
     T = 0.0
@@ -14,7 +14,7 @@ def ece_kernel(q, n, s):
     return total / T
 
 
-@njit(cache=True)
+@kernel
 def k2_kernel(q, n, s):
     """(1/T) sum_i n_i (q_i - qhat_i)^2. O(m)."""
     T = 0.0

@@ -17,7 +17,7 @@ Families (buckets are 0-based here; SPEC bucket i is index i - 1):
 import math
 
 import numpy as np
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 from fastcdl._kernels.adversaries import adversary_prob
 from fastcdl._kernels.msmwc import dense_weights, resum_normaliser, sparse_lam, sparse_logc, update_bucket
@@ -29,7 +29,7 @@ FREQUENCY = 2
 
 
 # -- shared pieces ------------------------------------------------------------------------
-@njit(cache=True)
+@kernel
 def sign_change(v):
     """Step 1's bracket by bisection on the sign of v, O(log m).
 
@@ -51,7 +51,7 @@ def sign_change(v):
     return lo
 
 
-@njit(cache=True)
+@kernel
 def point_mass(x, b, pts, probs, bkt):
     pts[0] = x
     pts[1] = x
@@ -61,7 +61,7 @@ def point_mass(x, b, pts, probs, bkt):
     bkt[1] = b
 
 
-@njit(cache=True)
+@kernel
 def boundary_points(lo, m, delta, r, pts, probs, bkt):
     """Step 1's mixture: ptilde = (lo+1)/m (right end of bucket lo) with probability r and
     (lo+1)/m + delta (inside bucket lo+1, as 0 < delta <= 1/m) with probability 1 - r."""
@@ -73,7 +73,7 @@ def boundary_points(lo, m, delta, r, pts, probs, bkt):
     bkt[1] = lo + 1
 
 
-@njit(cache=True)
+@kernel
 def step1_point_mass(v, pts, probs, bkt):
     """Step 1's cases that need no weights, from the signs of v (c, or G, which has c's signs).
 
@@ -94,7 +94,7 @@ def step1_point_mass(v, pts, probs, bkt):
     return lo, True
 
 
-@njit(cache=True)
+@kernel
 def step1_from_c(c, delta, pts, probs, bkt):
     """Step 1 on explicit weights c (SPEC 3): after it, max_y E[c_b (ptilde - y)] <= delta min(|c_lo|, c_hi)."""
     lo, done = step1_point_mass(c, pts, probs, bkt)
@@ -103,7 +103,7 @@ def step1_from_c(c, delta, pts, probs, bkt):
     return lo
 
 
-@njit(cache=True)
+@kernel
 def draw(q, probs, bkt, rng, ctr):
     """Draw the round's slot with the forecaster's generator; return the stated prediction."""
     j = 0
@@ -113,7 +113,7 @@ def draw(q, probs, bkt, rng, ctr):
     return q[bkt[j]]
 
 
-@njit(cache=True)
+@kernel
 def record(y, b, n, s, ctr):
     n[b] += 1
     s[b] += y
@@ -123,7 +123,7 @@ def record(y, b, n, s, ctr):
 
 
 # -- cdl: Algorithm 1 with the MsMwC oracle -----------------------------------------------
-@njit(cache=True)
+@kernel
 def cdl_forecast(dense, G, Q, eta, logpi, off, S, b, w, c, par, pts, probs, bkt):
     """Step 1 of Algorithm 1. par = [delta, lam, ln|c_lo|, ln c_hi] (the last two NaN unless mixed).
 
@@ -153,7 +153,7 @@ def cdl_forecast(dense, G, Q, eta, logpi, off, S, b, w, c, par, pts, probs, bkt)
         boundary_points(lo, m, delta, 1.0 / (1.0 + math.exp(lc_lo - lc_hi)), pts, probs, bkt)
 
 
-@njit(cache=True)
+@kernel
 def cdl_observe(y, dense, G, Q, eta, off, S, terms, n, s, pts, bkt, ctr):
     """Update G, Q (and, sparse, F_k) of the drawn bucket with g = ptilde - y; record (p, y).
     Sparse: every m rounds F_k is summed afresh (resum_normaliser)."""
@@ -171,13 +171,13 @@ def cdl_observe(y, dense, G, Q, eta, off, S, terms, n, s, pts, bkt, ctr):
 
 
 # -- kt: one Krichevsky-Trofimov coin-bettor per bucket ------------------------------------
-@njit(cache=True)
+@kernel
 def kt_logc(b, G, logW, n):
     """ln|c_b| = ln|G_b| - ln(n_b + 1) + ln W_b."""
     return math.log(abs(G[b])) - math.log(n[b] + 1.0) + logW[b]
 
 
-@njit(cache=True)
+@kernel
 def kt_forecast(G, logW, n, par, pts, probs, bkt):
     """Step 1 with c_b = beta_b W_b (sign of G_b); par = [delta, ln|c_lo|, ln c_hi]."""
     m = G.shape[0]
@@ -190,7 +190,7 @@ def kt_forecast(G, logW, n, par, pts, probs, bkt):
         boundary_points(lo, m, par[0], 1.0 / (1.0 + math.exp(par[1] - par[2])), pts, probs, bkt)
 
 
-@njit(cache=True)
+@kernel
 def kt_observe(y, G, logW, n, s, pts, bkt, ctr):
     """W_b <- W_b (1 + beta_b g) with beta_b = G_b / (n_b + 1) before the update; G_b += g."""
     j = ctr[3]
@@ -202,13 +202,13 @@ def kt_observe(y, G, logW, n, s, pts, bkt, ctr):
 
 
 # -- grid forecasters: foster, truthful, frequency -----------------------------------------
-@njit(cache=True)
+@kernel
 def _bias_sign(j, n, s, m):
     """sign of the bias q_j n_j - s_j of grid point j, exactly: m times it is j n_j - m s_j."""
     return j * n[j] - m * s[j]
 
 
-@njit(cache=True)
+@kernel
 def grid_forecast(kind, acode, apar, q, n, s, ctr, pts, probs, bkt):
     """Stated values q_j = j/m, j = 0..m; the raw point is the stated value.
 
@@ -256,6 +256,6 @@ def grid_forecast(kind, acode, apar, q, n, s, ctr, pts, probs, bkt):
     point_mass(q[j], j, pts, probs, bkt)
 
 
-@njit(cache=True)
+@kernel
 def grid_observe(y, n, s, bkt, ctr):
     record(y, bkt[ctr[3]], n, s, ctr)

@@ -10,16 +10,16 @@ points.
 """
 
 import numpy as np
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 
-@njit(cache=True)
+@kernel
 def _redundant(a, b, i1, i2, i3):
     """Line i2 never attains the minimum once i1 and i3 (slopes b1 > b2 > b3) are present."""
     return (a[i3] - a[i1]) * (b[i1] - b[i2]) <= (a[i2] - a[i1]) * (b[i1] - b[i3])
 
 
-@njit(cache=True)
+@kernel
 def _pure(j, a, b, out_idx, out_prob):
     """Play point j alone; its guaranteed loss is the larger end of its line on [0, 1]."""
     out_idx[0] = j
@@ -29,7 +29,7 @@ def _pure(j, a, b, out_idx, out_prob):
     return max(a[j], a[j] + b[j])
 
 
-@njit(cache=True)
+@kernel
 def minimax_2xk(A, out_idx, out_prob):
     """Solve the game with loss matrix A (K, 2). Writes up to two point indices and their
     probabilities (out_idx[1] = -1 for a pure strategy) and returns (value, lam): the

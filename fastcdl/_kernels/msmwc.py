@@ -28,7 +28,7 @@ round. The reference for the sparse form and the benchmark baseline.
 import math
 
 import numpy as np
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 RESCALE = 600.0  # keep exp(new - off_k) below e^600 in the scaled sums S_k
 TINY_S = 1e-30  # renormalise S_k below this, so S_k stays in [1e-30, (m+1) e^600]
@@ -43,7 +43,7 @@ def n_copies(T):
     return j + 1
 
 
-@njit(cache=True)
+@kernel
 def copy_rates(m, eta, logpi):
     """Fill eta_k = 2^-k / 32 and logpi_k = ln(rho_k / K), rho_k = eta_k^2 / sum_j eta_j^2."""
     K = 2 * m + 1
@@ -55,7 +55,7 @@ def copy_rates(m, eta, logpi):
         logpi[k] = math.log(eta[k] * eta[k] / total) - math.log(K)
 
 
-@njit(cache=True)
+@kernel
 def refresh_normaliser(G, Q, eta, off, S, terms):
     """Recompute every F_k = exp(off_k) S_k and every bucket's term from scratch, O(m K_eta).
 
@@ -85,7 +85,7 @@ def refresh_normaliser(G, Q, eta, off, S, terms):
             S[k] += t
 
 
-@njit(cache=True)
+@kernel
 def resum_normaliser(off, S, terms):
     """S_k = exp(-off_k) + sum_i terms[i, k]: F_k summed afresh, O(m K_eta) additions.
 
@@ -101,7 +101,7 @@ def resum_normaliser(off, S, terms):
             S[k] += terms[i, k]
 
 
-@njit(cache=True)
+@kernel
 def _shift_offset(k, shift, off, S, terms):
     """off_k += shift, rescaling S_k and column k of terms (rare: O(m))."""
     f = math.exp(-shift)
@@ -111,7 +111,7 @@ def _shift_offset(k, shift, off, S, terms):
         terms[i, k] *= f
 
 
-@njit(cache=True)
+@kernel
 def update_bucket(i, g, G, Q, eta, off, S, terms):
     """Add gain g to bucket i (G_i += g, Q_i += g^2) and update every F_k for it, O(K_eta).
 
@@ -141,7 +141,7 @@ def update_bucket(i, g, G, Q, eta, off, S, terms):
     Q[i] = Qn
 
 
-@njit(cache=True)
+@kernel
 def log_normaliser(b, w, eta, lam):
     """(phi, d): phi = ln sum_k w_k exp(b_k - eta_k lam), d = -phi'(lam) (the weighted mean of eta).
 
@@ -162,7 +162,7 @@ def log_normaliser(b, w, eta, lam):
     return top + math.log(s), se / s
 
 
-@njit(cache=True)
+@kernel
 def solve_lam(b, w, eta, lam0):
     """The root Lam of sum_k w_k exp(b_k - eta_k Lam) = 1, i.e. sum_k (rho_k/K) F_k e^{-eta_k Lam} = 1
     with b_k = ln(rho_k/K) + off_k and w_k = S_k.
@@ -195,7 +195,7 @@ def solve_lam(b, w, eta, lam0):
     return lam
 
 
-@njit(cache=True)
+@kernel
 def sparse_lam(eta, logpi, off, S, b, lam0):
     """Lam from the scaled normalisers F_k = exp(off_k) S_k, O(K_eta * Newton steps)."""
     for k in range(eta.shape[0]):
@@ -203,7 +203,7 @@ def sparse_lam(eta, logpi, off, S, b, lam0):
     return solve_lam(b, S, eta, lam0)
 
 
-@njit(cache=True)
+@kernel
 def sparse_logc(i, G, Q, eta, logpi, lam):
     """ln|c_i| in log space, O(K_eta); -inf when G_i = 0. The sign of c_i is the sign of G_i.
 
@@ -232,7 +232,7 @@ def sparse_logc(i, G, Q, eta, logpi, lam):
     return top + math.log(s)
 
 
-@njit(cache=True)
+@kernel
 def dense_weights(G, Q, eta, logpi, b, w, lam0, c):
     """The direct oracle: every weight formed explicitly and normalised, O(m K_eta).
 

@@ -7,7 +7,7 @@ arrays, which is what makes the two paths give identical runs.
 """
 
 import numpy as np
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 _U5 = np.uint64(5)
 _U9 = np.uint64(9)
@@ -19,12 +19,12 @@ _U64 = np.uint64(64)
 _TWO_M53 = 2.0**-53
 
 
-@njit(cache=True)
+@kernel
 def _rotl(x, k):
     return (x << k) | (x >> (_U64 - k))
 
 
-@njit(cache=True)
+@kernel
 def next_u64(state):
     """Advance the state in place and return the next 64-bit output."""
     s0 = state[0]
@@ -46,7 +46,7 @@ def next_u64(state):
     return result
 
 
-@njit(cache=True)
+@kernel
 def uniform(state):
     """A uniform double in [0, 1): the top 53 bits of the next output times 2^-53."""
     return np.float64(next_u64(state) >> _U11) * _TWO_M53

@@ -7,7 +7,7 @@ Memory is the forecaster's state, O(m): nothing per round is kept unless a trace
 buffer of length T is passed (trace_p, trace_y; length 0 disables it).
 """
 
-from numba import njit
+from fastcdl._kernels._jit import kernel
 
 from fastcdl._kernels.adversaries import adversary_outcome
 from fastcdl._kernels.forecasters import (
@@ -21,7 +21,7 @@ from fastcdl._kernels.forecasters import (
 )
 
 
-@njit(cache=True)
+@kernel
 def adversary_round(acode, apar, arng, q, n, s, ctr, probs, bkt, preds, n_at, s_at):
     """The adversary's outcome for this round from the distribution and the public table."""
     for j in range(2):
@@ -31,14 +31,14 @@ def adversary_round(acode, apar, arng, q, n, s, ctr, probs, bkt, preds, n_at, s_
     return adversary_outcome(acode, apar, arng, ctr[0] + 1, ctr[2], preds, probs, n_at, s_at)
 
 
-@njit(cache=True)
+@kernel
 def _trace(t, p, y, trace_p, trace_y):
     if trace_p.shape[0] > 0:
         trace_p[t] = p
         trace_y[t] = y
 
 
-@njit(cache=True)
+@kernel
 def simulate_cdl(T, dense, G, Q, eta, logpi, off, S, terms, b, w, c, par, q, n, s, ctr, pts, probs, bkt, rng,
                  acode, apar, arng, preds, n_at, s_at, trace_p, trace_y):
     for t in range(T):
@@ -49,7 +49,7 @@ def simulate_cdl(T, dense, G, Q, eta, logpi, off, S, terms, b, w, c, par, q, n, 
         cdl_observe(y, dense, G, Q, eta, off, S, terms, n, s, pts, bkt, ctr)
 
 
-@njit(cache=True)
+@kernel
 def simulate_kt(T, G, logW, par, q, n, s, ctr, pts, probs, bkt, rng,
                 acode, apar, arng, preds, n_at, s_at, trace_p, trace_y):
     for t in range(T):
@@ -60,7 +60,7 @@ def simulate_kt(T, G, logW, par, q, n, s, ctr, pts, probs, bkt, rng,
         kt_observe(y, G, logW, n, s, pts, bkt, ctr)
 
 
-@njit(cache=True)
+@kernel
 def simulate_grid(T, kind, fcode, fpar, q, n, s, ctr, pts, probs, bkt, rng,
                   acode, apar, arng, preds, n_at, s_at, trace_p, trace_y):
     for t in range(T):

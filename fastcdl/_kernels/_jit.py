@@ -1,0 +1,111 @@
+"""How every fastcdl kernel is compiled: one decorator, one cache policy.
+
+``kernel`` is numba's ``njit`` with fastcdl's defaults:
+
+- the on-disk cache is on, unless the environment sets ``FASTCDL_CACHE=0``;
+- the cache cannot go stale across files. numba invalidates a cached function only when
+  its *own* source file changes, so a caller in ``simulate.py`` would keep the machine
+  code of an old ``msmwc.update_bucket`` after an edit or an upgrade that changed only
+  ``msmwc.py``. Next to the cache, a stamp file records a hash of all kernel sources
+  (this folder's ``*.py``); when the hash differs, every fastcdl cache entry in that
+  folder is dropped before the first kernel is loaded, under a file lock so that
+  concurrent processes (pool workers, Dask workers) agree.
+
+>>> from fastcdl._kernels._jit import kernel
+>>> @kernel
+... def twice(x):
+...     return 2 * x
+>>> twice(21)
+42
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+from pathlib import Path
+
+from numba import njit
+
+_HERE = Path(__file__).resolve().parent
+STAMP = "fastcdl-kernels.hash"
+_checked: set[str] = set()
+
+
+def cache_enabled() -> bool:
+    """False when the environment sets FASTCDL_CACHE to 0, false, no or off."""
+    return os.environ.get("FASTCDL_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def sources_hash() -> str:
+    """sha256 of the kernel sources (names and bytes of this folder's ``*.py``), hex."""
+    h = hashlib.sha256()
+    for f in sorted(_HERE.glob("*.py")):
+        h.update(f.name.encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _cache_files(directory: Path):
+    for pattern in ("*.nbi", "*.nbc"):
+        yield from directory.glob(pattern)
+
+
+def ensure_fresh(directory) -> bool:
+    """Drop the cache entries in ``directory`` unless its stamp matches the sources.
+
+    Returns True when entries were dropped (or the stamp was missing). Safe to call from
+    several processes at once: the check and the removal run under an exclusive lock.
+    """
+    directory = Path(directory)
+    key = str(directory)
+    if key in _checked:
+        return False
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        current = sources_hash()
+        with open(directory / (STAMP + ".lock"), "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            stamp = directory / STAMP
+            try:
+                stored = stamp.read_text().strip()
+            except OSError:
+                stored = None
+            dropped = stored != current
+            if dropped:
+                for f in _cache_files(directory):
+                    f.unlink(missing_ok=True)
+                tmp = directory / (STAMP + f".{os.getpid()}.tmp")
+                tmp.write_text(current + "\n")
+                os.replace(tmp, stamp)
+    except OSError:
+        # A read-only cache location: numba itself falls back or runs uncached.
+        dropped = False
+    _checked.add(key)
+    return dropped
+
+
+def kernel(*args, **options):
+    """numba.njit with fastcdl's cache policy. Use as ``@kernel``, ``@kernel(parallel=True)``
+    or ``@kernel("float64(float64[:])")`` (an explicit signature compiles at import)."""
+    options.setdefault("cache", cache_enabled())
+
+    def wrap(func, sig=None):
+        # Compile only after the freshness check, so a stale entry is never loaded.
+        dispatcher = njit(**options)(func)
+        path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
+        if options["cache"] and path is not None:
+            ensure_fresh(path)
+        if sig is not None:
+            for s in sig if isinstance(sig, (list, tuple)) else [sig]:
+                dispatcher.compile(s)
+            dispatcher.disable_compile()
+        return dispatcher
+
+    if len(args) == 1 and callable(args[0]) and not options.keys() - {"cache"}:
+        return wrap(args[0])
+    sig = args[0] if args else None
+    return lambda func: wrap(func, sig)
