@@ -283,13 +283,21 @@ def _read_run(run_dir: Path):
         rows = store.rows()
     if not rows:
         raise InputError(f"{db}: holds no finished trials")
-    # A run resumed after the code changed holds each trial once per code version; like the
-    # run's own summary, use only the latest version's trials.
+    # A run resumed after an algorithm's version was bumped holds its trials once per
+    # version; per forecaster x adversary, use the version finished last (rows stored before
+    # versions were declared, and never verified, count under their code version).
+    def version(r):
+        return r["algorithm_version"] or f"code {r['code_version']}"
+
     finished = defaultdict(str)
     for r in rows:
-        finished[r["code_version"]] = max(finished[r["code_version"]], r["finished_at"] or "")
-    latest = max(finished, key=finished.get)
-    rows = [r for r in rows if r["code_version"] == latest]
+        k = (r["forecaster_label"], r["adversary_label"], version(r))
+        finished[k] = max(finished[k], r["finished_at"] or "")
+    latest = {}
+    for (f, a, v), when in finished.items():
+        if (f, a) not in latest or when > finished[(f, a, latest[(f, a)])]:
+            latest[(f, a)] = v
+    rows = [r for r in rows if version(r) == latest[(r["forecaster_label"], r["adversary_label"])]]
     seed = 0
     preset = run_dir / "preset.toml"
     if preset.is_file():
@@ -423,6 +431,8 @@ def _replay_figures(rows):
                 pick[k] = r
     out = []
     for (f, a), row in sorted(pick.items()):
+        if row["algorithm_version"] is None:
+            continue  # stored before algorithm versions, by code never verified to replay
         trial = Trial(**{name: row[name] for name in Trial.__dataclass_fields__})
         where = f"trial {f} vs {a}, T = {trial.T}, seed {trial.seed}"
         if trial.key != row["key"]:
@@ -435,7 +445,8 @@ def _replay_figures(rows):
         if got != row["cdl"]:
             raise ValueError(
                 f"{where}: recomputed CDL {got!r} differs from the stored {row['cdl']!r} "
-                f"(stored by code version {trial.code_version}, this is {code_version()})"
+                f"(stored as {trial.algorithm_version} by code {row['code_version']}, this is {code_version()}): "
+                "a change of results needs a version bump in fastcdl/online/versions.py"
             )
         name = f"forecaster '{f}' vs adversary '{a}', T = {_horizon_text(trial.T)}, seed index 0"
         stem = f"{_slug(f)}_{_slug(a)}_T{trial.T}"

@@ -141,8 +141,8 @@ def _rows(path):
 
 
 def test_plan_seeds_are_deterministic():
-    a = plan(tiny(), "v")
-    b = plan(tiny(), "v")
+    a = plan(tiny())
+    b = plan(tiny())
     assert [t.key for t in a] == [t.key for t in b]
     assert len({t.seed for t in a}) == 3  # one seed per seed index, shared across the grid
     assert len({t.key for t in a}) == len(a) == 4 * 3 * 4

@@ -234,16 +234,18 @@ def test_cli_plot_refuses_a_trial_that_does_not_replay(run_dir, tmp_path, capsys
         assert len(store.rows()) == n
 
 
-def test_run_folder_with_trials_of_an_older_code_version(run_dir, tmp_path, capsys):
-    """Only the latest code version's trials are plotted, as in the run's own summary."""
+def test_run_folder_with_trials_of_an_older_algorithm_version(run_dir, tmp_path, capsys):
+    """Only the latest algorithm version's trials are plotted, as in the run's own summary."""
     folder = tmp_path / "resumed"
     shutil.copytree(run_dir, folder)
     with TrialStore(folder / "trials.sqlite") as store:
         for row in store.rows():
-            store.add({**row, "key": "old" + row["key"], "code_version": "0.0.0+old", "cdl": 2 * row["cdl"],
-                       "finished_at": "2000-01-01T00:00:00+00:00"})
+            store.add({**row, "key": "old" + row["key"], "algorithm_version": "old " + row["algorithm_version"],
+                       "cdl": 2 * row["cdl"], "finished_at": "2000-01-01T00:00:00+00:00"})
+            store.add({**row, "key": "legacy" + row["key"], "algorithm_version": None, "code_version": "0.0.0+old",
+                       "cdl": 3 * row["cdl"], "finished_at": "2001-01-01T00:00:00+00:00"})
     rows, seed = fplot._read_run(folder)
-    assert {r["code_version"] for r in rows} != {"0.0.0+old"} and len({r["code_version"] for r in rows}) == 1
+    assert all(r["algorithm_version"] is not None and not r["algorithm_version"].startswith("old") for r in rows)
     figures = dict(fplot._rate_figures(rows, seed))
     with open(run_dir / "rates.csv") as fh:
         means = [float(r["mean"]) for r in csv.DictReader(fh)

@@ -21,13 +21,18 @@ import numpy as np
 
 from fastcdl.experiments.analysis import write_summary
 from fastcdl.experiments.presets import Preset, PresetError
-from fastcdl.experiments.store import TrialStore, params_json
+from fastcdl.experiments.store import TrialStore, params_json, trial_key
+from fastcdl.online.versions import algorithm_version
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def code_version() -> str:
-    """Package version plus a hash of the sources that determine a trial's numbers."""
+    """Package version plus a hash of the sources: provenance stored with each trial.
+
+    Trials are keyed by declared algorithm versions (:mod:`fastcdl.online.versions`),
+    not by this hash, so a refactor reuses every stored trial.
+    """
     from fastcdl import __version__
 
     h = hashlib.sha256()
@@ -57,21 +62,21 @@ class Trial:
     T: int
     seed_index: int
     seed: int
-    code_version: str
+    algorithm_version: str
 
     @property
     def key(self) -> str:
-        ident = [self.forecaster, self.forecaster_params, self.adversary, self.adversary_params, self.T, self.seed, self.code_version]
-        return hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:32]
+        return trial_key(self.forecaster, self.forecaster_params, self.adversary, self.adversary_params,
+                         self.T, self.seed, self.algorithm_version)
 
 
-def plan(preset: Preset, version: str | None = None) -> list[Trial]:
+def plan(preset: Preset) -> list[Trial]:
     """All trials of a preset, smallest horizons first (so a partial run covers whole grid rows)."""
-    version = version or code_version()
     trials = []
     for T in preset.horizons:
         for f in preset.forecasters:
             for a in preset.adversaries:
+                version = algorithm_version(f.name, a.name)
                 for i in range(preset.seeds):
                     trials.append(
                         Trial(f.name, f.display, params_json(f.param_dict), a.name, a.display, params_json(a.param_dict),
@@ -98,6 +103,7 @@ def run_trial(trial: Trial) -> dict:
     row = asdict(trial)
     row.update(
         key=trial.key,
+        code_version=code_version(),
         cdl=rep.value,
         vcdl=rep.vcdl,
         ece=ece(st),
@@ -197,7 +203,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
     if dry:
         dry_run(preset)
     version = code_version()
-    trials = plan(preset, version)
+    trials = plan(preset)
     t0 = time.perf_counter()
     with TrialStore(out_dir / "trials.sqlite") as store:
         done = store.done_keys()

@@ -1,15 +1,21 @@
 """The resumable trial store: one SQLite row per finished trial, one transaction per row.
 
-A trial is keyed by (forecaster, its params, adversary, its params, T, seed, code
-version). A killed run loses only the trials in flight: a row is either committed whole
-or absent, so re-running the same command skips every finished trial.
+A trial is keyed by (forecaster, its params, adversary, its params, T, seed, algorithm
+version); see :mod:`fastcdl.online.versions`. A killed run loses only the trials in
+flight: a row is either committed whole or absent, so re-running the same command skips
+every finished trial. Opening a store adds the columns it lacks (``ALTER TABLE``) and
+re-keys rows stored before algorithm versions existed when their code version is one
+that was verified to replay bit for bit.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
+
+from fastcdl.online.versions import LEGACY_CODE_VERSIONS, algorithm_version
 
 COLUMNS = (
     ("key", "TEXT PRIMARY KEY"),
@@ -23,6 +29,7 @@ COLUMNS = (
     ("seed_index", "INTEGER NOT NULL"),
     ("seed", "INTEGER NOT NULL"),
     ("code_version", "TEXT NOT NULL"),
+    ("algorithm_version", "TEXT"),
     ("cdl", "REAL"),
     ("vcdl", "REAL"),
     ("ece", "REAL"),
@@ -55,6 +62,29 @@ class TrialStore:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         cols = ", ".join(f"{c} {t}" for c, t in COLUMNS)
         self._conn.execute(f"CREATE TABLE IF NOT EXISTS trials ({cols})")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add missing columns; re-key legacy rows whose code version is verified (one transaction)."""
+        have = {r[1] for r in self._conn.execute("PRAGMA table_info(trials)")}
+        legacy = tuple(LEGACY_CODE_VERSIONS)
+        marks = ", ".join("?" for _ in legacy)
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            for c, t in COLUMNS:
+                if c not in have:
+                    self._conn.execute(f"ALTER TABLE trials ADD COLUMN {c} {t.replace('NOT NULL', '')}")
+            old = self._conn.execute(
+                "SELECT key, forecaster, forecaster_params, adversary, adversary_params, T, seed FROM trials "
+                f"WHERE algorithm_version IS NULL AND code_version IN ({marks})", legacy).fetchall()
+            for key, f, fp, a, ap, T, seed in old:
+                version = algorithm_version(f, a, initial=True)
+                self._conn.execute("UPDATE OR REPLACE trials SET key = ?, algorithm_version = ? WHERE key = ?",
+                                   (trial_key(f, fp, a, ap, T, seed, version), version, key))
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
 
     def done_keys(self) -> set[str]:
         return {k for (k,) in self._conn.execute("SELECT key FROM trials")}
@@ -97,3 +127,9 @@ class TrialStore:
 
 def params_json(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
+
+
+def trial_key(forecaster, forecaster_params, adversary, adversary_params, T, seed, algorithm_version) -> str:
+    """The store's primary key of a trial: a hash of everything its numbers depend on."""
+    ident = [forecaster, forecaster_params, adversary, adversary_params, int(T), int(seed), algorithm_version]
+    return hashlib.sha256(json.dumps(ident).encode()).hexdigest()[:32]
