@@ -26,5 +26,9 @@ peers: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev,peers]"
 	$(PY) scripts/compare_peers.py
 
+# also numba's cache: beside the sources, and under NUMBA_CACHE_DIR when that is set
 clean:
 	rm -rf $(VENV) build *.egg-info .asv
+	find fastcdl \( -name '*.nbi' -o -name '*.nbc' -o -name 'fastcdl-kernels.hash*' \) -delete
+	find fastcdl -name __pycache__ -type d -empty -delete
+	if [ -n "$$NUMBA_CACHE_DIR" ]; then find "$$NUMBA_CACHE_DIR" -path '*fastcdl*' \( -name '*.nbi' -o -name '*.nbc' -o -name 'fastcdl-kernels.hash*' \) -delete; fi

@@ -1,0 +1,105 @@
+"""The kernel cache cannot go stale across files (fastcdl/_kernels/_jit.py).
+
+numba re-validates a cached function against its own source file only. These tests edit a
+callee (adversaries.adversary_outcome) in a copy of the package and run its caller in
+another file (the simulate loop) in fresh processes sharing one NUMBA_CACHE_DIR.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fastcdl
+from fastcdl._kernels import _jit
+
+PACKAGE = Path(fastcdl.__file__).resolve().parent
+SCRIPT = (
+    "from fastcdl.online import simulate\n"
+    "st = simulate('kt', 'bernoulli', horizon=2000, seed=3).stats\n"
+    "print(int(st.positives.sum()), int(st.counts.sum()))\n"
+)
+CALLEE = "    return 1 if uniform(rng) < adversary_prob(code, apar, t, prev_y) else 0\n"
+
+
+def _run(root, cache, **env):
+    full = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache), **env}
+    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=root, env=full, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    ones, total = map(int, out.stdout.split())
+    return ones, total
+
+
+@pytest.fixture
+def package_copy(tmp_path):
+    root = tmp_path / "site"
+    shutil.copytree(PACKAGE, root / "fastcdl", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _stamps(cache):
+    return list(Path(cache).rglob(_jit.STAMP))
+
+
+def test_editing_a_callee_takes_effect_in_a_caller_in_another_file(package_copy, tmp_path):
+    cache = tmp_path / "cache"
+    ones, total = _run(package_copy, cache)
+    assert total == 2000 and 0 < ones < total  # bernoulli(1/2)
+    (stamp,) = _stamps(cache)
+    assert any(stamp.parent.glob("simulate.*.nbi"))
+
+    path = package_copy / "fastcdl" / "_kernels" / "adversaries.py"
+    src = path.read_text()
+    assert CALLEE in src
+    path.write_text(src.replace(CALLEE, "    return 1\n"))
+
+    # What numba alone does: with the stamp forged to say "fresh", the simulate loop keeps
+    # the old adversary's machine code. (If numba ever tracks callees, this fails and
+    # fastcdl's stamp becomes unnecessary.)
+    stale_stamp = stamp.read_text()
+    stamp.write_text(_sources_hash_of(package_copy) + "\n")
+    assert _run(package_copy, cache) == (ones, total)
+
+    # fastcdl's rule: any kernel source differs from the stamp -> every entry is dropped.
+    stamp.write_text(stale_stamp)
+    assert _run(package_copy, cache) == (total, total)
+    assert stamp.read_text().strip() == _sources_hash_of(package_copy)
+    # and the recompiled entries are reused afterwards
+    assert _run(package_copy, cache) == (total, total)
+
+
+def test_cache_switch_off_writes_nothing(package_copy, tmp_path):
+    cache = tmp_path / "cache"
+    ones, total = _run(package_copy, cache, FASTCDL_CACHE="0")
+    assert total == 2000
+    assert not cache.exists() or not any(cache.rglob("*.nbi"))
+    assert not _stamps(cache)
+
+
+def _sources_hash_of(root):
+    code = "from fastcdl._kernels._jit import sources_hash; print(sources_hash())"
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_ensure_fresh_drops_entries_only_when_the_hash_differs(tmp_path):
+    d = tmp_path / "c"
+    d.mkdir()
+    (d / "x.f-1.py311.nbi").write_bytes(b"i")
+    (d / "x.f-1.py311.1.nbc").write_bytes(b"c")
+    _jit._checked.discard(str(d))
+    assert _jit.ensure_fresh(d)  # no stamp yet: entries of unknown origin are dropped
+    assert not list(d.glob("*.nb*"))
+    (d / "x.f-1.py311.nbi").write_bytes(b"i")
+    _jit._checked.discard(str(d))
+    assert not _jit.ensure_fresh(d)  # stamp matches: kept
+    assert (d / "x.f-1.py311.nbi").exists()
+    (d / _jit.STAMP).write_text("0" * 64 + "\n")
+    _jit._checked.discard(str(d))
+    assert _jit.ensure_fresh(d)
+    assert not (d / "x.f-1.py311.nbi").exists()
