@@ -1,6 +1,6 @@
 """fastcdl: exact, fast calibration decision loss and the online CDL forecaster.
 
-Public names only (SPEC section 5); nothing is computed at import.
+Public names only (the README's Usage section); nothing is computed at import.
 """
 
 from fastcdl.metrics import (

@@ -1,4 +1,4 @@
-"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl plot PATH`` (SPEC section 6).
+"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl plot PATH`` (see README.md).
 
 Errors print one line on stderr and exit with status 2; nothing is written.
 """

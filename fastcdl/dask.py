@@ -1,4 +1,4 @@
-"""Bucket tables of data larger than memory, reduced chunk by chunk with Dask (SPEC 7).
+"""Bucket tables of data larger than memory, reduced chunk by chunk with Dask (see README.md).
 
 Every chunk of a dask array (or every file of a Parquet dataset) becomes a
 :class:`~fastcdl.BucketStats` on a worker, with the compiled kernel of

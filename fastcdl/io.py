@@ -1,4 +1,4 @@
-"""Read a file of predictions into one bucket table, chunk by chunk (SPEC sections 1, 6, 7).
+"""Read a file of predictions into one bucket table, chunk by chunk (docs/metrics.md; see README.md).
 
 CSV, Parquet (pyarrow, read in record batches) and ``.npz`` files are reduced chunk by
 chunk: each chunk becomes a :class:`~fastcdl.BucketStats` and the tables merge exactly with

@@ -1,4 +1,4 @@
-"""Calibration decision loss for more than two outcomes, by linear programming (SPEC 2.4).
+"""Calibration decision loss for more than two outcomes, by linear programming (docs/metrics.md).
 
 For k outcomes and predictions on a finite set of distributions, CDL is the value of a
 linear program over score vectors s_{q,y} in [0, 1], one per distribution q in
@@ -105,7 +105,7 @@ def _lp(R, obj):
 
 
 def cdl_multiclass(y_true, P, *, max_rows=MAX_ROWS) -> float:
-    """Calibration decision loss of k-outcome forecasts (SPEC 2.4), by linear programming.
+    """Calibration decision loss of k-outcome forecasts (docs/metrics.md), by linear programming.
 
     y_true: integer labels in 0..k-1 (shape (T,)); P: predicted distributions, shape
     (T, k), each row in [0, 1]^k summing to 1 within ROW_SUM_TOL = 1e-9 (rows are used as

@@ -175,7 +175,7 @@ class ReliabilityDisplay:
 
 class DecisionLossDisplay:
     """The decision-loss curve mu -> CFDL_mu = f(mu) / max(mu, 1 - mu) of the V-shaped tasks
-    (SPEC 2.1), with the worst task of the exact CDL (its kinks and weights), the VCDL
+    (docs/metrics.md), with the worst task of the exact CDL (its kinks and weights), the VCDL
     point (the curve's maximum) and the CDL level (2 fbar(1/2), which no task exceeds).
     Cost O(m log m) plus a 1001-point grid.
 
@@ -463,7 +463,7 @@ def _out_dir(out_dir, default: Path) -> Path:
 
 
 def plot_rates(run_dir, out_dir=None) -> list[Path]:
-    """Rate plots of a run folder (SPEC 4): for each adversary, the mean CDL and ECE over
+    """Rate plots of a run folder (docs/experiments.md): for each adversary, the mean CDL and ECE over
     seeds against T on log-log axes with bootstrap 95% bands, each series' fitted slope in
     the legend and reference lines T^-1/2 and T^-1/3 (``rates_<adversary>.png``); and the
     CDL/ECE ratio against T (``cdl_over_ece.png``). Analysis as in the run's summary.csv.

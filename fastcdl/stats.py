@@ -1,4 +1,4 @@
-"""The bucket table (q_i, n_i, s_i) every metric is a function of (SPEC section 1).
+"""The bucket table (q_i, n_i, s_i) every metric is a function of (docs/metrics.md).
 
 A :class:`BucketStats` holds, for each non-empty bucket and in increasing order of the
 bucket's prediction value:

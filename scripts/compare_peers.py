@@ -271,7 +271,7 @@ def edge_rows(T, rng):
 
 
 def cdl_lp(st: fc.BucketStats) -> float:
-    """SPEC 2.4 for k = 2: maximise the recalibration gain over proper scores in [0, 1].
+    """The LP of docs/metrics.md for k = 2: maximise the recalibration gain over proper scores in [0, 1].
 
     Variables S(x, 0), S(x, 1) for every point x in {q_i} U {qhat_i} U {0, 1}; one
     properness row per ordered pair (belief x, report x'), four non-zeros each (sparse).
@@ -490,7 +490,7 @@ def main(argv=None):
 
     lines += [
         "",
-        "## Exact CDL: fastcdl.cdl against the HiGHS linear program (SPEC 2.4)",
+        "## Exact CDL: fastcdl.cdl against the HiGHS linear program (docs/metrics.md)",
         "",
         "LP time includes building the sparse constraint matrix (a user has to build it too).",
         "",

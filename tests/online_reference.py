@@ -10,7 +10,7 @@ from scipy.optimize import brentq
 
 
 def copies(T):
-    """K_eta = ceil(0.5 log2 T) + 1 and the rates eta_k = 2^-k / 32 (SPEC 3)."""
+    """K_eta = ceil(0.5 log2 T) + 1 and the rates eta_k = 2^-k / 32 (docs/algorithm1.md)."""
     K_eta = math.ceil(0.5 * math.log2(T) - 1e-12) + 1 if T > 1 else 1
     return 2.0 ** -np.arange(K_eta) / 32.0
 
@@ -54,7 +54,7 @@ def msmwc_mirror_descent(m, T, path):
 
 
 def regret_bound(Q, K):
-    """The pathwise MsMwC guarantee of SPEC 3 for an expert with squared-gain sum Q."""
+    """The pathwise MsMwC guarantee of docs/algorithm1.md for an expert with squared-gain sum Q."""
     return 64.0 + 32.0 * math.log(K) + 17.0 * math.sqrt(Q * (math.log(K) + math.log1p(Q)))
 
 

@@ -1,6 +1,6 @@
 """Slow, obviously-correct references for the binary metrics (like stumpy's tests/naive.py).
 
-Everything here is written from the definitions of SPEC.md sections 1 and 2, with plain
+Everything here is written from the definitions of docs/metrics.md and docs/exact-cdl.md, with plain
 Python loops and, wherever a tie decides the answer, exact rational arithmetic
 (fractions.Fraction of the float inputs; qhat_i = Fraction(s_i) / Fraction(n_i)).
 Nothing is derived from the kernels in fastcdl/.
@@ -60,7 +60,7 @@ def uniform_edges_ref(m):
 
 
 def table_ref(y, p, bins=None, sample_weight=None):
-    """Group raw rounds into buckets with a plain dict (SPEC 1 and 5).
+    """Group raw rounds into buckets with a plain dict (docs/metrics.md).
 
     bins=None: one bucket per distinct prediction. bins=int m: the intervals [0, 1/m],
     ((i-1)/m, i/m] (edges i/m as float64); bins=edges: the same with those edges. A
@@ -115,7 +115,7 @@ def _exact(q, n, s):
 
 
 # --------------------------------------------------------------------------------------
-# ECE and K2 (SPEC 2 table)
+# ECE and K2 (docs/metrics.md)
 
 
 def ece_ref(q, n, s):
@@ -131,7 +131,7 @@ def k2_ref(q, n, s):
 
 
 # --------------------------------------------------------------------------------------
-# The V-shaped curve f (SPEC 2.1)
+# The V-shaped curve f (docs/metrics.md)
 
 
 def v_ref(q, qhat, mu):
@@ -156,7 +156,7 @@ def _f_exact(q, n, s, mu, v=v_ref):
 
 
 def f_ref(q, n, s, mu):
-    """f(mu) = (1/T) sum_i n_i v_i(mu), with the SPEC's asymmetric tie rule."""
+    """f(mu) = (1/T) sum_i n_i v_i(mu), with the asymmetric tie rule of docs/metrics.md."""
     return float(_f_exact(q, n, s, F(float(mu))))
 
 
@@ -184,7 +184,7 @@ def v_task(mu):
 
 
 # --------------------------------------------------------------------------------------
-# Decision tasks by direct best responses (SPEC 1)
+# Decision tasks by direct best responses (docs/metrics.md)
 
 
 def best_response_ref(U, p):
@@ -232,7 +232,7 @@ def quadratic_task(N):
 
 
 # --------------------------------------------------------------------------------------
-# VCDL (SPEC 2): a dense grid of kinks plus every breakpoint with both one-sided values
+# VCDL (docs/metrics.md): a dense grid of kinks plus every breakpoint with both one-sided values
 
 
 def _breakpoints(q, n, s, extra=()):
@@ -276,7 +276,7 @@ def vcdl_ref(q, n, s, points=20001):
 
 
 # --------------------------------------------------------------------------------------
-# CDL and UCal as linear programs over proper scoring rules (SPEC 2.4 with k = 2)
+# CDL and UCal as linear programs over proper scoring rules (docs/metrics.md, k = 2)
 
 _LP_OPTIONS = {
     "primal_feasibility_tolerance": 1e-10,
@@ -355,7 +355,7 @@ def ucal_lp(q, n, s):
 
 
 # --------------------------------------------------------------------------------------
-# The envelope theorem (SPEC 2.2, 2.3) in exact arithmetic, by brute force over chords.
+# The envelope theorem (docs/exact-cdl.md) in exact arithmetic, by brute force over chords.
 # A second, independent oracle used to check the LPs and, on bigger tables, the kernels.
 
 

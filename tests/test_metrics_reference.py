@@ -46,7 +46,7 @@ from reference import (
 EXACT_TOL = 1e-12
 LP_TOL = 1e-8
 
-# Hand-picked tables (q, n, s) for the edges the SPEC singles out.
+# Hand-picked tables (q, n, s) for the edges that matter (the tie rule of docs/metrics.md, 0, 1/2, 1).
 EDGE_TABLES = {
     "single round y=1 at 0": ([0.0], [1], [1]),
     "single round y=0 at 1/2": ([0.5], [1], [0]),
@@ -110,7 +110,7 @@ def test_cdl_and_ucal_on_edge_tables(case):
 
 
 def test_three_quarters_one_quarter_example():
-    # SPEC 2.3: says 3/4 when y = 1 and 1/4 when y = 0, half the rounds each.
+    # docs/exact-cdl.md: says 3/4 when y = 1 and 1/4 when y = 0, half the rounds each.
     y = [1, 0] * 5
     p = [0.75, 0.25] * 5
     assert fc.cdl(y, p) == pytest.approx(0.25, abs=EXACT_TOL)
@@ -128,7 +128,7 @@ def test_cdl_matches_lp(table):
 
 @given(all_tables)
 def test_cdl_matches_exact_envelope(table):
-    # cdl_envelope_ref evaluates SPEC 2.2's 2 fbar(1/2) in Fractions by brute force over
+    # cdl_envelope_ref evaluates 2 fbar(1/2) (docs/exact-cdl.md) in Fractions by brute force over
     # chords; it agrees with the LP (test above) and gives an exact target.
     q, n, s = _ref_table(table)
     assert abs(fc.cdl(_stats(table)) - cdl_envelope_ref(q, n, s)) <= EXACT_TOL

@@ -1,4 +1,4 @@
-"""cdl_multiclass: the linear program of SPEC 2.4 for k outcomes.
+"""cdl_multiclass: the linear program of docs/metrics.md for k outcomes.
 
 Checked against the exact binary CDL (k = 2, and k = 2 embedded in k = 3), against
 values derived by hand from the definition, and against bounds that hold for every
@@ -71,7 +71,7 @@ def _three_class(seed, T=600, shrink=0.5):
     return y, P
 
 
-# -- k = 2 agrees with the exact binary CDL (SPEC 2.2) ---------------------------------
+# -- k = 2 agrees with the exact binary CDL (docs/exact-cdl.md) ------------------------
 
 
 @given(rounds(max_size=30))
@@ -97,7 +97,7 @@ def test_binary_grid_with_0_half_1(seed):
 
 
 def test_binary_known_value():
-    # SPEC 2.3: saying 3/4 when y = 1 and 1/4 when y = 0, half the rounds each, has CDL 1/4
+    # docs/exact-cdl.md: saying 3/4 when y = 1 and 1/4 when y = 0, half the rounds each, has CDL 1/4
     y = [0, 0, 1, 1]
     p = [0.25, 0.25, 0.75, 0.75]
     assert fc.cdl_multiclass(y, _binary_P(p)) == pytest.approx(0.25, abs=LP_TOL)

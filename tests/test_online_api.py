@@ -1,4 +1,4 @@
-"""The online interface (SPEC 5): simulate == per-round API, randomness, protocol and validation."""
+"""The online interface (docs/algorithm1.md): simulate == per-round API, randomness, protocol and validation."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
 """The MsMwC oracle of Algorithm 1: sparse == dense == brute-force mirror descent, and its
-pathwise regret guarantee (SPEC 3)."""
+pathwise regret guarantee (docs/algorithm1.md)."""
 
 import math
 

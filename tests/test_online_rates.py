@@ -25,7 +25,7 @@ def test_cdl_forecaster_cdl_decreases_with_T_against_fair_coin():
 
 def test_cdl_forecaster_stays_calibrated_against_greedy():
     """The adaptive greedy adversary breaks the frequency forecaster (CDL near 1) but not Algorithm 1,
-    whose CDL stays at the rounding offset, about 1/m (SPEC 4)."""
+    whose CDL stays at the rounding offset, about 1/m (docs/experiments.md)."""
     T = 2**14
     m = simulate("cdl", "greedy", horizon=T).params["forecaster"]["m"]
     cdl = _mean("cdl", "cdl", "greedy", T)

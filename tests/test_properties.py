@@ -1,4 +1,4 @@
-"""SPEC section 2 relations between the metrics, invariances and exact merging (hypothesis).
+"""Relations between the metrics (docs/metrics.md), invariances and exact merging (hypothesis).
 
 Rounding tolerance for the inequalities: RTOL = 1e-12 absolute. Each metric is a sum of
 at most a few dozen float64 terms of size <= 1, so each side is accurate to ~1e-15; the

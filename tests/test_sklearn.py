@@ -2,7 +2,7 @@
 
 On an interior edge both libraries put the prediction in the lower bin (right-closed
 intervals), but sklearn's edges are np.linspace(0, 1, m + 1), which can sit an ulp away
-from the SPEC's edges i/m (linspace gives 3 * 0.1 = 0.30000000000000004 for 3/10). A
+from the edges i/m of docs/metrics.md (linspace gives 3 * 0.1 = 0.30000000000000004 for 3/10). A
 prediction between the two values then lands in different bins, so the agreement is
 checked on data with no prediction on (or between the two versions of) an interior edge,
 and the disagreement itself is pinned down below.
@@ -54,7 +54,7 @@ def test_binned_ece_matches_sklearn_on_a_large_sample():
 
 
 def test_prediction_between_the_two_versions_of_an_edge():
-    # 0.30000000000000004 is above 3/10 (the SPEC's edge, bin ((3/10, 4/10]) but equal to
+    # 0.30000000000000004 is above 3/10 (the edge of docs/metrics.md, bin ((3/10, 4/10]) but equal to
     # sklearn's linspace edge (its bin (0.2, 0.30000000000000004]).
     p = np.array([0.30000000000000004, 0.25])
     y = np.array([1, 0])

@@ -1,4 +1,4 @@
-"""Bad input gets a ValueError naming the problem (SPEC 5); good input is never modified."""
+"""Bad input gets a ValueError naming the problem (the README's Usage section); good input is never modified."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""Adversaries of the online game (SPEC 3): one round's outcome y in {0, 1}.
+"""Adversaries of the online game (docs/algorithm1.md): one round's outcome y in {0, 1}.
 
 An adversary sees the round's distribution (stated predictions ``preds`` with
 probabilities ``probs``, always two slots, the second with probability 0 for a point

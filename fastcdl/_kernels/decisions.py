@@ -1,7 +1,7 @@
 """Best responses of a decision task and the losses built on them: CFDL_U, swap regret.
 
 A task is a payoff matrix U (n_actions, 2) in [0, 1]; at belief p the decision maker
-picks argmax_a (1-p) U[a,0] + p U[a,1], ties to the lowest index (SPEC 1).
+picks argmax_a (1-p) U[a,0] + p U[a,1], ties to the lowest index (docs/metrics.md).
 
 Ties decide the answer exactly where it matters: the worst task's kinks sit on the
 data's predictions and frequencies. So beliefs are rationals num/den (den = 1 for a

@@ -1,4 +1,4 @@
-"""ECE and K2 of a bucket table (SPEC section 2 table)."""
+"""ECE and K2 of a bucket table (docs/metrics.md)."""
 
 from fastcdl._kernels._jit import kernel
 

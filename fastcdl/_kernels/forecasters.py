@@ -6,8 +6,8 @@ probability 0 and the same bucket). The bucket index travels with its raw point 
 never recovered from a float. Every family keeps the bucket table (n, s) of its stated
 predictions (int64) and a round counter ``ctr = [rounds, sum of y, previous y, drawn slot]``.
 
-Families (buckets are 0-based here; SPEC bucket i is index i - 1):
-- cdl  Algorithm 1 (SPEC 3): m buckets I_b = (b/m, (b+1)/m] (I_0 closed), stated value
+Families (buckets are 0-based here; bucket i of docs/algorithm1.md is index i - 1):
+- cdl  Algorithm 1 (docs/algorithm1.md): m buckets I_b = (b/m, (b+1)/m] (I_0 closed), stated value
        q_b = (b+1)/m, weights c from the MsMwC oracle (sparse or dense).
 - kt   the same step 1 with one KT coin-bettor per bucket: c_b = beta_b W_b,
        beta_b = G_b / (n_b + 1), W_b starts at 1/m.
@@ -96,7 +96,7 @@ def step1_point_mass(v, pts, probs, bkt):
 
 @kernel
 def step1_from_c(c, delta, pts, probs, bkt):
-    """Step 1 on explicit weights c (SPEC 3): after it, max_y E[c_b (ptilde - y)] <= delta min(|c_lo|, c_hi)."""
+    """Step 1 on explicit weights c (docs/algorithm1.md): after it, max_y E[c_b (ptilde - y)] <= delta min(|c_lo|, c_hi)."""
     lo, done = step1_point_mass(c, pts, probs, bkt)
     if not done:
         boundary_points(lo, c.shape[0], delta, c[lo + 1] / (c[lo + 1] - c[lo]), pts, probs, bkt)

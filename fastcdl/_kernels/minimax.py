@@ -1,4 +1,4 @@
-"""Discretised minimax solver for 2 x K games (SPEC 3).
+"""Discretised minimax solver for 2 x K games (docs/algorithm1.md).
 
 The forecaster picks one of K points, the adversary y in {0, 1}; A[j, y] is the
 forecaster's loss. If the adversary plays y = 1 with probability lam, point j loses the

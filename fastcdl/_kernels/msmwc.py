@@ -1,4 +1,4 @@
-"""The MsMwC oracle of Algorithm 1 with learning-rate copies, in closed form (SPEC 3).
+"""The MsMwC oracle of Algorithm 1 with learning-rate copies, in closed form (docs/algorithm1.md).
 
 K = 2m + 1 experts (bucket i with sign +/-, and one expert with gain 0), each copied
 K_eta = ceil(0.5 log2 T) + 1 times at rates eta_k = 2^-k / 32 with prior rho_k / K,
@@ -91,7 +91,7 @@ def resum_normaliser(off, S, terms):
 
     Each cached term is an exact function of its bucket's current (G_i, Q_i) (recomputed at
     every update, never by ratios), so summing them anew removes all the rounding drift of
-    the subtractive updates of S_k; this is the every-m-rounds recomputation of SPEC 3 at
+    the subtractive updates of S_k; this is the every-m-rounds recomputation of docs/algorithm1.md at
     the cost of additions rather than exps.
     """
     for k in range(S.shape[0]):

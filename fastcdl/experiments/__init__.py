@@ -1,4 +1,4 @@
-"""Rate experiments (SPEC section 4): presets, the resumable trial store, the runner, analysis."""
+"""Rate experiments (docs/experiments.md): presets, the resumable trial store, the runner, analysis."""
 
 from fastcdl.experiments.analysis import analyze, fit_slope, write_summary
 from fastcdl.experiments.presets import Preset, PresetError, load_preset, override

@@ -1,4 +1,4 @@
-"""Rates, slopes and CDL/ECE ratios from stored trials (SPEC section 4).
+"""Rates, slopes and CDL/ECE ratios from stored trials (docs/experiments.md).
 
 Per (forecaster, adversary, metric): the mean over seeds at each T with a bootstrap 95%
 interval of the mean, and the least-squares slope of log(mean) against log T over the

@@ -1,4 +1,4 @@
-"""Online calibration: Algorithm 1 (the CDL forecaster), baselines, adversaries (SPEC 3, 5).
+"""Online calibration: Algorithm 1 (the CDL forecaster), baselines, adversaries (docs/algorithm1.md).
 
     f = make_forecaster("cdl", horizon=T, seed=0)       # per-round API
     a = make_adversary("greedy", horizon=T, seed=0)

@@ -1,4 +1,4 @@
-"""Checking and resolving the parameters of forecasters and adversaries (SPEC 3).
+"""Checking and resolving the parameters of forecasters and adversaries (docs/algorithm1.md).
 
 Every error is a ValueError naming the parameter. Defaults that depend on the horizon T
 are resolved here, so a RunResult records the values actually used.
@@ -73,7 +73,7 @@ def _unknown(params, allowed, what):
 
 
 def default_cdl_m(T, m_scale=1.0):
-    """m = max(2, ceil(m_scale * sqrt(T) / ln T)) (SPEC 3; m = 2 for T < 3)."""
+    """m = max(2, ceil(m_scale * sqrt(T) / ln T)) (docs/algorithm1.md; m = 2 for T < 3)."""
     if T < 3:
         return 2
     return max(2, math.ceil(m_scale * math.sqrt(T) / math.log(T)))

@@ -1,4 +1,4 @@
-"""Adversaries of the online game, one round at a time (SPEC 3).
+"""Adversaries of the online game, one round at a time (docs/algorithm1.md).
 
     a = make_adversary("greedy", horizon=T, seed=0)
     y = a.respond(f.forecast())   # sees the round's distribution, never the draw
@@ -44,7 +44,7 @@ class Adversary:
 
     The record is, per stated prediction value, the number of rounds and of those with
     y = 1, plus the round number and the previous outcome: everything the adversaries of
-    SPEC 3 may use.
+    docs/algorithm1.md may use.
     """
 
     def __init__(self, name: str, params: dict, seed: int):
@@ -92,7 +92,7 @@ class Adversary:
 
 
 def make_adversary(name: str, *, horizon: int | None = None, seed: int = 0, **params) -> Adversary:
-    """An adversary by name with its parameters (SPEC 3; the names are fixed):
+    """An adversary by name with its parameters (docs/algorithm1.md; the names are fixed):
 
     - "bernoulli": p=0.5, i.i.d. outcomes;
     - "drift": amplitude=0.4 (in [0, 1/2]), period=horizon/8: y ~ Bernoulli(1/2 +

@@ -1,4 +1,4 @@
-"""Forecasters of the online game, one round at a time (SPEC 3 and 5).
+"""Forecasters of the online game, one round at a time (docs/algorithm1.md).
 
     f = make_forecaster("cdl", horizon=T, seed=0)
     d = f.forecast()   # Forecast(points, probs, predictions): at most two raw points
@@ -146,7 +146,7 @@ def _adv_buffers():
 
 
 class CDLForecaster(Forecaster):
-    """Algorithm 1 (SPEC 3): MsMwC weights (oracle 'sparse' or 'dense'), step 1 at a sign change."""
+    """Algorithm 1 (docs/algorithm1.md): MsMwC weights (oracle 'sparse' or 'dense'), step 1 at a sign change."""
 
     family = "cdl"
 
@@ -191,7 +191,7 @@ class CDLForecaster(Forecaster):
 
 
 class KTForecaster(Forecaster):
-    """Algorithm 1's step 1 with one Krichevsky-Trofimov coin-bettor per bucket (SPEC 3, kt)."""
+    """Algorithm 1's step 1 with one Krichevsky-Trofimov coin-bettor per bucket (docs/algorithm1.md, kt)."""
 
     family = "kt"
 
@@ -216,7 +216,7 @@ class KTForecaster(Forecaster):
 
 
 class GridForecaster(Forecaster):
-    """foster, truthful and frequency: stated values j/m, j = 0..m (SPEC 3)."""
+    """foster, truthful and frequency: stated values j/m, j = 0..m (docs/algorithm1.md)."""
 
     family = "grid"
     _KINDS = {"foster": _fk.FOSTER, "truthful": _fk.TRUTHFUL, "frequency": _fk.FREQUENCY}
@@ -249,7 +249,7 @@ class GridForecaster(Forecaster):
 def make_forecaster(name: str, *, horizon: int, seed: int = 0, **params) -> Forecaster:
     """A forecaster for a run of ``horizon`` rounds, its generator seeded by ``seed``.
 
-    Names and parameters (SPEC 3; defaults depend on T = horizon):
+    Names and parameters (docs/algorithm1.md; defaults depend on T = horizon):
 
     - "cdl": Algorithm 1 with the MsMwC oracle. oracle="sparse" (O(log T) per round) or
       "dense" (the direct O(m K_eta) reference); m buckets (default

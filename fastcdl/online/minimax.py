@@ -1,4 +1,4 @@
-"""The discretised minimax solver for 2 x K games (SPEC 3), public wrapper."""
+"""The discretised minimax solver for 2 x K games (docs/algorithm1.md), public wrapper."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""simulate: a whole forecaster x adversary run in compiled code, streaming (SPEC 5).
+"""simulate: a whole forecaster x adversary run in compiled code, streaming (see README.md).
 
 Memory is the forecaster's state and bucket table, O(m), whatever T is: no per-round
 array is kept. The run calls the same kernels as the per-round API on the same state,
@@ -133,7 +133,7 @@ def simulate(forecaster: str, adversary: str, *, horizon: int, seed: int = 0,
              forecaster_params: dict | None = None, adversary_params: dict | None = None) -> RunResult:
     """Run ``forecaster`` against ``adversary`` for ``horizon`` rounds in compiled code.
 
-    Names and parameters are those of make_forecaster and make_adversary (SPEC 3); for
+    Names and parameters are those of make_forecaster and make_adversary (docs/algorithm1.md); for
     "truthful" the adversary (which must be stochastic) is passed to the forecaster.
     The seed fixes the whole run: the forecaster draws from child 0 and the adversary
     from child 1 of numpy.random.SeedSequence(seed), exactly as the per-round API does.
