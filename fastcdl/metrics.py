@@ -1,4 +1,4 @@
-"""Public calibration metrics for binary outcomes (SPEC sections 2 and 5).
+"""Public calibration metrics for binary outcomes (docs/metrics.md).
 
 Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`BucketStats` in
 their place, validates once, builds the bucket table and calls a compiled kernel.
@@ -36,7 +36,7 @@ __all__ = [
 def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStats:
     """Reduce rounds (y_t, p_t) to the bucket table (q_i, n_i, s_i).
 
-    bins=None: every distinct prediction is a bucket (the SPEC's definitions, exactly);
+    bins=None: every distinct prediction is a bucket (the definitions of docs/metrics.md, exactly);
     O(T log T), one integer sort. bins=m: the intervals [0, 1/m], ((i-1)/m, i/m];
     bins=array: the same with those edges (from 0 to 1). Binned buckets are represented
     by their mean prediction; O(T) (O(T log m) for arbitrary edges), parallel over
@@ -120,12 +120,12 @@ def k2(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
 
 
 def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weight=None) -> float:
-    """Calibration fixed decision loss of one task (SPEC 2).
+    """Calibration fixed decision loss of one task (docs/metrics.md).
 
     payoff=U (n_actions, 2) in [0, 1]: the payoff the decision maker gains by acting on
     each bucket's empirical frequency instead of its prediction, best responses with ties
     to the lowest action, evaluated exactly; O(m * n_actions).
-    kink=mu: the V-shaped task, f(mu) / max(mu, 1 - mu) (SPEC 2.1); O(m log m).
+    kink=mu: the V-shaped task, f(mu) / max(mu, 1 - mu) (docs/metrics.md); O(m log m).
 
     >>> cfdl([1, 1, 0, 0], [0.3, 0.3, 0.7, 0.7], kink=0.5)
     1.0
@@ -211,7 +211,7 @@ class CDLReport:
 
 def cdl(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
     """Calibration decision loss: the most any decision maker with payoffs in [0, 1] gains
-    by recalibrating, computed exactly as 2 fbar(1/2) (SPEC 2.2). O(m log m).
+    by recalibrating, computed exactly as 2 fbar(1/2) (docs/exact-cdl.md). O(m log m).
 
     >>> cdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.25
@@ -221,7 +221,7 @@ def cdl(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
 
 
 def vcdl(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
-    """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (SPEC 2). O(m log m).
+    """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (docs/metrics.md). O(m log m).
 
     >>> vcdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.16666666666666666
@@ -232,7 +232,7 @@ def vcdl(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
 
 def ucal(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
     """U-calibration error: sup over tasks of the external regret to the best fixed action
-    (SPEC 2.3), exactly. O(m log m).
+    (docs/exact-cdl.md), exactly. O(m log m).
 
     >>> ucal([0, 1], [0.25, 0.75])
     0.0
@@ -288,7 +288,7 @@ def _v_task(side: str) -> np.ndarray:
 
 
 def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
-    """Payoff matrix of c1 V_mu1 + c2 V_mu2 (SPEC 2.2), rows ordered so ties attain the value.
+    """Payoff matrix of c1 V_mu1 + c2 V_mu2 (docs/exact-cdl.md), rows ordered so ties attain the value.
 
     Actions from left to right: a0 = [B, 0], a1 = [B - c1 mu1, c1 (1 - mu1)], a2 = [0, A]
     with A = B = 1 at the optimum. At a kink the value is f(mu) ("left": the decision maker
