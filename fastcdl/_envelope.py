@@ -18,6 +18,16 @@ from fastcdl._kernels import envelope as _k
 _FIXED = np.array([0.0, 0.5, 1.0])
 
 
+def _ro(*arrays):
+    """Read-only views: every call site passes the same array types, so each kernel compiles once."""
+    out = []
+    for a in arrays:
+        v = a.view()
+        v.setflags(write=False)
+        out.append(v)
+    return out
+
+
 def _breakpoints(x, qhat, extra=None):
     """(b, ox, oq): sorted distinct breakpoints (-0.0 read as 0.0) and stable argsorts of x and qhat."""
     parts = [x, qhat, _FIXED] if extra is None else [x, qhat, _FIXED, extra]
@@ -29,7 +39,8 @@ def cdl_curve(q, n, s, T):
     """(cdl, j1, j2, b, f_left, f_right, vcdl, jv) of a table sorted by q. O(m log m)."""
     qhat = s / n
     b, ox, oq = _breakpoints(q, qhat)
-    value, j1, j2, f_left, f_right, vmax, jv = _k.cdl_kernel(q, qhat, n, s, np.ones(q.shape[0]), b, ox, oq, T)
+    args = _ro(q, qhat, n, s, np.ones(q.shape[0]), b, ox, oq)
+    value, j1, j2, f_left, f_right, vmax, jv = _k.cdl_kernel(*args, T)
     return value, j1, j2, b, f_left, f_right, vmax, jv
 
 
@@ -40,16 +51,17 @@ def ucal_value(q, n, s, T) -> float:
     pbar = np.cumsum(s)[-1] / T  # a sequential sum: the same rounding as a loop over buckets
     x = np.concatenate([np.asarray(q, dtype=np.float64), np.full(m, pbar)])
     qh = np.concatenate([qhat, qhat])
-    nn = np.concatenate([n, n]).astype(np.float64)
-    ss = np.concatenate([s, s]).astype(np.float64)
+    # counts keep their dtype: coef * n is the same float whether n is int64 or float64
+    nn = np.concatenate([n, n])
+    ss = np.concatenate([s, s])
     coef = np.concatenate([np.ones(m), -np.ones(m)])
     b, ox, oq = _breakpoints(x, qh)
-    return _k.ucal_kernel(x, qh, nn, ss, coef, b, ox, oq, T)
+    return _k.ucal_kernel(*_ro(x, qh, nn, ss, coef, b, ox, oq), T)
 
 
 def v_curve(q, n, s, T, mus):
     """f(mu) at each kink of ``mus`` (the tie rule of docs/metrics.md). O((m + k) log(m + k))."""
     qhat = s / n
     b, ox, oq = _breakpoints(q, qhat, mus)
-    f_left, _ = _k.sweep(q, qhat, n, s, np.ones(q.shape[0]), b, ox, oq, T)
+    f_left, _ = _k.sweep(*_ro(q, qhat, n, s, np.ones(q.shape[0]), b, ox, oq), T)
     return f_left[np.searchsorted(b, mus + 0.0)]
