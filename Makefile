@@ -13,10 +13,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
+	$(PY) -m fastcdl warmup
 	$(PY) -m fastcdl rates --preset quick --out results/quick
 	$(PY) -m fastcdl plot results/quick
 
 test: $(STAMP)
+	$(PY) -m fastcdl warmup
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -1,4 +1,4 @@
-"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl plot PATH`` (see README.md).
+"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl plot PATH``, ``fastcdl warmup``.
 
 Errors print one line on stderr and exit with status 2; nothing is written.
 """
@@ -141,6 +141,18 @@ def cmd_plot(args) -> int:
     return 0
 
 
+def cmd_warmup(args) -> int:
+    import time
+
+    from fastcdl.warmup import GROUPS, warmup
+
+    groups = GROUPS if args.only is None else tuple(g.strip() for g in args.only.split(","))
+    t0 = time.perf_counter()
+    warmup(groups, report=lambda step: print(f"  {step.seconds:7.2f} s  {step.name}", flush=True))
+    print(f"compiled in {time.perf_counter() - t0:.1f} s (cache: FASTCDL_CACHE=0 turns it off)")
+    return 0
+
+
 def _bins_arg(text: str) -> int:
     try:
         m = int(text)
@@ -193,6 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--weight-col", help="optional sample-weight column of a predictions file")
     pl.add_argument("--bins", type=_bins_arg, help="equal-width bins for a predictions file (default: exact)")
     pl.set_defaults(func=cmd_plot)
+
+    w = sub.add_parser("warmup", help="compile every kernel once (later processes load them from the cache)")
+    w.add_argument("--only", help="comma-separated groups: metrics, binning, online (default: all)")
+    w.set_defaults(func=cmd_warmup)
     return ap
 
 
