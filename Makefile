@@ -17,9 +17,17 @@ run: $(STAMP)
 	$(PY) -m fastcdl rates --preset quick --out results/quick
 	$(PY) -m fastcdl plot results/quick
 
+# The suite, the docstring examples of fastcdl/, then the kernel tests again with numba's
+# bounds checks on (compiled afresh: FASTCDL_CACHE=0 neither reads nor writes the cache).
+BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/test_stats.py \
+	tests/test_binning_chunks.py tests/test_validation.py tests/test_online_step1.py \
+	tests/test_online_oracle.py tests/test_online_api.py tests/test_versions.py
+
 test: $(STAMP)
 	$(PY) -m fastcdl warmup
 	$(PY) -m pytest -q
+	$(PY) -m pytest -q --doctest-modules fastcdl
+	NUMBA_BOUNDSCHECK=1 FASTCDL_CACHE=0 $(PY) -m pytest -q -m "not slow" $(BOUNDSCHECKED)
 
 bench: $(STAMP)
 	$(PY) -m pytest tests/bench --benchmark-enable -q

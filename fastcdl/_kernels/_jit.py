@@ -12,7 +12,7 @@
   concurrent processes (pool workers, Dask workers) agree.
 
 >>> from fastcdl._kernels._jit import kernel
->>> @kernel
+>>> @kernel(cache=False)  # a function typed at a prompt has no file to cache beside
 ... def twice(x):
 ...     return 2 * x
 >>> twice(21)
