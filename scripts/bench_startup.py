@@ -1,0 +1,109 @@
+"""First-call and import latency, as ratios to numba's own floor measured in the same run.
+
+    .venv/bin/python scripts/bench_startup.py [--repeat 5]
+
+Each figure is the median wall time of --repeat fresh processes. "Cold" processes get an
+empty NUMBA_CACHE_DIR of their own (what a pip user, a CI job, a container or a new Dask
+worker meets); "warm" ones share a cache filled once beforehand. Baselines, run
+interleaved with the measured commands:
+
+- numba cold: import numba and compile one trivial @njit function;
+- numba import: ``python -c "import numba"``;
+- numba warm floor: import numba and call one cached trivial function (the first call of
+  any numba function loads numba's typing registries, which import scipy.linalg when
+  scipy is installed; no numba program avoids that cost).
+
+Writes results/benchmarks/startup.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "results" / "benchmarks" / "startup.md"
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_metrics import machine  # noqa: E402
+
+TRIVIAL = "import numba\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\nf(1)\n"
+CDL = "import fastcdl as fc\nfc.cdl([0, 1, 1, 0, 1], [0.1, 0.5, 0.5, 0.9, 0.3])\n"
+EXAMPLE = str(ROOT / "examples" / "forecasts.csv")
+
+COMMANDS = {
+    "numba cold: import + compile a trivial function": ("cold", ["-c", TRIVIAL]),
+    "numba import alone": ("warm", ["-c", "import numba"]),
+    "numba warm floor: import + call a cached trivial function": ("warm", ["-c", TRIVIAL]),
+    "first fc.cdl(y, p), empty cache": ("cold", ["-c", CDL]),
+    "fastcdl metrics forecasts.csv --bins 15, empty cache": ("cold", ["-m", "fastcdl", "metrics", EXAMPLE, "--bins", "15"]),
+    "fastcdl plot forecasts.csv, empty cache": ("cold", ["-m", "fastcdl", "plot", EXAMPLE, "--out", "{tmp}"]),
+    "import fastcdl + fc.cdl(y, p), warm cache": ("warm", ["-c", CDL]),
+    "fastcdl metrics forecasts.csv --bins 15, warm cache": ("warm", ["-m", "fastcdl", "metrics", EXAMPLE, "--bins", "15"]),
+}
+
+# (measured, baseline, bar) as in the issue that set them
+TARGETS = [
+    ("first fc.cdl(y, p), empty cache", "numba cold: import + compile a trivial function", 3.0),
+    ("fastcdl metrics forecasts.csv --bins 15, empty cache", "numba cold: import + compile a trivial function", 5.0),
+    ("import fastcdl + fc.cdl(y, p), warm cache", "numba import alone", 1.5),
+    ("import fastcdl + fc.cdl(y, p), warm cache", "numba warm floor: import + call a cached trivial function", 1.5),
+]
+
+
+def run_once(args, cache_dir):
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [a.replace("{tmp}", tmp) for a in args]
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "MPLBACKEND": "Agg"}
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, cwd=ROOT)
+        dt = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {out.stderr.strip().splitlines()[-1:]}")
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    warm_cache = tempfile.mkdtemp(prefix="fastcdl-warm-")
+    for _, cmd in COMMANDS.values():  # fill the shared cache
+        run_once(cmd, warm_cache)
+    times = {name: [] for name in COMMANDS}
+    for _ in range(args.repeat):  # interleaved, so load on the machine hits every command alike
+        for name, (kind, cmd) in COMMANDS.items():
+            cache = tempfile.mkdtemp(prefix="fastcdl-cold-") if kind == "cold" else warm_cache
+            times[name].append(run_once(cmd, cache))
+    med = {name: float(np.median(ts)) for name, ts in times.items()}
+
+    lines = [
+        "# Startup: first calls and imports",
+        "",
+        f"Machine: {machine()}.",
+        "",
+        f"Command: `.venv/bin/python scripts/bench_startup.py --repeat {args.repeat}` (median wall time of "
+        f"{args.repeat} fresh processes per row, rows interleaved; cold rows get an empty NUMBA_CACHE_DIR each).",
+        "",
+        "| process | median (s) | min (s) | max (s) |",
+        "|---|---|---|---|",
+    ]
+    for name, ts in times.items():
+        lines.append(f"| {name} | {med[name]:.2f} | {min(ts):.2f} | {max(ts):.2f} |")
+    lines += ["", "| ratio | measured | bar | met |", "|---|---|---|---|"]
+    for a, b, bar in TARGETS:
+        r = med[a] / med[b]
+        lines.append(f"| {a} / {b} | {r:.2f}x | {bar:g}x | {'yes' if r <= bar else 'no'} |")
+    lines.append("")
+    OUT.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
