@@ -3,8 +3,10 @@
 Public names only (the README's Usage section); nothing is computed at import.
 """
 
+from fastcdl._validate import ValidationError
 from fastcdl.metrics import (
     CDLReport,
+    CertificateWarning,
     bucket_stats,
     cdl,
     cdl_report,
@@ -24,6 +26,8 @@ __version__ = "0.1.0"
 __all__ = [
     "BucketStats",
     "CDLReport",
+    "CertificateWarning",
+    "ValidationError",
     "bucket_stats",
     "cdl",
     "cdl_multiclass",

@@ -1,12 +1,23 @@
 """The one place that checks and converts user input.
 
-Every problem raises ValueError naming the argument and the problem; nothing is clipped,
-rescaled or guessed. The O(T) scans are compiled kernels (fastcdl._kernels.buckets); the
-hot binning kernel refuses what it cannot bin and this module then says why.
+Every problem raises :class:`ValidationError` (a ValueError) naming the argument and the
+problem, with the same facts as fields (argument, index, value, reason), so readers that
+know more about where the data came from (a file's column and row, a chunk's offset in a
+dask array) rebuild the message from the fields instead of parsing its text. Nothing is
+clipped, rescaled or guessed. The O(T) scans are compiled kernels
+(fastcdl._kernels.buckets); the hot binning kernel refuses what it cannot bin and this
+module then says why.
+
+Sections: arrays of rounds (prepare_rounds, check_rounds, check_bins, check_table,
+check_payoff, check_kinks), k-outcome forecasts (check_distributions), and scalar
+parameters of forecasters, adversaries, presets and parallel work (check_name,
+check_int, check_positive_int, check_count, check_real, check_seed, check_horizon,
+check_n_jobs, check_outcome, check_gains).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 
@@ -14,107 +25,239 @@ import numpy as np
 
 from fastcdl._kernels import buckets as _k
 
+# The largest integer ``bins``: a binned table costs memory per bin, not per round, so a
+# typo like bins=10**9 would allocate tens of gigabytes for five rounds. The ceiling
+# depends on nothing but ``bins``, so every chunk of a file or dask array (each reduced
+# with the same bins, then merged) passes or fails alike. See bucket_stats.
+MAX_BINS = 1 << 24
+
+
+class ValidationError(ValueError):
+    """Bad input: which argument, where, what value, and why.
+
+    Fields (the message says the same in words):
+
+    - ``argument``  the name of the offending argument ("y_prob", "bins", "m", ...);
+    - ``reason``    what is wrong, as the words that follow the argument's name
+      ("must lie in [0, 1]", "contains NaN");
+    - ``index``     the position of the first offending element (an int; a (row, column)
+      pair for 2-D input), or None;
+    - ``value``     the offending value as a plain Python number or string (never a
+      numpy scalar), or None.
+
+    :meth:`describe` rebuilds the message with another name for the argument or another
+    description of the position; fastcdl.io and fastcdl.dask use it to name a file's
+    column and row, or an index of the whole dask array.
+
+    >>> e = ValidationError("y_prob", "must lie in [0, 1]", index=3, value=1.5)
+    >>> str(e)
+    'y_prob must lie in [0, 1]; found 1.5 at index 3'
+    >>> e.describe("column 'p'", where="row 5")
+    "column 'p' must lie in [0, 1]; found 1.5 (row 5)"
+    """
+
+    def __init__(self, argument, reason, index=None, value=None, message=None):
+        if isinstance(value, np.generic):
+            value = value.item()  # 1.5, not np.float64(1.5)
+            if isinstance(value, np.generic):  # longdouble has no Python equivalent
+                value = float(value)
+        if isinstance(index, np.integer):
+            index = int(index)
+        elif isinstance(index, tuple):
+            index = tuple(int(i) for i in index)
+        self.argument = argument
+        self.reason = reason
+        self.index = index
+        self.value = value
+        self._message = message
+        super().__init__(message if message is not None else self.describe())
+
+    def __reduce__(self):  # picklable (Dask sends errors between processes)
+        return (type(self), (self.argument, self.reason, self.index, self.value, self._message))
+
+    def _names_value(self) -> bool:
+        # NaN and infinities are named by the reason ("contains NaN"), not quoted
+        return isinstance(self.value, float) and not math.isfinite(self.value)
+
+    def describe(self, subject=None, *, index=None, where=None) -> str:
+        """The message with ``subject`` in place of the argument's name, and the position
+        given as ``index`` (an int or any text, "at index ...") or as ``where`` (free
+        text, in parentheses). Without arguments: the standard message."""
+        text = f"{self.argument if subject is None else subject} {self.reason}"
+        found = self.value is not None and not self._names_value()
+        if where is not None:
+            return f"{text}; found {self.value!r} ({where})" if found else f"{text} ({where})"
+        at = self.index if index is None else index
+        if at is None:
+            return f"{text}, got {self.value!r}" if found else text
+        if found:
+            return f"{text}; found {self.value!r} at index {at}"
+        return f"{text} (first at index {at})"
+
+
+# -- arrays of rounds -----------------------------------------------------------------
+
 
 def _as_1d(x, name: str) -> np.ndarray:
     if x is None:
-        raise ValueError(f"{name} is required")
+        raise ValidationError(name, "is required")
     arr = np.asarray(x)
     if arr.dtype == object:
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be numeric") from None
+            raise ValidationError(name, "must be numeric") from None
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")
+        raise ValidationError(name, f"must be 1-D, got an array of shape {arr.shape}")
     if arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty")
+        raise ValidationError(name, "is empty")
     if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+        raise ValidationError(name, f"must be numeric, got dtype {arr.dtype}")
+    if not arr.dtype.isnative:  # the kernels read native byte order only
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
 
 
-def _describe_bad_float(name: str, arr: np.ndarray, i: int, rule: str) -> str:
-    v = arr[i]
-    if np.isnan(v):
-        return f"{name} contains NaN (first at index {i})"
-    if np.isinf(v):
-        return f"{name} contains infinite values (first at index {i})"
-    return f"{name} {rule}; found {v.item()!r} at index {i}"  # 1.5, not np.float64(1.5)
+def _bad_float(name: str, arr: np.ndarray, i: int, rule: str) -> ValidationError:
+    v = arr[i].item()
+    if math.isnan(v):
+        return ValidationError(name, "contains NaN", index=i, value=v)
+    if math.isinf(v):
+        return ValidationError(name, "contains infinite values", index=i, value=v)
+    return ValidationError(name, rule, index=i, value=v)
+
+
+# dtypes of y the compiled check reads directly; others (float16, longdouble) are
+# checked with numpy, which the kernels cannot take
+_KERNEL_Y = frozenset(np.dtype(t) for t in (
+    np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint32, np.uint64, np.float32, np.float64))
+
+
+def _outcomes_u8(y: np.ndarray):
+    """(y as a contiguous uint8 array of 0/1, or None; index of the first y not 0/1 or -1)."""
+    if y.dtype == np.bool_:
+        return np.ascontiguousarray(y).view(np.uint8), -1
+    if y.dtype == np.uint8:
+        y = np.ascontiguousarray(y)
+        i = _k.first_bad_outcome(y)
+        return (y, -1) if i < 0 else (None, i)
+    if y.dtype in _KERNEL_Y:
+        out = np.empty(y.shape[0], dtype=np.uint8)
+        i = _k.outcomes_to_u8(y, out)
+        return (out, -1) if i < 0 else (None, i)
+    good = (y == 0) | (y == 1)  # float16 or longdouble: no kernel reads them
+    if not good.all():
+        return None, int(np.argmin(good))
+    return (y == 1).view(np.uint8), -1
+
+
+def _bad_outcome(y: np.ndarray, i: int) -> ValidationError:
+    if y.dtype.kind == "f" and not np.isfinite(y[i]):
+        return _bad_float("y_true", y, i, "")
+    return ValidationError("y_true", "must contain only 0 and 1 (bool or 0/1 numbers)", index=i, value=y[i])
 
 
 def prepare_rounds(y_true, y_prob, sample_weight=None):
-    """Convert (y_true, y_prob, sample_weight) to kernel-ready 1-D arrays; check shapes only.
+    """Convert (y_true, y_prob, sample_weight) to kernel-ready 1-D arrays; check shapes and y.
 
-    y_prob becomes contiguous float64 (no copy when it already is); y_true keeps its
-    numeric dtype (bool becomes uint8, a view); sample_weight becomes float64, or an
-    empty array when absent. Values are checked by :func:`check_rounds` or by the
-    binning kernel.
+    y_true is checked to hold only 0 and 1 and becomes contiguous uint8 whatever its
+    numeric dtype (bool is a view; uint8 is used as is; int8..int64, uint16..uint64,
+    float16, float32, float64 are converted after the check), so the grouping and
+    binning kernels compile once, for uint8. y_prob becomes contiguous float64 (no copy
+    when it already is; float16 and float32 convert exactly); sample_weight becomes
+    float64, or an empty array when absent. The values of y_prob and sample_weight are
+    checked by :func:`check_rounds` or by the binning kernel.
     """
     y = _as_1d(y_true, "y_true")
     p = _as_1d(y_prob, "y_prob")
     if y.shape[0] != p.shape[0]:
-        raise ValueError(
-            f"y_true and y_prob have different lengths ({y.shape[0]} and {p.shape[0]})"
+        raise ValidationError(
+            "y_true", "has a different length from y_prob",
+            message=f"y_true and y_prob have different lengths ({y.shape[0]} and {p.shape[0]})",
         )
-    if y.dtype == np.bool_:
-        y = y.view(np.uint8)
-    y = np.ascontiguousarray(y)
     p = np.ascontiguousarray(p, dtype=np.float64)
     if sample_weight is None:
         w = np.empty(0, dtype=np.float64)
     else:
         w = _as_1d(sample_weight, "sample_weight")
         if w.shape[0] != p.shape[0]:
-            raise ValueError(
-                f"sample_weight and y_prob have different lengths ({w.shape[0]} and {p.shape[0]})"
+            raise ValidationError(
+                "sample_weight", "has a different length from y_prob",
+                message=f"sample_weight and y_prob have different lengths ({w.shape[0]} and {p.shape[0]})",
             )
         w = np.ascontiguousarray(w, dtype=np.float64)
-    return y, p, w
+    y8, i = _outcomes_u8(y)
+    if y8 is None:
+        i_p = _k.first_bad_prob(p)  # a bad y_prob is reported first, as check_rounds does
+        if i_p >= 0:
+            raise _bad_float("y_prob", p, i_p, "must lie in [0, 1]")
+        raise _bad_outcome(y, i)
+    return y8, p, w
 
 
 def check_rounds(y, p, w) -> None:
-    """Raise ValueError for the first bad value in arrays from :func:`prepare_rounds`."""
+    """Raise ValidationError for the first bad value in arrays from :func:`prepare_rounds`
+    (y_prob outside [0, 1] or NaN, then bad or all-zero weights; y was checked there)."""
     i = _k.first_bad_prob(p)
     if i >= 0:
-        raise ValueError(_describe_bad_float("y_prob", p, i, "must lie in [0, 1]"))
-    i = _k.first_bad_outcome(y)
-    if i >= 0:
-        if y.dtype.kind == "f" and not np.isfinite(y[i]):
-            raise ValueError(_describe_bad_float("y_true", y, i, ""))
-        raise ValueError(
-            f"y_true must contain only 0 and 1 (bool or 0/1 numbers); found {y[i].item()!r} at index {i}"
-        )
+        raise _bad_float("y_prob", p, i, "must lie in [0, 1]")
+    if y.dtype != np.uint8:  # not from prepare_rounds: check it here
+        i = _k.first_bad_outcome(y)
+        if i >= 0:
+            raise _bad_outcome(y, i)
     if w.shape[0]:
         i = _k.first_bad_weight(w)
         if i >= 0:
-            raise ValueError(_describe_bad_float("sample_weight", w, i, "must be non-negative"))
+            raise _bad_float("sample_weight", w, i, "must be non-negative")
         if not w.sum() > 0:
-            raise ValueError("sample_weight sums to zero: there are no rounds to measure")
+            raise ValidationError("sample_weight", "sums to zero: there are no rounds to measure")
 
 
 def check_bins(bins):
-    """Return (edges, uniform) for bins = int m or an array of edges."""
+    """Return (edges, uniform) for bins = int m or an array of edges.
+
+    An integer m must satisfy 1 <= m <= MAX_BINS = 2^24: a binned table costs memory per
+    bin (about 50 bytes: counts, outcome and prediction sums, edges and the per-chunk
+    partial tables), whatever the number of rounds, so 2^24 bins take about 0.8 GB and
+    bins=10**9 would take 50 GB for five rounds. The ceiling is fixed rather than tied
+    to the number of rounds because chunked readers (fastcdl.io, fastcdl.dask) build
+    tables over the same bins from chunks of any size and merge them. An array of edges
+    is not limited: the caller already holds it.
+    """
     if isinstance(bins, (bool, np.bool_, str)) or (
         isinstance(bins, numbers.Number) and not isinstance(bins, numbers.Integral)
     ):
-        raise ValueError(f"bins must be a positive integer or an array of edges, got {bins!r}")
+        raise ValidationError("bins", "must be a positive integer or an array of edges", value=bins)
     if isinstance(bins, numbers.Integral):
         m = operator.index(bins)
         if m <= 0:
-            raise ValueError(f"bins must be a positive integer, got {m}")
+            raise ValidationError("bins", "must be a positive integer", value=m)
+        if m > MAX_BINS:
+            raise ValidationError(
+                "bins", f"must be at most 2^24 = {MAX_BINS}: a binned table takes about 50 bytes "
+                "per bin, whatever the number of rounds", value=m,
+            )
         return np.arange(m + 1, dtype=np.float64) / m, True
     edges = np.asarray(bins)
     if edges.ndim != 1 or edges.dtype.kind not in "iuf":
-        raise ValueError("bins must be a positive integer or a 1-D array of edges")
+        raise ValidationError("bins", "must be a positive integer or a 1-D array of edges")
     edges = np.array(edges, dtype=np.float64, copy=True)  # the table keeps it; never the caller's
     if edges.shape[0] < 2:
-        raise ValueError("bin edges need at least two values (0 and 1)")
+        raise ValidationError("bins", "need at least two edges",
+                              message="bin edges need at least two values (0 and 1)")
     if not np.all(np.isfinite(edges)):
-        raise ValueError("bin edges contain NaN or infinite values")
+        i = int(np.argmin(np.isfinite(edges)))
+        raise ValidationError("bins", "contain NaN or infinite edges", index=i, value=edges[i],
+                              message="bin edges contain NaN or infinite values")
     if edges[0] != 0.0 or edges[-1] != 1.0:
-        raise ValueError(f"bin edges must start at 0 and end at 1, got {edges[0]!r} ... {edges[-1]!r}")
+        raise ValidationError(
+            "bins", "must start at 0 and end at 1",
+            message=f"bin edges must start at 0 and end at 1, got {edges[0].item()!r} ... {edges[-1].item()!r}",
+        )
     if not np.all(np.diff(edges) > 0):
-        raise ValueError("bin edges must be strictly increasing")
+        i = int(np.argmin(np.diff(edges) > 0)) + 1
+        raise ValidationError("bins", "must be strictly increasing", index=i, value=edges[i],
+                              message="bin edges must be strictly increasing")
     return edges, False
 
 
@@ -124,25 +267,35 @@ def check_table(values, counts, positives, prob_sums=None):
     n = _as_1d(counts, "counts")
     s = _as_1d(positives, "positives")
     if not (q.shape == n.shape == s.shape):
-        raise ValueError("values, counts and positives have different lengths")
-    if _k.first_bad_prob(q) >= 0:
-        i = _k.first_bad_prob(q)
-        raise ValueError(_describe_bad_float("values", q, i, "must lie in [0, 1]"))
+        raise ValidationError("counts", "has a different length from values or positives",
+                              message="values, counts and positives have different lengths")
+    i = _k.first_bad_prob(q)
+    if i >= 0:
+        raise _bad_float("values", q, i, "must lie in [0, 1]")
     integer = n.dtype.kind in "biu" and s.dtype.kind in "biu"
     n = n.astype(np.int64 if integer else np.float64)
     s = s.astype(np.int64 if integer else np.float64)
-    if not (np.all(np.isfinite(n)) and np.all(np.isfinite(s))):
-        raise ValueError("counts and positives must be finite")
-    if np.any(n < 0) or np.any(s < 0):
-        raise ValueError("counts and positives must be non-negative")
+    for name, col in (("counts", n), ("positives", s)):
+        if not np.all(np.isfinite(col)):
+            i = int(np.argmin(np.isfinite(col)))
+            raise ValidationError(name, "must be finite", index=i, value=col[i],
+                                  message="counts and positives must be finite")
+    for name, col in (("counts", n), ("positives", s)):
+        if np.any(col < 0):
+            i = int(np.argmax(col < 0))
+            raise ValidationError(name, "must be non-negative", index=i, value=col[i],
+                                  message="counts and positives must be non-negative")
     if np.any(s > n):
-        raise ValueError("positives cannot exceed counts")
+        i = int(np.argmax(s > n))
+        raise ValidationError("positives", "cannot exceed counts", index=i, value=s[i],
+                              message="positives cannot exceed counts")
     ps = q * n if prob_sums is None else _as_1d(prob_sums, "prob_sums").astype(np.float64)
     if ps.shape != q.shape:
-        raise ValueError("prob_sums has a different length from values")
+        raise ValidationError("prob_sums", "has a different length from values")
     keep = n > 0
     if not keep.any():
-        raise ValueError("the table is empty: all counts are zero")
+        raise ValidationError("counts", "are all zero",
+                              message="the table is empty: all counts are zero")
     return q[keep], n[keep], s[keep], ps[keep]
 
 
@@ -150,16 +303,21 @@ def check_payoff(payoff) -> np.ndarray:
     """A payoff matrix (n_actions, 2) with entries in [0, 1], as contiguous float64."""
     u = np.asarray(payoff)
     if u.dtype.kind not in "biuf":
-        raise ValueError(f"payoff must be numeric, got dtype {u.dtype}")
+        raise ValidationError("payoff", f"must be numeric, got dtype {u.dtype}")
     if u.ndim != 2 or u.shape[1] != 2 or u.shape[0] < 1:
-        raise ValueError(
-            f"payoff must have shape (n_actions, 2) with rows = actions and columns = y = 0, 1; got shape {u.shape}"
+        raise ValidationError(
+            "payoff",
+            f"must have shape (n_actions, 2) with rows = actions and columns = y = 0, 1; got shape {u.shape}",
         )
     u = np.ascontiguousarray(u, dtype=np.float64)
     if np.isnan(u).any():
-        raise ValueError("payoff contains NaN")
-    if not ((u >= 0.0) & (u <= 1.0)).all():
-        raise ValueError("payoff entries must lie in [0, 1]")
+        i = tuple(np.argwhere(np.isnan(u))[0])
+        raise ValidationError("payoff", "contains NaN", index=i, value=u[i], message="payoff contains NaN")
+    out = ~((u >= 0.0) & (u <= 1.0))
+    if out.any():
+        i = tuple(np.argwhere(out)[0])
+        raise ValidationError("payoff", "entries must lie in [0, 1]", index=i, value=u[i],
+                              message="payoff entries must lie in [0, 1]")
     return u
 
 
@@ -167,13 +325,186 @@ def check_kinks(kinks, name: str = "kink") -> np.ndarray:
     """Kinks mu as a 1-D float64 array in [0, 1]."""
     k = np.asarray(kinks)
     if k.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be numeric")
+        raise ValidationError(name, "must be numeric")
     k = np.ascontiguousarray(np.atleast_1d(k), dtype=np.float64)
     if k.ndim != 1:
-        raise ValueError(f"{name} must be a number or a 1-D array")
+        raise ValidationError(name, "must be a number or a 1-D array")
     if k.shape[0] == 0:
-        raise ValueError(f"{name} is empty")
+        raise ValidationError(name, "is empty")
     bad = _k.first_bad_prob(k)
     if bad >= 0:
-        raise ValueError(_describe_bad_float(name, k, bad, "must lie in [0, 1]"))
+        raise _bad_float(name, k, bad, "must lie in [0, 1]")
     return k
+
+
+# -- k-outcome forecasts (fastcdl.multiclass) -------------------------------------------
+
+
+def check_distributions(y_true, P, row_sum_tol):
+    """Validate labels and predicted distributions; return (labels int64, P float64 (T, k)).
+
+    P: shape (T, k), k >= 2, entries finite and in [0, 1], rows summing to 1 within
+    ``row_sum_tol`` (used as given, never renormalised). y_true: T integer labels in
+    0..k-1 (bool, integer or integer-valued float arrays).
+    """
+    if y_true is None or P is None:
+        raise ValidationError("y_true" if y_true is None else "P", "is required",
+                              message="y_true and P are required")
+    P = np.asarray(P)
+    if P.dtype == object or P.dtype.kind not in "biuf":
+        raise ValidationError("P", f"must be a numeric array, got dtype {P.dtype}")
+    if P.ndim != 2:
+        raise ValidationError("P", f"must be 2-D with shape (T, k), got an array of shape {P.shape}")
+    T, k = P.shape
+    if T == 0:
+        raise ValidationError("P", "is empty: there are no rounds")
+    if k < 2:
+        raise ValidationError("P", f"must have at least two columns (outcomes), got {k}")
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    bad = ~np.isfinite(P)
+    if bad.any():
+        t, j = (int(v) for v in np.argwhere(bad)[0])
+        what = "NaN" if np.isnan(P[t, j]) else "infinite values"
+        raise ValidationError("P", f"contains {what}", index=(t, j), value=P[t, j],
+                              message=f"P contains {what} (first at row {t}, column {j})")
+    out = (P < 0.0) | (P > 1.0)
+    if out.any():
+        t, j = (int(v) for v in np.argwhere(out)[0])
+        v = P[t, j].item()
+        raise ValidationError("P", "entries must lie in [0, 1]", index=(t, j), value=v,
+                              message=f"P entries must lie in [0, 1]; found {v!r} at row {t}, column {j}")
+    dev = np.abs(P.sum(axis=1) - 1.0)
+    if (dev > row_sum_tol).any():
+        t = int(np.flatnonzero(dev > row_sum_tol)[0])
+        total = P[t].sum().item()
+        raise ValidationError(
+            "P", f"rows must sum to 1 (within {row_sum_tol:g})", index=t, value=total,
+            message=f"each row of P must sum to 1 (within {row_sum_tol:g}); row {t} sums to {total!r}",
+        )
+    y = np.asarray(y_true)
+    if y.ndim != 1:
+        raise ValidationError("y_true", f"must be 1-D, got an array of shape {y.shape}")
+    if y.shape[0] != T:
+        raise ValidationError(
+            "y_true", "has a different number of rounds from P",
+            message=f"y_true and P have different numbers of rounds ({y.shape[0]} and {T})",
+        )
+    if y.dtype == np.bool_:
+        y = y.astype(np.int64)
+    if y.dtype.kind == "f":
+        whole = np.isfinite(y) & (y == np.round(y))
+        if not whole.all():
+            i = int(np.flatnonzero(~whole)[0])
+            raise ValidationError("y_true", f"must contain integer labels 0..{k - 1}", index=i, value=y[i])
+    elif y.dtype.kind not in "iu":
+        raise ValidationError("y_true", f"must contain integer labels 0..{k - 1}, got dtype {y.dtype}")
+    bad = (y < 0) | (y > k - 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        v = y[i].item()
+        raise ValidationError(
+            "y_true", f"must contain labels 0..{k - 1} (P has {k} columns)", index=i, value=v,
+            message=f"y_true must contain labels 0..{k - 1} (P has {k} columns); found {v!r} at index {i}",
+        )
+    return y.astype(np.int64), P
+
+
+# -- scalar parameters ----------------------------------------------------------------
+
+
+def check_name(name, allowed, what):
+    """``name`` if it is one of ``allowed``; ``what`` names the argument in the message."""
+    if not isinstance(name, str) or name not in allowed:
+        raise ValidationError(what, f"must be one of {', '.join(allowed)}", value=name,
+                              message=f"{what} must be one of {', '.join(allowed)}; got {name!r}")
+    return name
+
+
+def check_int(value, name, low=None):
+    """``value`` as an int (bools refused), at least ``low`` when given."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValidationError(name, "must be an integer", value=value)
+    value = int(value)
+    if low is not None and value < low:
+        raise ValidationError(name, f"must be >= {low}", value=value)
+    return value
+
+
+def check_positive_int(value, name):
+    """``value`` as an int >= 1 (bools refused): "must be a positive integer"."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValidationError(name, "must be a positive integer", value=value)
+    return int(value)
+
+
+def check_count(value, name, minimum=1):
+    """As check_int, with one message for both problems: "must be an integer >= minimum"."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValidationError(name, f"must be an integer >= {minimum}", value=value,
+                              message=f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_real(value, name, low=None, high=None, low_open=False):
+    """``value`` as a finite float in [low, high] (or (low, high] with low_open)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValidationError(name, "must be a real number", value=value)
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValidationError(name, "must be finite", value=value,
+                              message=f"{name} must be finite, got {value}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValidationError(name, f"must be {'>' if low_open else '>='} {low}", value=value)
+    if high is not None and value > high:
+        raise ValidationError(name, f"must be <= {high}", value=value)
+    return value
+
+
+def check_seed(seed):
+    return check_int(seed, "seed", low=0)
+
+
+def check_horizon(horizon):
+    return check_int(horizon, "horizon", low=1)
+
+
+def check_n_jobs(n_jobs):
+    """None (numba's current thread count, left as None) or a thread count 1..NUMBA_NUM_THREADS."""
+    import numba
+
+    if n_jobs is None:
+        return None
+    n = check_int(n_jobs, "n_jobs", low=1)
+    most = int(numba.config.NUMBA_NUM_THREADS)
+    if n > most:
+        raise ValidationError(
+            "n_jobs", f"must be at most {most} (numba's NUMBA_NUM_THREADS; set that variable "
+            "before starting Python for more threads)", value=n,
+        )
+    return n
+
+
+def check_outcome(y) -> int:
+    """One round's outcome y as int 0 or 1 (bools and 0.0/1.0 accepted)."""
+    if isinstance(y, (bool, np.bool_)):
+        return int(y)
+    if isinstance(y, numbers.Real) and not isinstance(y, numbers.Integral):
+        if math.isfinite(float(y)) and float(y) in (0.0, 1.0):
+            return int(y)
+    elif isinstance(y, numbers.Integral) and int(y) in (0, 1):
+        return int(y)
+    raise ValidationError("y", "must be 0 or 1", value=y)
+
+
+def check_gains(gains) -> np.ndarray:
+    """A 2 x K game's gains, shape (K, 2), finite, as contiguous float64 (fastcdl.online.minimax)."""
+    A = np.asarray(gains)
+    if A.dtype.kind not in "biuf":
+        raise ValidationError("gains", f"must be numeric, got dtype {A.dtype}")
+    if A.ndim != 2 or A.shape[1] != 2 or A.shape[0] < 1:
+        raise ValidationError("gains", f"must have shape (K, 2) with K >= 1 (columns y = 0, 1); got shape {A.shape}")
+    A = np.ascontiguousarray(A, dtype=np.float64)
+    if not np.isfinite(A).all():
+        i = tuple(np.argwhere(~np.isfinite(A))[0])
+        raise ValidationError("gains", "must be finite", index=i, value=A[i], message="gains must be finite")
+    return A

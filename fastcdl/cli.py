@@ -219,6 +219,18 @@ def main(argv=None) -> int:
     except ValueError as e:  # InputError and the library's validation errors
         print(f"fastcdl: error: {e}", file=sys.stderr)
         return 2
+    except MemoryError as e:  # numpy says how much it could not allocate; plain MemoryError says nothing
+        print(_one_line("fastcdl: error: out of memory", e), file=sys.stderr)
+        return 2
+    except OSError as e:  # a full disk, a folder that cannot be written, ...
+        what = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else (e.strerror or str(e))
+        print(_one_line(f"fastcdl: error: {what}", None), file=sys.stderr)
+        return 2
+
+
+def _one_line(head: str, e) -> str:
+    text = f"{head}: {e}" if e is not None and str(e) else head
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,7 +15,6 @@ importing this module does.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import dask
@@ -23,6 +22,7 @@ import dask.array as da
 import numpy as np
 
 from fastcdl import metrics as _metrics
+from fastcdl._validate import ValidationError
 from fastcdl.stats import BucketStats
 
 __all__ = ["bucket_stats", "bucket_stats_parquet"]
@@ -31,14 +31,12 @@ __all__ = ["bucket_stats", "bucket_stats_parquet"]
 # at most 8 tables of m buckets.
 _SPLIT_EVERY = 8
 
-_INDEX = re.compile(r"index (\d+)")
-
-
-def _block_stats(y, p, w, bins, offset, block):
+def _block_stats(y, p, w, bins, offset, block, n_jobs=None):
     """(BucketStats of one chunk or None when it carries no weight, number of rows).
 
-    Validation errors are re-raised with the chunk's indices turned into indices of the
-    whole array (``offset`` is the chunk's first index, None when chunk sizes are unknown).
+    Validation errors are re-raised with the chunk's index turned into an index of the
+    whole array (``offset`` is the chunk's first index; None when chunk sizes are
+    unknown, and then the message names the index within chunk ``block``).
     """
     n = p.shape[0]
     if n == 0 and y.shape[0] == 0 and (w is None or w.shape[0] == 0):
@@ -47,17 +45,17 @@ def _block_stats(y, p, w, bins, offset, block):
         if w is not None and w.shape[0] == n and n > 0 and np.all(w == 0):
             # a chunk of zero weights is valid when other chunks carry weight: check its
             # values, then leave it out of the merge
-            _metrics.bucket_stats(y, p, bins=bins)
+            _metrics.bucket_stats(y, p, bins=bins, n_jobs=n_jobs)
             return None, n
-        return _metrics.bucket_stats(y, p, bins=bins, sample_weight=w), n
-    except ValueError as e:
+        return _metrics.bucket_stats(y, p, bins=bins, sample_weight=w, n_jobs=n_jobs), n
+    except ValidationError as e:
+        if not isinstance(e.index, int):
+            message = str(e) if offset is not None else f"{e} (in chunk {block})"
+            raise ValidationError(e.argument, e.reason, None, e.value, message) from None
         if offset is None:
-            msg = _INDEX.sub(lambda m: f"index {m.group(1)} of chunk {block}", str(e))
-            if msg == str(e):
-                msg = f"{msg} (in chunk {block})"
-        else:
-            msg = _INDEX.sub(lambda m: f"index {offset + int(m.group(1))}", str(e))
-        raise ValueError(msg) from None
+            raise ValidationError(e.argument, e.reason, None, e.value,
+                                  e.describe(index=f"{e.index} of chunk {block}")) from None
+        raise ValidationError(e.argument, e.reason, offset + e.index, e.value) from None
 
 
 def _merge(*parts):
@@ -83,18 +81,19 @@ def _as_dask_1d(x, name: str):
         x = x.to_dask_array()
     arr = x if isinstance(x, da.Array) else da.asarray(np.asarray(x))
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")
+        raise ValidationError(name, f"must be 1-D, got an array of shape {arr.shape}")
     return arr
 
 
-def _check_bins(bins):
-    from fastcdl._validate import check_bins
+def _check_options(bins, n_jobs):
+    from fastcdl._validate import check_bins, check_n_jobs
 
     if bins is not None:
         check_bins(bins)  # before any work is scheduled
+    check_n_jobs(n_jobs)
 
 
-def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStats:
+def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of dask arrays, reduced chunk by chunk.
 
     ``y_prob`` is a 1-D dask array or dask dataframe column (a numpy array or list
@@ -102,7 +101,12 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStat
     when theirs differ (columns of one dataframe already share their partitions).
     Each chunk is reduced on a worker by :func:`fastcdl.bucket_stats` (which validates
     it) and the tables are merged with ``+`` in a tree. ``bins`` is as in
-    :func:`fastcdl.bucket_stats`: None for exact buckets, an int m or an array of edges.
+    :func:`fastcdl.bucket_stats`: None for exact buckets, an int m (at most 2^24, the
+    same ceiling for every chunk size) or an array of edges. ``n_jobs`` is the number
+    of numba threads each task bins its chunk with (None: numba's count on the worker).
+    On Dask's threaded scheduler with numba's workqueue threading layer, where two
+    tasks launching numba's thread pool at once would abort the process, each task
+    bins serially (see :func:`fastcdl.bucket_stats`); the table is the same.
 
     The result equals ``fastcdl.bucket_stats`` of the whole arrays: exactly for counts
     and outcome sums without weights (and for exact buckets their prediction sums,
@@ -124,20 +128,20 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStat
     >>> st.values.tolist(), st.counts.tolist(), st.positives.tolist()
     ([0.2, 0.7], [2, 3], [0, 2])
     """
-    _check_bins(bins)
+    _check_options(bins, n_jobs)
     y = _as_dask_1d(y_true, "y_true")
     p = _as_dask_1d(y_prob, "y_prob")
     w = None if sample_weight is None else _as_dask_1d(sample_weight, "sample_weight")
     known = not any(math.isnan(c) for a in (y, p, w) if a is not None for c in a.chunks[0])
     if known:
         if y.shape[0] != p.shape[0]:
-            raise ValueError(f"y_true and y_prob have different lengths ({y.shape[0]} and {p.shape[0]})")
+            raise ValidationError("y_true", "has a different length from y_prob", message=(
+                f"y_true and y_prob have different lengths ({y.shape[0]} and {p.shape[0]})"))
         if w is not None and w.shape[0] != p.shape[0]:
-            raise ValueError(
-                f"sample_weight and y_prob have different lengths ({w.shape[0]} and {p.shape[0]})"
-            )
+            raise ValidationError("sample_weight", "has a different length from y_prob", message=(
+                f"sample_weight and y_prob have different lengths ({w.shape[0]} and {p.shape[0]})"))
         if p.shape[0] == 0:
-            raise ValueError("y_prob is empty")
+            raise ValidationError("y_prob", "is empty")
         y = y.rechunk(p.chunks)
         w = None if w is None else w.rechunk(p.chunks)
         offsets = np.cumsum((0,) + p.chunks[0][:-1]).tolist()
@@ -145,23 +149,22 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStat
         # Chunk sizes unknown (say, from a dataframe): chunks pair up one to one, and a
         # chunk whose lengths differ is reported by the in-memory validation.
         if any(a.numblocks != p.numblocks for a in (y, w) if a is not None):
-            raise ValueError(
+            raise ValidationError("y_true", "has a different number of chunks from y_prob", message=(
                 "y_true, y_prob and sample_weight have unknown chunk sizes and different "
-                "numbers of chunks; call .compute_chunk_sizes() on them first"
-            )
+                "numbers of chunks; call .compute_chunk_sizes() on them first"))
         offsets = [None] * p.numblocks[0]
     blocks = [b.to_delayed().ravel() for b in (y, p)]
     wb = [None] * len(offsets) if w is None else w.to_delayed().ravel()
     task = dask.delayed(_block_stats, pure=True)
     parts = [
-        task(yb, pb, wbk, bins, off, j)
+        task(yb, pb, wbk, bins, off, j, n_jobs)
         for j, (yb, pb, wbk, off) in enumerate(zip(blocks[0], blocks[1], wb, offsets))
     ]
     total, rows = _tree_reduce(parts).compute()
     if total is None:
         if rows:
-            raise ValueError("sample_weight sums to zero: there are no rounds to measure")
-        raise ValueError("y_prob is empty")
+            raise ValidationError("sample_weight", "sums to zero: there are no rounds to measure")
+        raise ValidationError("y_prob", "is empty")
     return total
 
 
@@ -184,13 +187,13 @@ def _parquet_files(path: Path) -> list[str]:
     return sorted(files)
 
 
-def _parquet_file_stats(file: str, cols: list[str], bins):
+def _parquet_file_stats(file: str, cols: list[str], bins, n_jobs=None):
     from fastcdl.io import _file_stats
 
-    return _file_stats(Path(file), "parquet", cols, bins)
+    return _file_stats(Path(file), "parquet", cols, bins, n_jobs)
 
 
-def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=None) -> BucketStats:
+def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs=None) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of a Parquet dataset, reduced file by file.
 
     ``path`` is a Parquet file or a folder of them (as written by pyarrow or Dask; files
@@ -199,8 +202,8 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
     :func:`fastcdl.bucket_stats`, and the tables are merged with ``+`` in a tree on the
     current Dask scheduler. The workers open the files themselves, so on a cluster
     ``path`` must be visible to every worker. ``y_col`` holds 0/1 outcomes, ``p_col``
-    probabilities, ``weight_col`` (optional) sample weights; ``bins`` as in
-    :func:`fastcdl.bucket_stats`.
+    probabilities, ``weight_col`` (optional) sample weights; ``bins`` and ``n_jobs`` as
+    in :func:`bucket_stats`.
 
     The result equals :func:`fastcdl.bucket_stats` of the concatenated columns (see
     :func:`bucket_stats` for the last bits of float sums).
@@ -221,7 +224,7 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
     from fastcdl.io import InputError
 
     try:
-        _check_bins(bins)
+        _check_options(bins, n_jobs)
     except ValueError as e:
         raise InputError(str(e)) from None
     cols = [y_col, p_col] + ([weight_col] if weight_col else [])
@@ -229,7 +232,7 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
         raise InputError(f"the outcome, probability and weight columns must differ, got {cols}")
     path = Path(path)
     task = dask.delayed(_parquet_file_stats, pure=True)
-    parts = [task(f, cols, bins) for f in _parquet_files(path)]
+    parts = [task(f, cols, bins, n_jobs) for f in _parquet_files(path)]
     total, rows = _tree_reduce(parts).compute()
     if total is None:
         if rows:

@@ -13,13 +13,13 @@ the data row within the file, counting from 0.
 from __future__ import annotations
 
 import csv
-import re
 import zipfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
+from fastcdl._validate import ValidationError
 from fastcdl.stats import BucketStats
 
 __all__ = ["CHUNK_ROWS", "InputError", "read_stats"]
@@ -33,27 +33,13 @@ class InputError(ValueError):
     """A problem with the user's file or options (the command line exits with status 2)."""
 
 
-# The library names the first bad value "... at index i" of y_true, y_prob or
-# sample_weight; a file reader knows which column and row that index is.
-_AT_INDEX = re.compile(r"^(y_true|y_prob|sample_weight) (.*?)(?: \(first at index (\d+)\)| at index (\d+))$")
+def _chunk_stats(path, chunk, cols, bins, locate, n_jobs=None) -> BucketStats | None:
+    """BucketStats of one chunk; None when it holds no weight. ``locate(i)`` names row i.
 
-
-_NUMPY_REPR = re.compile(r"np\.\w+\(([^()]*)\)")  # np.float64(1.5) -> 1.5
-
-
-def _relocate(msg: str, names: dict, where) -> str | None:
-    """Rewrite a library validation message in terms of a file's column and row, or None."""
-    m = _AT_INDEX.match(msg)
-    if m is None:
-        return None
-    role, rest, i1, i2 = m.groups()
-    index = int(i1 if i1 is not None else i2)
-    rest = _NUMPY_REPR.sub(r"\1", rest)
-    return f"column {names[role]!r} {rest} ({where(index)})"
-
-
-def _chunk_stats(path, chunk, cols, bins, locate) -> BucketStats | None:
-    """BucketStats of one chunk; None when it holds no weight. ``locate(i)`` names row i."""
+    A ValidationError about one value of y_true, y_prob or sample_weight (its fields
+    name the argument and the index in the chunk) is told in terms of the file's column
+    and row; any other problem is told with the chunk's rows.
+    """
     from fastcdl.metrics import bucket_stats
 
     y_col, p_col = cols[0], cols[1]
@@ -65,12 +51,13 @@ def _chunk_stats(path, chunk, cols, bins, locate) -> BucketStats | None:
         if w is not None and np.all(w == 0):
             # a chunk of zero weights is valid (other chunks may carry weight): check its
             # values, then leave it out of the merge
-            bucket_stats(y, p, bins=bins)
+            bucket_stats(y, p, bins=bins, n_jobs=n_jobs)
             return None
-        return bucket_stats(y, p, bins=bins, sample_weight=w)
+        return bucket_stats(y, p, bins=bins, sample_weight=w, n_jobs=n_jobs)
     except ValueError as e:
-        located = _relocate(str(e), names, locate)
-        raise InputError(f"{path}: {located}" if located else f"{path}: {e} ({locate(None)})") from None
+        if isinstance(e, ValidationError) and e.argument in names and isinstance(e.index, int):
+            raise InputError(f"{path}: {e.describe(f'column {names[e.argument]!r}', where=locate(e.index))}") from None
+        raise InputError(f"{path}: {e} ({locate(None)})") from None
 
 
 def _float_cell(text: str, path: Path, col: str, row: int) -> float:
@@ -244,7 +231,7 @@ def _parquet_chunks(path: Path, cols: list[str]):
             start += batch.num_rows
 
 
-def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None) -> BucketStats:
+def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs=None) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of the outcomes and predictions in a file.
 
     ``path`` is a CSV file (a header row, then one row per round), a Parquet file or a
@@ -255,32 +242,36 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None) -> Buc
     and the tables are merged with ``+``, which is exact, so memory is O(CHUNK_ROWS + m)
     for a file of any size. Cost O(T log T) for exact buckets, O(T) for ``bins=M``, plus
     parsing (CSV is parsed in Python, roughly 1 s per million rows; Parquet by pyarrow).
+    ``bins`` and ``n_jobs`` are as in :func:`fastcdl.bucket_stats`: an integer ``bins``
+    is at most 2^24 whatever the size of the chunks (each chunk is binned alike and the
+    tables merge), and ``n_jobs`` threads bin each chunk.
 
     Raises :class:`InputError` (a ValueError) with one line naming the file, and the
     column and row where known, for a missing or unreadable file, missing columns,
     non-numeric cells, NaN or missing values, outcomes other than 0/1, probabilities
-    outside [0, 1], negative weights, an empty file, or ``bins`` that is not a positive
-    integer or an array of edges.
+    outside [0, 1], negative weights, an empty file, ``bins`` that is not a positive
+    integer (at most 2^24) or an array of edges, or a bad ``n_jobs``.
 
     >>> from fastcdl.io import read_stats
     >>> st = read_stats("examples/forecasts.csv")   # doctest: +SKIP
     >>> st.total, st.n_buckets                       # doctest: +SKIP
     (1095, 21)
     """
-    from fastcdl._validate import check_bins
+    from fastcdl._validate import check_bins, check_n_jobs
 
-    if bins is not None:
-        try:
+    try:
+        if bins is not None:
             check_bins(bins)
-        except ValueError as e:
-            raise InputError(str(e)) from None
+        check_n_jobs(n_jobs)
+    except ValueError as e:
+        raise InputError(str(e)) from None
     path = Path(path)
     if path.is_dir():
         raise InputError(f"{path}: is a folder, not a file of predictions")
     cols = [y_col, p_col] + ([weight_col] if weight_col else [])
     if len(set(cols)) < len(cols):
         raise InputError(f"the outcome, probability and weight columns must differ, got {cols}")
-    total, n_rows = _file_stats(path, _kind(path), cols, bins)
+    total, n_rows = _file_stats(path, _kind(path), cols, bins, n_jobs)
     if total is None:
         if n_rows:
             raise InputError(f"{path}: no rows with positive weight in column {weight_col!r}")
@@ -296,7 +287,7 @@ def _kind(path: Path) -> str:
     return "npz" if suffix == ".npz" else "csv"
 
 
-def _file_stats(path: Path, kind: str, cols: list[str], bins):
+def _file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):
     """(merged BucketStats of the file's chunks, number of rows read).
 
     The table is None when no row carries weight (no rows, or all weights zero), so
@@ -310,7 +301,7 @@ def _file_stats(path: Path, kind: str, cols: list[str], bins):
             def locate(i, rows=rows):
                 return f"in rows {rows[0]}..{rows[-1]}" if i is None else f"row {rows[i]}"
 
-            st = _chunk_stats(path, chunk, cols, bins, locate)
+            st = _chunk_stats(path, chunk, cols, bins, locate, n_jobs)
             n_rows += len(rows)
             if st is not None:
                 total = st if total is None else total + st
@@ -326,7 +317,7 @@ def _file_stats(path: Path, kind: str, cols: list[str], bins):
                 return f"in the rows at offsets {start}..{start + n - 1}"
             return f"row offset {start + i}"
 
-        st = _chunk_stats(path, chunk, cols, bins, locate)
+        st = _chunk_stats(path, chunk, cols, bins, locate, n_jobs)
         n_rows += n
         if st is not None:
             total = st if total is None else total + st

@@ -7,11 +7,12 @@ their place, validates once, builds the bucket table and calls a compiled kernel
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl import _validate
+from fastcdl import _parallel, _validate
 from fastcdl._envelope import cdl_curve, ucal_value, v_curve
 from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
@@ -30,10 +31,15 @@ __all__ = [
     "cdl_report",
     "ucal",
     "CDLReport",
+    "CertificateWarning",
 ]
 
 
-def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStats:
+class CertificateWarning(UserWarning):
+    """cdl_report could not make its worst task break ties as intended (see _three_action_task)."""
+
+
+def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) -> BucketStats:
     """Reduce rounds (y_t, p_t) to the bucket table (q_i, n_i, s_i).
 
     bins=None: every distinct prediction is a bucket (the definitions of docs/metrics.md, exactly);
@@ -42,11 +48,28 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStat
     by their mean prediction; O(T) (O(T log m) for arbitrary edges), parallel over
     chunks, same result for any number of threads.
 
+    An integer m is at most 2^24 (fastcdl._validate.MAX_BINS), else ValueError naming
+    bins: a binned table takes memory per bin (about 50 bytes), not per round, so
+    bins=10**9 would allocate about 50 GB even for five rounds. The ceiling is fixed
+    rather than relative to the number of rounds because tables over the same bins are
+    built from chunks of any size and merged (fastcdl.io, fastcdl.dask); an array of
+    edges has no ceiling.
+
+    n_jobs: threads for the binning kernel (None: numba's current count,
+    numba.get_num_threads()); the count is set for this call and restored afterwards.
+    Off the main thread under numba's workqueue threading layer (which aborts the
+    process when two threads launch parallel kernels at once, as under Dask's threaded
+    scheduler) the kernel runs serially. The table never depends on n_jobs.
+
+    y_true may be bool or any integer or float dtype holding 0 and 1 (float16
+    included); y_prob any float or integer dtype (float16 converts exactly).
+
     >>> import fastcdl as fc
     >>> st = fc.bucket_stats([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2])
     >>> st.values.tolist(), st.counts.tolist(), st.positives.tolist()
     ([0.2, 0.7], [2, 2], [0, 2])
     """
+    n_jobs = _validate.check_n_jobs(n_jobs)
     y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
     weighted = w.shape[0] > 0
     if bins is None:
@@ -69,14 +92,16 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStat
     n = np.zeros(m, dtype=dtype)
     s = np.zeros(m, dtype=dtype)
     ps = np.zeros(m, dtype=np.float64)
-    if weighted:
-        binned = _kb.bin_rounds_weighted(y, p, w, edges, uniform, n, s, ps)
-    else:
-        binned = _kb.bin_rounds(y, p, edges, uniform, n, s, ps)
+    serial = n_jobs == 1 or not _parallel.parallel_safe()
+    with _parallel.num_threads(None if serial else n_jobs):
+        if weighted:
+            binned = _kb.bin_rounds_weighted(y, p, w, edges, uniform, n, s, ps, serial)
+        else:
+            binned = _kb.bin_rounds(y, p, edges, uniform, n, s, ps, serial)
     if not binned:
         _validate.check_rounds(y, p, w)  # raises, naming the first bad value
     if weighted and not n.sum() > 0:
-        raise ValueError("sample_weight sums to zero: there are no rounds to measure")
+        raise _validate.ValidationError("sample_weight", "sums to zero: there are no rounds to measure")
     (idx,) = np.nonzero(n > 0)
     n, s, ps = n[idx], s[idx], ps[idx]
     # The exact mean of a bin lies inside the bin; rounding of ps / n can step an ulp
@@ -85,41 +110,44 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None) -> BucketStat
     return BucketStats(q, n, s, ps, edges, idx.astype(np.int64))
 
 
-def _stats(y_true, y_prob, bins, sample_weight) -> BucketStats:
+def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None) -> BucketStats:
     if isinstance(y_true, BucketStats):
-        if y_prob is not None or bins is not None or sample_weight is not None:
-            raise ValueError(
-                "pass either a BucketStats alone or y_true and y_prob (with bins and sample_weight)"
+        if y_prob is not None or bins is not None or sample_weight is not None or n_jobs is not None:
+            extra = next(name for name, v in (("y_prob", y_prob), ("bins", bins), ("sample_weight", sample_weight),
+                                              ("n_jobs", n_jobs)) if v is not None)
+            raise _validate.ValidationError(
+                extra, "is not accepted with a BucketStats",
+                message="pass either a BucketStats alone or y_true and y_prob (with bins, sample_weight and n_jobs)",
             )
         return y_true
     if y_prob is None:
-        raise ValueError("y_prob is required unless the first argument is a BucketStats")
-    return bucket_stats(y_true, y_prob, bins=bins, sample_weight=sample_weight)
+        raise _validate.ValidationError("y_prob", "is required unless the first argument is a BucketStats")
+    return bucket_stats(y_true, y_prob, bins=bins, sample_weight=sample_weight, n_jobs=n_jobs)
 
 
-def _table(y_true, y_prob, bins, sample_weight):
-    return _stats(y_true, y_prob, bins, sample_weight).table()
+def _table(y_true, y_prob, bins, sample_weight, n_jobs=None):
+    return _stats(y_true, y_prob, bins, sample_weight, n_jobs).table()
 
 
-def ece(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+def ece(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Expected calibration error (1/T) sum_i n_i |q_i - qhat_i|. O(m) after binning.
 
     >>> ece([0, 1, 1, 1], [0.5, 0.5, 1.0, 1.0])
     0.0
     """
-    return float(ece_kernel(*_table(y_true, y_prob, bins, sample_weight)))
+    return float(ece_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs)))
 
 
-def k2(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+def k2(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Squared calibration error (1/T) sum_i n_i (q_i - qhat_i)^2. O(m) after binning.
 
     >>> k2([0, 0], [0.5, 0.5])
     0.25
     """
-    return float(k2_kernel(*_table(y_true, y_prob, bins, sample_weight)))
+    return float(k2_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs)))
 
 
-def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weight=None) -> float:
+def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Calibration fixed decision loss of one task (docs/metrics.md).
 
     payoff=U (n_actions, 2) in [0, 1]: the payoff the decision maker gains by acting on
@@ -131,17 +159,20 @@ def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weigh
     1.0
     """
     if (payoff is None) == (kink is None):
-        raise ValueError("pass exactly one of payoff= (a matrix) or kink= (a V-shaped task)")
+        raise _validate.ValidationError(
+            "payoff", "or kink is needed, not both",
+            message="pass exactly one of payoff= (a matrix) or kink= (a V-shaped task)",
+        )
     if payoff is not None:
         u = _validate.check_payoff(payoff)
-        return float(cfdl_kernel(*_table(y_true, y_prob, bins, sample_weight), u))
+        return float(cfdl_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs), u))
     mu = _validate.check_kinks(kink, "kink")
     if mu.shape[0] != 1:
-        raise ValueError("kink must be a single number; use decision_loss_curve for many")
-    return float(_v_values(_stats(y_true, y_prob, bins, sample_weight), mu)[0])
+        raise _validate.ValidationError("kink", "must be a single number; use decision_loss_curve for many")
+    return float(_v_values(_stats(y_true, y_prob, bins, sample_weight, n_jobs), mu)[0])
 
 
-def swap_regret(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None) -> float:
+def swap_regret(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Swap regret of task U: (1/T) sum_a max_a' sum_{t: a*(p_t)=a} [U(a',y_t) - U(a,y_t)].
 
     O(m * n_actions + n_actions^2).
@@ -150,7 +181,7 @@ def swap_regret(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None) -
     0.0
     """
     u = _validate.check_payoff(payoff)
-    return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight), u))
+    return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs), u))
 
 
 def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
@@ -159,7 +190,7 @@ def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
     return f / np.maximum(mus, 1.0 - mus)
 
 
-def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, sample_weight=None):
+def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, sample_weight=None, n_jobs=None):
     """CFDL_mu = f(mu) / max(mu, 1 - mu) of the V-shaped tasks at the given kinks.
 
     kinks=None evaluates at every breakpoint of f (the q_i, qhat_i, 0, 1/2, 1) and on
@@ -170,7 +201,7 @@ def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, sample_we
     >>> v.tolist()
     [0.0, 0.0]
     """
-    stats = _stats(y_true, y_prob, bins, sample_weight)
+    stats = _stats(y_true, y_prob, bins, sample_weight, n_jobs)
     if kinks is None:
         q, n, s = stats.table()
         mus = np.unique(np.concatenate([q, s / n, np.linspace(0.0, 1.0, 1001)]) + 0.0)
@@ -209,39 +240,39 @@ class CDLReport:
         )
 
 
-def cdl(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+def cdl(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Calibration decision loss: the most any decision maker with payoffs in [0, 1] gains
     by recalibrating, computed exactly as 2 fbar(1/2) (docs/exact-cdl.md). O(m log m).
 
     >>> cdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.25
     """
-    q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    q, n, s = _table(y_true, y_prob, bins, sample_weight, n_jobs)
     return float(cdl_curve(q, n, s, n.sum())[0])
 
 
-def vcdl(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+def vcdl(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (docs/metrics.md). O(m log m).
 
     >>> vcdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.16666666666666666
     """
-    q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    q, n, s = _table(y_true, y_prob, bins, sample_weight, n_jobs)
     return float(cdl_curve(q, n, s, n.sum())[6])
 
 
-def ucal(y_true, y_prob=None, *, bins=None, sample_weight=None) -> float:
+def ucal(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """U-calibration error: sup over tasks of the external regret to the best fixed action
     (docs/exact-cdl.md), exactly. O(m log m).
 
     >>> ucal([0, 1], [0.25, 0.75])
     0.0
     """
-    q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    q, n, s = _table(y_true, y_prob, bins, sample_weight, n_jobs)
     return float(ucal_value(q, n, s, n.sum()))
 
 
-def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None) -> CDLReport:
+def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> CDLReport:
     """CDL with its certificate: the worst task (at most 3 actions), its kinks and weights.
 
     O(m log m).
@@ -250,7 +281,7 @@ def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None) -> CDLRepo
     >>> r.value, r.kinks.tolist()
     (0.25, [0.25, 0.75])
     """
-    q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    q, n, s = _table(y_true, y_prob, bins, sample_weight, n_jobs)
     value, j1, j2, b, f_left, f_right, vmax, jv = cdl_curve(q, n, s, n.sum())
 
     def side(j):
@@ -319,15 +350,31 @@ def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
         (2, 1): (row[2], 1),  # kink 2 moves right: a1 wins at mu2
     }
     step = 1
-    for _ in range(200):
+    for _ in range(_TIE_ROUNDS):
         got1 = order[best_response(u, mu1, 1.0)]
         got2 = order[best_response(u, mu2, 1.0)]
         if got1 == want1 and got2 == want2:
-            break
+            return u
         for k, got, want in ((1, got1, want1), (2, got2, want2)):
             if got != want:
                 r, c = lower[(k, want)]
                 for _ in range(step):
                     u[r, c] = np.nextafter(u[r, c], 0.0)
         step *= 2
+    got1 = order[best_response(u, mu1, 1.0)]
+    got2 = order[best_response(u, mu2, 1.0)]
+    if got1 != want1 or got2 != want2:
+        warnings.warn(
+            CertificateWarning(
+                f"cdl_report: after {_TIE_ROUNDS} rounds of lowering payoff entries the worst task's "
+                f"best responses at its kinks mu1 = {mu1!r}, mu2 = {mu2!r} are actions {got1}, {got2} "
+                f"instead of {want1}, {want2}; cfdl(..., payoff=report.payoff) may differ from the value"
+            ),
+            stacklevel=3,
+        )
     return u
+
+
+# Rounds of the tie-breaking search in _three_action_task (each doubles the number of ulps an
+# entry is lowered by; rounding moves a kink by an ulp or two, so one or two rounds do).
+_TIE_ROUNDS = 200

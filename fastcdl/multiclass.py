@@ -16,65 +16,14 @@ solved with HiGHS (scipy.optimize.linprog).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+
+from fastcdl._validate import ValidationError, check_distributions, check_positive_int
 
 __all__ = ["cdl_multiclass", "ROW_SUM_TOL", "MAX_ROWS"]
 
 ROW_SUM_TOL = 1e-9
 MAX_ROWS = 400
-
-
-def _check(y_true, P):
-    """Validate (y_true, P); return (labels int64, P float64 (T, k))."""
-    if y_true is None or P is None:
-        raise ValueError("y_true and P are required")
-    P = np.asarray(P)
-    if P.dtype == object or P.dtype.kind not in "biuf":
-        raise ValueError(f"P must be a numeric array, got dtype {P.dtype}")
-    if P.ndim != 2:
-        raise ValueError(f"P must be 2-D with shape (T, k), got an array of shape {P.shape}")
-    T, k = P.shape
-    if T == 0:
-        raise ValueError("P is empty: there are no rounds")
-    if k < 2:
-        raise ValueError(f"P must have at least two columns (outcomes), got {k}")
-    P = np.ascontiguousarray(P, dtype=np.float64)
-    bad = ~np.isfinite(P)
-    if bad.any():
-        t, j = np.argwhere(bad)[0]
-        what = "NaN" if np.isnan(P[t, j]) else "infinite values"
-        raise ValueError(f"P contains {what} (first at row {t}, column {j})")
-    out = (P < 0.0) | (P > 1.0)
-    if out.any():
-        t, j = np.argwhere(out)[0]
-        raise ValueError(f"P entries must lie in [0, 1]; found {float(P[t, j])!r} at row {t}, column {j}")
-    dev = np.abs(P.sum(axis=1) - 1.0)
-    if (dev > ROW_SUM_TOL).any():
-        t = int(np.flatnonzero(dev > ROW_SUM_TOL)[0])
-        raise ValueError(
-            f"each row of P must sum to 1 (within {ROW_SUM_TOL:g}); row {t} sums to {float(P[t].sum())!r}"
-        )
-    y = np.asarray(y_true)
-    if y.ndim != 1:
-        raise ValueError(f"y_true must be 1-D, got an array of shape {y.shape}")
-    if y.shape[0] != T:
-        raise ValueError(f"y_true and P have different numbers of rounds ({y.shape[0]} and {T})")
-    if y.dtype == np.bool_:
-        y = y.astype(np.int64)
-    if y.dtype.kind == "f":
-        whole = np.isfinite(y) & (y == np.round(y))
-        if not whole.all():
-            i = int(np.flatnonzero(~whole)[0])
-            raise ValueError(f"y_true must contain integer labels 0..{k - 1}; found {float(y[i])!r} at index {i}")
-    elif y.dtype.kind not in "iu":
-        raise ValueError(f"y_true must contain integer labels 0..{k - 1}, got dtype {y.dtype}")
-    bad = (y < 0) | (y > k - 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"y_true must contain labels 0..{k - 1} (P has {k} columns); found {y[i]!r} at index {i}")
-    return y.astype(np.int64), P
 
 
 def _lp(R, obj):
@@ -130,17 +79,17 @@ def cdl_multiclass(y_true, P, *, max_rows=MAX_ROWS) -> float:
     >>> round(fc.cdl_multiclass([0, 0, 1, 1], [[0.75, 0.25]] * 2 + [[0.25, 0.75]] * 2), 9)
     0.25
     """
-    if isinstance(max_rows, bool) or not isinstance(max_rows, numbers.Integral) or max_rows < 1:
-        raise ValueError(f"max_rows must be a positive integer, got {max_rows!r}")
-    y, P = _check(y_true, P)
+    check_positive_int(max_rows, "max_rows")
+    y, P = check_distributions(y_true, P, ROW_SUM_TOL)
     T, k = P.shape
     Q, bucket = np.unique(P, axis=0, return_inverse=True)
     bucket = bucket.ravel()
     m = Q.shape[0]
     if m > max_rows:
-        raise ValueError(
-            f"P has {m} distinct rows, more than max_rows={max_rows}: the LP would have "
-            f"about {m * m} constraints; round or bin the predictions first, or raise max_rows"
+        raise ValidationError(
+            "P", f"has more than max_rows={max_rows} distinct rows", value=m,
+            message=f"P has {m} distinct rows, more than max_rows={max_rows}: the LP would have "
+            f"about {m * m} constraints; round or bin the predictions first, or raise max_rows",
         )
     counts = np.bincount(bucket * k + y, minlength=m * k).reshape(m, k).astype(np.float64)
     n = counts.sum(axis=1)
@@ -148,10 +97,11 @@ def cdl_multiclass(y_true, P, *, max_rows=MAX_ROWS) -> float:
     R, idx = np.unique(np.concatenate([Q, Qhat, np.eye(k)]), axis=0, return_inverse=True)
     idx = idx.ravel()
     if R.shape[0] > max_rows:
-        raise ValueError(
-            f"the LP needs {R.shape[0]} score vectors (the {m} distinct rows of P, their "
+        raise ValidationError(
+            "P", f"needs more than max_rows={max_rows} score vectors", value=R.shape[0],
+            message=f"the LP needs {R.shape[0]} score vectors (the {m} distinct rows of P, their "
             f"empirical distributions and the {k} point masses), more than max_rows={max_rows}; "
-            f"round or bin the predictions first, or raise max_rows"
+            f"round or bin the predictions first, or raise max_rows",
         )
     i_q, i_qhat = idx[:m], idx[m : 2 * m]
     obj = np.zeros((R.shape[0], k))

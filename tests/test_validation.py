@@ -183,3 +183,165 @@ def test_payoff_and_kinks_are_never_modified():
     fc.swap_regret(Y, P, payoff=u)
     fc.decision_loss_curve(Y, P, kinks=kinks)
     assert np.array_equal(u, u0) and np.array_equal(kinks, k0)
+
+
+# -- structured errors: the fields say what the message says -----------------------------
+
+FIELD_CASES = [
+    # (y, p, kwargs, argument, index, value, reason)
+    (Y, _with(P, 3, 1.5), {}, "y_prob", 3, 1.5, "must lie in [0, 1]"),
+    (Y, _with(P, 3, 1.5, np.float32), {}, "y_prob", 3, 1.5, "must lie in [0, 1]"),
+    (Y, _with(P, 2, np.nan), {}, "y_prob", 2, None, "contains NaN"),
+    (_with(Y, 4, 7, np.int64), P, {}, "y_true", 4, 7, "must contain only 0 and 1 (bool or 0/1 numbers)"),
+    (_with(Y, 4, 0.25, np.float16), P, {}, "y_true", 4, 0.25, "must contain only 0 and 1 (bool or 0/1 numbers)"),
+    (Y, P, {"sample_weight": _with(np.ones(5), 1, -2.0)}, "sample_weight", 1, -2.0, "must be non-negative"),
+    (Y, P, {"bins": 0}, "bins", None, 0, "must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize("bins", [None, 4])
+@pytest.mark.parametrize("case", range(len(FIELD_CASES)))
+def test_validation_error_fields(case, bins):
+    import pickle
+
+    y, p, kw, argument, index, value, reason = FIELD_CASES[case]
+    kw = {"bins": bins, **kw}
+    with pytest.raises(fc.ValidationError) as e:
+        fc.bucket_stats(y, p, **kw)
+    err = e.value
+    assert isinstance(err, ValueError)
+    assert (err.argument, err.index, err.reason) == (argument, index, reason)
+    if value is None:  # NaN
+        assert np.isnan(err.value)
+    else:
+        assert err.value == value and type(err.value) in (int, float)
+    msg = str(err)
+    assert msg.startswith(f"{argument} {reason}") and "np." not in msg
+    if index is not None:
+        assert f"index {index}" in msg
+    if value is not None:
+        assert repr(value) in msg
+    again = pickle.loads(pickle.dumps(err))  # Dask ships errors between processes
+    assert type(again) is fc.ValidationError and str(again) == msg
+    assert (again.argument, again.index, again.reason) == (argument, index, reason)
+
+
+def test_describe_rebuilds_the_message_from_fields():
+    e = fc.ValidationError("y_prob", "must lie in [0, 1]", index=np.int64(3), value=np.float64(1.5))
+    assert str(e) == "y_prob must lie in [0, 1]; found 1.5 at index 3"
+    assert e.describe("column 'p'", where="row 7") == "column 'p' must lie in [0, 1]; found 1.5 (row 7)"
+    assert e.describe(index="3 of chunk 2") == "y_prob must lie in [0, 1]; found 1.5 at index 3 of chunk 2"
+    nan = fc.ValidationError("y_prob", "contains NaN", index=4, value=float("nan"))
+    assert str(nan) == "y_prob contains NaN (first at index 4)"
+    assert nan.describe("column 'p'", where="row 9") == "column 'p' contains NaN (row 9)"
+
+
+def test_other_checks_raise_validation_errors_with_plain_numbers():
+    from fastcdl.online import make_adversary, make_forecaster
+
+    with pytest.raises(fc.ValidationError) as e:
+        fc.cdl_multiclass(np.array([0, 5, 1], dtype=np.int64), [[0.5, 0.5]] * 3)
+    assert (e.value.argument, e.value.index, e.value.value) == ("y_true", 1, 5)
+    assert "found 5 at index 1" in str(e.value) and "np." not in str(e.value)
+    with pytest.raises(fc.ValidationError) as e:
+        fc.cdl_multiclass([0, 1], [[0.5, 0.5], [1.5, -0.5]])
+    assert e.value.index == (1, 0) and "found 1.5 at row 1, column 0" in str(e.value)
+    with pytest.raises(fc.ValidationError) as e:
+        make_forecaster("cdl", horizon=10, m=np.int64(0))
+    assert (e.value.argument, e.value.value, str(e.value)) == ("m", 0, "m must be >= 1, got 0")
+    with pytest.raises(fc.ValidationError) as e:
+        make_adversary("bernoulli", p=np.float64(1.5))
+    assert (e.value.argument, e.value.value, str(e.value)) == ("p", 1.5, "p must be <= 1.0, got 1.5")
+
+
+def test_preset_errors_keep_their_class_and_message():
+    from fastcdl.experiments.presets import PresetError, load_preset, override, preset_from_dict
+
+    raw = {"name": "t", "seeds": 1, "t_min": 64, "t_max": 256,
+           "forecasters": [{"name": "cdl"}], "adversaries": [{"name": "bernoulli"}]}
+    with pytest.raises(PresetError, match=re.escape("preset t: seeds must be an integer >= 2, got 1")):
+        preset_from_dict(raw)
+    with pytest.raises(PresetError, match=re.escape("seeds must be an integer, got 'x'")):
+        override(load_preset("quick"), seeds="x")
+    assert issubclass(PresetError, ValueError)
+
+
+# -- one dtype for y: the kernels compile once -------------------------------------------
+
+Y_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+            np.float16, np.float32, np.float64, np.longdouble, ">i4", ">f8"]
+
+
+@pytest.mark.parametrize("bins", [None, 3, np.array([0.0, 0.25, 1.0])])
+def test_every_outcome_dtype_gives_the_same_table(bins):
+    want = fc.bucket_stats(Y, P, bins=bins)
+    want_w = fc.bucket_stats(Y, P, bins=bins, sample_weight=np.arange(5.0))
+    for dt in Y_DTYPES:
+        y = Y.astype(dt)
+        assert fc.bucket_stats(y, P, bins=bins) == want, dt
+        assert fc.bucket_stats(y, P, bins=bins, sample_weight=np.arange(5.0)) == want_w, dt
+
+
+def test_outcomes_reach_the_kernels_as_uint8_only():
+    from fastcdl._kernels import buckets as kb
+
+    for dt in Y_DTYPES:
+        y = Y.astype(dt)
+        for bins in (None, 3):
+            fc.bucket_stats(y, P, bins=bins)
+            fc.bucket_stats(y, P, bins=bins, sample_weight=np.ones(5))
+    # y is the first argument of the grouping and binning kernels, the second of runs_weighted
+    for kern, pos in ((kb.outcome_keys, 0), (kb.bin_rounds, 0), (kb.bin_rounds_weighted, 0), (kb.runs_weighted, 1)):
+        types = {str(sig[pos].dtype) for sig in kern.signatures}
+        assert types == {"uint8"}, (kern.__name__, types)
+
+
+def test_float16_outcomes_and_probabilities():
+    p16 = np.array([0.1, 0.9, 0.5, 0.5, 1.0], dtype=np.float16)
+    y16 = Y.astype(np.float16)
+    for bins in (None, 4):
+        # float16 converts exactly to float64, so the table is that of the converted array
+        want = fc.bucket_stats(Y, p16.astype(np.float64), bins=bins)
+        assert fc.bucket_stats(y16, p16, bins=bins) == want
+        assert fc.cdl(y16, p16, bins=bins) == fc.cdl(Y, p16.astype(np.float64), bins=bins)
+    with _raises("nan"):
+        fc.cdl(_with(Y, 1, np.nan, np.float16), P)
+    with _raises("found 2.0 at index 0"):
+        fc.cdl(_with(Y, 0, 2, np.float16), P, bins=3)
+    with _raises("[0, 1]"):
+        fc.cdl(Y, _with(P, 0, 1.5, np.float16))
+
+
+def test_bad_probability_is_reported_before_bad_outcome():
+    # both bad: the message names y_prob first, on both paths, as before
+    for bins in (None, 3):
+        with _raises("y_prob"):
+            fc.bucket_stats(_with(Y, 0, 5, np.int64), _with(P, 1, 1.5), bins=bins)
+
+
+# -- bins: a fixed ceiling, sound for chunked reading ------------------------------------
+
+
+@pytest.mark.parametrize("bins", [(1 << 24) + 1, 10**9, np.int64(10**12)])
+def test_huge_bins_are_refused_without_allocating(bins):
+    with pytest.raises(fc.ValidationError) as e:
+        fc.cdl([0, 1, 1, 0, 1], [0.1, 0.2, 0.3, 0.4, 0.5], bins=bins)
+    assert e.value.argument == "bins" and e.value.value == int(bins)
+    assert "bins must be at most 2^24 = 16777216" in str(e.value)
+
+
+def test_bins_ceiling_does_not_depend_on_the_number_of_rounds(tmp_path, monkeypatch):
+    import fastcdl.io
+
+    # many more bins than rounds is fine (a chunk of a file may be smaller than the bins) ...
+    assert fc.bucket_stats([1], [0.3], bins=100_000).n_buckets == 1
+    # ... and chunks of 7 rows over 1000 bins merge to the table of the whole file
+    rng = np.random.default_rng(0)
+    p = rng.integers(0, 1025, 200) / 1024
+    y = (rng.random(200) < p).astype(np.int64)
+    f = tmp_path / "f.csv"
+    f.write_text("y,p\n" + "".join(f"{a},{b!r}\n" for a, b in zip(y.tolist(), p.tolist())))
+    monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 7)
+    assert fastcdl.io.read_stats(f, bins=1000) == fc.bucket_stats(y, p, bins=1000)
+    with pytest.raises(fastcdl.io.InputError, match=re.escape("bins must be at most 2^24")):
+        fastcdl.io.read_stats(f, bins=10**9)

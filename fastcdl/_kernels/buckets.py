@@ -36,6 +36,22 @@ def first_bad_outcome(y):
 
 
 @kernel
+def outcomes_to_u8(y, out):
+    """Write 0/1 outcomes y into the uint8 array out; index of the first y that is not 0
+    or 1 (NaN included), or -1. One pass, O(T); compiled once per dtype of y, so the
+    kernels downstream see uint8 only."""
+    for i in range(y.shape[0]):
+        v = y[i]
+        if v == 0:
+            out[i] = 0
+        elif v == 1:
+            out[i] = 1
+        else:
+            return i
+    return -1
+
+
+@kernel
 def first_bad_weight(w):
     """Index of the first weight that is negative, NaN or infinite, or -1. O(T)."""
     for i in range(w.shape[0]):
@@ -200,7 +216,7 @@ def _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, 
 
 
 @kernel
-def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
+def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums, serial=False):
     """Accumulate unweighted rounds into the m = len(edges) - 1 bins (exact int64 counts).
 
     Returns False, leaving the outputs untouched, if some round cannot be binned
@@ -209,6 +225,8 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     so the result does not depend on the number of threads, and each prediction sum is
     a two-level (blocked) sum. A single chunk (T < 2^20) runs serially: waking the
     thread pool costs more than such a chunk, up to 100x more on a loaded machine.
+    ``serial=True`` fills the same chunks one after another on the calling thread (for
+    one thread, or where launching numba's thread pool is unsafe), with the same result.
     Cost O(T) (O(T log m) for arbitrary edges), memory O(n_chunks * m).
     """
     T = p.shape[0]
@@ -217,8 +235,9 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     part_ny = np.zeros((n_chunks, m), dtype=np.int64)
     part_p = np.zeros((n_chunks, m), dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.bool_)
-    if n_chunks == 1:
-        bad[0] = not _bin_span(y, p, edges, uniform, 0, T, part_ny[0], part_p[0])
+    if n_chunks == 1 or serial:
+        for c in range(n_chunks):
+            bad[c] = not _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny[c], part_p[c])
     else:
         _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad)
     for c in range(n_chunks):
@@ -234,7 +253,7 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
 
 
 @kernel
-def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
+def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums, serial=False):
     """As :func:`bin_rounds` with sample weights: counts and positives are weight sums.
 
     Also refuses negative, NaN or infinite weights.
@@ -246,8 +265,10 @@ def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
     part_s = np.zeros((n_chunks, m), dtype=np.float64)
     part_p = np.zeros((n_chunks, m), dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.bool_)
-    if n_chunks == 1:
-        bad[0] = not _bin_span_weighted(y, p, w, edges, uniform, 0, T, part_n[0], part_s[0], part_p[0])
+    if n_chunks == 1 or serial:
+        for c in range(n_chunks):
+            bad[c] = not _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
+                                            part_n[c], part_s[c], part_p[c])
     else:
         _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad)
     for c in range(n_chunks):

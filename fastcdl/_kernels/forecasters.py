@@ -124,8 +124,19 @@ def record(y, b, n, s, ctr):
 
 # -- cdl: Algorithm 1 with the MsMwC oracle -----------------------------------------------
 @kernel
+def _lam_result(par, lam, converged, step):
+    """Store Lam in par[1]; count a Lam solve that hit its cap in par[4], its last step in par[5]."""
+    par[1] = lam
+    if not converged:
+        par[4] += 1.0
+        par[5] = step
+
+
+@kernel
 def cdl_forecast(dense, G, Q, eta, logpi, off, S, b, w, c, par, pts, probs, bkt):
-    """Step 1 of Algorithm 1. par = [delta, lam, ln|c_lo|, ln c_hi] (the last two NaN unless mixed).
+    """Step 1 of Algorithm 1. par = [delta, lam, ln|c_lo|, ln c_hi, capped, last step]
+    (ln|c_lo|, ln c_hi NaN unless mixed; capped counts the Lam solves that stopped at
+    their iteration cap, last step is the final step of the latest such solve).
 
     Sparse: bisection on sign(G) and c at the two buckets only, O(K_eta * Newton + log m).
     Dense: all c_i explicitly (dense_weights), bisection on sign(c), O(m K_eta).
@@ -135,7 +146,8 @@ def cdl_forecast(dense, G, Q, eta, logpi, off, S, b, w, c, par, pts, probs, bkt)
     par[2] = np.nan
     par[3] = np.nan
     if dense:
-        par[1] = dense_weights(G, Q, eta, logpi, b, w, par[1], c)
+        lam, converged, step = dense_weights(G, Q, eta, logpi, b, w, par[1], c)
+        _lam_result(par, lam, converged, step)
         lo, done = step1_point_mass(c, pts, probs, bkt)
     else:
         lo, done = step1_point_mass(G, pts, probs, bkt)
@@ -144,7 +156,8 @@ def cdl_forecast(dense, G, Q, eta, logpi, off, S, b, w, c, par, pts, probs, bkt)
             lc_lo = math.log(-c[lo])
             lc_hi = math.log(c[lo + 1])
         else:
-            par[1] = sparse_lam(eta, logpi, off, S, b, par[1])
+            lam, converged, step = sparse_lam(eta, logpi, off, S, b, par[1])
+            _lam_result(par, lam, converged, step)
             lc_lo = sparse_logc(lo, G, Q, eta, logpi, par[1])
             lc_hi = sparse_logc(lo + 1, G, Q, eta, logpi, par[1])
         par[2] = lc_lo

@@ -33,6 +33,7 @@ from fastcdl._kernels._jit import kernel
 RESCALE = 600.0  # keep exp(new - off_k) below e^600 in the scaled sums S_k
 TINY_S = 1e-30  # renormalise S_k below this, so S_k stays in [1e-30, (m+1) e^600]
 LAM_STEP_TOL = 1e-5  # stop when a Newton step is this small: the next error is O(step^2)
+LAM_MAX_STEPS = 200  # evaluations before solve_lam gives up and says so (warm starts need 1-2)
 
 
 def n_copies(T):
@@ -163,7 +164,7 @@ def log_normaliser(b, w, eta, lam):
 
 
 @kernel
-def solve_lam(b, w, eta, lam0):
+def solve_lam(b, w, eta, lam0, max_steps=None):
     """The root Lam of sum_k w_k exp(b_k - eta_k Lam) = 1, i.e. sum_k (rho_k/K) F_k e^{-eta_k Lam} = 1
     with b_k = ln(rho_k/K) + off_k and w_k = S_k.
 
@@ -174,30 +175,44 @@ def solve_lam(b, w, eta, lam0):
     most s^2 phi''/(2|phi'|) <= s^2 (max eta - min eta) max eta / (2 min eta) <= 2e-12 sqrt(T)
     (in practice about s^2 / 64): it moves c by under 1e-10 relative (c depends on Lam
     through exp(-eta_k Lam), eta_k <= 1/32). Warm-started, one or two evaluations.
+
+    Returns (lam, converged, step). After ``max_steps`` evaluations (default
+    LAM_MAX_STEPS, read when the kernel compiles) without a step below
+    the tolerance it returns the last iterate with converged False and the size of the
+    last step taken, so the caller can report how far from converged it stopped (this
+    needs, say, a root so large that adjacent floats are further apart than the
+    tolerance). A NaN normaliser also returns converged False, with step NaN. The
+    iterates themselves do not depend on max_steps.
     """
     lo = -np.inf
     hi = np.inf
     lam = lam0
-    for _ in range(200):
+    step = np.inf
+    cap = LAM_MAX_STEPS if max_steps is None else max_steps
+    for _ in range(cap):
         phi, d = log_normaliser(b, w, eta, lam)
         if phi > 0.0:
             lo = lam
         elif phi < 0.0:
             hi = lam
-        else:
-            return lam
+        elif phi == 0.0:
+            return lam, True, 0.0
+        else:  # NaN: no root to find from here
+            return lam, False, np.nan
         nxt = lam + phi / d
         if not (lo < nxt < hi):
             nxt = 0.5 * (lo + hi)
         if abs(nxt - lam) <= LAM_STEP_TOL:
-            return nxt
+            return nxt, True, abs(nxt - lam)
+        step = abs(nxt - lam)
         lam = nxt
-    return lam
+    return lam, False, step
 
 
 @kernel
 def sparse_lam(eta, logpi, off, S, b, lam0):
-    """Lam from the scaled normalisers F_k = exp(off_k) S_k, O(K_eta * Newton steps)."""
+    """Lam from the scaled normalisers F_k = exp(off_k) S_k, O(K_eta * Newton steps).
+    Returns solve_lam's (lam, converged, step)."""
     for k in range(eta.shape[0]):
         b[k] = logpi[k] + off[k]
     return solve_lam(b, S, eta, lam0)
@@ -240,7 +255,8 @@ def dense_weights(G, Q, eta, logpi, b, w, lam0, c):
     (shifted by its largest exponent), Lam is solved, then w_(i,+-,k) are formed,
     c_i = sum_k w_(i,+,k) - w_(i,-,k) (through 2 sinh for |eta G| < 1, which keeps the
     sign of G and the relative precision), and c is divided by the total weight
-    (1 up to the Lam tolerance). Returns Lam; c is written in place.
+    (1 up to the Lam tolerance). Returns solve_lam's (Lam, converged, step); c is
+    written in place.
     """
     m = G.shape[0]
     for k in range(eta.shape[0]):
@@ -255,7 +271,7 @@ def dense_weights(G, Q, eta, logpi, b, w, lam0, c):
             tot += math.exp(base + eta[k] * G[i]) + math.exp(base - eta[k] * G[i])
         b[k] = logpi[k] + top
         w[k] = tot
-    lam = solve_lam(b, w, eta, lam0)
+    lam, converged, step = solve_lam(b, w, eta, lam0)
     total = 0.0
     for k in range(eta.shape[0]):
         total += math.exp(logpi[k] - eta[k] * lam)  # the aux expert
@@ -274,4 +290,4 @@ def dense_weights(G, Q, eta, logpi, b, w, lam0, c):
         c[i] = ci
     for i in range(m):
         c[i] /= total
-    return lam
+    return lam, converged, step

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
+from fastcdl._validate import ValidationError, check_count, check_int
+
 FORECASTERS = ("cdl", "foster", "kt", "truthful", "frequency")
 ADVERSARIES = ("bernoulli", "drift", "markov", "contrarian", "greedy")
 STOCHASTIC = ("bernoulli", "drift", "markov")
@@ -23,6 +25,14 @@ _PRESET_KEYS = {"name", "description", "master_seed", "seeds", "t_min", "t_max",
 
 class PresetError(ValueError):
     """A preset or an option that cannot be run (raised before any trial starts)."""
+
+
+def _checked(where, check, *args):
+    """check(*args) from fastcdl._validate, its ValidationError told as a PresetError."""
+    try:
+        return check(*args)
+    except ValidationError as e:
+        raise PresetError(f"{where}: {e}" if where else str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -146,10 +156,7 @@ def _component(entry, kind: str, allowed, where: str) -> Component:
 
 
 def _positive_int(raw, key, where, minimum=1):
-    v = raw.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-        raise PresetError(f"{where}: {key} must be an integer >= {minimum}, got {v!r}")
-    return v
+    return _checked(where, check_count, raw.get(key), key, minimum)
 
 
 def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
@@ -243,9 +250,7 @@ def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, 
     if t_max is not None:
         changes["t_max"] = parse_horizon(t_max)
     if seeds is not None:
-        if isinstance(seeds, bool) or not isinstance(seeds, int):
-            raise PresetError(f"seeds must be an integer, got {seeds!r}")
-        changes["seeds"] = seeds
+        changes["seeds"] = _checked("", check_int, seeds, "seeds")
     if master_seed is not None:
         changes["master_seed"] = int(master_seed)
     # the description travels into the run folder's preset.toml: say what was overridden

@@ -11,7 +11,13 @@ Forecasters: cdl (oracle "sparse" | "dense"), foster, kt, truthful, frequency.
 Adversaries: bernoulli, drift, markov, contrarian, greedy.
 """
 
-from fastcdl.online._params import ADVERSARIES, FORECASTERS
+from fastcdl.online._params import (
+    ADVERSARIES,
+    FORECASTERS,
+    ConvergenceWarning,
+    OnlineWarning,
+    ParameterWarning,
+)
 from fastcdl.online.adversaries import Adversary, make_adversary
 from fastcdl.online.forecasters import Forecast, Forecaster, make_forecaster
 from fastcdl.online.minimax import MinimaxSolution, minimax
@@ -21,9 +27,12 @@ __all__ = [
     "ADVERSARIES",
     "FORECASTERS",
     "Adversary",
+    "ConvergenceWarning",
     "Forecast",
     "Forecaster",
     "MinimaxSolution",
+    "OnlineWarning",
+    "ParameterWarning",
     "RunResult",
     "make_adversary",
     "make_forecaster",

@@ -1,13 +1,24 @@
 """Checking and resolving the parameters of forecasters and adversaries (docs/algorithm1.md).
 
-Every error is a ValueError naming the parameter. Defaults that depend on the horizon T
-are resolved here, so a RunResult records the values actually used.
+Every error is a fastcdl._validate.ValidationError (a ValueError) naming the parameter;
+the scalar checks themselves live in fastcdl._validate with the library's other input
+checks. Defaults that depend on the horizon T are resolved here, so a RunResult records
+the values actually used.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
+import warnings
+
+from fastcdl._validate import (  # noqa: F401  (check_seed, check_horizon: used by the online modules)
+    ValidationError,
+    check_horizon,
+    check_int,
+    check_name,
+    check_real,
+    check_seed,
+)
 
 FORECASTERS = ("cdl", "foster", "kt", "truthful", "frequency")
 ADVERSARIES = ("bernoulli", "drift", "markov", "contrarian", "greedy")
@@ -29,47 +40,44 @@ _ADVERSARY_KEYS = {
 }
 
 
-def check_name(name, allowed, what):
-    if not isinstance(name, str) or name not in allowed:
-        raise ValueError(f"{what} must be one of {', '.join(allowed)}; got {name!r}")
-    return name
+class OnlineWarning(UserWarning):
+    """Base class of fastcdl.online's warnings."""
 
 
-def check_int(value, name, low=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    value = int(value)
-    if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value}")
-    return value
+class ParameterWarning(OnlineWarning):
+    """A parameter that is accepted but almost certainly not what was meant (say m > T)."""
 
 
-def check_real(value, name, low=None, high=None, low_open=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value}")
-    return value
-
-
-def check_seed(seed):
-    return check_int(seed, "seed", low=0)
-
-
-def check_horizon(horizon):
-    return check_int(horizon, "horizon", low=1)
+class ConvergenceWarning(OnlineWarning):
+    """An iterative solve stopped at its iteration cap (the MsMwC normaliser Lam)."""
 
 
 def _unknown(params, allowed, what):
     extra = sorted(set(params) - set(allowed))
     if extra:
         hint = ", ".join(allowed) if allowed else "none"
-        raise ValueError(f"unknown parameter {extra[0]!r} for {what} (accepted: {hint})")
+        raise ValidationError(extra[0], f"is not a parameter of {what}",
+                              message=f"unknown parameter {extra[0]!r} for {what} (accepted: {hint})")
+
+
+def _given_m(params, T, default):
+    """A user-given number of buckets m, checked; warns (ParameterWarning) when m > T.
+
+    Accepted all the same (a short test run of a long-horizon setting is legitimate), but
+    with more buckets than rounds most buckets never fill and the forecaster cannot
+    become calibrated: m = 100000 at T = 1024 gives CDL 1.0.
+    """
+    m = check_int(params["m"], "m", low=1)
+    if m > T:
+        warnings.warn(
+            ParameterWarning(
+                f"m = {m} buckets for a horizon of T = {T} rounds: more buckets than rounds, so "
+                f"most buckets never fill and the forecaster cannot become calibrated (CDL stays "
+                f"near its worst); this forecaster's default at T = {T} is m = {default}"
+            ),
+            stacklevel=4,
+        )
+    return m
 
 
 def default_cdl_m(T, m_scale=1.0):
@@ -105,7 +113,8 @@ def resolve_adversary(name, params, horizon=None) -> dict:
         if "period" in params:
             period = check_real(params["period"], "period", 0.0, low_open=True)
         elif horizon is None:
-            raise ValueError("period: the drift adversary needs period=... or horizon=... (period = horizon / 8)")
+            raise ValidationError("period", "is needed", message="period: the drift adversary needs "
+                                  "period=... or horizon=... (period = horizon / 8)")
         else:
             period = check_horizon(horizon) / 8.0
         return {"amplitude": amplitude, "period": period}
@@ -126,12 +135,13 @@ def resolve_forecaster(name, horizon, params) -> dict:
         if name == "cdl":
             oracle = params.get("oracle", "sparse")
             if oracle not in ("sparse", "dense"):
-                raise ValueError(f"oracle must be 'sparse' or 'dense', got {oracle!r}")
+                raise ValidationError("oracle", "must be 'sparse' or 'dense'", value=oracle)
             out["oracle"] = oracle
         if "m" in params and "m_scale" in params:
-            raise ValueError("m and m_scale: give the number of buckets m or its scale m_scale, not both")
+            raise ValidationError("m_scale", "cannot be given with m", message="m and m_scale: give "
+                                  "the number of buckets m or its scale m_scale, not both")
         if "m" in params:
-            out["m"] = check_int(params["m"], "m", low=1)
+            out["m"] = _given_m(params, T, default_cdl_m(T))
         else:
             scale = check_real(params.get("m_scale", 1.0), "m_scale", 0.0, low_open=True)
             out["m"] = default_cdl_m(T, scale)
@@ -140,23 +150,24 @@ def resolve_forecaster(name, horizon, params) -> dict:
         if "delta" in params:
             delta = check_real(params["delta"], "delta", 0.0, low_open=True)
             if delta > 1.0 / m:
-                raise ValueError(f"delta must be in (0, 1/m] = (0, {1.0 / m:.6g}], got {delta}")
+                raise ValidationError("delta", f"must be in (0, 1/m] = (0, {1.0 / m:.6g}]", value=delta)
         else:
             delta = min(1.0 / T, 1.0 / m)
         out["delta"] = delta
         return out
     if name == "foster":
-        out["m"] = check_int(params["m"], "m", low=1) if "m" in params else _icbrt_up(T)
+        out["m"] = _given_m(params, T, _icbrt_up(T)) if "m" in params else _icbrt_up(T)
         return out
-    out["m"] = check_int(params["m"], "m", low=1) if "m" in params else max(2, _isqrt_up(T))
+    out["m"] = _given_m(params, T, max(2, _isqrt_up(T))) if "m" in params else max(2, _isqrt_up(T))
     if name == "truthful":
         if "adversary" not in params:
-            raise ValueError("adversary: the truthful forecaster needs adversary=... (one of "
-                             f"{', '.join(STOCHASTIC)}) and optionally adversary_params")
+            raise ValidationError("adversary", "is needed", message="adversary: the truthful forecaster "
+                                  f"needs adversary=... (one of {', '.join(STOCHASTIC)}) and optionally adversary_params")
         adv = params["adversary"]
         if adv not in STOCHASTIC:
-            raise ValueError(f"adversary: the truthful forecaster needs a stochastic adversary "
-                             f"({', '.join(STOCHASTIC)}), got {adv!r}")
+            raise ValidationError("adversary", "must be stochastic", value=adv,
+                                  message=f"adversary: the truthful forecaster needs a stochastic adversary "
+                                  f"({', '.join(STOCHASTIC)}), got {adv!r}")
         out["adversary"] = adv
         out["adversary_params"] = resolve_adversary(adv, params.get("adversary_params"), T)
     return out

@@ -14,7 +14,8 @@ import numpy as np
 
 from fastcdl._kernels import adversaries as _ak
 from fastcdl._kernels.rng import seed_states
-from fastcdl.online._params import check_seed, resolve_adversary
+from fastcdl._validate import ValidationError, check_seed
+from fastcdl.online._params import resolve_adversary
 
 __all__ = ["Adversary", "make_adversary"]
 
@@ -62,7 +63,7 @@ class Adversary:
         """The outcome y in {0, 1} for a round whose distribution is ``forecast`` (a Forecast)."""
         k = len(forecast.probs)
         if k not in (1, 2) or len(forecast.predictions) != k:
-            raise ValueError("forecast must have one or two entries (probs and predictions)")
+            raise ValidationError("forecast", "must have one or two entries (probs and predictions)")
         preds = np.zeros(2)
         probs = np.zeros(2)
         n_at = np.zeros(2, dtype=np.int64)
@@ -77,7 +78,7 @@ class Adversary:
 
     def observe(self, p, y) -> None:
         """Add the round's stated prediction p and outcome y to the public record."""
-        from fastcdl.online.forecasters import check_outcome
+        from fastcdl._validate import check_outcome
 
         y = check_outcome(y)
         p = float(p)

@@ -14,7 +14,7 @@ paths give identical runs for the same seed.
 from __future__ import annotations
 
 import math
-import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +24,8 @@ from fastcdl._kernels import msmwc as _mk
 from fastcdl._kernels import simulate as _sk
 from fastcdl._kernels.adversaries import BERNOULLI, DRIFT, MARKOV
 from fastcdl._kernels.rng import seed_states
-from fastcdl.online._params import check_seed, resolve_forecaster
+from fastcdl._validate import ValidationError, check_outcome, check_seed
+from fastcdl.online._params import ConvergenceWarning, resolve_forecaster
 from fastcdl.online.adversaries import parameter_vector
 from fastcdl.stats import BucketStats
 
@@ -48,18 +49,6 @@ class Forecast:
     def mean_prediction(self) -> float:
         """The expected stated prediction."""
         return float(sum(p * q for p, q in zip(self.probs, self.predictions)))
-
-
-def check_outcome(y) -> int:
-    """y as int 0 or 1 (bools and 0.0/1.0 accepted); ValueError otherwise."""
-    if isinstance(y, (bool, np.bool_)):
-        return int(y)
-    if isinstance(y, numbers.Real) and not isinstance(y, numbers.Integral):
-        if math.isfinite(float(y)) and float(y) in (0.0, 1.0):
-            return int(y)
-    elif isinstance(y, numbers.Integral) and int(y) in (0, 1):
-        return int(y)
-    raise ValueError(f"y must be 0 or 1, got {y!r}")
 
 
 class Forecaster:
@@ -110,7 +99,8 @@ class Forecaster:
         """Record this round's outcome y in {0, 1} and update the state."""
         y = check_outcome(y)
         if self._phase != 2:
-            raise ValueError("observe(y) before draw(): call forecast() and draw() first in each round")
+            raise ValidationError("y", "was observed before draw()",
+                                  message="observe(y) before draw(): call forecast() and draw() first in each round")
         self._observe(y)
         self._phase = 0
 
@@ -169,15 +159,37 @@ class CDLForecaster(Forecaster):
         self._b = np.zeros(K_eta)
         self._w = np.zeros(K_eta)
         self._c = np.zeros(m if self._dense else 1)
-        self._par = np.array([params["delta"], 0.0, math.nan, math.nan])  # delta, lam, ln|c_lo|, ln c_hi
+        # delta, lam, ln|c_lo|, ln c_hi, Lam solves stopped at their cap, last step of the latest one
+        self._par = np.array([params["delta"], 0.0, math.nan, math.nan, 0.0, 0.0])
+        self._capped_seen = 0
 
     @property
     def K_eta(self) -> int:
         return int(self._eta.shape[0])
 
+    def _report_capped(self, rounds):
+        """Warn (ConvergenceWarning) about Lam solves that stopped at their iteration cap since
+        the last report; the kernels count them in par[4] instead of stopping the run."""
+        capped = int(self._par[4])
+        if capped > self._capped_seen:
+            new = capped - self._capped_seen
+            self._capped_seen = capped
+            step = self._par[5]
+            how = ("the normaliser evaluated to NaN" if math.isnan(step) else
+                   f"it stopped at its cap of {_mk.LAM_MAX_STEPS} Newton/bisection steps, the last "
+                   f"step {step:.3g} above the tolerance {_mk.LAM_STEP_TOL:g}")
+            warnings.warn(
+                ConvergenceWarning(
+                    f"cdl forecaster: the MsMwC normaliser Lam did not converge in {new} round(s) "
+                    f"(of {rounds} so far): {how}; the bucket weights c of those rounds are approximate"
+                ),
+                stacklevel=3,
+            )
+
     def _forecast(self):
         _fk.cdl_forecast(self._dense, self._G, self._Q, self._eta, self._logpi, self._off, self._S,
                          self._b, self._w, self._c, self._par, self._pts, self._probs, self._bkt)
+        self._report_capped(self.rounds + 1)
 
     def _observe(self, y):
         _fk.cdl_observe(y, self._dense, self._G, self._Q, self._eta, self._off, self._S, self._terms,
@@ -188,6 +200,7 @@ class CDLForecaster(Forecaster):
                          self._b, self._w, self._c, self._par, self._q, self._n, self._s, self._ctr,
                          self._pts, self._probs, self._bkt, self._rng,
                          adv.code, adv._apar, adv._rng, *_adv_buffers(), trace_p, trace_y)
+        self._report_capped(self.rounds)
 
 
 class KTForecaster(Forecaster):
@@ -264,6 +277,11 @@ def make_forecaster(name: str, *, horizon: int, seed: int = 0, **params) -> Fore
       fills both in); m default max(2, ceil(sqrt T)).
     - "frequency": the grid point nearest to the running mean of y (1/2 at first);
       m default max(2, ceil(sqrt T)). The grid keeps the bucket table O(m).
+
+    An m larger than the horizon is accepted with a :class:`fastcdl.online.ParameterWarning`
+    naming m and T: most buckets would never fill (m = 100000 at T = 1024 gives CDL 1.0).
+    Should the cdl forecaster's normaliser solve stop at its iteration cap, a
+    :class:`fastcdl.online.ConvergenceWarning` says in how many rounds.
 
     The generator is child 0 of numpy.random.SeedSequence(seed) (make_adversary uses child 1).
 

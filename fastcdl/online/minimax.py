@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl._kernels.minimax import minimax_2xk
+from fastcdl._validate import check_gains
 
 __all__ = ["MinimaxSolution", "minimax"]
 
@@ -34,14 +35,7 @@ def minimax(gains) -> MinimaxSolution:
     >>> sol.value, sol.probs
     (0.5, (0.5, 0.5))
     """
-    A = np.asarray(gains)
-    if A.dtype.kind not in "biuf":
-        raise ValueError(f"gains must be numeric, got dtype {A.dtype}")
-    if A.ndim != 2 or A.shape[1] != 2 or A.shape[0] < 1:
-        raise ValueError(f"gains must have shape (K, 2) with K >= 1 (columns y = 0, 1); got shape {A.shape}")
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    if not np.isfinite(A).all():
-        raise ValueError("gains must be finite")
+    A = check_gains(gains)
     idx = np.full(2, -1, dtype=np.int64)
     prob = np.zeros(2)
     value, lam = minimax_2xk(A, idx, prob)

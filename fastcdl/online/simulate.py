@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl.online._params import STOCHASTIC, check_horizon, check_name, FORECASTERS, resolve_adversary
+from fastcdl._validate import ValidationError, check_horizon, check_name
+from fastcdl.online._params import FORECASTERS, STOCHASTIC, resolve_adversary
 from fastcdl.online.adversaries import make_adversary
 from fastcdl.online.forecasters import make_forecaster
 from fastcdl.stats import BucketStats
@@ -83,10 +84,12 @@ def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_pa
     if forecaster == "truthful":
         for key in ("adversary", "adversary_params"):
             if key in fparams:
-                raise ValueError(f"{key}: simulate gives the truthful forecaster its adversary; do not pass it")
+                raise ValidationError(key, "is set by simulate", message=f"{key}: simulate gives the "
+                                      "truthful forecaster its adversary; do not pass it")
         if adversary not in STOCHASTIC:
-            raise ValueError(f"adversary: the truthful forecaster needs a stochastic adversary "
-                             f"({', '.join(STOCHASTIC)}), got {adversary!r}")
+            raise ValidationError("adversary", "must be stochastic", value=adversary,
+                                  message=f"adversary: the truthful forecaster needs a stochastic adversary "
+                                  f"({', '.join(STOCHASTIC)}), got {adversary!r}")
         fparams.update(adversary=adversary, adversary_params=aparams)
     f = make_forecaster(forecaster, horizon=T, seed=seed, **fparams)
     a = make_adversary(adversary, horizon=T, seed=seed, **aparams)
