@@ -1,13 +1,17 @@
 """Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl plot PATH``, ``fastcdl warmup``.
 
-Errors print one line on stderr and exit with status 2; nothing is written.
+Errors print one line on stderr and exit with status 2; nothing is written. ``rates``
+stopped by SIGINT or SIGTERM prints one line and exits with status 128 + the signal.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from fastcdl.io import InputError, read_stats
@@ -86,6 +90,26 @@ def cmd_metrics(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _stop_on_signals(received: list):
+    """SIGINT and SIGTERM raise KeyboardInterrupt (once: later signals are ignored while the
+    run stops its workers); the signal number is appended to received."""
+    def handler(signum, frame):
+        if not received:
+            received.append(signum)
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():  # handlers only install there
+        yield
+        return
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def cmd_rates(args) -> int:
     from fastcdl.experiments import load_preset, override, run
 
@@ -105,7 +129,16 @@ def cmd_rates(args) -> int:
     if args.scheduler is not None and not args.scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
         raise InputError(f"--scheduler must be a Dask scheduler address like tcp://HOST:PORT, got {args.scheduler!r}")
     out = Path(args.out or f"results/{preset.name}")
-    summary = run(preset, out, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress)
+    received = []
+    try:
+        with _stop_on_signals(received):
+            summary = run(preset, out, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress)
+    except KeyboardInterrupt as e:  # its message says how many trials are left undone
+        signum = received[0] if received else signal.SIGINT
+        print(f"fastcdl: stopped by {signal.Signals(signum).name}" + (f": {e}" if str(e) else ""), file=sys.stderr)
+        return 128 + signum
+    if summary["n_done"] < summary["n_trials"]:  # run() said on stderr what is left undone
+        return 1
     print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite; summary in {out}/summary.csv")
     shown = [s for s in summary["slopes"] if s["metric"] in ("cdl", "ece")]
     if shown:

@@ -3,12 +3,15 @@
 Per (forecaster, adversary, metric): the mean over seeds at each T with a bootstrap 95%
 interval of the mean, and the least-squares slope of log(mean) against log T over the
 upper half of the grid with a bootstrap-over-seeds 95% interval (seeds are resampled
-jointly across T, because a seed index is shared by every T of a run).
+jointly across T, because a seed index is shared by every T of a run). Each interval's
+bootstrap stream derives from the master seed and its cell's labels only, so a cell's
+interval does not depend on which other forecasters, adversaries or horizons were run.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -48,9 +51,15 @@ def _group(rows, metrics):
     return g
 
 
+def _cell_rng(seed, *cell):
+    """The bootstrap stream of one cell, e.g. ("rate", forecaster, adversary, metric, T):
+    SeedSequence entropy from the master seed and a stable hash of the cell's labels."""
+    digest = hashlib.sha256(json.dumps(cell).encode()).digest()
+    return np.random.default_rng(np.random.SeedSequence([seed, int.from_bytes(digest[:16], "little")]))
+
+
 def analyze(rows, metrics, *, seed=0, n_boot=N_BOOT):
     """Return (rates, slopes, ratios) as lists of dicts, deterministic for a given seed."""
-    rng = np.random.default_rng(seed)
     rates, slopes = [], []
     groups = _group(rows, metrics)
     for (f, a, m), by_T in sorted(groups.items()):
@@ -59,6 +68,7 @@ def analyze(rows, metrics, *, seed=0, n_boot=N_BOOT):
             v = np.array([by_T[T][s] for s in sorted(by_T[T])])
             mean = float(v.mean())
             if v.shape[0] >= 2:
+                rng = _cell_rng(seed, "rate", f, a, m, int(T))
                 boot = v[rng.integers(0, v.shape[0], (n_boot, v.shape[0]))].mean(axis=1)
                 lo, hi = (float(x) for x in np.percentile(boot, [2.5, 97.5]))
             else:
@@ -74,7 +84,7 @@ def analyze(rows, metrics, *, seed=0, n_boot=N_BOOT):
         lo = hi = float("nan")
         if len(seeds) >= 2 and np.isfinite(slope):
             V = np.array([[by_T[T][s] for s in seeds] for T in fit_T])  # (n_T, n_seeds)
-            idx = rng.integers(0, len(seeds), (n_boot, len(seeds)))
+            idx = _cell_rng(seed, "slope", f, a, m).integers(0, len(seeds), (n_boot, len(seeds)))
             boot_means = V[:, idx].mean(axis=2)  # (n_T, n_boot)
             bs = np.array([fit_slope(fit_T, boot_means[:, b]) for b in range(n_boot)])
             bs = bs[np.isfinite(bs)]
@@ -93,10 +103,19 @@ def analyze(rows, metrics, *, seed=0, n_boot=N_BOOT):
     return rates, slopes, ratios
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+def _atomic_write(texts: dict) -> None:
+    """Write {path: text}: every file to a temporary name first, then each renamed over its
+    target (os.replace): a crash or a signal never leaves a truncated file, and only the
+    renames (microseconds) separate the files' changes."""
+    tmps = {path: path.with_name(f".{path.name}.tmp{os.getpid()}") for path in texts}
+    try:
+        for path, text in texts.items():
+            tmps[path].write_text(text)
+        for path, tmp in tmps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps.values():
+            tmp.unlink(missing_ok=True)
 
 
 def _csv_text(rows, columns) -> str:
@@ -109,11 +128,9 @@ def _csv_text(rows, columns) -> str:
 
 
 def write_summary(out_dir, rows, *, metrics, preset: dict, code_version: str, machine: str, timing: dict, seed=0):
-    """Write rates.csv, summary.csv and summary.json into out_dir, each atomically."""
+    """Write rates.csv, summary.csv and summary.json into out_dir, atomically and together."""
     out_dir = Path(out_dir)
     rates, slopes, ratios = analyze(rows, metrics, seed=seed)
-    _atomic_write(out_dir / "rates.csv", _csv_text(rates, RATES_COLUMNS))
-    _atomic_write(out_dir / "summary.csv", _csv_text(slopes, SUMMARY_COLUMNS))
     doc = {
         "preset": preset,
         "code_version": code_version,
@@ -124,5 +141,9 @@ def write_summary(out_dir, rows, *, metrics, preset: dict, code_version: str, ma
         "rates": rates,
         "cdl_over_ece": ratios,
     }
-    _atomic_write(out_dir / "summary.json", json.dumps(doc, indent=1, allow_nan=True))
+    _atomic_write({
+        out_dir / "rates.csv": _csv_text(rates, RATES_COLUMNS),
+        out_dir / "summary.csv": _csv_text(slopes, SUMMARY_COLUMNS),
+        out_dir / "summary.json": json.dumps(doc, indent=1, allow_nan=True),
+    })
     return rates, slopes, ratios

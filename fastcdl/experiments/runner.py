@@ -11,10 +11,15 @@ import hashlib
 import json
 import os
 import platform
+import signal
+import sys
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -152,87 +157,166 @@ def _progress(total_rounds, enabled):
                 desc="rounds", dynamic_ncols=True)
 
 
-def _local(todo, workers):
-    """Yield rows as trials finish on a local process pool (spawned: no fork after threads)."""
+SCHEDULER_TIMEOUT = 5.0  # seconds to reach a Dask scheduler before giving up
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: exit when the parent dies, so a killed run leaves no orphans.
+
+    On Linux the kernel sends the worker SIGKILL the moment its parent dies (prctl
+    PR_SET_PDEATHSIG), even in the middle of a compiled kernel. As a portable fallback a
+    daemon thread polls os.getppid() every second (it runs between kernel calls only: a
+    kernel holds the GIL). Ctrl-C reaches the whole process group; workers ignore SIGINT
+    and leave stopping to the parent, which kills them.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the watch was set
+        os._exit(1)
+
+    def poll():
+        while os.getppid() == parent_pid:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=poll, name="parent-watch", daemon=True).start()
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers now: a trial in flight may run for minutes, and the pool's own
+    shutdown (also the one at interpreter exit) would wait for it."""
+    for p in list((pool._processes or {}).values()):  # Python 3.14 has pool.kill_workers()
+        p.kill()
+
+
+def _local(todo, workers, keep) -> None:
+    """Run trials on a local process pool (spawned: no fork after threads), calling keep(row)
+    here as each one finishes.
+
+    On any exception (Ctrl-C, SIGTERM turned into KeyboardInterrupt by the command line, a
+    failed trial) no more trials are handed out, the workers are killed at once and the
+    trials that had already finished are still kept; then the exception propagates.
+    """
     import multiprocessing as mp
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-        pending = set()
-        it = iter(todo)
-        try:
-            # keep at most 2 tasks per worker queued, so Ctrl-C cancels quickly
-            for t in it:
-                pending.add(pool.submit(run_trial, t))
-                if len(pending) >= 2 * workers:
-                    break
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield fut.result()
-                    nxt = next(it, None)
-                    if nxt is not None:
-                        pending.add(pool.submit(run_trial, nxt))
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                               initializer=_watch_parent, initargs=(os.getpid(),))
+    it = iter(todo)
+    pending = set()
+    try:
+        for t in islice(it, 2 * workers):  # at most 2 trials per worker queued: little to cancel
+            pending.add(pool.submit(run_trial, t))
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                keep(fut.result())
+                pending.discard(fut)
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.add(pool.submit(run_trial, nxt))
+    except BaseException:
+        _kill_workers(pool)
+        for fut in pending:  # finished before the stop (or while keep() was interrupted)
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                keep(fut.result())
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _dask(todo, address):
-    from distributed import Client, as_completed
+def _connect(address: str):
+    """A distributed.Client of the scheduler at address; ValueError if none answers within
+    SCHEDULER_TIMEOUT seconds (distributed's own default waits 30 s)."""
+    from distributed import Client
 
-    with Client(address) as client:
-        futures = client.map(run_trial, todo, pure=False)
-        try:
-            for fut in as_completed(futures):
-                yield fut.result()
-        except BaseException:
-            client.cancel(futures)
-            raise
+    try:
+        return Client(address, timeout=SCHEDULER_TIMEOUT)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+
+
+def _dask(todo, client, keep) -> None:
+    """Run trials on a Dask cluster, calling keep(row) here as each one finishes; on any
+    exception the trials not yet finished are cancelled."""
+    from distributed import as_completed
+
+    futures = client.map(run_trial, todo, pure=False)
+    try:
+        for fut in as_completed(futures):
+            keep(fut.result())
+    except BaseException:
+        client.cancel(futures)
+        raise
 
 
 def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True, dry=True) -> dict:
     """Run (or resume) a preset into out_dir; returns the summary's slopes and counts.
 
-    Finished trials already in out_dir/trials.sqlite are skipped. Summary files are
-    rewritten (atomically) at the end, also after an interruption.
+    Finished trials already in out_dir/trials.sqlite are skipped. rates.csv, summary.csv
+    and summary.json are rewritten (atomically) only when the store holds every planned
+    trial, so they never describe fewer trials than a previous run's. A run stopped early
+    leaves them as they were and says how many trials are left undone: on stderr, or as
+    the message of the KeyboardInterrupt after Ctrl-C (or SIGTERM from the command line).
+    An unreachable scheduler or bad parameters raise ValueError before anything is written.
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if dry:
-        dry_run(preset)
-    version = code_version()
-    trials = plan(preset)
-    t0 = time.perf_counter()
-    with TrialStore(out_dir / "trials.sqlite") as store:
-        done = store.done_keys()
-        todo = [t for t in trials if t.key not in done]
-        (out_dir / "preset.toml").write_text(preset.to_toml())
-        workers = workers or os.cpu_count() or 1
-        bar = _progress(sum(t.T for t in todo), progress)
-        rounds = 0
-        n_added = 0
-        try:
-            if todo:
-                source = _dask(todo, scheduler) if scheduler else (
-                    (run_trial(t) for t in todo) if workers == 1 else _local(todo, workers))
-                for row in source:
-                    store.add(row)
-                    n_added += 1
-                    rounds += row["T"]
-                    if bar is not None:
-                        bar.update(row["T"])
-                        bar.set_postfix_str(f"{n_added}/{len(todo)} trials done, "
-                                            f"{rounds / (time.perf_counter() - t0):.3g} rounds/s")
-        finally:
-            if bar is not None:
-                bar.close()
-            keys = {t.key for t in trials}
-            rows = store.rows(keys)
+    with _connect(scheduler) if scheduler else nullcontext() as client:
+        if dry:
+            dry_run(preset)
+        version = code_version()
+        trials = plan(preset)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with TrialStore(out_dir / "trials.sqlite") as store:
+            done = store.done_keys()
+            todo = [t for t in trials if t.key not in done]
+            (out_dir / "preset.toml").write_text(preset.to_toml())
+            workers = workers or os.cpu_count() or 1
+            bar = _progress(sum(t.T for t in todo), progress)
+            t0 = time.perf_counter()
+            added = []
+
+            def keep(row):
+                store.add(row)
+                added.append(row["T"])
+                if bar is not None:
+                    bar.update(row["T"])
+                    bar.set_postfix_str(f"{len(added)}/{len(todo)} trials done, "
+                                        f"{sum(added) / (time.perf_counter() - t0):.3g} rounds/s")
+
+            stop = None
+            try:
+                if todo and client is not None:
+                    _dask(todo, client, keep)
+                elif todo and workers > 1:
+                    _local(todo, workers, keep)
+                else:
+                    for t in todo:
+                        keep(run_trial(t))
+            except BaseException as e:  # Ctrl-C, SIGTERM, a failed trial: report what is left, then re-raise
+                stop = e
+            finally:
+                if bar is not None:
+                    bar.close()
+            rows = store.rows({t.key for t in trials})
+            left = len(trials) - len(rows)
+            if left or stop is not None:
+                undone = (f"{left} of {len(trials)} trials left undone; summary files unchanged; "
+                          "re-run the same command to resume")
+                if isinstance(stop, KeyboardInterrupt):
+                    raise KeyboardInterrupt(undone) from None
+                print(f"stopped: {undone}", file=sys.stderr)
+                if stop is not None:
+                    raise stop
+                return {"n_trials": len(trials), "n_done": len(rows), "slopes": []}
             timing = {
                 "wall_seconds_this_invocation": time.perf_counter() - t0,
-                "trials_run_this_invocation": n_added,
+                "trials_run_this_invocation": len(added),
                 "trial_seconds_total": float(sum(r["seconds"] for r in rows)),
                 "rounds_total": int(sum(r["T"] for r in rows)),
             }
