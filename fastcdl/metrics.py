@@ -92,12 +92,17 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     n = np.zeros(m, dtype=dtype)
     s = np.zeros(m, dtype=dtype)
     ps = np.zeros(m, dtype=np.float64)
-    serial = n_jobs == 1 or not _parallel.parallel_safe()
+    # one chunk, one thread or an unsafe pool: the serial kernel (the parallel one is then
+    # never compiled); both give the same table
+    one_chunk = _kb.chunking(p.shape[0], m)[0] == 1
+    serial = one_chunk or n_jobs == 1 or not _parallel.parallel_safe()
     with _parallel.num_threads(None if serial else n_jobs):
         if weighted:
-            binned = _kb.bin_rounds_weighted(y, p, w, edges, uniform, n, s, ps, serial)
+            binner = _kb.bin_rounds_weighted if serial else _kb.bin_rounds_weighted_parallel
+            binned = binner(y, p, w, edges, uniform, n, s, ps)
         else:
-            binned = _kb.bin_rounds(y, p, edges, uniform, n, s, ps, serial)
+            binner = _kb.bin_rounds if serial else _kb.bin_rounds_parallel
+            binned = binner(y, p, edges, uniform, n, s, ps)
     if not binned:
         _validate.check_rounds(y, p, w)  # raises, naming the first bad value
     if weighted and not n.sum() > 0:

@@ -95,13 +95,18 @@ def test_threading_layer_resolves_the_configuration(monkeypatch):
 def test_serial_kernel_off_the_main_thread_under_workqueue(big, monkeypatch):
     y, p, _ = big
     calls = []
-    real = kb.bin_rounds
 
-    def spy(*args):
-        calls.append(args[-1])  # the serial flag
-        return real(*args)
+    def spy(name):
+        real = getattr(kb, name)
 
-    monkeypatch.setattr(kb, "bin_rounds", spy)
+        def call(*args):
+            calls.append(name == "bin_rounds")  # True: the serial kernel ran
+            return real(*args)
+
+        monkeypatch.setattr(kb, name, call)
+
+    spy("bin_rounds")
+    spy("bin_rounds_parallel")
     monkeypatch.setattr(_parallel, "threading_layer", lambda: "workqueue")
     want = fc.bucket_stats(y, p, bins=20)
     with ThreadPoolExecutor(2) as ex:
@@ -110,6 +115,9 @@ def test_serial_kernel_off_the_main_thread_under_workqueue(big, monkeypatch):
     assert calls == [False, True, True]
     calls.clear()
     fc.bucket_stats(y, p, bins=20, n_jobs=1)  # one thread: the serial kernel, no thread pool
+    assert calls == [True]
+    calls.clear()
+    fc.bucket_stats(y[:1000], p[:1000], bins=20)  # one chunk: serial, the pool is never woken
     assert calls == [True]
 
 

@@ -150,7 +150,7 @@ def bin_of(x, edges, m, uniform):
 
 
 @kernel
-def _chunking(T, m):
+def chunking(T, m):
     """(n_chunks, step): fixed by T and m alone, never by the thread count."""
     chunk = max(CHUNK, 16 * m)
     n_chunks = max(1, min(64, (T + chunk - 1) // chunk))
@@ -216,30 +216,9 @@ def _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, 
 
 
 @kernel
-def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums, serial=False):
-    """Accumulate unweighted rounds into the m = len(edges) - 1 bins (exact int64 counts).
-
-    Returns False, leaving the outputs untouched, if some round cannot be binned
-    (p outside [0, 1] or NaN, y not 0/1). Rounds are cut into chunks fixed by T alone;
-    each chunk fills its own partial table and the partials are added in chunk order,
-    so the result does not depend on the number of threads, and each prediction sum is
-    a two-level (blocked) sum. A single chunk (T < 2^20) runs serially: waking the
-    thread pool costs more than such a chunk, up to 100x more on a loaded machine.
-    ``serial=True`` fills the same chunks one after another on the calling thread (for
-    one thread, or where launching numba's thread pool is unsafe), with the same result.
-    Cost O(T) (O(T log m) for arbitrary edges), memory O(n_chunks * m).
-    """
-    T = p.shape[0]
-    m = edges.shape[0] - 1
-    n_chunks, step = _chunking(T, m)
-    part_ny = np.zeros((n_chunks, m), dtype=np.int64)
-    part_p = np.zeros((n_chunks, m), dtype=np.float64)
-    bad = np.zeros(n_chunks, dtype=np.bool_)
-    if n_chunks == 1 or serial:
-        for c in range(n_chunks):
-            bad[c] = not _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny[c], part_p[c])
-    else:
-        _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad)
+def _add_packed_parts(part_ny, part_p, bad, counts, positives, prob_sums):
+    """Add the partial tables in chunk order (False, adding nothing, if a chunk had a bad round)."""
+    n_chunks, m = part_ny.shape
     for c in range(n_chunks):
         if bad[c]:
             return False
@@ -253,24 +232,47 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums, serial=False)
 
 
 @kernel
-def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums, serial=False):
-    """As :func:`bin_rounds` with sample weights: counts and positives are weight sums.
+def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
+    """Accumulate unweighted rounds into the m = len(edges) - 1 bins (exact int64 counts).
 
-    Also refuses negative, NaN or infinite weights.
+    Returns False, leaving the outputs untouched, if some round cannot be binned
+    (p outside [0, 1] or NaN, y not 0/1). Rounds are cut into chunks fixed by T and m
+    alone (:func:`chunking`); each chunk fills its own partial table and the partials are
+    added in chunk order, so the result does not depend on the number of threads, and
+    each prediction sum is a two-level (blocked) sum. This kernel fills the chunks one
+    after another on the calling thread; :func:`bin_rounds_parallel` fills them on
+    numba's thread pool with the same result. Callers use this one for a single chunk
+    (waking the pool costs more than T < 2^20 rounds, and small inputs then never compile
+    the parallel kernel), for one thread, and where the pool is unsafe.
+    Cost O(T) (O(T log m) for arbitrary edges), memory O(n_chunks * m).
     """
     T = p.shape[0]
     m = edges.shape[0] - 1
-    n_chunks, step = _chunking(T, m)
-    part_n = np.zeros((n_chunks, m), dtype=np.float64)
-    part_s = np.zeros((n_chunks, m), dtype=np.float64)
+    n_chunks, step = chunking(T, m)
+    part_ny = np.zeros((n_chunks, m), dtype=np.int64)
     part_p = np.zeros((n_chunks, m), dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.bool_)
-    if n_chunks == 1 or serial:
-        for c in range(n_chunks):
-            bad[c] = not _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
-                                            part_n[c], part_s[c], part_p[c])
-    else:
-        _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad)
+    for c in range(n_chunks):
+        bad[c] = not _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny[c], part_p[c])
+    return _add_packed_parts(part_ny, part_p, bad, counts, positives, prob_sums)
+
+
+@kernel
+def bin_rounds_parallel(y, p, edges, uniform, counts, positives, prob_sums):
+    """:func:`bin_rounds` with the chunks filled on numba's thread pool; the same result."""
+    T = p.shape[0]
+    m = edges.shape[0] - 1
+    n_chunks, step = chunking(T, m)
+    part_ny = np.zeros((n_chunks, m), dtype=np.int64)
+    part_p = np.zeros((n_chunks, m), dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.bool_)
+    _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad)
+    return _add_packed_parts(part_ny, part_p, bad, counts, positives, prob_sums)
+
+
+@kernel
+def _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums):
+    n_chunks, m = part_n.shape
     for c in range(n_chunks):
         if bad[c]:
             return False
@@ -280,6 +282,39 @@ def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums, s
             positives[j] += part_s[c, j]
             prob_sums[j] += part_p[c, j]
     return True
+
+
+@kernel
+def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
+    """As :func:`bin_rounds` with sample weights: counts and positives are weight sums.
+
+    Also refuses negative, NaN or infinite weights. Serial, like bin_rounds.
+    """
+    T = p.shape[0]
+    m = edges.shape[0] - 1
+    n_chunks, step = chunking(T, m)
+    part_n = np.zeros((n_chunks, m), dtype=np.float64)
+    part_s = np.zeros((n_chunks, m), dtype=np.float64)
+    part_p = np.zeros((n_chunks, m), dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.bool_)
+    for c in range(n_chunks):
+        bad[c] = not _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
+                                        part_n[c], part_s[c], part_p[c])
+    return _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums)
+
+
+@kernel
+def bin_rounds_weighted_parallel(y, p, w, edges, uniform, counts, positives, prob_sums):
+    """:func:`bin_rounds_weighted` with the chunks filled on numba's thread pool; the same result."""
+    T = p.shape[0]
+    m = edges.shape[0] - 1
+    n_chunks, step = chunking(T, m)
+    part_n = np.zeros((n_chunks, m), dtype=np.float64)
+    part_s = np.zeros((n_chunks, m), dtype=np.float64)
+    part_p = np.zeros((n_chunks, m), dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.bool_)
+    _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad)
+    return _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums)
 
 
 @kernel
