@@ -76,9 +76,19 @@ def prefer_sign(u, a, b, num, den):
     d0_hi, d0_lo = _two_sum(u[a, 0], -u[b, 0])
     d1_hi, d1_lo = _two_sum(u[a, 1], -u[b, 1])
     e = np.zeros(16)
-    k = 0
-    for x, y in ((r_hi, d0_hi), (r_hi, d0_lo), (r_lo, d0_hi), (r_lo, d0_lo), (num, d1_hi), (num, d1_lo)):
-        p_hi, p_lo = _two_prod(x, y)
+    # the six partial products, in this order; arrays rather than a tuple of pairs, which
+    # costs numba half a second to type
+    xs = np.empty(6)
+    ys = np.empty(6)
+    xs[0], ys[0] = r_hi, d0_hi
+    xs[1], ys[1] = r_hi, d0_lo
+    xs[2], ys[2] = r_lo, d0_hi
+    xs[3], ys[3] = r_lo, d0_lo
+    xs[4], ys[4] = num, d1_hi
+    xs[5], ys[5] = num, d1_lo
+    k = np.int64(0)  # not the literal 0: numba would compile _grow once more for it
+    for j in range(6):
+        p_hi, p_lo = _two_prod(xs[j], ys[j])
         k = _grow(e, k, p_lo)
         k = _grow(e, k, p_hi)
     if k == 0:
@@ -89,7 +99,7 @@ def prefer_sign(u, a, b, num, den):
 @kernel
 def best_response(u, num, den):
     """argmax_a of the expected payoff at belief num/den, ties to the lowest index. O(n_actions)."""
-    best = 0
+    best = np.int64(0)  # not the literal 0: numba would compile prefer_sign once more for it
     for a in range(1, u.shape[0]):
         if prefer_sign(u, a, best, num, den) > 0:
             best = a
