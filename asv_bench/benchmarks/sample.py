@@ -1,0 +1,155 @@
+"""Sample estimators (fastcdl.sample) and resampling (fastcdl.uncertainty), each next to a baseline
+timed in the same run.
+
+- SampleEstimatorsSuite: every estimator on the exact bucket table of T = 10^7 continuous
+  predictions (10^7 buckets), next to np.sort of those predictions. Target (reported, not
+  asserted): each estimator within 3x of np.sort.
+- SmoothECEPeerSuite: smCE (exact LP value) next to relplot's smECE (a kernel-smoothed ECE,
+  a different quantity) on the same rounds; skipped when relplot is not installed.
+- ResamplingSuite: 1000 bootstrap replicates and 1000 consistency simulations of a table of
+  10^3 buckets. Target: well under a second.
+
+Tables are built in setup() and every kernel is called once on a small table there, so no
+timing includes JIT compilation.
+"""
+
+import numpy as np
+
+import fastcdl as fc
+from fastcdl import sample as fs
+from fastcdl import uncertainty as fu
+
+ESTIMATORS = (
+    "cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce", "cutoff_ce_test",
+    "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier", "brier_decomposition",
+)
+
+
+def _rounds(T, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.random(T)
+    y = rng.random(T) < p
+    return y, p
+
+
+def _warm():
+    y, p = _rounds(100, seed=1)
+    st = fc.bucket_stats(y, p)
+    for name in ESTIMATORS:
+        getattr(fs, name)(st)
+    fs.decision_loss_curve_monotone(st)
+    return st
+
+
+class SampleEstimatorsSuite:
+    params = [10**5, 10**7]
+    param_names = ["T"]
+    timeout = 900
+
+    def setup(self, T):
+        self.y, self.p = _rounds(T)
+        self.stats = fc.bucket_stats(self.y, self.p)
+        _warm()
+
+    def time_np_sort(self, T):
+        np.sort(self.p)
+
+    def time_cdl_monotone(self, T):
+        fs.cdl_monotone(self.stats)
+
+    def time_vcdl_monotone(self, T):
+        fs.vcdl_monotone(self.stats)
+
+    def time_cdl_monotone_report(self, T):
+        fs.cdl_monotone_report(self.stats)
+
+    def time_cutoff_ce(self, T):
+        fs.cutoff_ce(self.stats)
+
+    def time_cutoff_ce_test(self, T):
+        fs.cutoff_ce_test(self.stats)
+
+    def time_atb(self, T):
+        fs.atb(self.stats)
+
+    def time_atb_unbiased(self, T):
+        fs.atb_unbiased(self.stats)
+
+    def time_smce(self, T):
+        fs.smce(self.stats)
+
+    def time_mce(self, T):
+        fs.mce(self.stats)
+
+    def time_rmsce(self, T):
+        fs.rmsce(self.stats)
+
+    def time_brier(self, T):
+        fs.brier(self.stats)
+
+    def time_brier_decomposition(self, T):
+        fs.brier_decomposition(self.stats)
+
+    def track_cdl_monotone(self, T):
+        return fs.cdl_monotone(self.stats)
+
+    track_cdl_monotone.unit = "CDL_M"
+
+    def track_smce(self, T):
+        return fs.smce(self.stats)
+
+    track_smce.unit = "smCE"
+
+
+def _smece():
+    try:
+        from relplot import smECE
+    except ImportError:
+        try:
+            from relplot.metrics import smECE
+        except ImportError:
+            raise NotImplementedError("relplot is not installed") from None
+    return smECE
+
+
+class SmoothECEPeerSuite:
+    params = [10**5, 10**6, 10**7]
+    param_names = ["T"]
+    timeout = 900
+
+    def setup(self, T):
+        self.smECE = _smece()
+        self.y, self.p = _rounds(T)
+        self.yf = self.y.astype(np.float64)
+        _warm()
+
+    def time_fastcdl_smce_from_rounds(self, T):
+        fs.smce(self.y, self.p)  # the bucket table (one sort) and the exact LP value
+
+    def time_relplot_smece(self, T):
+        self.smECE(self.p, self.yf)
+
+
+class ResamplingSuite:
+    params = ["cutoff_ce", "smce", "cdl", "ece"]
+    param_names = ["metric"]
+    timeout = 600
+
+    def setup(self, metric):
+        rng = np.random.default_rng(0)
+        m = 1000
+        q = np.sort(rng.random(m))
+        n = rng.integers(1, 100, m)
+        s = rng.binomial(n, q)
+        self.stats = fc.BucketStats(q, n, s, q * n)
+        fu.bootstrap(metric, self.stats, n_boot=5, seed=0, method="bca")
+        fu.calibration_test(self.stats, metric=metric, n_sim=5, seed=0)
+
+    def time_bootstrap_1000_percentile(self, metric):
+        fu.bootstrap(metric, self.stats, n_boot=1000, seed=1)
+
+    def time_bootstrap_1000_bca(self, metric):
+        fu.bootstrap(metric, self.stats, n_boot=1000, seed=1, method="bca")
+
+    def time_calibration_test_1000(self, metric):
+        fu.calibration_test(self.stats, metric=metric, n_sim=1000, seed=1)

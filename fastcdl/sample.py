@@ -1,0 +1,524 @@
+"""Calibration estimators that mean something on a sample of continuous scores (docs/estimators.md).
+
+The exact metrics of fastcdl.metrics judge every distinct prediction on its own rounds. On a
+model's continuous scores every bucket holds one round, qhat_i is 0 or 1, and those numbers
+measure sampling noise. The estimators here converge on samples (at rate about T^-1/2):
+
+- :func:`cdl_monotone`, :func:`vcdl_monotone`, :func:`cdl_monotone_report` and
+  :func:`decision_loss_curve_monotone`: CDL and VCDL relative to non-decreasing
+  recalibrations (the fix is isotonic regression, PAV);
+- :func:`cutoff_ce` and :func:`cutoff_ce_test`: the largest bias over intervals of
+  predictions, with the asymptotic p-value of perfect calibration;
+- :func:`atb` and :func:`atb_unbiased`: averaged two-bin calibration error, a truthful
+  score for comparing models;
+- :func:`smce`: smooth calibration error, exactly, in O(m log m);
+- :func:`mce`, :func:`rmsce`, :func:`brier` and :func:`brier_decomposition`: the classic numbers.
+
+Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`~fastcdl.BucketStats`,
+with ``sample_weight`` and ``bins`` as in fastcdl.metrics, and runs a compiled kernel on the
+bucket table (fastcdl/_kernels/sample.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr
+
+from fastcdl import _validate
+from fastcdl._kernels import sample as _k
+from fastcdl._kernels.errors import k2_kernel
+from fastcdl.metrics import _stats, _three_action_task, _v_task
+from fastcdl.stats import BucketStats
+
+__all__ = [
+    "cdl_monotone",
+    "vcdl_monotone",
+    "cdl_monotone_report",
+    "decision_loss_curve_monotone",
+    "MonotoneCDLReport",
+    "cutoff_ce",
+    "cutoff_ce_test",
+    "CutoffCETest",
+    "brownian_range_cdf",
+    "brownian_range_sf",
+    "atb",
+    "atb_unbiased",
+    "smce",
+    "mce",
+    "rmsce",
+    "brier",
+    "brier_decomposition",
+    "BrierDecomposition",
+]
+
+
+def _table(y_true, y_prob, bins, sample_weight):
+    st = _stats(y_true, y_prob, bins, sample_weight)
+    q, n, s = st.table()
+    return st, q, n, s
+
+
+# --------------------------------------------------------------------------------------
+# CDL and VCDL relative to non-decreasing recalibrations
+
+
+@dataclass(frozen=True)
+class MonotoneCDLReport:
+    """CDL relative to non-decreasing recalibrations, with its certificate.
+
+    value          CDL_M = 2 fbar_M(1/2)
+    vcdl           VCDL_M, attained at kink ``vcdl_kink`` by the one-sided value ``vcdl_side``
+    kinks          the worst task's kinks mu1 <= 1/2 <= mu2 (one kink, 1/2, for a V task)
+    weights        the kinks' weights c_j
+    sides          per kink, "left" when the value there is f_M(mu), "right" when f_M(mu+)
+    payoff         the worst task's payoff matrix (rows = actions, columns = y = 0, 1), in
+                   [0, 1]; its decision maker gains ``value`` per round by acting on
+                   ``recalibration`` instead of the predictions
+    values         the bucket values q_i
+    recalibration  the fix: the isotonic (PAV) regression of qhat_i on q_i weighted by n_i,
+                   one value per bucket; non-decreasing in q
+    """
+
+    value: float
+    vcdl: float
+    vcdl_kink: float
+    vcdl_side: str
+    kinks: np.ndarray
+    weights: np.ndarray
+    sides: tuple
+    payoff: np.ndarray
+    values: np.ndarray
+    recalibration: np.ndarray
+
+    def __repr__(self) -> str:
+        ks = ", ".join(f"{k:.6g}" for k in self.kinks)
+        return (
+            f"MonotoneCDLReport(value={self.value:.6g}, vcdl={self.vcdl:.6g} at {self.vcdl_kink:.6g}, "
+            f"worst task: {self.payoff.shape[0]} actions, kinks [{ks}])"
+        )
+
+
+def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """CDL relative to non-decreasing recalibrations: the most a decision maker with payoffs
+    in [0, 1] gains per round by acting on the isotonic (PAV) recalibration of the
+    predictions instead of the predictions themselves (docs/estimators.md).
+
+    Computed exactly as 2 fbar_M(1/2), fbar_M the concave envelope of the monotone V-kink
+    curve; O(m) after the bucket table. Unlike :func:`fastcdl.cdl` it converges on samples
+    of continuous predictions. At most :func:`fastcdl.cdl`, equal to it when the bucket
+    frequencies already increase with the predictions.
+
+    >>> cdl_monotone([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    0.25
+    >>> cdl_monotone([1, 1, 0, 0], [0.25, 0.25, 0.75, 0.75])  # the monotone fix: 1/2 for both
+    0.75
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(_k.monotone_cdl_kernel(q, n, s, n.sum())[0])
+
+
+def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """VCDL relative to non-decreasing recalibrations: sup over kinks mu of
+    f_M(mu) / max(mu, 1 - mu), the gain of the best monotone recalibration on the
+    two-action task with threshold mu (docs/estimators.md). Exact, O(m).
+
+    >>> vcdl_monotone([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    0.16666666666666666
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(_k.monotone_cdl_kernel(q, n, s, n.sum())[6])
+
+
+def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -> MonotoneCDLReport:
+    """:func:`cdl_monotone` with its certificate: the worst task (at most three actions, in
+    the same form as :func:`fastcdl.cdl_report`) and the fix, the PAV recalibration. O(m).
+
+    >>> r = cdl_monotone_report([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> r.value, r.kinks.tolist(), r.recalibration.tolist()
+    (0.25, [0.25, 0.75], [0.0, 1.0])
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    value, j1, j2, b, h, right, vmax, jv = _k.monotone_cdl_kernel(q, n, s, n.sum())
+
+    def side(j):
+        return "right" if right[j] else "left"
+
+    if j1 == j2:
+        kinks, weights = np.array([0.5]), np.array([2.0])
+        sides = (side(j1),)
+        payoff = _v_task(sides[0])
+    else:
+        mu1, mu2 = float(b[j1]), float(b[j2])
+        c1 = (2.0 * mu2 - 1.0) / (mu2 - mu1)
+        c2 = (1.0 - 2.0 * mu1) / (mu2 - mu1)
+        kinks, weights = np.array([mu1, mu2]), np.array([c1, c2])
+        sides = (side(j1), side(j2))
+        payoff = _three_action_task(mu1, mu2, c1, c2, sides)
+    return MonotoneCDLReport(
+        value=float(value),
+        vcdl=float(vmax),
+        vcdl_kink=float(b[jv]),
+        vcdl_side=side(jv),
+        kinks=kinks,
+        weights=weights,
+        sides=sides,
+        payoff=payoff,
+        values=q.copy(),
+        recalibration=_k.pav_kernel(n, s),
+    )
+
+
+def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weight=None, bins=None):
+    """f_M(mu) / max(mu, 1 - mu): what the best non-decreasing recalibration gains the
+    two-action task with threshold mu, per round, at each kink.
+
+    kinks=None evaluates at every prediction, 0, 1/2, 1 and a grid of 1001 points (f_M is
+    convex between consecutive predictions, so the grid shows its shape; its maximum,
+    VCDL_M, sits on a prediction, 0, 1/2 or 1). Returns (kinks, values), kinks in the given
+    order. O(m + k log k).
+
+    >>> mu, v = decision_loss_curve_monotone([1, 1, 0, 0], [0.25, 0.25, 0.75, 0.75], kinks=[0.5])
+    >>> v.tolist()
+    [0.5]
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    if kinks is None:
+        mus = np.unique(np.concatenate([q, np.linspace(0.0, 1.0, 1001)]) + 0.0)
+        order = None
+    else:
+        mus = _validate.check_kinks(kinks, "kinks")
+        order = np.argsort(mus, kind="stable")
+    sorted_mus = np.ascontiguousarray(mus if order is None else mus[order]) + 0.0
+    f_left, _ = _k.monotone_curve(q, n, s, sorted_mus, n.sum())
+    vals = f_left / np.maximum(sorted_mus, 1.0 - sorted_mus)
+    if order is not None:
+        out = np.empty_like(vals)
+        out[order] = vals
+        vals = out
+    return mus, vals
+
+
+# --------------------------------------------------------------------------------------
+# Cutoff calibration error and the range of Brownian motion
+
+
+@dataclass(frozen=True)
+class CutoffCETest:
+    """Cutoff calibration error with the asymptotic test of perfect calibration.
+
+    value      cutoff CE = sup over intervals I of |(1/T) sum_{t: p_t in I} (y_t - p_t)|
+    statistic  T value / sqrt(V), V = sum_i n_i q_i (1 - q_i) the variance of T times the
+               bias path under perfect calibration
+    p_value    P(R >= statistic), R the range of a standard Brownian motion on [0, 1]
+               (asymptotic, as V grows)
+    interval   (lowest, highest) prediction of the interval attaining the value (NaN, NaN
+               when the value is 0)
+    bias       the signed (1/T) sum of y - p over that interval: > 0 means the predictions
+               there are too low, < 0 too high
+    """
+
+    value: float
+    statistic: float
+    p_value: float
+    interval: tuple
+    bias: float
+
+
+def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """Cutoff calibration error (Rossellini et al. 2025): the largest |bias| over intervals,
+    sup over intervals I of |(1/T) sum_{t: p_t in I} (y_t - p_t)| (docs/estimators.md).
+
+    Equal predictions always fall in the same interval, so the value is the range
+    max_k P_k - min_k P_k of the prefix sums P_k = (1/T) sum_{i<=k} (s_i - q_i n_i) over
+    buckets in increasing order, P_0 = 0 included. O(m). On a binned table the intervals are
+    unions of consecutive bins (a lower bound on the value of the raw predictions).
+
+    >>> cutoff_ce([0, 1, 1, 1], [0.5, 0.5, 0.5, 0.5])
+    0.25
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(_k.cutoff_kernel(q, n, s)[0])
+
+
+def cutoff_ce_test(y_true, y_prob=None, *, sample_weight=None, bins=None) -> CutoffCETest:
+    """Cutoff CE with the asymptotic p-value of the hypothesis of perfect calibration
+    (y_t ~ Bernoulli(p_t) independently).
+
+    Under that hypothesis T P_k is a martingale with variance V = sum_i n_i q_i (1 - q_i),
+    and T cutoffCE / sqrt(V) tends to the range of a standard Brownian motion on [0, 1]
+    (Feller 1951; the range-of-cumulative-differences statistic of Arrieta-Ibarra et al.
+    2022), whose survival function is :func:`brownian_range_sf`. O(m).
+
+    Weights are read as frequency weights (a round of weight 3 counts as three rounds). On a
+    binned table V is computed from the bin means, which overstates the null variance
+    sum_t p_t (1 - p_t) (Jensen), and the path is observed at bin ends only: both make the
+    p-value conservative. For a finite-sample test use
+    :func:`fastcdl.uncertainty.calibration_test`.
+
+    >>> r = cutoff_ce_test([0, 1] * 50, [0.5] * 100)
+    >>> r.value, r.p_value
+    (0.0, 1.0)
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    value, k_lo, k_hi, V = _k.cutoff_kernel(q, n, s)
+    value = float(value)
+    T = float(n.sum())
+    if V > 0.0:
+        stat = T * value / math.sqrt(V)
+        p = float(brownian_range_sf(stat))
+    else:  # every prediction is 0 or 1: under the hypothesis the outcomes are certain
+        stat = 0.0 if value == 0.0 else math.inf
+        p = 1.0 if value == 0.0 else 0.0
+    a, b = min(k_lo, k_hi), max(k_lo, k_hi)
+    if a == b:
+        interval, bias = (math.nan, math.nan), 0.0
+    else:
+        interval = (float(q[a]), float(q[b - 1]))
+        bias = value if k_hi > k_lo else -value
+    return CutoffCETest(value=value, statistic=stat, p_value=p, interval=interval, bias=bias)
+
+
+# The two series of the law of the range R of a standard Brownian motion on [0, 1]: for small r
+# the theta-function form of the distribution function converges after a few terms, for
+# large r the form of the survival function does. Both are exact; they meet at _R_SWITCH.
+_R_SWITCH = 1.2
+_N_TERMS = 60
+
+
+def brownian_range_cdf(r):
+    """P(R <= r) for R = max - min of a standard Brownian motion on [0, 1] (Feller 1951).
+
+    P(R <= r) = sum_{j >= 0} (8 / r^2 + 8 / (pi^2 (2j+1)^2)) exp(-pi^2 (2j+1)^2 / (2 r^2))
+    for small r, and 1 - :func:`brownian_range_sf` for large r. Accepts a number or an array.
+
+    >>> round(brownian_range_cdf(1.5958), 4)  # at the mean, 2 sqrt(2 / pi)
+    0.5692
+    """
+    r = np.asarray(r, dtype=np.float64)
+    out = 1.0 - _range_sf_large(np.maximum(r, _R_SWITCH))
+    small = r < _R_SWITCH
+    if np.any(small):
+        out = np.where(small, _range_cdf_small(np.where(small, r, 1.0)), out)
+    out = np.where(r <= 0.0, 0.0, out)
+    return float(out) if out.ndim == 0 else out
+
+
+def brownian_range_sf(r):
+    """P(R > r) for R = max - min of a standard Brownian motion on [0, 1] (Feller 1951):
+    8 sum_{k >= 1} (-1)^(k-1) k (1 - Phi(k r)) for large r, 1 - :func:`brownian_range_cdf`
+    for small r. Accepts a number or an array.
+
+    >>> round(brownian_range_sf(3.0), 5)
+    0.0108
+    """
+    r = np.asarray(r, dtype=np.float64)
+    out = _range_sf_large(np.maximum(r, _R_SWITCH))
+    small = r < _R_SWITCH
+    if np.any(small):
+        out = np.where(small, 1.0 - _range_cdf_small(np.where(small, r, 1.0)), out)
+    out = np.where(r <= 0.0, 1.0, out)
+    return float(out) if out.ndim == 0 else out
+
+
+def _range_cdf_small(r):
+    odd = (2.0 * np.arange(_N_TERMS) + 1.0)[:, None]
+    r2 = np.square(r)[None, :] if np.ndim(r) else np.array([[r * r]])
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        terms = (8.0 / r2 + 8.0 / (math.pi**2 * odd**2)) * np.exp(-(math.pi**2) * odd**2 / (2.0 * r2))
+    val = np.nan_to_num(terms, nan=0.0).sum(axis=0)
+    return val.reshape(np.shape(r))
+
+
+def _range_sf_large(r):
+    k = np.arange(1, _N_TERMS + 1, dtype=np.float64)[:, None]
+    sign = np.where(k % 2 == 1, 1.0, -1.0)
+    rr = np.atleast_1d(r)[None, :]
+    val = 8.0 * (sign * k * ndtr(-k * rr)).sum(axis=0)
+    return val.reshape(np.shape(r))
+
+
+# --------------------------------------------------------------------------------------
+# ATB
+
+
+def atb(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """Averaged two-bin calibration error (Hartline, Hu, Wu 2026):
+
+        ATB = integral over u in [0, 1] of (1/T^2) [ (sum_{t: p_t < u} (p_t - y_t))^2
+                                                   + (sum_{t: p_t >= u} (p_t - y_t))^2 ] du,
+
+    in closed form over the pieces between consecutive predictions, O(m). Reporting the true
+    probabilities minimises its expectation, so it ranks models honestly. It is biased
+    upwards by about Brier / T; :func:`atb_unbiased` removes that.
+
+    >>> atb([0, 1], [0.25, 0.75])
+    0.015625
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(_k.atb_kernel(q, n, s))
+
+
+def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """(T ATB - Brier) / (T - 1), an unbiased estimate of the population ATB for T >= 2
+    independent, identically distributed rounds (docs/estimators.md). Can be negative. O(m).
+
+    Needs exact buckets (bins=None) and unweighted rounds, else ValueError: the correction
+    counts rounds and needs each round's own prediction.
+
+    >>> atb_unbiased([0, 1], [0.25, 0.75])  # (2 * 0.015625 - 0.0625) / 1
+    -0.03125
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    if st.edges is not None:
+        raise _validate.ValidationError(
+            "bins", "must be None for atb_unbiased",
+            message="atb_unbiased needs exact buckets (bins=None): its correction uses each round's own prediction",
+        )
+    if st.weighted:
+        raise _validate.ValidationError(
+            "sample_weight", "is not supported by atb_unbiased",
+            message="atb_unbiased is unbiased for unweighted rounds only; use atb with weights",
+        )
+    T = float(n.sum())
+    if T < 2:
+        raise _validate.ValidationError(
+            "y_true", "needs at least 2 rounds", message="atb_unbiased needs at least 2 rounds"
+        )
+    return float((T * _k.atb_kernel(q, n, s) - _k.brier_table_kernel(q, n, s)) / (T - 1.0))
+
+
+# --------------------------------------------------------------------------------------
+# smooth calibration error
+
+
+def smce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """Smooth calibration error (Blasiok, Gopalan, Hu, Nakkiran 2023), exactly:
+
+        smCE = max (1/T) sum_t w(p_t) (y_t - p_t) over w: [0, 1] -> [-1, 1] 1-Lipschitz.
+
+    Within constant factors of the lower distance to calibration. Solved as its dual, a
+    dynamic programme over a convex piecewise-linear function kept in two heaps:
+    O(m log m), no LP solver (docs/estimators.md). On a binned table the bin means stand
+    for the predictions.
+
+    >>> smce([1, 1], [0.5, 0.5])
+    0.5
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(_k.smce_kernel(q, n, s))
+
+
+# --------------------------------------------------------------------------------------
+# Classic numbers
+
+
+def mce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """Maximum calibration error: max over non-empty buckets of |q_i - qhat_i|. O(m).
+
+    Meaningful on binned tables; on exact buckets of continuous predictions it is close to
+    1 whatever the model.
+
+    >>> mce([0, 1, 1, 1], [0.5, 0.5, 0.9, 0.9])
+    0.09999999999999998
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return float(_k.mce_kernel(q, n, s)[0])
+
+
+def rmsce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """Root-mean-square calibration error sqrt(K2) = sqrt((1/T) sum_i n_i (q_i - qhat_i)^2). O(m).
+
+    >>> rmsce([0, 0], [0.5, 0.5])
+    0.5
+    """
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    return math.sqrt(max(float(k2_kernel(q, n, s)), 0.0))
+
+
+def _binned_brier_error():
+    return _validate.ValidationError(
+        "y_true", "is a binned BucketStats",
+        message="the Brier score needs each round's prediction, which a binned BucketStats does not keep "
+        "(it carries sums of p per bin, not of p^2): pass y_true and y_prob, or an exact table (bins=None)",
+    )
+
+
+def brier(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+    """Brier score (1/T) sum_t (p_t - y_t)^2 (weighted: sum w (p - y)^2 / sum w).
+
+    From raw arrays it is computed on the rounds, O(T), and does not depend on ``bins``; from
+    an exact BucketStats it is computed on the table, O(m). A binned BucketStats does not
+    determine it (ValueError).
+
+    >>> brier([0, 1], [0.25, 0.5])
+    0.15625
+    """
+    if isinstance(y_true, BucketStats):
+        st = _stats(y_true, y_prob, bins, sample_weight)
+        if st.edges is not None:
+            raise _binned_brier_error()
+        return float(_k.brier_table_kernel(*st.table()))
+    if y_prob is None:
+        raise _validate.ValidationError("y_prob", "is required unless the first argument is a BucketStats")
+    return _brier_rounds(y_true, y_prob, sample_weight, bins)
+
+
+def _brier_rounds(y_true, y_prob, sample_weight, bins):
+    if bins is not None:
+        _validate.check_bins(bins)
+    y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
+    _validate.check_rounds(y, p, w)
+    return float(_k.brier_rounds_kernel(y, p, w))
+
+
+@dataclass(frozen=True)
+class BrierDecomposition:
+    """Murphy's decomposition of the Brier score on a bucket table:
+
+        brier = reliability - resolution + uncertainty + within_bin
+
+    reliability  (1/T) sum_i n_i (q_i - qhat_i)^2 (= fastcdl.k2)
+    resolution   (1/T) sum_i n_i (qhat_i - ybar)^2
+    uncertainty  ybar (1 - ybar)
+    within_bin   0 for exact buckets; on binned tables the part of the Brier score that
+                 the bin means do not see (the spread of predictions inside bins and its
+                 covariance with the outcomes), computed as the remainder from the raw
+                 rounds' Brier score. NaN (and brier NaN) for a binned BucketStats, which
+                 does not determine the Brier score.
+    """
+
+    brier: float
+    reliability: float
+    resolution: float
+    uncertainty: float
+    within_bin: float
+
+
+def brier_decomposition(y_true, y_prob=None, *, sample_weight=None, bins=None) -> BrierDecomposition:
+    """Brier score = reliability - resolution + uncertainty (+ within_bin on binned tables).
+
+    Exact buckets: the three parts add up to the Brier score (to rounding) and within_bin is
+    0. Binned from raw arrays: reliability, resolution and uncertainty are those of the
+    binned table, the Brier score is computed on the rounds, and within_bin is the
+    remainder, so the parts add up. A binned BucketStats: the three parts of the table, and
+    brier = within_bin = NaN. O(m) (O(T) more for the raw Brier score when binned).
+
+    >>> d = brier_decomposition([0, 1, 1, 0], [0.25, 0.75, 0.75, 0.25])
+    >>> d.brier, d.reliability, d.resolution, d.uncertainty, d.within_bin
+    (0.0625, 0.0625, 0.25, 0.25, 0.0)
+    """
+    st = _stats(y_true, y_prob, bins, sample_weight)
+    q, n, s = st.table()
+    rel, res, unc = (float(v) for v in _k.murphy_kernel(q, n, s))
+    if st.edges is None:
+        total = float(_k.brier_table_kernel(q, n, s))
+        within = 0.0
+    elif isinstance(y_true, BucketStats):
+        total = within = math.nan
+    else:
+        total = _brier_rounds(y_true, y_prob, sample_weight, None)
+        within = total - (rel - res + unc)
+    return BrierDecomposition(brier=total, reliability=rel, resolution=res, uncertainty=unc, within_bin=within)

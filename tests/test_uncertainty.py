@@ -1,0 +1,247 @@
+"""Bootstrap intervals and the consistency-resampling test (fastcdl/uncertainty.py).
+
+Statistical checks state their margins in binomial standard errors of the simulation; the
+slow versions (pytest -m slow) repeat them with ten times the replications.
+"""
+
+import math
+import os
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+import fastcdl as fc
+from fastcdl.sample import cutoff_ce, cutoff_ce_test, smce
+from fastcdl.uncertainty import METRICS, bootstrap, calibration_test
+
+
+def _sample(T, a=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.random(T)
+    y = rng.random(T) < np.clip(p + a * (p - 0.5), 0.0, 1.0)
+    return y, p
+
+
+class Recorder:
+    """A metric that keeps the tables it is called on."""
+
+    __name__ = "recorder"
+
+    def __init__(self, value=lambda st: float(st.positives.sum() / st.counts.sum())):
+        self.tables = []
+        self.value = value
+
+    def __call__(self, st):
+        self.tables.append(st)
+        return self.value(st)
+
+
+# ------------------------------------------------------------------- bootstrap
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_bootstrap_reproduces_with_a_seed(method):
+    y, p = _sample(3000, -0.2)
+    st = fc.bucket_stats(y, p, bins=20)
+    a = bootstrap(fc.ece, st, n_boot=300, seed=5, method=method)
+    b = bootstrap(fc.ece, st, n_boot=300, seed=5, method=method)
+    assert (a.value, a.lo, a.hi) == (b.value, b.lo, b.hi)
+    assert np.array_equal(a.replicates, b.replicates)
+    c = bootstrap(fc.ece, st, n_boot=300, seed=6, method=method)
+    assert not np.array_equal(a.replicates, c.replicates)
+    assert a.method == method and a.level == 0.95 and a.n_boot == 300
+    assert a.lo <= a.hi
+    # a numpy Generator is accepted as the seed, and the raw arrays give the same numbers
+    assert np.array_equal(bootstrap(fc.ece, y, p, bins=20, n_boot=300, seed=np.random.default_rng(5),
+                                    method=method).replicates, a.replicates)
+
+
+@pytest.mark.parametrize("bins", [None, 15])
+def test_merging_tables_then_bootstrapping_equals_bootstrapping_the_merged_data(bins):
+    y, p = _sample(4000, -0.2, seed=1)
+    p = np.round(p, 2)  # repeated predictions, so the two halves share buckets
+    halves = [fc.bucket_stats(y[:1500], p[:1500], bins=bins), fc.bucket_stats(y[1500:], p[1500:], bins=bins)]
+    merged = halves[0] + halves[1]
+    whole = fc.bucket_stats(y, p, bins=bins)
+    assert np.array_equal(merged.counts, whole.counts) and np.array_equal(merged.positives, whole.positives)
+    if bins is None:
+        assert merged == whole  # exact buckets merge exactly, so every replicate is the same
+    for metric in (fc.cdl, cutoff_ce, "smce"):
+        a = bootstrap(metric, merged, n_boot=200, seed=3, method="bca")
+        b = bootstrap(metric, whole, n_boot=200, seed=3, method="bca")
+        if bins is None:
+            assert np.array_equal(a.replicates, b.replicates)
+            assert (a.value, a.lo, a.hi) == (b.value, b.lo, b.hi)
+        else:
+            # a bin's mean prediction is a float sum, which the two orders of summation can
+            # round differently in the last bit; the resampled counts are the same
+            np.testing.assert_allclose(a.replicates, b.replicates, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose([a.value, a.lo, a.hi], [b.value, b.lo, b.hi], rtol=1e-12, atol=1e-15)
+
+
+def test_bootstrap_replicates_are_resampled_tables():
+    y, p = _sample(500, seed=2)
+    p = np.round(p, 1)
+    st = fc.bucket_stats(y, p)
+    rec = Recorder()
+    bootstrap(rec, st, n_boot=2000, seed=0)
+    reps = rec.tables[1:]  # the first call is the table itself
+    assert rec.tables[0] is st
+    for r in reps[:50]:
+        assert r.counts.dtype == np.int64 and r.counts.sum() == 500
+        assert np.all(r.positives <= r.counts) and np.all(r.counts > 0)
+        assert set(r.values.tolist()) <= set(st.values.tolist())
+        assert np.allclose(r.prob_sums, r.values * r.counts)
+    # each cell's count is Binomial(T, cell / T): check its mean and variance over replicates
+    i = 3
+    cnt = np.array([r.positives[np.searchsorted(r.values, st.values[i])] if st.values[i] in r.values else 0 for r in reps])
+    pi = st.positives[i] / 500
+    assert abs(cnt.mean() - 500 * pi) <= 4 * math.sqrt(500 * pi * (1 - pi) / len(reps))
+    assert cnt.var() == pytest.approx(500 * pi * (1 - pi), rel=0.15)
+
+
+def test_weighted_bootstrap_resamples_rounds_with_their_weights():
+    """With sample_weight every drawn round carries its weight: sum of n* over buckets is
+    sum_r c_r w_r with c ~ Multinomial(K, 1/K), mean sum w and variance sum w^2 - (sum w)^2 / K."""
+    y = np.array([0, 1, 1, 0, 1, 0, 1, 1])
+    p = np.array([0.2, 0.2, 0.5, 0.5, 0.5, 0.9, 0.9, 0.9])
+    w = np.array([1.0, 2.5, 0.5, 0.5, 3.0, 1.0, 1.0, 0.25])
+    rec = Recorder(lambda st: float(st.counts.sum()))
+    r = bootstrap(rec, y, p, sample_weight=w, n_boot=20000, seed=1)
+    assert r.value == w.sum()
+    K = len(w)
+    var = (w**2).sum() - w.sum() ** 2 / K
+    assert abs(r.replicates.mean() - w.sum()) <= 4 * math.sqrt(var / 20000)
+    assert r.replicates.var() == pytest.approx(var, rel=0.05)
+    assert all(t.counts.dtype == np.float64 for t in rec.tables)
+    # binned weighted tables: the same, through the bin of each round
+    rb = bootstrap(lambda st: float(st.counts.sum()), y, p, sample_weight=w, bins=2, n_boot=2000, seed=1)
+    assert abs(rb.replicates.mean() - w.sum()) <= 4 * math.sqrt(var / 2000)
+    with pytest.raises(ValueError, match="weighted BucketStats"):
+        bootstrap(fc.ece, fc.bucket_stats(y, p, sample_weight=w), n_boot=10)
+
+
+def test_bootstrap_intervals_match_scipy_for_a_mean():
+    """For a smooth statistic (the frequency of y = 1) the percentile and BCa ends agree with
+    scipy.stats.bootstrap on the raw outcomes, up to Monte Carlo error."""
+    y, p = _sample(400, seed=4)
+    st = fc.bucket_stats(y, p)
+    mean = lambda s: float(s.positives.sum() / s.counts.sum())  # noqa: E731
+    for method, name in (("percentile", "percentile"), ("bca", "BCa")):
+        ours = bootstrap(mean, st, n_boot=4000, seed=0, method=method)
+        ref = sps.bootstrap((y.astype(float),), np.mean, n_resamples=4000, method=name,
+                            rng=np.random.default_rng(1)).confidence_interval
+        assert ours.lo == pytest.approx(ref.low, abs=0.006)
+        assert ours.hi == pytest.approx(ref.high, abs=0.006)
+
+
+def test_bca_is_undefined_when_every_replicate_is_on_one_side():
+    # the share of buckets holding two or more rounds: 0 for distinct predictions, positive
+    # on every replicate (a draw of 300 rounds with replacement repeats one)
+    y, p = _sample(300, seed=3)
+    r = bootstrap(lambda st: float(np.mean(st.counts >= 2)), y, p, n_boot=200, seed=0, method="bca")
+    assert r.value == 0.0 and r.replicates.min() > 0.0
+    assert math.isnan(r.lo) and math.isnan(r.hi)
+
+
+def test_bootstrap_validation():
+    y, p = [0, 1, 1], [0.2, 0.5, 0.9]
+    with pytest.raises(ValueError, match="metric"):
+        bootstrap("nope", y, p)
+    with pytest.raises(ValueError, match="metric"):
+        bootstrap(3, y, p)
+    with pytest.raises(ValueError, match="method"):
+        bootstrap(fc.ece, y, p, method="basic")
+    with pytest.raises(ValueError, match="level"):
+        bootstrap(fc.ece, y, p, level=1.0)
+    with pytest.raises(ValueError, match="n_boot"):
+        bootstrap(fc.ece, y, p, n_boot=1)
+    with pytest.raises(ValueError, match="seed"):
+        bootstrap(fc.ece, y, p, seed=-1)
+    with pytest.raises(ValueError, match="y_prob must lie"):
+        bootstrap(fc.ece, y, [0.2, 0.5, 1.5])
+    for name in METRICS:  # every name resolves to a function of a BucketStats
+        if name != "atb_unbiased":
+            bootstrap(name, y, p, n_boot=2, seed=0)
+
+
+# ------------------------------------------------------------------- calibration test
+
+
+def test_calibration_test_p_value_and_reproducibility():
+    y, p = _sample(800, -0.2, seed=8)
+    a = calibration_test(y, p, n_sim=199, seed=2)
+    b = calibration_test(fc.bucket_stats(y, p), n_sim=199, seed=2)
+    assert (a.statistic, a.p_value) == (b.statistic, b.p_value) and np.array_equal(a.null, b.null)
+    assert a.metric == "cutoff_ce" and a.statistic == cutoff_ce(y, p)
+    assert a.p_value == (1 + np.count_nonzero(a.null >= a.statistic)) / 200
+    c = calibration_test(y, p, metric=fc.ece, n_sim=99, seed=0)
+    assert c.metric == "ece" and c.null.shape == (99,)
+
+
+def test_consistency_tables_keep_counts_and_draw_binomials():
+    y, p = _sample(600, seed=9)
+    p = np.round(p, 1)
+    st = fc.bucket_stats(y, p)
+    rec = Recorder(lambda s: 0.0)
+    calibration_test(st, metric=rec, n_sim=3000, seed=0)
+    sims = rec.tables[1:]
+    assert all(np.array_equal(t.counts, st.counts) and np.array_equal(t.values, st.values) for t in sims)
+    s = np.array([t.positives for t in sims])
+    assert np.all(np.abs(s.mean(0) - st.counts * st.values) <= 4 * np.sqrt(st.counts * st.values * (1 - st.values) / 3000) + 1e-12)
+    # weighted rounds: s_i* = sum over (bucket, weight) cells of w Binomial(count, q_i)
+    w = np.where(y, 2.0, 0.5)
+    rec = Recorder(lambda s: 0.0)
+    calibration_test(y, p, sample_weight=w, metric=rec, n_sim=3000, seed=0)
+    stw = rec.tables[0]
+    sw = np.array([t.positives for t in rec.tables[1:]])
+    w2 = np.array([np.sum(w[p == v] ** 2) for v in stw.values])
+    assert np.all(np.abs(sw.mean(0) - stw.prob_sums) <= 4 * np.sqrt(w2 * stw.values * (1 - stw.values) / 3000) + 1e-9)
+
+
+def _rejection_rate(reps, T, n_sim, metric, a=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    rejected = 0
+    for k in range(reps):
+        p = rng.random(T)
+        y = rng.random(T) < p + a * (p - 0.5)
+        rejected += calibration_test(y, p, metric=metric, n_sim=n_sim, seed=rng).p_value <= 0.05
+    return rejected / reps
+
+
+def test_calibration_test_holds_its_level():
+    """A calibrated model is rejected at most about 5% of the time at the 5% level (the p-value
+    is valid by exchangeability; 200 replications, SE 1.5%)."""
+    rate = _rejection_rate(200, 300, 99, cutoff_ce, seed=1)
+    assert 0.01 <= rate <= 0.10, rate
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("FASTCDL_SLOW") != "1", reason="set FASTCDL_SLOW=1")
+@pytest.mark.parametrize("metric", [cutoff_ce, smce, fc.cdl])
+def test_calibration_test_holds_its_level_slow(metric):
+    rate = _rejection_rate(2000, 300, 99, metric, seed=2)
+    assert 0.035 <= rate <= 0.065, rate
+
+
+def test_calibration_test_has_power():
+    """T = 10^4 rounds of a slightly overconfident model, E[y | p] = 0.05 + 0.9 p (10% too
+    extreme): rejected in every one of 10 samples (measured: 30 of 30)."""
+    assert _rejection_rate(10, 10**4, 99, cutoff_ce, a=-0.1, seed=3) == 1.0
+
+
+def test_asymptotic_cutoff_p_value_agrees_with_resampling():
+    """The Brownian-range p-value of cutoff_ce_test and consistency resampling of cutoff CE
+    agree at T = 5000. The asymptotic one is a little larger (the path seen at 5000 points has
+    a smaller range than the Brownian path; measured offset about 0.01-0.02), the resampled
+    one has Monte Carlo SE <= 0.011 at n_sim = 2000: together within 0.05."""
+    rng = np.random.default_rng(12)
+    diffs = []
+    for k in range(6):
+        p = rng.random(5000)
+        y = rng.random(5000) < p - 0.03 * (p - 0.5)
+        st = fc.bucket_stats(y, p)
+        diffs.append(cutoff_ce_test(st).p_value - calibration_test(st, n_sim=2000, seed=k).p_value)
+    assert np.max(np.abs(diffs)) <= 0.05, diffs
+    assert np.mean(diffs) >= -0.01, diffs  # not anti-conservative
