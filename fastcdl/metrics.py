@@ -225,7 +225,11 @@ class CDLReport:
     weights    the kinks' weights c_j (curvature of the task's scoring rule)
     sides      per kink, "left" when the value there is f(mu), "right" when it is f(mu+)
     payoff     the task's payoff matrix, rows = actions, columns = y = 0, 1, in [0, 1];
-               cfdl(..., payoff=payoff) == value up to rounding
+               cfdl(..., payoff=payoff) == value up to rounding when ``exact``
+    exact      False when float64 payoffs in [0, 1] cannot place a kink where it is: a
+               kink closer to 0 or 1 than the payoffs' resolution (about 1e-16) while
+               predictions or frequencies lie between it and the end. The value is exact
+               all the same; a CertificateWarning says so.
     """
 
     value: float
@@ -236,6 +240,7 @@ class CDLReport:
     weights: np.ndarray
     sides: tuple
     payoff: np.ndarray
+    exact: bool = True
 
     def __repr__(self) -> str:
         ks = ", ".join(f"{k:.6g}" for k in self.kinks)
@@ -297,6 +302,7 @@ def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=Non
         weights = np.array([2.0])
         sides = (side(j1),)
         payoff = _v_task(sides[0])
+        settled = True
     else:
         mu1, mu2 = float(b[j1]), float(b[j2])
         c1 = (2.0 * mu2 - 1.0) / (mu2 - mu1)
@@ -304,7 +310,18 @@ def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=Non
         kinks = np.array([mu1, mu2])
         weights = np.array([c1, c2])
         sides = (side(j1), side(j2))
-        payoff = _three_action_task(mu1, mu2, c1, c2, sides)
+        payoff, settled = _three_action_task(mu1, mu2, c1, c2, sides)
+    attained = float(cfdl_kernel(q, n, s, payoff))
+    exact = abs(attained - value) <= 1e-12 * max(1.0, abs(value))
+    if not exact and settled:  # (an unsettled search has said so already)
+        warnings.warn(
+            CertificateWarning(
+                f"cdl_report: the worst task's payoffs in float64 attain {attained:.6g}, not the CDL "
+                f"{float(value):.6g}: a kink at {float(kinks[0]):.3g} or {float(kinks[-1]):.3g} is closer to 0 "
+                "or 1 than payoffs in [0, 1] can resolve (report.exact is False; the value is exact)"
+            ),
+            stacklevel=2,
+        )
     return CDLReport(
         value=float(value),
         vcdl=float(vmax),
@@ -314,6 +331,7 @@ def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=Non
         weights=weights,
         sides=sides,
         payoff=payoff,
+        exact=exact,
     )
 
 
@@ -331,7 +349,8 @@ def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
     at p = mu must take the action of the piece to the right) or f(mu+) (the piece to the
     left). Rows are ordered to break exact ties that way; where rounding of the entries
     moved a kink off mu, the entry that moves only that kink is lowered by ulps until the
-    exact best response at mu is the intended one.
+    exact best response at mu is the intended one. Returns (payoff, settled): settled is
+    False when the search gave up (it warns).
     """
     # B - c1 mu1 = c2 mu2 and c1 (1 - mu1) = A - c2 (1 - mu2); the product forms are
     # nonnegative by construction, and min() only removes an ulp of rounding above 1.
@@ -359,7 +378,7 @@ def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
         got1 = order[best_response(u, mu1, 1.0)]
         got2 = order[best_response(u, mu2, 1.0)]
         if got1 == want1 and got2 == want2:
-            return u
+            return u, True
         for k, got, want in ((1, got1, want1), (2, got2, want2)):
             if got != want:
                 r, c = lower[(k, want)]
@@ -368,7 +387,8 @@ def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
         step *= 2
     got1 = order[best_response(u, mu1, 1.0)]
     got2 = order[best_response(u, mu2, 1.0)]
-    if got1 != want1 or got2 != want2:
+    settled = got1 == want1 and got2 == want2
+    if not settled:
         warnings.warn(
             CertificateWarning(
                 f"cdl_report: after {_TIE_ROUNDS} rounds of lowering payoff entries the worst task's "
@@ -377,7 +397,7 @@ def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
             ),
             stacklevel=3,
         )
-    return u
+    return u, settled
 
 
 # Rounds of the tie-breaking search in _three_action_task (each doubles the number of ulps an

@@ -416,40 +416,31 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
     return out
 
 
-def _replay_figures(rows):
+def _table_figures(rows):
     """[(file name, Figure)]: reliability diagram and decision-loss curve of one trial of each
-    "cdl" forecaster per adversary (seed index 0, the largest T <= 2^20), re-simulated from
-    the store's row; raises ValueError if the recomputed CDL differs from the stored one."""
-    from fastcdl.experiments.runner import Trial, code_version
-    from fastcdl.online import simulate
+    "cdl" forecaster per adversary (seed index 0, the largest T <= 2^20 whose bucket table
+    is stored), drawn from the table stored with the trial (nothing is simulated again);
+    raises ValueError if the table's CDL differs from the CDL stored beside it."""
+    from fastcdl.experiments.store import unpack_table
 
     pick = {}
     for r in rows:
-        if r["forecaster"] == "cdl" and r["seed_index"] == 0 and r["T"] <= _REPLAY_T_MAX:
+        if (r["forecaster"] == "cdl" and r["seed_index"] == 0 and r["T"] <= _REPLAY_T_MAX
+                and r.get("bucket_table") is not None):
             k = (r["forecaster_label"], r["adversary_label"])
             if k not in pick or r["T"] > pick[k]["T"]:
                 pick[k] = r
     out = []
     for (f, a), row in sorted(pick.items()):
-        if row["algorithm_version"] is None:
-            continue  # stored before algorithm versions, by code never verified to replay
-        trial = Trial(**{name: row[name] for name in Trial.__dataclass_fields__})
-        where = f"trial {f} vs {a}, T = {trial.T}, seed {trial.seed}"
-        if trial.key != row["key"]:
-            raise ValueError(f"{where}: the stored row does not match its key {row['key']}")
-        res = simulate(trial.forecaster, trial.adversary, horizon=trial.T, seed=trial.seed,
-                       forecaster_params=json.loads(trial.forecaster_params),
-                       adversary_params=json.loads(trial.adversary_params))
-        st = res.stats
+        st = unpack_table(row["bucket_table"])
         got = cdl(st)
         if got != row["cdl"]:
             raise ValueError(
-                f"{where}: recomputed CDL {got!r} differs from the stored {row['cdl']!r} "
-                f"(stored as {trial.algorithm_version} by code {row['code_version']}, this is {code_version()}): "
-                "a change of results needs a version bump in fastcdl/online/versions.py"
+                f"trial {f} vs {a}, T = {row['T']}, seed {row['seed']}: the stored table's CDL {got!r} "
+                f"differs from the stored CDL {row['cdl']!r}: the run folder is damaged"
             )
-        name = f"forecaster '{f}' vs adversary '{a}', T = {_horizon_text(trial.T)}, seed index 0"
-        stem = f"{_slug(f)}_{_slug(a)}_T{trial.T}"
+        name = f"forecaster '{f}' vs adversary '{a}', T = {_horizon_text(row['T'])}, seed index 0"
+        stem = f"{_slug(f)}_{_slug(a)}_T{row['T']}"
         out.append((f"reliability_{stem}.png", ReliabilityDisplay.from_stats(st, name=name).figure_))
         out.append((f"decision_loss_{stem}.png", DecisionLossDisplay.from_stats(st, name=name).figure_))
     return out
@@ -490,7 +481,7 @@ def plot_run(run_dir, out_dir=None) -> list[Path]:
     run_dir = Path(run_dir)
     rows, seed = _read_run(run_dir)
     out = _out_dir(out_dir, run_dir)
-    figures = _rate_figures(rows, seed) + _replay_figures(rows)
+    figures = _rate_figures(rows, seed) + _table_figures(rows)
     return _save_all(figures, out)
 
 

@@ -87,17 +87,18 @@ def _binning():
 
 
 def _online():
-    from fastcdl.online import FORECASTERS, make_adversary, make_forecaster, minimax, simulate
-    from fastcdl.online._params import ADVERSARIES
+    from fastcdl.online import make_adversary, make_forecaster, minimax, registry, simulate
 
     def loops():
-        for f in FORECASTERS:
-            for a in ADVERSARIES if f != "truthful" else ("bernoulli",):  # truthful: stochastic only
+        for f, spec in registry.forecasters().items():
+            for a, aspec in registry.adversaries().items():
+                if spec.needs_adversary and not aspec.stochastic:
+                    continue
                 simulate(f, a, horizon=64, seed=0)
 
     def per_round():
-        for f in FORECASTERS:
-            extra = {"adversary": "bernoulli"} if f == "truthful" else {}
+        for f, spec in registry.forecasters().items():
+            extra = {"adversary": ("bernoulli", {})} if spec.needs_adversary else {}
             fc_ = make_forecaster(f, horizon=16, seed=0, **extra)
             adv = make_adversary("greedy", horizon=16, seed=0)
             for _ in range(4):

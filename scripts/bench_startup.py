@@ -33,7 +33,10 @@ OUT = ROOT / "results" / "benchmarks" / "startup.md"
 sys.path.insert(0, str(ROOT / "scripts"))
 from bench_metrics import machine  # noqa: E402
 
-TRIVIAL = "import numba\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\nf(1)\n"
+MODULE_DIR = tempfile.mkdtemp(prefix="fastcdl-trivial-")
+Path(MODULE_DIR, "trivial_numba.py").write_text(
+    "import numba\n\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\n")
+TRIVIAL = "import trivial_numba\ntrivial_numba.f(1)\n"  # a cached function needs a file
 CDL = "import fastcdl as fc\nfc.cdl([0, 1, 1, 0, 1], [0.1, 0.5, 0.5, 0.9, 0.3])\n"
 EXAMPLE = str(ROOT / "examples" / "forecasts.csv")
 
@@ -60,7 +63,8 @@ TARGETS = [
 def run_once(args, cache_dir):
     with tempfile.TemporaryDirectory() as tmp:
         argv = [a.replace("{tmp}", tmp) for a in args]
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "MPLBACKEND": "Agg"}
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "MPLBACKEND": "Agg",
+               "PYTHONPATH": os.pathsep.join([MODULE_DIR, os.environ.get("PYTHONPATH", "")])}
         t0 = time.perf_counter()
         out = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, cwd=ROOT)
         dt = time.perf_counter() - t0

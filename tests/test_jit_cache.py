@@ -1,8 +1,9 @@
 """The kernel cache cannot go stale across files (fastcdl/_kernels/_jit.py).
 
 numba re-validates a cached function against its own source file only. These tests edit a
-callee (adversaries.adversary_outcome) in a copy of the package and run its caller in
-another file (the simulate loop) in fresh processes sharing one NUMBA_CACHE_DIR.
+callee (online/engine.py's record, which adds a round to the public table) in a copy of the
+package and run its caller in another file (the kt forecaster's simulate loop) in fresh
+processes sharing one NUMBA_CACHE_DIR.
 """
 
 import os
@@ -22,7 +23,7 @@ SCRIPT = (
     "st = simulate('kt', 'bernoulli', horizon=2000, seed=3).stats\n"
     "print(int(st.positives.sum()), int(st.counts.sum()))\n"
 )
-CALLEE = "    return 1 if uniform(rng) < adversary_prob(code, apar, t, prev_y) else 0\n"
+CALLEE = "    table.s[b] += y\n"
 
 
 def _run(root, cache, **env):
@@ -49,23 +50,27 @@ def test_editing_a_callee_takes_effect_in_a_caller_in_another_file(package_copy,
     cache = tmp_path / "cache"
     ones, total = _run(package_copy, cache)
     assert total == 2000 and 0 < ones < total  # bernoulli(1/2)
-    (stamp,) = _stamps(cache)
-    assert any(stamp.parent.glob("simulate.*.nbi"))
+    stamps = {p.parent.name.rsplit("_", 1)[0]: p for p in _stamps(cache)}  # folder: <dir name>_<hash>
+    stamp = stamps["forecasters"]  # the cache folder of online/forecasters/ (kt's loop)
+    assert any(stamp.parent.glob("kt.simulate-*.nbi"))
 
-    path = package_copy / "fastcdl" / "_kernels" / "adversaries.py"
+    path = package_copy / "fastcdl" / "online" / "engine.py"
     src = path.read_text()
     assert CALLEE in src
-    path.write_text(src.replace(CALLEE, "    return 1\n"))
+    path.write_text(src.replace(CALLEE, "    table.s[b] += 1\n"))  # every round counts as y = 1
 
     # What numba alone does: with the stamp forged to say "fresh", the simulate loop keeps
     # the old adversary's machine code. (If numba ever tracks callees, this fails and
     # fastcdl's stamp becomes unnecessary.)
     stale_stamp = stamp.read_text()
-    stamp.write_text(_sources_hash_of(package_copy) + "\n")
+    fresh = _sources_hash_of(package_copy) + "\n"
+    for p in stamps.values():
+        p.write_text(fresh)
     assert _run(package_copy, cache) == (ones, total)
 
     # fastcdl's rule: any kernel source differs from the stamp -> every entry is dropped.
-    stamp.write_text(stale_stamp)
+    for p in stamps.values():
+        p.write_text(stale_stamp)
     assert _run(package_copy, cache) == (total, total)
     assert stamp.read_text().strip() == _sources_hash_of(package_copy)
     # and the recompiled entries are reused afterwards

@@ -32,9 +32,8 @@ PAIRS = [
 
 def _per_round(forecaster, fparams, adversary, aparams, T, seed):
     fparams = dict(fparams)
-    if forecaster == "truthful":
-        fparams.update(adversary=adversary, adversary_params=aparams)
-    f = make_forecaster(forecaster, horizon=T, seed=seed, **fparams)
+    extra = {"adversary": (adversary, aparams)} if forecaster == "truthful" else {}
+    f = make_forecaster(forecaster, horizon=T, seed=seed, **fparams, **extra)
     a = make_adversary(adversary, horizon=T, seed=seed, **aparams)
     ps, ys = [], []
     for _ in range(T):
@@ -153,7 +152,7 @@ def test_defaults():
     T = 10**6
     f = make_forecaster("cdl", horizon=T)
     assert f.params["m"] == int(np.ceil(np.sqrt(T) / np.log(T))) and f.params["delta"] == 1 / T
-    assert f.K_eta == 11
+    assert f.state.eta.shape[0] == 11  # K_eta = ceil(0.5 log2 T) + 1
     assert make_forecaster("cdl", horizon=T, m_scale=4).params["m"] == int(np.ceil(4 * np.sqrt(T) / np.log(T)))
     assert make_forecaster("foster", horizon=T).params["m"] == 100
     assert make_forecaster("frequency", horizon=T).params["m"] == 1000

@@ -26,17 +26,17 @@ def _lockstep(adversary, T, seed, m=None):
         if len(ds.probs) == 2:
             mixed += 1
             # par = [delta, lam, ln|c_lo|, ln c_hi]: equal logs to 1e-9 = equal c to 1e-9 relative
-            err = np.max(np.abs(fs._par[2:] - fd._par[2:]))
+            err = np.max(np.abs(fs.state.logc - fd.state.logc))
             worst_c = max(worst_c, err)
-            assert err < 1e-9, f"round {t}: ln|c| sparse {fs._par[2:]} dense {fd._par[2:]}"
-            assert abs(fs._par[1] - fd._par[1]) <= 1e-9 * (1 + abs(fd._par[1]))
+            assert err < 1e-9, f"round {t}: ln|c| sparse {fs.state.logc} dense {fd.state.logc}"
+            assert abs(fs.state.lam[0] - fd.state.lam[0]) <= 1e-9 * (1 + abs(fd.state.lam[0]))
         y = adv.respond(ds)
         ps, pd = fs.draw(), fd.draw()
         assert ps == pd, f"round {t}: draws differ"
         fs.observe(y)
         fd.observe(y)
         adv.observe(ps, y)
-        assert np.array_equal(fs._G, fd._G) and np.array_equal(fs._Q, fd._Q)
+        assert np.array_equal(fs.state.G, fd.state.G) and np.array_equal(fs.state.Q, fd.state.Q)
     assert fs.stats() == fd.stats()
     return worst_c, mixed
 
@@ -65,10 +65,10 @@ def test_sparse_normaliser_tracks_exact():
         p = f.draw()
         f.observe(y)
         adv.observe(p, y)
-    off, S, terms = np.zeros_like(f._off), np.zeros_like(f._S), np.zeros_like(f._terms)
-    refresh_normaliser(f._G, f._Q, f._eta, off, S, terms)
-    np.testing.assert_allclose(f._off + np.log(f._S), off + np.log(S), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(f._terms * np.exp(f._off), terms * np.exp(off), rtol=1e-12)
+    off, S, terms = np.zeros_like(f.state.off), np.zeros_like(f.state.S), np.zeros_like(f.state.terms)
+    refresh_normaliser(f.state.G, f.state.Q, f.state.eta, off, S, terms)
+    np.testing.assert_allclose(f.state.off + np.log(f.state.S), off + np.log(S), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(f.state.terms * np.exp(f.state.off), terms * np.exp(off), rtol=1e-12)
 
 
 def test_copies_count():
@@ -85,11 +85,11 @@ def test_dense_closed_form_equals_mirror_descent(adversary):
     path, cs = [], []
     for _ in range(T):
         d = f.forecast()
-        cs.append(f._c.copy())
+        cs.append(f.state.c.copy())
         y = adv.respond(d)
         p = f.draw()
-        j = f._ctr[3]
-        path.append((int(f._bkt[j]), float(f._pts[j] - y)))
+        j = f.slot
+        path.append((int(f.out.buckets[j]), float(f.out.points[j] - y)))
         f.observe(y)
         adv.observe(p, y)
     ref, totals = msmwc_mirror_descent(m, T, path)
@@ -109,15 +109,15 @@ def _regret_ratio(adversary, T, seed):
         d = f.forecast()
         y = adv.respond(d)
         p = f.draw()
-        j = f._ctr[3]
-        b = f._bkt[j]
-        X += f._c[b] * (f._pts[j] - y)  # learner's gain <w_t, l_t> = c_{i_t} g_t
+        j = f.slot
+        b = f.out.buckets[j]
+        X += f.state.c[b] * (f.out.points[j] - y)  # learner's gain <w_t, l_t> = c_{i_t} g_t
         f.observe(y)
         adv.observe(p, y)
     worst = -X / regret_bound(0.0, K)  # the zero-gain expert
     for i in range(m):
         for sign in (1.0, -1.0):
-            worst = max(worst, (sign * f._G[i] - X) / regret_bound(f._Q[i], K))
+            worst = max(worst, (sign * f.state.G[i] - X) / regret_bound(f.state.Q[i], K))
     return worst, X
 
 

@@ -215,7 +215,8 @@ def test_cli_plot_run_folder_default_out(run_dir, tmp_path, capsys):
     assert len(printed) == 7 and all(Path(p).parent == folder and Path(p).is_file() for p in printed)
 
 
-def test_cli_plot_refuses_a_trial_that_does_not_replay(run_dir, tmp_path, capsys):
+def test_cli_plot_refuses_a_damaged_trial(run_dir, tmp_path, capsys):
+    """A stored CDL that its stored table does not reproduce: one line, exit 2, nothing written."""
     folder = tmp_path / "tampered"
     shutil.copytree(run_dir, folder)
     with TrialStore(folder / "trials.sqlite") as store:
@@ -227,7 +228,7 @@ def test_cli_plot_refuses_a_trial_that_does_not_replay(run_dir, tmp_path, capsys
     before = _files(folder)
     assert main(["plot", str(folder), "--out", str(tmp_path / "figs")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "recomputed CDL" in err and "\n" not in err
+    assert "the stored table's CDL" in err and "damaged" in err and "\n" not in err
     assert not (tmp_path / "figs").exists()
     assert {p for p in _files(folder) if p.suffix == ".png"} == {p for p in before if p.suffix == ".png"}
     with TrialStore(folder / "trials.sqlite") as store:

@@ -13,8 +13,8 @@ import pytest
 
 from fastcdl.experiments import TrialStore, load_preset, plan, run_trial
 from fastcdl.experiments.runner import Trial
-from fastcdl.online import ADVERSARIES, FORECASTERS
-from fastcdl.online import versions
+from fastcdl.online import registry, versions
+from fastcdl.trial_metrics import METRICS
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 FOLDERS = ("paper", "paper-wide", "msweep")
@@ -30,9 +30,10 @@ def _copy(folder, tmp_path):
 
 
 def test_every_component_has_a_declared_version():
-    assert set(versions.FORECASTERS) == set(FORECASTERS)
-    assert set(versions.ADVERSARIES) == set(ADVERSARIES)
-    assert set(versions.METRICS) == {"cdl", "vcdl", "ece", "k2", "ucal"}
+    specs = [*registry.forecasters().values(), *registry.adversaries().values(), *METRICS.values()]
+    assert all(isinstance(s.version, int) and s.version >= 1 for s in specs)
+    assert {"cdl", "foster", "kt", "truthful", "frequency"} <= set(registry.forecasters())
+    assert {"bernoulli", "drift", "markov", "contrarian", "greedy"} == set(registry.adversaries())
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
@@ -104,9 +105,12 @@ def test_unverified_legacy_rows_are_left_alone(tmp_path):
 
 
 def test_version_bump_changes_the_key(monkeypatch):
+    import dataclasses
+
     before = versions.algorithm_version("cdl", "greedy")
-    monkeypatch.setitem(versions.FORECASTERS, "cdl", versions.FORECASTERS["cdl"] + 1)
+    cdl = registry.forecasters()["cdl"]
+    monkeypatch.setitem(registry.forecasters(), "cdl", dataclasses.replace(cdl, version=cdl.version + 1))
     assert versions.algorithm_version("cdl", "greedy") != before
     assert versions.algorithm_version("foster", "greedy") == versions.algorithm_version("foster", "greedy")
-    with pytest.raises(ValueError, match="no declared algorithm version"):
+    with pytest.raises(ValueError, match="forecaster must be one of"):
         versions.algorithm_version("nope", "greedy")

@@ -7,7 +7,8 @@
   its *own* source file changes, so a caller in ``simulate.py`` would keep the machine
   code of an old ``msmwc.update_bucket`` after an edit or an upgrade that changed only
   ``msmwc.py``. Next to the cache, a stamp file records a hash of all kernel sources
-  (this folder's ``*.py``); when the hash differs, every fastcdl cache entry in that
+  (this folder's ``*.py`` and every package module that imports ``kernel``); when the
+  hash differs, every fastcdl cache entry in that
   folder is dropped before the first kernel is loaded, under a file lock so that
   concurrent processes (pool workers, Dask workers) agree.
 
@@ -38,11 +39,22 @@ def cache_enabled() -> bool:
     return os.environ.get("FASTCDL_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+_PACKAGE = _HERE.parent
+_MARK = b"fastcdl._kernels._jit import kernel"
+
+
+def kernel_sources():
+    """The package's files that define kernels: this folder's, and any that import ``kernel``."""
+    for f in sorted(_PACKAGE.rglob("*.py")):
+        if f.parent == _HERE or _MARK in f.read_bytes():
+            yield f
+
+
 def sources_hash() -> str:
-    """sha256 of the kernel sources (names and bytes of this folder's ``*.py``), hex."""
+    """sha256 of the kernel sources (paths and bytes of :func:`kernel_sources`), hex."""
     h = hashlib.sha256()
-    for f in sorted(_HERE.glob("*.py")):
-        h.update(f.name.encode())
+    for f in kernel_sources():
+        h.update(f.relative_to(_PACKAGE).as_posix().encode())
         h.update(b"\0")
         h.update(f.read_bytes())
         h.update(b"\0")

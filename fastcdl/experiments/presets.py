@@ -16,10 +16,28 @@ from pathlib import Path
 
 from fastcdl._validate import ValidationError, check_count, check_int
 
-FORECASTERS = ("cdl", "foster", "kt", "truthful", "frequency")
-ADVERSARIES = ("bernoulli", "drift", "markov", "contrarian", "greedy")
-STOCHASTIC = ("bernoulli", "drift", "markov")
-METRICS = ("cdl", "vcdl", "ece", "k2", "ucal")
+def _names(kind):
+    """The built-in names of a kind, from its registry (fastcdl.online.registry, fastcdl.trial_metrics)."""
+    from fastcdl.online import registry
+    from fastcdl.trial_metrics import METRICS
+
+    return {"forecaster": registry.forecasters, "adversary": registry.adversaries,
+            "metric": lambda: METRICS}[kind]()
+
+
+def _known(kind, name) -> bool:
+    """A built-in name of the kind, or a plug-in 'package.module:ATTRIBUTE' that loads as one."""
+    if name in _names(kind):
+        return True
+    if isinstance(name, str) and ":" in name:
+        from fastcdl.online import registry
+
+        try:
+            getattr(registry, kind)(name)
+        except ValueError as e:
+            raise PresetError(str(e)) from None
+        return True
+    return False
 _PRESET_KEYS = {"name", "description", "master_seed", "seeds", "t_min", "t_max", "metrics", "forecasters", "adversaries"}
 
 
@@ -62,8 +80,12 @@ class Preset:
     t_max: int
     forecasters: tuple
     adversaries: tuple
-    metrics: tuple = METRICS
+    metrics: tuple = ()  # () means every metric of fastcdl.trial_metrics
     source: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        if not self.metrics:
+            object.__setattr__(self, "metrics", tuple(_names("metric")))
 
     @property
     def horizons(self) -> list[int]:
@@ -134,15 +156,16 @@ def load_preset(name_or_path: str) -> Preset:
     return preset_from_dict(raw, source=source)
 
 
-def _component(entry, kind: str, allowed, where: str) -> Component:
+def _component(entry, kind: str, where: str) -> Component:
     if not isinstance(entry, dict) or "name" not in entry:
         raise PresetError(f"{where}: each {kind} needs a name")
     extra = set(entry) - {"name", "params", "label"}
     if extra:
         raise PresetError(f"{where}: unknown key(s) {sorted(extra)} in {kind} {entry.get('name')!r}")
     name = entry["name"]
-    if name not in allowed:
-        raise PresetError(f"{where}: unknown {kind} {name!r}; choose from {list(allowed)}")
+    if not _known(kind, name):
+        raise PresetError(f"{where}: unknown {kind} {name!r}; choose from {list(_names(kind))} "
+                          "or a plug-in 'package.module:ATTRIBUTE'")
     params = entry.get("params", {})
     if not isinstance(params, dict):
         raise PresetError(f"{where}: params of {kind} {name!r} must be a table")
@@ -171,10 +194,10 @@ def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
         raise PresetError(f"{where}: forecasters must be a non-empty list")
     if not isinstance(raw["adversaries"], list) or not raw["adversaries"]:
         raise PresetError(f"{where}: adversaries must be a non-empty list")
-    metrics = tuple(raw.get("metrics", METRICS))
-    bad = [m for m in metrics if m not in METRICS]
+    metrics = tuple(raw.get("metrics", _names("metric")))
+    bad = [m for m in metrics if m not in _names("metric")]
     if bad:
-        raise PresetError(f"{where}: unknown metric(s) {bad}; choose from {list(METRICS)}")
+        raise PresetError(f"{where}: unknown metric(s) {bad}; choose from {list(_names('metric'))}")
     preset = Preset(
         name=str(raw["name"]),
         description=str(raw.get("description", "")),
@@ -182,8 +205,8 @@ def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
         seeds=_positive_int(raw, "seeds", where, 2),
         t_min=_positive_int(raw, "t_min", where, 2),
         t_max=_positive_int(raw, "t_max", where, 2),
-        forecasters=tuple(_component(e, "forecaster", FORECASTERS, where) for e in raw["forecasters"]),
-        adversaries=tuple(_component(e, "adversary", ADVERSARIES, where) for e in raw["adversaries"]),
+        forecasters=tuple(_component(e, "forecaster", where) for e in raw["forecasters"]),
+        adversaries=tuple(_component(e, "adversary", where) for e in raw["adversaries"]),
         metrics=metrics,
         source=source,
     )
@@ -205,7 +228,9 @@ def check_preset(preset: Preset) -> Preset:
         if dup:
             raise PresetError(f"{where}: {kind} label(s) {dup} appear twice; give each entry a distinct label")
     if any(f.name == "truthful" for f in preset.forecasters):
-        bad = [a.name for a in preset.adversaries if a.name not in STOCHASTIC]
+        from fastcdl.online import registry
+
+        bad = [a.name for a in preset.adversaries if a.name not in registry.stochastic()]
         if bad:
             raise PresetError(f"{where}: the truthful forecaster needs a stochastic adversary, not {bad}")
     return preset
@@ -228,22 +253,23 @@ def parse_horizon(text) -> int:
 def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, t_max=None, seeds=None, master_seed=None) -> Preset:
     """A copy of the preset with fields replaced; names select entries (or add them with default parameters)."""
 
-    def pick(names, current, allowed, kind):
+    def pick(names, current, kind):
         if names is None:
             return current
         out = []
         for n in names:
             hits = [c for c in current if c.display == n or c.name == n]
             if not hits:
-                if n not in allowed:
-                    raise PresetError(f"unknown {kind} {n!r}; choose from {list(allowed)}")
+                if not _known(kind, n):
+                    raise PresetError(f"unknown {kind} {n!r}; choose from {list(_names(kind))} "
+                                      "or a plug-in 'package.module:ATTRIBUTE'")
                 hits = [Component(n)]
             out += [h for h in hits if h not in out]
         return tuple(out)
 
     changes = {
-        "forecasters": pick(forecasters, preset.forecasters, FORECASTERS, "forecaster"),
-        "adversaries": pick(adversaries, preset.adversaries, ADVERSARIES, "adversary"),
+        "forecasters": pick(forecasters, preset.forecasters, "forecaster"),
+        "adversaries": pick(adversaries, preset.adversaries, "adversary"),
     }
     if t_min is not None:
         changes["t_min"] = parse_horizon(t_min)

@@ -91,9 +91,11 @@ def plan(preset: Preset) -> list[Trial]:
 
 
 def run_trial(trial: Trial) -> dict:
-    """Run one trial in compiled code and measure it: the row stored for it."""
-    from fastcdl.metrics import cdl_report, ece, k2, ucal
+    """Run one trial in compiled code and measure it: the row stored for it (every metric
+    of fastcdl.trial_metrics, and the run's final bucket table)."""
+    from fastcdl.experiments.store import pack_table
     from fastcdl.online import simulate
+    from fastcdl.trial_metrics import compute_all
 
     res = simulate(
         trial.forecaster,
@@ -104,22 +106,15 @@ def run_trial(trial: Trial) -> dict:
         adversary_params=json.loads(trial.adversary_params),
     )
     st = res.stats
-    rep = cdl_report(st)
     row = asdict(trial)
+    row.update(key=trial.key, code_version=code_version())
+    row.update(compute_all(st))
     row.update(
-        key=trial.key,
-        code_version=code_version(),
-        cdl=rep.value,
-        vcdl=rep.vcdl,
-        ece=ece(st),
-        k2=k2(st),
-        ucal=ucal(st),
-        kink1=float(rep.kinks[0]),
-        kink2=float(rep.kinks[-1]),
         n_buckets=st.n_buckets,
         seconds=float(res.seconds),
         rounds_per_second=float(res.rounds_per_second),
         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        bucket_table=pack_table(st),
     )
     return row
 

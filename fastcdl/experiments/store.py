@@ -17,31 +17,37 @@ from pathlib import Path
 
 from fastcdl.online.versions import LEGACY_CODE_VERSIONS, algorithm_version
 
-COLUMNS = (
-    ("key", "TEXT PRIMARY KEY"),
-    ("forecaster", "TEXT NOT NULL"),
-    ("forecaster_label", "TEXT NOT NULL"),
-    ("forecaster_params", "TEXT NOT NULL"),
-    ("adversary", "TEXT NOT NULL"),
-    ("adversary_label", "TEXT NOT NULL"),
-    ("adversary_params", "TEXT NOT NULL"),
-    ("T", "INTEGER NOT NULL"),
-    ("seed_index", "INTEGER NOT NULL"),
-    ("seed", "INTEGER NOT NULL"),
-    ("code_version", "TEXT NOT NULL"),
-    ("algorithm_version", "TEXT"),
-    ("cdl", "REAL"),
-    ("vcdl", "REAL"),
-    ("ece", "REAL"),
-    ("k2", "REAL"),
-    ("ucal", "REAL"),
-    ("kink1", "REAL"),
-    ("kink2", "REAL"),
-    ("n_buckets", "INTEGER"),
-    ("seconds", "REAL"),
-    ("rounds_per_second", "REAL"),
-    ("finished_at", "TEXT"),
-)
+def _columns():
+    from fastcdl.trial_metrics import METRICS
+
+    fixed = (
+        ("key", "TEXT PRIMARY KEY"),
+        ("forecaster", "TEXT NOT NULL"),
+        ("forecaster_label", "TEXT NOT NULL"),
+        ("forecaster_params", "TEXT NOT NULL"),
+        ("adversary", "TEXT NOT NULL"),
+        ("adversary_label", "TEXT NOT NULL"),
+        ("adversary_params", "TEXT NOT NULL"),
+        ("T", "INTEGER NOT NULL"),
+        ("seed_index", "INTEGER NOT NULL"),
+        ("seed", "INTEGER NOT NULL"),
+        ("code_version", "TEXT NOT NULL"),
+        ("algorithm_version", "TEXT"),
+    )
+    metric_columns = tuple((c, "REAL") for m in METRICS.values() for c in m.columns)
+    tail = (
+        ("n_buckets", "INTEGER"),
+        ("seconds", "REAL"),
+        ("rounds_per_second", "REAL"),
+        ("finished_at", "TEXT"),
+        ("bucket_table", "BLOB"),  # the run's final bucket table (pack_table), for plots and new metrics
+    )
+    return fixed + metric_columns + tail
+
+
+# The fixed columns, one or more per metric of fastcdl.trial_metrics, then timing and the
+# table: a metric added to the registry becomes a column, added to existing stores on opening.
+COLUMNS = _columns()
 NAMES = tuple(c for c, _ in COLUMNS)
 
 
@@ -101,6 +107,10 @@ class TrialStore:
             self._conn.execute("ROLLBACK")
             raise
 
+    def set_table(self, key: str, blob: bytes) -> None:
+        """Store the bucket table of an existing trial (scripts/backfill_tables.py)."""
+        self._conn.execute("UPDATE trials SET bucket_table = ? WHERE key = ?", (blob, key))
+
     def rows(self, keys=None) -> list[dict]:
         """All stored trials (or those with the given keys) as dicts, in a stable order."""
         cur = self._conn.execute(f"SELECT {', '.join(NAMES)} FROM trials ORDER BY forecaster_label, adversary_label, T, seed_index")
@@ -123,6 +133,31 @@ class TrialStore:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def pack_table(stats) -> bytes:
+    """A BucketStats as compressed bytes (values, counts, positives): the trial's final table."""
+    import io
+    import zlib
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, q=stats.values, n=stats.counts, s=stats.positives)
+    return zlib.compress(buf.getvalue(), 6)
+
+
+def unpack_table(blob: bytes):
+    """The BucketStats stored by :func:`pack_table`."""
+    import io
+    import zlib
+
+    import numpy as np
+
+    from fastcdl.stats import BucketStats
+
+    with np.load(io.BytesIO(zlib.decompress(blob))) as z:
+        return BucketStats.from_table(z["q"], z["n"], z["s"])
 
 
 def params_json(params: dict) -> str:

@@ -1,4 +1,4 @@
-"""Online calibration: Algorithm 1 (the CDL forecaster), baselines, adversaries (docs/algorithm1.md).
+"""Online calibration: Algorithm 1 (the CDL forecaster), baselines, adversaries, and plug-ins.
 
     f = make_forecaster("cdl", horizon=T, seed=0)       # per-round API
     a = make_adversary("greedy", horizon=T, seed=0)
@@ -7,35 +7,58 @@
     res = simulate("cdl", "greedy", horizon=T, seed=0)  # the same run, compiled
     res.stats == f.stats()                               # True
 
-Forecasters: cdl (oracle "sparse" | "dense"), foster, kt, truthful, frequency.
-Adversaries: bernoulli, drift, markov, contrarian, greedy.
+Forecasters and adversaries are the modules of fastcdl/online/forecasters/ and
+fastcdl/online/adversaries/ (``FORECASTERS``, ``ADVERSARIES``), or a user's own made with
+:func:`plugin_forecaster` / :func:`plugin_adversary` (contracts in fastcdl.online.engine).
 """
 
-from fastcdl.online._params import (
-    ADVERSARIES,
-    FORECASTERS,
-    ConvergenceWarning,
-    OnlineWarning,
-    ParameterWarning,
-)
+from fastcdl.online import registry
 from fastcdl.online.adversaries import Adversary, make_adversary
+from fastcdl.online.engine import Draw, History, Round, Table, uniform
 from fastcdl.online.forecasters import Forecast, Forecaster, make_forecaster
 from fastcdl.online.minimax import MinimaxSolution, minimax
-from fastcdl.online.simulate import RunResult, simulate
+from fastcdl.online.plugins import (
+    AdversarySpec,
+    ConvergenceWarning,
+    ForecasterSpec,
+    OnlineWarning,
+    ParameterWarning,
+    plugin_adversary,
+    plugin_forecaster,
+)
+from fastcdl.online.simulate import RunResult, simulate, trace
 
 __all__ = [
     "ADVERSARIES",
     "FORECASTERS",
     "Adversary",
+    "AdversarySpec",
     "ConvergenceWarning",
+    "Draw",
     "Forecast",
     "Forecaster",
+    "ForecasterSpec",
+    "History",
     "MinimaxSolution",
     "OnlineWarning",
     "ParameterWarning",
+    "Round",
     "RunResult",
+    "Table",
     "make_adversary",
     "make_forecaster",
     "minimax",
+    "plugin_adversary",
+    "plugin_forecaster",
     "simulate",
+    "trace",
+    "uniform",
 ]
+
+
+def __getattr__(name):  # FORECASTERS and ADVERSARIES: the registries' names, read when asked
+    if name == "FORECASTERS":
+        return tuple(registry.forecasters())
+    if name == "ADVERSARIES":
+        return tuple(registry.adversaries())
+    raise AttributeError(f"module 'fastcdl.online' has no attribute {name!r}")

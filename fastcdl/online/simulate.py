@@ -12,16 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl._validate import ValidationError, check_horizon, check_name
-from fastcdl.online._params import FORECASTERS, STOCHASTIC, resolve_adversary
-from fastcdl.online.adversaries import make_adversary
-from fastcdl.online.forecasters import make_forecaster
+from fastcdl._validate import ValidationError, check_horizon, check_seed
+from fastcdl.online import engine, plugins, registry
+from fastcdl.online.adversaries import Adversary
+from fastcdl.online.forecasters import Forecaster
 from fastcdl.stats import BucketStats
 
-__all__ = ["RunResult", "simulate"]
-
-_WARM = set()
-
+__all__ = ["RunResult", "simulate", "trace"]
 
 @dataclass(frozen=True, repr=False)
 class RunResult:
@@ -40,35 +37,20 @@ class RunResult:
     seed: int
     params: dict
 
-    @property
-    def cdl(self) -> float:
-        from fastcdl.metrics import cdl
+    def metric(self, name: str) -> float:
+        """A metric of the run's table by name (those of fastcdl.trial_metrics: cdl, vcdl, ece, k2, ucal, ...)."""
+        from fastcdl.trial_metrics import METRICS
 
-        return cdl(self.stats)
+        if name not in METRICS:
+            raise ValidationError("name", f"must be one of {', '.join(METRICS)}", value=name)
+        return METRICS[name].value(self.stats)
 
-    @property
-    def ece(self) -> float:
-        from fastcdl.metrics import ece
+    def __getattr__(self, name):  # the metric shortcuts: res.cdl, res.ece, ...
+        from fastcdl.trial_metrics import METRICS
 
-        return ece(self.stats)
-
-    @property
-    def k2(self) -> float:
-        from fastcdl.metrics import k2
-
-        return k2(self.stats)
-
-    @property
-    def vcdl(self) -> float:
-        from fastcdl.metrics import vcdl
-
-        return vcdl(self.stats)
-
-    @property
-    def ucal(self) -> float:
-        from fastcdl.metrics import ucal
-
-        return ucal(self.stats)
+        if name in METRICS:
+            return self.metric(name)
+        raise AttributeError(name)
 
     def __repr__(self) -> str:
         return (f"RunResult({self.forecaster!r} vs {self.adversary!r}, horizon={self.horizon}, seed={self.seed}, "
@@ -77,54 +59,64 @@ class RunResult:
 
 
 def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_params):
-    check_name(forecaster, FORECASTERS, "forecaster")
     T = check_horizon(horizon)
-    aparams = resolve_adversary(adversary, adversary_params, T)
-    fparams = dict(forecaster_params or {})
-    if forecaster == "truthful":
-        for key in ("adversary", "adversary_params"):
-            if key in fparams:
-                raise ValidationError(key, "is set by simulate", message=f"{key}: simulate gives the "
-                                      "truthful forecaster its adversary; do not pass it")
-        if adversary not in STOCHASTIC:
-            raise ValidationError("adversary", "must be stochastic", value=adversary,
-                                  message=f"adversary: the truthful forecaster needs a stochastic adversary "
-                                  f"({', '.join(STOCHASTIC)}), got {adversary!r}")
-        fparams.update(adversary=adversary, adversary_params=aparams)
-    f = make_forecaster(forecaster, horizon=T, seed=seed, **fparams)
-    a = make_adversary(adversary, horizon=T, seed=seed, **aparams)
+    seed = check_seed(seed)
+    fspec = registry.forecaster(forecaster)
+    aspec = registry.adversary(adversary)
+    aparams = aspec.resolve_params(adversary_params, T)
+    fparams = fspec.resolve_params(forecaster_params, T)
+    f = Forecaster(fspec, T, seed, fparams, (aspec, aparams) if fspec.needs_adversary else None)
+    a = Adversary(aspec, aparams, seed)
     return f, a
 
 
-def _warm(f, a):
-    """Compile (or load from cache) the family's loop once per process, off the clock."""
-    key = f.family
-    if key in _WARM:
-        return
-    g, b = _build(f.name, a.name, f.horizon, 0, {k: v for k, v in f.params.items()
-                                                 if k not in ("adversary", "adversary_params", "m_scale")},
-                  a.params)
-    g._simulate(1, b, np.zeros(0), np.zeros(0, dtype=np.int8))
-    _WARM.add(key)
+_ENTRIES = {}
+
+
+def _entry(loop, args, adversary_at):
+    """The loop compiled for these argument types with the adversary (args[adversary_at]) as a
+    first-class function: one machine-code loop per forecaster serves every adversary, and
+    numba caches it. Compiling (or loading) happens here, before any timing."""
+    import numba
+
+    types = [plugins.ADVERSARY_TYPE if i == adversary_at else numba.typeof(x) for i, x in enumerate(args)]
+    key = (id(loop), tuple(types))
+    if key not in _ENTRIES:
+        _ENTRIES[key] = loop.compile(tuple(types))
+    return _ENTRIES[key]
+
+
+def _run_loop(f, a, T, trace_p, trace_y):
+    """T rounds of f against a in compiled code, continuing their state; returns the seconds."""
+    respond = a.spec.compiled()
+    if f.spec.loop is not None:
+        args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y)
+        run = _entry(f.spec.loop, args, 5)
+    else:  # a plug-in forecaster: the engine's generic loop
+        args = (T, f.spec.forecast, f.spec.observe, f.state, f.table, f.out, f._rng, respond, a._par, a._rng,
+                f.hist, trace_p, trace_y)
+        run = _entry(engine.run_rounds, args, 7)
+    t0 = time.perf_counter()
+    f.hist = run(*args)
+    seconds = time.perf_counter() - t0
+    f._report(f.rounds)
+    return seconds
 
 
 def _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, trace):
     f, a = _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_params)
     T = f.horizon
-    _warm(f, a)
     if trace:
         trace_p, trace_y = np.zeros(T), np.zeros(T, dtype=np.int8)
     else:
         trace_p, trace_y = np.zeros(0), np.zeros(0, dtype=np.int8)
-    t0 = time.perf_counter()
-    f._simulate(T, a, trace_p, trace_y)
-    seconds = time.perf_counter() - t0
+    seconds = _run_loop(f, a, T, trace_p, trace_y)
     res = RunResult(
         stats=f.stats(),
         seconds=seconds,
         rounds_per_second=T / seconds if seconds > 0 else float("inf"),
-        forecaster=forecaster,
-        adversary=adversary,
+        forecaster=f.name,
+        adversary=a.name,
         horizon=T,
         seed=f.seed,
         params={"forecaster": dict(f.params), "adversary": dict(a.params)},

@@ -3,8 +3,9 @@
 A rate experiment's trial is keyed by the versions of its forecaster, its adversary, the
 simulate engine (loop, generator, seeds, bucket table) and the metrics it records, never
 by a hash of the source files. So a refactor that changes no result reuses every stored
-trial, and a change that moves any result must bump the version of what changed (by hand,
-here). tests/test_versions.py replays trials of the committed results folders and
+trial, and a change that moves any result must bump the version of what changed, by hand:
+the ``version`` of the forecaster's or adversary's spec (its module's FORECASTER or
+ADVERSARY), ENGINE here, or a metric's entry in fastcdl.trial_metrics. tests/test_versions.py replays trials of the committed results folders and
 compares them bit for bit with the stored numbers, so a behaviour change cannot slip in
 unbumped.
 
@@ -14,10 +15,7 @@ unbumped.
 
 from __future__ import annotations
 
-FORECASTERS = {"cdl": 1, "foster": 1, "kt": 1, "truthful": 1, "frequency": 1}
-ADVERSARIES = {"bernoulli": 1, "drift": 1, "markov": 1, "contrarian": 1, "greedy": 1}
-# cdl covers the certificate's kinks (kink1, kink2) stored next to it.
-METRICS = {"cdl": 1, "vcdl": 1, "ece": 1, "k2": 1, "ucal": 1}
+# The simulate engine: the loop, the generators, seeds and the bucket table.
 ENGINE = 1
 
 # Trials stored before versions were declared carry only the source hash of the code that
@@ -26,21 +24,24 @@ ENGINE = 1
 LEGACY_CODE_VERSIONS = {"0.1.0+643f31110933": 1}
 
 
-def algorithm_version(forecaster: str, adversary: str, *, initial: bool = False) -> str:
+def algorithm_version(forecaster, adversary, *, initial: bool = False) -> str:
     """The version string a trial of forecaster x adversary is keyed by.
 
-    ``initial=True`` gives the string of version 1 of every component (what the legacy
-    rows of LEGACY_CODE_VERSIONS were verified against).
+    Built from the versions declared by the forecaster's and adversary's specs (names,
+    specs or "package.module:ATTRIBUTE"), the engine, and every metric a trial records
+    (fastcdl.trial_metrics). ``initial=True`` gives the string of version 1 of every
+    component (what the legacy rows of LEGACY_CODE_VERSIONS were verified against).
     """
-    def v(table, name):
-        if initial:
-            return 1
-        try:
-            return table[name]
-        except KeyError:
-            raise ValueError(f"no declared algorithm version for {name!r}") from None
+    from fastcdl.online import registry
+    from fastcdl.trial_metrics import METRICS
 
-    metrics = ",".join(f"{k}/{1 if initial else METRICS[k]}" for k in sorted(METRICS))
-    return (f"forecaster={forecaster}/{v(FORECASTERS, forecaster)} "
-            f"adversary={adversary}/{v(ADVERSARIES, adversary)} "
-            f"engine/{1 if initial else ENGINE} metrics={metrics}")
+    if initial:
+        f, a = str(forecaster), str(adversary)
+        vf = va = ve = 1
+        vm = {k: 1 for k in METRICS}
+    else:
+        fs, as_ = registry.forecaster(forecaster), registry.adversary(adversary)
+        f, a, vf, va, ve = fs.name, as_.name, fs.version, as_.version, ENGINE
+        vm = {k: m.version for k, m in METRICS.items()}
+    metrics = ",".join(f"{k}/{vm[k]}" for k in sorted(vm))
+    return f"forecaster={f}/{vf} adversary={a}/{va} engine/{ve} metrics={metrics}"

@@ -1,0 +1,107 @@
+"""Adversaries of the online game, one round at a time (docs/algorithm1.md).
+
+    a = make_adversary("greedy", horizon=T, seed=0)   # or a plug-in (plugin_adversary)
+    y = a.respond(f.forecast())   # sees the round's distribution, never the draw
+    a.observe(p, y)               # the public record: stated prediction and outcome
+
+respond() calls the adversary's compiled kernel with the same view and table that
+simulate() builds, so a Python-driven run reproduces simulate. The built-in adversaries
+are the modules of this package (one module each; see fastcdl.online.registry).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastcdl._kernels.rng import seed_states
+from fastcdl._validate import ValidationError, check_outcome, check_seed
+from fastcdl.online import engine, registry
+
+__all__ = ["Adversary", "make_adversary"]
+
+
+class Adversary:
+    """An adversary with its own generator and its copy of the public record.
+
+    The record is the table of the forecaster's stated values (n rounds and s outcomes
+    y = 1 at each), the round number and the previous outcome: what the adversary contract
+    (fastcdl.online.engine) shows.
+    """
+
+    def __init__(self, spec, params: dict, seed: int):
+        self.spec = spec
+        self.name = spec.name
+        self.params = params
+        self.seed = seed
+        self._par = spec.parameter_vector(params)
+        self._rng = seed_states(seed)[1]
+        self._table = None
+        self._last = None
+        self._t = 0
+        self._prev = -1
+
+    def _table_for(self, grid):
+        if self._table is None or self._table.q.shape != grid.shape or not np.array_equal(self._table.q, grid):
+            if self._table is not None and self._t > 0:
+                raise ValidationError("forecast", "comes from a forecaster with other stated values than "
+                                      "the rounds observed so far")
+            self._table = engine.new_table(grid)
+        return self._table
+
+    def respond(self, forecast) -> int:
+        """The outcome y in {0, 1} for a round whose distribution is ``forecast`` (a Forecast)."""
+        k = len(forecast.probs)
+        if k not in (1, 2) or len(forecast.predictions) != k or len(forecast.buckets) != k:
+            raise ValidationError("forecast", "must have one or two entries (probs, predictions, buckets)")
+        table = self._table_for(forecast.grid)
+        j1 = 1 if k == 2 else 0
+        view = engine.Round(self._t + 1, self._prev, table.q.shape[0],
+                            float(forecast.points[0]), float(forecast.points[j1]),
+                            float(forecast.probs[0]), float(forecast.probs[1]) if k == 2 else 0.0,
+                            float(table.q[forecast.buckets[0]]), float(table.q[forecast.buckets[j1]]),
+                            int(forecast.buckets[0]), int(forecast.buckets[j1]))
+        self._last = forecast
+        return int(self.spec.compiled()(view, table, self._par, self._rng))
+
+    def observe(self, p, y) -> None:
+        """Add the round's stated prediction p and outcome y to the public record."""
+        y = check_outcome(y)
+        if self._last is None:
+            raise ValidationError("p", "was observed before respond()",
+                                  message="observe(p, y) before respond(forecast): respond to each round first")
+        p = float(p)
+        f = self._last
+        where = [b for b, v in zip(f.buckets, f.predictions) if v == p]
+        if not where:
+            raise ValidationError("p", "is not a stated prediction of the round's forecast", value=p)
+        engine.record(self._table, where[0], y)
+        self._t += 1
+        self._prev = y
+        self._last = None
+
+    def __repr__(self) -> str:
+        args = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"Adversary({self.name!r}, seed={self.seed}{args}; rounds={self._t})"
+
+
+def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **params) -> Adversary:
+    """An adversary by name (or a plug-in) with its parameters (docs/algorithm1.md):
+
+    - "bernoulli": p=0.5, i.i.d. outcomes;
+    - "drift": amplitude=0.4 (in [0, 1/2]), period=horizon/8: y ~ Bernoulli(1/2 +
+      amplitude sin(2 pi t / period)), t = 1, 2, ...; needs horizon or period;
+    - "markov": p01=0.1, p10=0.1, a two-state chain started from its stationary law;
+    - "contrarian": y = 1 when the expected stated prediction is below 1/2, else 0;
+    - "greedy": the y with the larger expected increase of sum over stated values of
+      |bias| (bias = sum of stated prediction minus outcome); ties by a fair coin;
+    - an AdversarySpec from fastcdl.online.plugin_adversary, or "package.module:ATTRIBUTE".
+
+    The generator is child 1 of numpy.random.SeedSequence(seed), so with the same seed a
+    forecaster and an adversary made here reproduce simulate(..., seed=seed).
+
+    >>> a = make_adversary("bernoulli", p=0.25, seed=3)
+    >>> a.params
+    {'p': 0.25}
+    """
+    spec = registry.adversary(adversary)
+    return Adversary(spec, spec.resolve_params(params, horizon), check_seed(seed))

@@ -1,0 +1,168 @@
+"""cdl: Algorithm 1 of Hu and Wu with the MsMwC expert weights (docs/algorithm1.md).
+
+m buckets I_b = (b/m, (b+1)/m] (I_0 closed, 0-based), stated value q_b = (b+1)/m; per
+bucket the bias G_b and squared bias Q_b of the raw points. Step 1 mixes the boundary
+points of the bucket pair where the weights c change sign; the weights come from the
+MsMwC oracle, sparse (O(K_eta * Newton + log m) per round, the default) or dense (every
+c_b formed, O(m K_eta), the reference).
+
+>>> FORECASTER.resolve_params({}, 1000)["m"]
+5
+"""
+
+import math
+import warnings
+from collections import namedtuple
+
+import numpy as np
+
+from fastcdl._kernels import msmwc
+from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.step1 import boundary_points, step1_point_mass
+from fastcdl._validate import ValidationError, check_real
+from fastcdl.online.engine import play_round, settle
+from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_cdl_m, given_m
+
+# lam: the normaliser Lam (warm start); logc: ln|c_lo|, ln c_hi of the last mixed step
+# (NaN otherwise); capped: Lam solves stopped at their cap; last_step: the final step of
+# the latest such solve.
+CDLState = namedtuple("CDLState", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "c",
+                                   "lam", "logc", "capped", "last_step", "delta", "dense"])
+
+
+def init(horizon, params, adversary=None):
+    """(state, q) of a fresh run: G = Q = 0, the copies' rates and priors, F_k summed."""
+    m = params["m"]
+    dense = params["oracle"] == "dense"
+    K_eta = msmwc.n_copies(horizon)
+    st = CDLState(
+        G=np.zeros(m), Q=np.zeros(m), eta=np.zeros(K_eta), logpi=np.zeros(K_eta), off=np.zeros(K_eta),
+        S=np.zeros(K_eta), terms=np.zeros((0 if dense else m, K_eta)), b=np.zeros(K_eta), w=np.zeros(K_eta),
+        c=np.zeros(m if dense else 1), lam=np.zeros(1), logc=np.full(2, math.nan),
+        capped=np.zeros(1, dtype=np.int64), last_step=np.zeros(1), delta=float(params["delta"]), dense=dense,
+    )
+    msmwc.copy_rates(m, st.eta, st.logpi)
+    if not dense:
+        msmwc.refresh_normaliser(st.G, st.Q, st.eta, st.off, st.S, st.terms)
+    return st, np.arange(1, m + 1) / m
+
+
+@kernel
+def _keep_lam(st, lam, converged, step):
+    st.lam[0] = lam
+    if not converged:
+        st.capped[0] += 1
+        st.last_step[0] = step
+
+
+@kernel
+def forecast(st, table, hist, out):
+    """Step 1. Sparse: bisection on sign(G) (c has G's signs) and c at the two buckets only;
+    dense: all c_b (dense_weights) and bisection on sign(c)."""
+    m = st.G.shape[0]
+    st.logc[0] = np.nan
+    st.logc[1] = np.nan
+    if st.dense:
+        lam, converged, step = msmwc.dense_weights(st.G, st.Q, st.eta, st.logpi, st.b, st.w, st.lam[0], st.c)
+        _keep_lam(st, lam, converged, step)
+        lo, done = step1_point_mass(st.c, out.points, out.probs, out.buckets)
+    else:
+        lo, done = step1_point_mass(st.G, out.points, out.probs, out.buckets)
+    if not done:
+        if st.dense:
+            lc_lo = math.log(-st.c[lo])
+            lc_hi = math.log(st.c[lo + 1])
+        else:
+            lam, converged, step = msmwc.sparse_lam(st.eta, st.logpi, st.off, st.S, st.b, st.lam[0])
+            _keep_lam(st, lam, converged, step)
+            lc_lo = msmwc.sparse_logc(lo, st.G, st.Q, st.eta, st.logpi, st.lam[0])
+            lc_hi = msmwc.sparse_logc(lo + 1, st.G, st.Q, st.eta, st.logpi, st.lam[0])
+        st.logc[0] = lc_lo
+        st.logc[1] = lc_hi
+        # r = c_hi / (c_hi - c_lo) = 1 / (1 + |c_lo| / c_hi)
+        boundary_points(lo, m, st.delta, 1.0 / (1.0 + math.exp(lc_lo - lc_hi)), out.points, out.probs, out.buckets)
+
+
+@kernel
+def observe(st, table, hist, out, slot, y):
+    """G_b += g, Q_b += g^2 for the drawn bucket, g = ptilde - y (sparse: F_k too, and every
+    m rounds F_k summed afresh against rounding drift)."""
+    b = out.buckets[slot]
+    g = out.points[slot] - y
+    if st.dense:
+        st.G[b] += g
+        st.Q[b] += g * g
+    else:
+        msmwc.update_bucket(b, g, st.G, st.Q, st.eta, st.off, st.S, st.terms)
+        if (hist.t + 1) % st.G.shape[0] == 0:
+            msmwc.resum_normaliser(st.off, st.S, st.terms)
+
+
+@kernel
+def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y):
+    for t in range(T):
+        forecast(st, table, hist, out)
+        slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        observe(st, table, hist, out, slot, y)
+        hist = settle(table, out, slot, y, hist)
+    return hist
+
+
+def resolve(params, T):
+    """oracle ("sparse" | "dense"), m (default max(2, ceil(m_scale sqrt(T) / ln T))), m_scale
+    (default 1; not with m), delta (default min(1/T, 1/m); any 0 < delta <= 1/m)."""
+    out = {}
+    oracle = params.get("oracle", "sparse")
+    if oracle not in ("sparse", "dense"):
+        raise ValidationError("oracle", "must be 'sparse' or 'dense'", value=oracle)
+    out["oracle"] = oracle
+    return {**out, **resolve_grid(params, T)}
+
+
+def resolve_grid(params, T):
+    """m, m_scale and delta of Algorithm 1's grid (shared by cdl and the forecasters built on it)."""
+    out = {}
+    if "m" in params and "m_scale" in params:
+        raise ValidationError("m_scale", "cannot be given with m", message="m and m_scale: give "
+                              "the number of buckets m or its scale m_scale, not both")
+    if "m" in params:
+        out["m"] = given_m(params, T, default_cdl_m(T))
+    else:
+        scale = check_real(params.get("m_scale", 1.0), "m_scale", 0.0, low_open=True)
+        out["m"] = default_cdl_m(T, scale)
+        out["m_scale"] = scale
+    m = out["m"]
+    if "delta" in params:
+        delta = check_real(params["delta"], "delta", 0.0, low_open=True)
+        if delta > 1.0 / m:
+            raise ValidationError("delta", f"must be in (0, 1/m] = (0, {1.0 / m:.6g}]", value=delta)
+    else:
+        delta = min(1.0 / T, 1.0 / m)
+    out["delta"] = delta
+    return out
+
+
+def report(st, rounds, seen):
+    """Warn (ConvergenceWarning) about Lam solves that stopped at their cap since ``seen``; the
+    kernels count them instead of stopping the run. Returns the new count."""
+    capped = int(st.capped[0])
+    if capped > seen:
+        step = st.last_step[0]
+        how = ("the normaliser evaluated to NaN" if math.isnan(step) else
+               f"it stopped at its cap of {msmwc.LAM_MAX_STEPS} Newton/bisection steps, the last "
+               f"step {step:.3g} above the tolerance {msmwc.LAM_STEP_TOL:g}")
+        warnings.warn(
+            ConvergenceWarning(
+                f"cdl forecaster: the MsMwC normaliser Lam did not converge in {capped - seen} round(s) "
+                f"(of {rounds} so far): {how}; the bucket weights c of those rounds are approximate"
+            ),
+            stacklevel=4,
+        )
+    return capped
+
+
+FORECASTER = ForecasterSpec(
+    "cdl", init, forecast, observe,
+    params={"oracle": "sparse", "m": None, "m_scale": 1.0, "delta": None},
+    version=1, resolve=resolve, loop=simulate, report=report, doc=__doc__,
+)

@@ -1,0 +1,75 @@
+"""truthful: knows the adversary's P(y = 1) and states the nearest grid point (ties upward);
+grid j/m, j = 0..m, m = max(2, ceil(sqrt T)) by default. For the stochastic built-in
+adversaries (bernoulli, drift, markov), whose prob kernels it calls; simulate passes it the
+adversary. The minimax argument of the paper's appendix: a forecaster that knows the
+probabilities is calibrated up to the grid's rounding.
+
+>>> FORECASTER.needs_adversary
+True
+"""
+
+import math
+from collections import namedtuple
+
+from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.step1 import point_mass
+from fastcdl._validate import ValidationError
+from fastcdl.online.adversaries import bernoulli, drift, markov
+from fastcdl.online.engine import Round, play_round, settle
+from fastcdl.online.forecasters._grid import default_sqrt, grid, resolve_m
+from fastcdl.online.plugins import ForecasterSpec
+
+# which: the adversary's index in KNOWN; apar: its parameter vector
+KNOWN = ("bernoulli", "drift", "markov")
+TruthfulState = namedtuple("TruthfulState", ["m", "which", "apar"])
+
+
+def init(horizon, params, adversary):
+    spec, aparams = adversary
+    if spec.name not in KNOWN or spec is not _SPECS[spec.name]:
+        raise ValidationError("adversary", "must be one of the stochastic built-ins", value=spec.name,
+                              message=f"adversary: the truthful forecaster needs a stochastic built-in adversary "
+                              f"({', '.join(KNOWN)}), got {spec.name!r}")
+    st = TruthfulState(int(params["m"]), KNOWN.index(spec.name), spec.parameter_vector(aparams))
+    return st, grid(params["m"])
+
+
+_SPECS = {"bernoulli": bernoulli.ADVERSARY, "drift": drift.ADVERSARY, "markov": markov.ADVERSARY}
+
+
+@kernel
+def prob(st, hist):
+    view = Round(hist.t + 1, hist.prev_y, st.m + 1, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0, 0)
+    if st.which == 0:
+        return bernoulli.prob(view, st.apar)
+    if st.which == 1:
+        return drift.prob(view, st.apar)
+    return markov.prob(view, st.apar)
+
+
+@kernel
+def forecast(st, table, hist, out):
+    m = st.m
+    j = int(math.floor(prob(st, hist) * m + 0.5))
+    j = min(max(j, 0), m)
+    point_mass(table.q[j], j, out.points, out.probs, out.buckets)
+
+
+@kernel
+def observe(st, table, hist, out, slot, y):
+    pass  # states what the adversary's law says; nothing to learn
+
+
+@kernel
+def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y):
+    for t in range(T):
+        forecast(st, table, hist, out)
+        slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        observe(st, table, hist, out, slot, y)
+        hist = settle(table, out, slot, y, hist)
+    return hist
+
+
+FORECASTER = ForecasterSpec("truthful", init, forecast, observe, params={"m": None}, version=1,
+                            resolve=lambda params, T: resolve_m(params, T, default_sqrt(T)), loop=simulate,
+                            needs_adversary=True, doc=__doc__)

@@ -1,0 +1,296 @@
+"""Forecasters and adversaries as plug-ins: the specs the engine runs, built-in or a user's own.
+
+A built-in forecaster or adversary is one module of fastcdl/online/forecasters/ or
+fastcdl/online/adversaries/ holding a spec (``FORECASTER`` or ``ADVERSARY``); a user's is
+the same spec made with :func:`plugin_forecaster` or :func:`plugin_adversary` in the
+user's own module. Every spec travels the same road: simulate, the per-round API,
+presets (``name = "package.module:ATTRIBUTE"``), the trial store and Dask workers (which
+import the module by name). The kernel contracts are in :mod:`fastcdl.online.engine`.
+
+>>> from numba import njit
+>>> from fastcdl.online.engine import uniform
+>>> @njit
+... def coin(view, table, par, rng):
+...     return 1 if uniform(rng) < par[0] else 0
+>>> adv = plugin_adversary(coin, name="coin", params={"p": 0.3})
+>>> adv.resolve_params({}, horizon=10)
+{'p': 0.3}
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numba
+import numpy as np
+from numba import types
+
+from fastcdl._validate import ValidationError, check_horizon, check_int, check_real
+from fastcdl.online import engine
+
+__all__ = [
+    "AdversarySpec",
+    "ConvergenceWarning",
+    "ForecasterSpec",
+    "OnlineWarning",
+    "ParameterWarning",
+    "load_spec",
+    "plugin_adversary",
+    "plugin_forecaster",
+]
+
+
+class OnlineWarning(UserWarning):
+    """Base class of fastcdl.online's warnings."""
+
+
+class ParameterWarning(OnlineWarning):
+    """A parameter that is accepted but almost certainly not what was meant (say m > T)."""
+
+
+class ConvergenceWarning(OnlineWarning):
+    """An iterative solve stopped at its iteration cap (the MsMwC normaliser Lam)."""
+
+
+# -- the adversary's first-class function type ---------------------------------------------
+_F64 = types.float64[::1]
+_U64 = types.uint64[::1]
+
+
+def _example_table():
+    return engine.new_table(np.zeros(1))
+
+
+ROUND_TYPE = numba.typeof(engine.Round(1, -1, 1, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0, 0))
+TABLE_TYPE = numba.typeof(_example_table())
+ADVERSARY_SIGNATURE = types.int64(ROUND_TYPE, TABLE_TYPE, _F64, _U64)
+PROB_SIGNATURE = types.float64(ROUND_TYPE, _F64)
+ADVERSARY_TYPE = types.FunctionType(ADVERSARY_SIGNATURE)
+
+
+def _check_dispatcher(func, what):
+    if not isinstance(func, numba.core.dispatcher.Dispatcher):
+        raise ValidationError(what, "must be a numba-compiled function (decorate it with numba.njit)",
+                              message=f"{what} must be a numba-compiled function (numba.njit), "
+                              f"got {type(func).__name__}")
+    return func
+
+
+def _check_params(params, what) -> dict:
+    params = dict(params or {})
+    for k, v in params.items():
+        if not isinstance(k, str) or not k.isidentifier():
+            raise ValidationError("params", f"names must be identifiers, got {k!r}")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float, str))):
+            raise ValidationError(k, f"default of {what} must be a number or a string", value=v)
+    return params
+
+
+def _unknown(given, allowed, what):
+    extra = sorted(set(given) - set(allowed))
+    if extra:
+        hint = ", ".join(allowed) if allowed else "none"
+        raise ValidationError(extra[0], f"is not a parameter of {what}",
+                              message=f"unknown parameter {extra[0]!r} for {what} (accepted: {hint})")
+
+
+@dataclass(frozen=True, eq=False)
+class AdversarySpec:
+    """An adversary: its kernel, parameters (declared order = the order of ``par``) and version.
+
+    ``prob(view, par) -> P(y = 1)`` is given by stochastic adversaries (the truthful
+    forecaster states it); ``resolve(params, horizon) -> dict`` checks given parameters and
+    fills defaults (default: every parameter a finite real number).
+    """
+
+    name: str
+    respond: Callable
+    params: dict = field(default_factory=dict)
+    version: int = 1
+    prob: Callable | None = None
+    resolve: Callable | None = None
+    doc: str = ""
+
+    @property
+    def stochastic(self) -> bool:
+        return self.prob is not None
+
+    def resolve_params(self, params, horizon=None) -> dict:
+        """Checked parameters with defaults filled in, in declared order."""
+        params = dict(params or {})
+        _unknown(params, tuple(self.params), f"adversary {self.name!r}")
+        if self.resolve is not None:
+            out = self.resolve(params, horizon)
+        else:
+            out = {}
+            for k, default in self.params.items():
+                v = params.get(k, default)
+                if v is None:
+                    raise ValidationError(k, "is needed", message=f"{k}: adversary {self.name!r} needs {k}=...")
+                out[k] = check_real(v, k)
+        return {k: out[k] for k in self.params if k in out}
+
+    def parameter_vector(self, resolved: dict) -> np.ndarray:
+        """``par`` of the kernel: the resolved parameters in declared order, float64."""
+        return np.array([float(resolved[k]) for k in self.params], dtype=np.float64)
+
+    def compiled(self):
+        """The respond kernel compiled for the engine's adversary signature (once per process)."""
+        self.respond.compile(ADVERSARY_SIGNATURE)
+        if self.prob is not None:
+            self.prob.compile(PROB_SIGNATURE)
+        return self.respond
+
+
+@dataclass(frozen=True, eq=False)
+class ForecasterSpec:
+    """A forecaster: ``init(horizon, params, adversary) -> (state, q)`` (Python; q the stated
+    values, increasing) and the kernels ``forecast(state, table, hist, out)`` and
+    ``observe(state, table, hist, out, slot, y)`` (see fastcdl.online.engine).
+
+    ``loop`` is a built-in's own compiled (cached) simulate loop; plug-ins run in the
+    engine's generic loop. ``resolve(params, horizon) -> dict`` checks parameters and fills
+    horizon-dependent defaults. ``needs_adversary``: init receives the adversary
+    (spec, resolved params), as the truthful forecaster does. ``report(state, rounds)`` is
+    called after forecasts and runs (warnings such as non-convergence).
+    """
+
+    name: str
+    init: Callable
+    forecast: Callable
+    observe: Callable
+    params: dict = field(default_factory=dict)
+    version: int = 1
+    resolve: Callable | None = None
+    loop: Callable | None = None
+    needs_adversary: bool = False
+    report: Callable | None = None
+    doc: str = ""
+
+    def resolve_params(self, params, horizon) -> dict:
+        T = check_horizon(horizon)
+        params = dict(params or {})
+        _unknown(params, tuple(self.params), f"forecaster {self.name!r}")
+        if self.resolve is not None:
+            return self.resolve(params, T)
+        out = {}
+        for k, default in self.params.items():
+            v = params.get(k, default)
+            if v is None:
+                raise ValidationError(k, "is needed", message=f"{k}: forecaster {self.name!r} needs {k}=...")
+            out[k] = v if isinstance(v, str) else check_real(v, k)
+        return out
+
+
+def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None) -> AdversarySpec:
+    """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
+
+    ``params`` maps parameter names to defaults (their order is the order of ``par``);
+    ``prob(view, par)`` makes it stochastic (P(y = 1) given the round's public data);
+    ``version`` keys its stored trials (bump it when its outcomes change). Decorate the
+    kernels with ``numba.njit(cache=True)`` so that processes load them from the cache.
+    The object works wherever a built-in adversary's name does: simulate, make_adversary,
+    trace, and presets as ``"package.module:ATTRIBUTE"``.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValidationError("name", "must be a non-empty string", value=name)
+    _check_dispatcher(respond, "respond")
+    if prob is not None:
+        _check_dispatcher(prob, "prob")
+    check_int(version, "version", low=1)
+    return AdversarySpec(name, respond, _check_params(params, f"adversary {name!r}"), version, prob, resolve,
+                         respond.py_func.__doc__ or "")
+
+
+def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, resolve=None,
+                      report=None) -> ForecasterSpec:
+    """A forecaster from ``init(horizon, params) -> (state, q)`` and numba kernels
+    ``forecast(state, table, hist, out)`` and ``observe(state, table, hist, out, slot, y)``.
+
+    ``state`` is any numba-typed value the kernels share (a namedtuple of arrays is the
+    usual choice; arrays are mutable, so the kernels update it in place); q is the
+    increasing array of stated values; ``forecast`` writes at most two raw points, their
+    probabilities and bucket indices into ``out`` (a point mass: probs = (1, 0) and slot 1
+    repeating slot 0). simulate runs it in the engine's generic loop (one indirect call per
+    round for the adversary; compiled once per process).
+    """
+    if not isinstance(name, str) or not name:
+        raise ValidationError("name", "must be a non-empty string", value=name)
+    if not callable(init):
+        raise ValidationError("init", "must be callable")
+    _check_dispatcher(forecast, "forecast")
+    _check_dispatcher(observe, "observe")
+    check_int(version, "version", low=1)
+
+    def init3(horizon, params, adversary):
+        return init(horizon, params)
+
+    return ForecasterSpec(name, init3, forecast, observe, _check_params(params, f"forecaster {name!r}"), version,
+                          resolve, None, False, report, init.__doc__ or "")
+
+
+def load_spec(text: str, kind: type):
+    """The spec named by ``"package.module:ATTRIBUTE"`` (imported as Dask workers import it)."""
+    what = "adversary" if kind is AdversarySpec else "forecaster"
+    module, _, attr = text.partition(":")
+    if not module or not attr:
+        raise ValidationError(what, "must be a built-in name or 'package.module:ATTRIBUTE'", value=text)
+    try:
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise ValidationError(what, f"cannot be loaded from {text!r}: {e}", value=text) from None
+    if not isinstance(obj, kind):
+        raise ValidationError(what, f"{text!r} is not an {kind.__name__}", value=text,
+                              message=f"{what}: {text!r} is a {type(obj).__name__}, not a plug-in made with "
+                              f"plugin_{what}")
+    return obj
+
+
+# -- parameter helpers shared by the built-in forecasters -----------------------------------
+def given_m(params, T, default):
+    """A user-given number of buckets m, checked; warns (ParameterWarning) when m > T.
+
+    Accepted all the same (a short test run of a long-horizon setting is legitimate), but
+    with more buckets than rounds most buckets never fill and the forecaster cannot
+    become calibrated: m = 100000 at T = 1024 gives CDL 1.0.
+    """
+    m = check_int(params["m"], "m", low=1)
+    if m > T:
+        warnings.warn(
+            ParameterWarning(
+                f"m = {m} buckets for a horizon of T = {T} rounds: more buckets than rounds, so "
+                f"most buckets never fill and the forecaster cannot become calibrated (CDL stays "
+                f"near its worst); this forecaster's default at T = {T} is m = {default}"
+            ),
+            stacklevel=6,  # given_m < resolver < lambda or resolve_grid < resolve_params < make_forecaster < caller
+        )
+    return m
+
+
+def default_cdl_m(T, m_scale=1.0):
+    """m = max(2, ceil(m_scale * sqrt(T) / ln T)) (docs/algorithm1.md; m = 2 for T < 3)."""
+    if T < 3:
+        return 2
+    return max(2, math.ceil(m_scale * math.sqrt(T) / math.log(T)))
+
+
+def icbrt_up(T):
+    """The smallest m with m^3 >= T."""
+    m = max(1, round(T ** (1.0 / 3.0)))
+    while m**3 < T:
+        m += 1
+    while m > 1 and (m - 1) ** 3 >= T:
+        m -= 1
+    return m
+
+
+def isqrt_up(T):
+    """The smallest r with r^2 >= T."""
+    r = math.isqrt(T)
+    return r if r * r == T else r + 1

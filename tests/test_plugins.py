@@ -1,0 +1,154 @@
+"""Plug-ins defined outside the package (tests/user_plugins.py) run through simulate, the
+per-round API, presets and `fastcdl rates` (local pool and Dask), as the built-ins do."""
+
+import json
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import user_plugins
+from fastcdl.cli import main
+from fastcdl.experiments import load_preset, plan, run
+from fastcdl.online import (
+    ForecasterSpec,
+    make_adversary,
+    make_forecaster,
+    plugin_adversary,
+    plugin_forecaster,
+    registry,
+    simulate,
+    trace,
+)
+
+HERE = Path(__file__).resolve().parent
+
+
+def _per_round(forecaster, adversary, T, seed, fparams=None, aparams=None):
+    f = make_forecaster(forecaster, horizon=T, seed=seed, **(fparams or {}))
+    a = make_adversary(adversary, horizon=T, seed=seed, **(aparams or {}))
+    ps, ys = [], []
+    for _ in range(T):
+        d = f.forecast()
+        y = a.respond(d)
+        p = f.draw()
+        f.observe(y)
+        a.observe(p, y)
+        ps.append(p)
+        ys.append(y)
+    return f.stats(), np.array(ps), np.array(ys)
+
+
+def test_plugin_adversary_equals_the_builtin_it_reimplements():
+    """coin draws as bernoulli does: the same runs, against every built-in forecaster family."""
+    for f in ("cdl", "kt", "foster", "frequency"):
+        a = simulate(f, user_plugins.COIN, horizon=3000, seed=5, adversary_params={"p": 0.3})
+        b = simulate(f, "bernoulli", horizon=3000, seed=5, adversary_params={"p": 0.3})
+        assert a.stats == b.stats, f
+        assert a.adversary == "coin" and a.params["adversary"] == {"p": 0.3}
+
+
+def test_plugin_forecaster_equals_the_builtin_it_reimplements():
+    for adv in ("greedy", "bernoulli", user_plugins.SPITE):
+        a = simulate(user_plugins.RUNNING, adv, horizon=2000, seed=2, forecaster_params={"m": 45})
+        b = simulate("frequency", adv, horizon=2000, seed=2, forecaster_params={"m": 45})
+        assert a.stats == b.stats
+
+
+@pytest.mark.parametrize("forecaster,adversary", [
+    (user_plugins.RUNNING, "greedy"),
+    (user_plugins.RUNNING, user_plugins.SPITE),
+    ("cdl", user_plugins.SPITE),
+    ("foster", user_plugins.COIN),
+    ("user_plugins:RUNNING", "user_plugins:SPITE"),
+])
+def test_simulate_equals_per_round_for_plugins(forecaster, adversary):
+    T, seed = 2500, 11
+    res, tp, ty = trace(forecaster, adversary, horizon=T, seed=seed)
+    st, ps, ys = _per_round(forecaster, adversary, T, seed)
+    assert np.array_equal(tp, ps) and np.array_equal(ty, ys)
+    assert res.stats == st
+    assert len(np.unique(ps)) > 1 and 0 < ys.sum() < T
+
+
+def test_named_plugins_load_by_module_path():
+    assert registry.adversary("user_plugins:COIN") is user_plugins.COIN
+    assert registry.forecaster("user_plugins:RUNNING") is user_plugins.RUNNING
+    with pytest.raises(ValueError, match="cannot be loaded"):
+        registry.adversary("user_plugins:NOPE")
+    with pytest.raises(ValueError, match="not a plug-in made with plugin_adversary"):
+        registry.adversary("user_plugins:RUNNING")
+    with pytest.raises(ValueError, match="adversary must be one of"):
+        registry.adversary("nope")
+
+
+def test_plugin_contracts_refuse_what_cannot_run():
+    with pytest.raises(ValueError, match="numba-compiled"):
+        plugin_adversary(lambda view, table, par, rng: 1, name="py")
+    with pytest.raises(ValueError, match="name"):
+        plugin_adversary(user_plugins.coin, name="")
+    with pytest.raises(ValueError, match="numba-compiled"):
+        plugin_forecaster(name="x", init=user_plugins.last_init, forecast=lambda *a: None,
+                          observe=user_plugins.last_observe)
+    with pytest.raises(ValueError, match="unknown parameter 'q' for adversary 'coin'"):
+        simulate("cdl", user_plugins.COIN, horizon=10, adversary_params={"q": 1})
+    with pytest.raises(ValueError, match="unknown parameter 'x' for forecaster 'running'"):
+        simulate(user_plugins.RUNNING, "greedy", horizon=10, forecaster_params={"x": 1})
+    assert isinstance(user_plugins.RUNNING, ForecasterSpec)
+
+
+PRESET = """
+name = "plugins"
+master_seed = 3
+seeds = 2
+t_min = 256
+t_max = 1024
+
+[[forecasters]]
+name = "user_plugins:RUNNING"
+label = "running"
+
+[[forecasters]]
+name = "cdl"
+
+[[adversaries]]
+name = "user_plugins:COIN"
+label = "coin"
+params = { p = 0.4 }
+
+[[adversaries]]
+name = "user_plugins:SPITE"
+label = "spite"
+"""
+
+
+def _rows(path):
+    con = sqlite3.connect(path)
+    con.row_factory = sqlite3.Row
+    rows = {r["key"]: dict(r) for r in con.execute("SELECT * FROM trials")}
+    con.close()
+    return rows
+
+
+def test_rates_runs_plugins_on_the_local_pool_and_dask(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    (tmp_path / "p.toml").write_text(PRESET)
+    preset = load_preset(str(tmp_path / "p.toml"))
+    assert main(["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / "pool"),
+                 "--workers", "2", "--no-progress"]) == 0
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  scheduler_port=0) as cluster:
+        run(preset, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
+    a, b = _rows(tmp_path / "pool" / "trials.sqlite"), _rows(tmp_path / "dask" / "trials.sqlite")
+    assert a.keys() == b.keys() == {t.key for t in plan(preset)} and len(a) == 2 * 2 * 3 * 2
+    for k in a:
+        assert a[k]["cdl"] == b[k]["cdl"] and a[k]["ece"] == b[k]["ece"]
+    row = next(r for r in a.values() if r["forecaster_label"] == "running" and r["adversary_label"] == "coin")
+    assert row["forecaster"] == "user_plugins:RUNNING"
+    assert row["algorithm_version"].startswith("forecaster=running/1 adversary=coin/1")
+    summary = json.loads((tmp_path / "pool" / "summary.json").read_text())
+    assert {s["forecaster"] for s in summary["slopes"]} == {"running", "cdl"}

@@ -1,0 +1,76 @@
+"""A user's own forecaster and adversary, written against fastcdl's plug-in contracts only.
+
+Nothing here imports fastcdl's private modules: this is what a researcher's module looks
+like. tests/test_plugins.py runs both through simulate, the per-round API and `fastcdl rates`.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from fastcdl.online import plugin_adversary, plugin_forecaster, uniform
+
+
+# -- an adversary: a coin with P(y = 1) = p, drawing exactly as the built-in bernoulli does ---
+@njit(cache=True)
+def coin_prob(view, par):
+    return par[0]
+
+
+@njit(cache=True)
+def coin(view, table, par, rng):
+    return 1 if uniform(rng) < par[0] else 0
+
+
+COIN = plugin_adversary(coin, name="coin", params={"p": 0.5}, prob=coin_prob)
+
+
+# -- an adversary that uses the view: y = 1 exactly when the round's mean stated value is below
+# the share of y = 1 so far at that value (a "make the bucket's bias worse" rule), ties by a coin
+@njit(cache=True)
+def spite(view, table, par, rng):
+    mean = view.prob0 * view.stated0 + view.prob1 * view.stated1
+    b = view.bucket0 if view.prob0 >= view.prob1 else view.bucket1
+    n = table.n[b]
+    rate = table.s[b] / n if n > 0 else 0.5
+    if mean < rate:
+        return 0
+    if mean > rate:
+        return 1
+    return 1 if uniform(rng) < 0.5 else 0
+
+
+SPITE = plugin_adversary(spite, name="spite")
+
+
+# -- a forecaster: the running frequency of y = 1 rounded to the grid j/m (as the built-in
+# "frequency"), written with a state of its own ---------------------------------------------
+LastState = namedtuple("LastState", ["m", "ones"])
+
+
+def last_init(horizon, params):
+    m = int(params["m"])
+    return LastState(m, np.zeros(1, dtype=np.int64)), np.arange(m + 1) / m
+
+
+@njit(cache=True)
+def last_forecast(st, table, hist, out):
+    t = hist.t
+    j = (st.m + 1) // 2 if t == 0 else (2 * st.ones[0] * st.m + t) // (2 * t)
+    j = min(max(j, 0), st.m)
+    out.points[0] = table.q[j]
+    out.points[1] = table.q[j]
+    out.probs[0] = 1.0
+    out.probs[1] = 0.0
+    out.buckets[0] = j
+    out.buckets[1] = j
+
+
+@njit(cache=True)
+def last_observe(st, table, hist, out, slot, y):
+    st.ones[0] += y
+
+
+RUNNING = plugin_forecaster(name="running", init=last_init, forecast=last_forecast, observe=last_observe,
+                            params={"m": 32})
