@@ -156,7 +156,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -
         c2 = (1.0 - 2.0 * mu1) / (mu2 - mu1)
         kinks, weights = np.array([mu1, mu2]), np.array([c1, c2])
         sides = (side(j1), side(j2))
-        payoff = _three_action_task(mu1, mu2, c1, c2, sides)
+        payoff, _ = _three_action_task(mu1, mu2, c1, c2, sides)
     return MonotoneCDLReport(
         value=float(value),
         vcdl=float(vmax),
