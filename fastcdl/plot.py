@@ -41,8 +41,11 @@ __all__ = [
 ]
 
 PREDICTION_SUFFIXES = (".csv", ".parquet", ".pq", ".npz")
-DEFAULT_METRICS = ("cdl", "vcdl", "ece", "k2", "ucal")
-METRIC_NAMES = {"cdl": "CDL", "vcdl": "VCDL", "ece": "ECE", "k2": "K2", "ucal": "UCal"}
+def _metric_names() -> dict:
+    """{metric: label} of the trial metrics registry (fastcdl.trial_metrics), in its order."""
+    from fastcdl.trial_metrics import METRICS
+
+    return {k: m.label for k, m in METRICS.items()}
 _LINESTYLES = {"cdl": "-", "ece": "--", "vcdl": "-.", "k2": ":", "ucal": (0, (1, 1))}
 _MARKERS = {"cdl": "o", "ece": "s", "vcdl": "^", "k2": "v", "ucal": "D"}
 # largest replay horizon: a trial of 2^20 rounds re-simulates in about a second
@@ -318,7 +321,7 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
 
     from fastcdl.experiments.analysis import analyze
 
-    metrics = tuple(m for m in DEFAULT_METRICS if any(r.get(m) is not None for r in rows))
+    metrics = tuple(m for m in _metric_names() if any(r.get(m) is not None for r in rows))
     rates, slopes, ratios = analyze(rows, metrics, seed=seed)
     shown = [m for m in shown if m in metrics]
     forecasters = sorted({r["forecaster_label"] for r in rows})
@@ -349,7 +352,7 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
                 s = slope_of.get((f, a, m))
                 fit = "" if s is None else f": slope {s['slope']:.2f} [{s['slope_lo']:.2f}, {s['slope_hi']:.2f}]"
                 ax.plot(T, mean, color=colour[f], linestyle=_LINESTYLES[m], marker=_MARKERS[m], markersize=4,
-                        linewidth=1.4, label=f"{f}, {METRIC_NAMES[m]}{fit}")
+                        linewidth=1.4, label=f"{f}, {_metric_names()[m]}{fit}")
                 ax.fill_between(T, lo, hi, color=colour[f], alpha=0.15, linewidth=0)
                 if mean[0] > 0:
                     first_means.append(mean[0])

@@ -78,3 +78,28 @@ class CDLReachedSuite:
         return sum(simulate(forecaster, adversary, horizon=T, seed=s).cdl for s in range(4)) / 4
 
     track_cdl.unit = "CDL"
+
+
+class PluginAdversarySuite:
+    """A user's adversary (a first-class function from a module outside the package) next to the
+    built-in bernoulli it re-implements, in the same loop: the cost of the plug-in road."""
+
+    params = (["cdl", "kt", "foster", "frequency"], ["bernoulli", "plug-in coin"])
+    param_names = ["forecaster", "adversary"]
+    timeout = 600
+
+    def setup(self, forecaster, adversary):
+        import sys
+        from pathlib import Path
+
+        tests = str(Path(__file__).resolve().parents[2] / "tests")
+        if tests not in sys.path:
+            sys.path.insert(0, tests)
+        import user_plugins
+
+        self.adversary = user_plugins.COIN if adversary == "plug-in coin" else "bernoulli"
+        self.T = 10**6 if forecaster in ("cdl", "kt") else 10**7
+        simulate(forecaster, self.adversary, horizon=200, seed=0)
+
+    def time_simulate(self, forecaster, adversary):
+        simulate(forecaster, self.adversary, horizon=self.T, seed=1)

@@ -1,0 +1,112 @@
+"""The open engine's cost: built-ins before and after, and a plug-in adversary next to the built-in.
+
+    .venv/bin/python scripts/bench_engine.py --before c1f33e8 [--repeat 3]
+
+Runs simulate for each (forecaster, adversary, T) in fresh processes, alternating between
+the code at --before (checked out into a temporary git worktree) and the working tree, so
+both meet the same machine load; and, in the working tree, the plug-in adversary `coin` of
+tests/user_plugins.py (a user's module, entering the loop as a first-class function) next
+to the built-in `bernoulli` it re-implements (the same draws, hence the same runs).
+Figures are medians over --repeat processes of rounds/s (JIT excluded). Writes
+results/benchmarks/engine.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "results" / "benchmarks" / "engine.md"
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_metrics import machine  # noqa: E402
+
+PAIRS = [("cdl", "bernoulli", 10**6), ("cdl", "greedy", 10**6), ("kt", "bernoulli", 4 * 10**6),
+         ("kt", "greedy", 4 * 10**6), ("foster", "bernoulli", 10**7), ("foster", "greedy", 10**7),
+         ("frequency", "bernoulli", 10**7)]
+
+CODE = """
+import json, sys
+from fastcdl.online import simulate
+out = {}
+for f, a, T in json.loads(sys.argv[1]):
+    simulate(f, a, horizon=1000, seed=0)
+    out[f"{f}|{a}|{T}"] = simulate(f, a, horizon=T, seed=1, adversary_params={ap}).rounds_per_second
+print(json.dumps(out))
+"""
+
+
+def measure(tree, pairs, plugin=False):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(ROOT / "tests")])}
+    rows = [(f, "user_plugins:COIN" if plugin and a == "bernoulli" else a, T) for f, a, T in pairs]
+    ap = '{"p": 0.5} if a.endswith("bernoulli") or a.endswith("COIN") else None'
+    out = subprocess.run([sys.executable, "-c", CODE.replace("{ap}", ap), json.dumps(rows)], env=env,
+                         capture_output=True, text=True, cwd=tree)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr.strip().splitlines()[-1])
+    got = json.loads(out.stdout)
+    return {(f, a, T): got[f"{f}|{b}|{T}"] for (f, a, T), (_, b, _) in zip(pairs, rows)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", required=True, help="git revision of the engine before")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "before"
+        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(old), args.before], cwd=ROOT, check=True)
+        try:
+            before, after, plug = [], [], []
+            for _ in range(args.repeat):
+                before.append(measure(old, PAIRS))
+                after.append(measure(ROOT, PAIRS))
+                plug.append(measure(ROOT, [p for p in PAIRS if p[1] == "bernoulli"], plugin=True))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, check=True)
+    med = lambda runs, k: float(np.median([r[k] for r in runs]))  # noqa: E731
+    lines = [
+        "# The open engine: built-in speed before and after, and a plug-in adversary",
+        "",
+        f"Machine: {machine()}.",
+        "",
+        f"Command: `.venv/bin/python scripts/bench_engine.py --before {args.before} --repeat {args.repeat}` "
+        f"(rounds/s, median of {args.repeat} fresh processes per cell, before/after alternating; JIT excluded).",
+        "",
+        f"## Built-in forecasters and adversaries: {args.before} (integer-coded adversaries) vs the working tree "
+        "(adversaries as first-class functions)",
+        "",
+        "| forecaster | adversary | T | before (rounds/s) | after (rounds/s) | after / before |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f, a, T in PAIRS:
+        b, n = med(before, (f, a, T)), med(after, (f, a, T))
+        lines.append(f"| {f} | {a} | {T:.0e} | {b:.3g} | {n:.3g} | {n / b:.2f} |")
+    lines += [
+        "",
+        "Target: built-ins within 10% of before (after / before >= 0.91).",
+        "",
+        "## A plug-in adversary (tests/user_plugins.py `coin`) next to the built-in bernoulli",
+        "",
+        "| forecaster | T | bernoulli (rounds/s) | plug-in coin (rounds/s) | plug-in time / built-in time |",
+        "|---|---|---|---|---|",
+    ]
+    for f, a, T in PAIRS:
+        if a != "bernoulli":
+            continue
+        n, p = med(after, (f, a, T)), med(plug, (f, a, T))
+        lines.append(f"| {f} | {T:.0e} | {n:.3g} | {p:.3g} | {n / p:.2f}x |")
+    lines += ["", "Target: a plug-in adversary within 1.5x of the built-in Bernoulli's time.", ""]
+    OUT.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
