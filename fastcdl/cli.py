@@ -19,15 +19,13 @@ from fastcdl.io import InputError, read_stats
 
 def _task_in_words(report) -> list[str]:
     names = {1: ["act", "wait"], 2: ["low", "high"], 3: ["low", "middle", "high"]}
-    from fastcdl._kernels.decisions import best_response
-
     u = report.payoff
     # name the rows by the belief region where each one is the best response
     probe = [0.0] + [float(k) for k in report.kinks] + [1.0]
     mids = [(a + b) / 2 for a, b in zip(probe[:-1], probe[1:])]
     order = []
     for p in mids:
-        a = int(best_response(u, p, 1.0))
+        a = report.action_at(p)
         if a not in order:
             order.append(a)
     label = dict(zip(order, names.get(len(order), [f"a{i}" for i in range(len(order))])))

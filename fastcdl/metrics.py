@@ -242,6 +242,10 @@ class CDLReport:
     payoff: np.ndarray
     exact: bool = True
 
+    def action_at(self, p: float) -> int:
+        """The worst task's best response (row of ``payoff``) at belief p, ties to the lowest row."""
+        return int(best_response(self.payoff, float(p), 1.0))
+
     def __repr__(self) -> str:
         ks = ", ".join(f"{k:.6g}" for k in self.kinks)
         return (

@@ -1,0 +1,62 @@
+"""Import layering: no cycles among fastcdl's modules, and the front ends (cli, plot) use no
+private kernels. Read from the sources (module-level imports), so it costs nothing to run."""
+
+import ast
+from pathlib import Path
+
+import fastcdl
+
+PACKAGE = Path(fastcdl.__file__).resolve().parent
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split("."))
+    return (PACKAGE.parent / rel).with_suffix(".py").is_file() or (PACKAGE.parent / rel / "__init__.py").is_file()
+
+
+def _imports(path: Path, top_level_only: bool):
+    """The modules a file imports: for ``from X import Y`` the submodule X.Y when there is one,
+    else X (a package's __init__ runs first either way, which is not a cycle between siblings)."""
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                yield sub if _is_module(sub) else node.module
+
+
+def _graph():
+    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    return {m: {i for i in _imports(p, True) if i in modules and i != m} for m, p in modules.items()}
+
+
+def test_no_import_cycles():
+    graph = _graph()
+    state = {}
+
+    def visit(m, path):
+        if state.get(m) == "done":
+            return
+        assert state.get(m) != "open", "import cycle: " + " -> ".join(path + [m])
+        state[m] = "open"
+        for n in sorted(graph[m]):
+            visit(n, path + [m])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        visit(m, [])
+    assert "fastcdl.online.engine" in graph  # the check saw the package
+
+
+def test_front_ends_use_no_private_kernels():
+    for name in ("cli.py", "plot.py"):
+        bad = [i for i in _imports(PACKAGE / name, False) if i.startswith("fastcdl._kernels")]
+        assert not bad, (name, bad)
