@@ -75,7 +75,8 @@ def main():
     lines = [
         "# The open engine: built-in speed before and after, and a plug-in adversary",
         "",
-        f"Machine: {machine()}.",
+        f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the end of the run (other jobs "
+        "shared the machine: compare the alternating columns, not absolute rates).",
         "",
         f"Command: `.venv/bin/python scripts/bench_engine.py --before {args.before} --repeat {args.repeat}` "
         f"(rounds/s, median of {args.repeat} fresh processes per cell, before/after alternating; JIT excluded).",
