@@ -152,9 +152,14 @@ def bin_of(x, edges, m, uniform):
 @kernel
 def chunking(T, m):
     """(n_chunks, step): fixed by T and m alone, never by the thread count."""
-    chunk = max(CHUNK, 16 * m)
-    n_chunks = max(1, min(64, (T + chunk - 1) // chunk))
-    n_chunks = max(n_chunks, (T >> 31) + 1)  # < 2^31 rounds per chunk (see _PACK)
+    chunk = CHUNK if CHUNK >= 16 * m else 16 * m
+    n_chunks = (T + chunk - 1) // chunk
+    if n_chunks > 64:
+        n_chunks = 64
+    if n_chunks < (T >> 31) + 1:  # < 2^31 rounds per chunk (see _PACK)
+        n_chunks = (T >> 31) + 1
+    if n_chunks < 1:
+        n_chunks = 1
     return n_chunks, (T + n_chunks - 1) // n_chunks
 
 
@@ -162,13 +167,16 @@ def chunking(T, m):
 # a single scattered add per round instead of two (a chunk has < 2^31 rounds).
 _PACK = np.int64(1) << np.int64(32)
 
+# Partial tables are flat arrays, chunk c's bins at [c m, (c + 1) m), and the bad-round
+# flags int64: one-dimensional allocations only, which numba compiles once for the package
+# (its two-dimensional and boolean np.zeros cost a few tenths of a second more to compile).
+
 
 @kernel
-def _bin_span(y, p, edges, uniform, start, stop, ny, pp):
-    """Rounds start..stop-1 into one partial table (packed counts ny, prediction sums pp).
-
-    False if some round cannot be binned. No early exit: a branch-free check keeps the
-    loop at memory speed on good data.
+def _bin_span(y, p, edges, uniform, start, stop, ny, pp, off):
+    """Rounds start..stop-1 into one partial table (packed counts ny, prediction sums pp, from
+    index off on). False if some round cannot be binned. No early exit: a branch-free check
+    keeps the loop at memory speed on good data.
     """
     m = edges.shape[0] - 1
     ok = True
@@ -177,13 +185,13 @@ def _bin_span(y, p, edges, uniform, start, stop, ny, pp):
         yt = y[t]
         ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1))
         j = bin_of(x, edges, m, uniform) if ok else 0
-        ny[j] += _PACK + np.int64(yt != 0)
-        pp[j] += x
+        ny[off + j] += _PACK + np.int64(yt != 0)
+        pp[off + j] += x
     return ok
 
 
 @kernel
-def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp):
+def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp, off):
     """As _bin_span with weights: weight sums per bin; also refuses negative or non-finite weights."""
     m = edges.shape[0] - 1
     ok = True
@@ -193,41 +201,46 @@ def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp):
         wt = w[t]
         ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1)) & (wt >= 0.0) & (wt < np.inf)
         j = bin_of(x, edges, m, uniform) if ok else 0
-        pn[j] += wt
+        pn[off + j] += wt
         if yt != 0:
-            ps[j] += wt
-        pp[j] += wt * x
+            ps[off + j] += wt
+        pp[off + j] += wt * x
     return ok
 
 
 @kernel(parallel=True)
 def _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad):
     T = p.shape[0]
+    m = edges.shape[0] - 1
     for c in prange(bad.shape[0]):
-        bad[c] = not _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny[c], part_p[c])
+        ok = _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny, part_p, c * m)
+        bad[c] = 0 if ok else 1
 
 
 @kernel(parallel=True)
 def _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad):
     T = p.shape[0]
+    m = edges.shape[0] - 1
     for c in prange(bad.shape[0]):
-        bad[c] = not _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
-                                        part_n[c], part_s[c], part_p[c])
+        ok = _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
+                                part_n, part_s, part_p, c * m)
+        bad[c] = 0 if ok else 1
 
 
 @kernel
 def _add_packed_parts(part_ny, part_p, bad, counts, positives, prob_sums):
     """Add the partial tables in chunk order (False, adding nothing, if a chunk had a bad round)."""
-    n_chunks, m = part_ny.shape
+    n_chunks = bad.shape[0]
+    m = counts.shape[0]
     for c in range(n_chunks):
-        if bad[c]:
+        if bad[c] != 0:
             return False
     low = (np.int64(1) << np.int64(32)) - 1
     for c in range(n_chunks):
         for j in range(m):
-            counts[j] += part_ny[c, j] >> np.int64(32)
-            positives[j] += part_ny[c, j] & low
-            prob_sums[j] += part_p[c, j]
+            counts[j] += part_ny[c * m + j] >> np.int64(32)
+            positives[j] += part_ny[c * m + j] & low
+            prob_sums[j] += part_p[c * m + j]
     return True
 
 
@@ -249,11 +262,12 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     T = p.shape[0]
     m = edges.shape[0] - 1
     n_chunks, step = chunking(T, m)
-    part_ny = np.zeros((n_chunks, m), dtype=np.int64)
-    part_p = np.zeros((n_chunks, m), dtype=np.float64)
-    bad = np.zeros(n_chunks, dtype=np.bool_)
+    part_ny = np.zeros(n_chunks * m, dtype=np.int64)
+    part_p = np.zeros(n_chunks * m, dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.int64)
     for c in range(n_chunks):
-        bad[c] = not _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny[c], part_p[c])
+        ok = _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny, part_p, c * m)
+        bad[c] = 0 if ok else 1
     return _add_packed_parts(part_ny, part_p, bad, counts, positives, prob_sums)
 
 
@@ -263,24 +277,25 @@ def bin_rounds_parallel(y, p, edges, uniform, counts, positives, prob_sums):
     T = p.shape[0]
     m = edges.shape[0] - 1
     n_chunks, step = chunking(T, m)
-    part_ny = np.zeros((n_chunks, m), dtype=np.int64)
-    part_p = np.zeros((n_chunks, m), dtype=np.float64)
-    bad = np.zeros(n_chunks, dtype=np.bool_)
+    part_ny = np.zeros(n_chunks * m, dtype=np.int64)
+    part_p = np.zeros(n_chunks * m, dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.int64)
     _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad)
     return _add_packed_parts(part_ny, part_p, bad, counts, positives, prob_sums)
 
 
 @kernel
 def _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums):
-    n_chunks, m = part_n.shape
+    n_chunks = bad.shape[0]
+    m = counts.shape[0]
     for c in range(n_chunks):
-        if bad[c]:
+        if bad[c] != 0:
             return False
     for c in range(n_chunks):
         for j in range(m):
-            counts[j] += part_n[c, j]
-            positives[j] += part_s[c, j]
-            prob_sums[j] += part_p[c, j]
+            counts[j] += part_n[c * m + j]
+            positives[j] += part_s[c * m + j]
+            prob_sums[j] += part_p[c * m + j]
     return True
 
 
@@ -293,13 +308,14 @@ def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
     T = p.shape[0]
     m = edges.shape[0] - 1
     n_chunks, step = chunking(T, m)
-    part_n = np.zeros((n_chunks, m), dtype=np.float64)
-    part_s = np.zeros((n_chunks, m), dtype=np.float64)
-    part_p = np.zeros((n_chunks, m), dtype=np.float64)
-    bad = np.zeros(n_chunks, dtype=np.bool_)
+    part_n = np.zeros(n_chunks * m, dtype=np.float64)
+    part_s = np.zeros(n_chunks * m, dtype=np.float64)
+    part_p = np.zeros(n_chunks * m, dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.int64)
     for c in range(n_chunks):
-        bad[c] = not _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
-                                        part_n[c], part_s[c], part_p[c])
+        ok = _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
+                                part_n, part_s, part_p, c * m)
+        bad[c] = 0 if ok else 1
     return _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums)
 
 
@@ -309,10 +325,10 @@ def bin_rounds_weighted_parallel(y, p, w, edges, uniform, counts, positives, pro
     T = p.shape[0]
     m = edges.shape[0] - 1
     n_chunks, step = chunking(T, m)
-    part_n = np.zeros((n_chunks, m), dtype=np.float64)
-    part_s = np.zeros((n_chunks, m), dtype=np.float64)
-    part_p = np.zeros((n_chunks, m), dtype=np.float64)
-    bad = np.zeros(n_chunks, dtype=np.bool_)
+    part_n = np.zeros(n_chunks * m, dtype=np.float64)
+    part_s = np.zeros(n_chunks * m, dtype=np.float64)
+    part_p = np.zeros(n_chunks * m, dtype=np.float64)
+    bad = np.zeros(n_chunks, dtype=np.int64)
     _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad)
     return _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums)
 
