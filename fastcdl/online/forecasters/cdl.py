@@ -6,6 +6,15 @@ points of the bucket pair where the weights c change sign; the weights come from
 MsMwC oracle, sparse (O(K_eta * Newton + log m) per round, the default) or dense (every
 c_b formed, O(m K_eta), the reference).
 
+step="minimax" replaces the two-point rule by the 2 x K minimax solver
+(fastcdl._kernels.minimax) over the 2m points the rule can use (0, each bucket's right end
+(b+1)/m, and b/m + delta just inside bucket b), with the adversary's gain c_b (ptilde - y):
+every c_b is formed each round (O(m K_eta + m log m) per round) and the solver mixes at
+most two of the points. Its value max_y E[c_b (ptilde - y)] is never above the two-point
+rule's on the same weights, and is lower when another mixture does better (c with several
+sign changes, or a small weight away from the bracket). The default step="two-point" is
+the rule above, unchanged.
+
 >>> FORECASTER.resolve_params({}, 1000)["m"]
 5
 """
@@ -18,16 +27,19 @@ import numpy as np
 
 from fastcdl._kernels import msmwc
 from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.step1 import boundary_points, step1_point_mass
+from fastcdl._kernels.minimax import minimax_2xk
+from fastcdl._kernels.step1 import boundary_points, point_mass, step1_point_mass
 from fastcdl._validate import ValidationError, check_real
 from fastcdl.online.engine import play_round, settle
 from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_cdl_m, given_m
 
 # lam: the normaliser Lam (warm start); logc: ln|c_lo|, ln c_hi of the last mixed step
 # (NaN otherwise); capped: Lam solves stopped at their cap; last_step: the final step of
-# the latest such solve.
+# the latest such solve; mm: None for step="two-point", else the minimax step's MinimaxScratch.
 CDLState = namedtuple("CDLState", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "c",
-                                   "lam", "logc", "capped", "last_step", "delta", "dense"])
+                                   "lam", "logc", "capped", "last_step", "delta", "dense", "mm"])
+# c: every c_b of the round; A: the (2m, 2) gains of the candidate points; idx, prob: the solution
+MinimaxScratch = namedtuple("MinimaxScratch", ["c", "A", "idx", "prob"])
 
 
 def init(horizon, params, adversary=None):
@@ -40,6 +52,8 @@ def init(horizon, params, adversary=None):
         S=np.zeros(K_eta), terms=np.zeros((0 if dense else m, K_eta)), b=np.zeros(K_eta), w=np.zeros(K_eta),
         c=np.zeros(m if dense else 1), lam=np.zeros(1), logc=np.full(2, math.nan),
         capped=np.zeros(1, dtype=np.int64), last_step=np.zeros(1), delta=float(params["delta"]), dense=dense,
+        mm=None if params.get("step", "two-point") == "two-point" else MinimaxScratch(
+            np.zeros(m), np.zeros((2 * m, 2)), np.full(2, -1, dtype=np.int64), np.zeros(2)),
     )
     msmwc.copy_rates(m, st.eta, st.logpi)
     if not dense:
@@ -62,6 +76,8 @@ def forecast(st, table, hist, out):
     m = st.G.shape[0]
     st.logc[0] = np.nan
     st.logc[1] = np.nan
+    if _minimax_step(st, st.mm, out):
+        return
     if st.dense:
         lam, converged, step = msmwc.dense_weights(st.G, st.Q, st.eta, st.logpi, st.b, st.w, st.lam[0], st.c)
         _keep_lam(st, lam, converged, step)
@@ -81,6 +97,58 @@ def forecast(st, table, hist, out):
         st.logc[1] = lc_hi
         # r = c_hi / (c_hi - c_lo) = 1 / (1 + |c_lo| / c_hi)
         boundary_points(lo, m, st.delta, 1.0 / (1.0 + math.exp(lc_lo - lc_hi)), out.points, out.probs, out.buckets)
+
+
+@kernel
+def _candidate(j, m, delta):
+    """Candidate point j of the minimax step and its bucket: j = 0 the point 0 (bucket 0);
+    j = 1..m the right end j/m of bucket j - 1; j = m+1..2m-1 the point b/m + delta inside bucket b = j - m."""
+    if j == 0:
+        return 0.0, 0
+    if j <= m:
+        return j / m, j - 1
+    return (j - m) / m + delta, j - m
+
+
+@kernel
+def _minimax_step(st, mm, out):
+    """step="minimax": every c_b (dense_weights, or the sparse Lam and ln|c_b| of each bucket),
+    the gains c_b (x - y) of the 2m candidate points, and minimax_2xk's mixture of at most two.
+    Returns False at once for step="two-point" (mm is None: numba drops the rest when compiling)."""
+    if mm is None:
+        return False
+    m = st.G.shape[0]
+    if st.dense:
+        lam, converged, step = msmwc.dense_weights(st.G, st.Q, st.eta, st.logpi, st.b, st.w, st.lam[0], st.c)
+        _keep_lam(st, lam, converged, step)
+        for b in range(m):
+            mm.c[b] = st.c[b]
+    else:
+        lam, converged, step = msmwc.sparse_lam(st.eta, st.logpi, st.off, st.S, st.b, st.lam[0])
+        _keep_lam(st, lam, converged, step)
+        for b in range(m):
+            if st.G[b] == 0.0:
+                mm.c[b] = 0.0
+            else:
+                v = math.exp(msmwc.sparse_logc(b, st.G, st.Q, st.eta, st.logpi, st.lam[0]))
+                mm.c[b] = v if st.G[b] > 0.0 else -v
+    for j in range(2 * m):
+        x, b = _candidate(j, m, st.delta)
+        mm.A[j, 0] = mm.c[b] * x
+        mm.A[j, 1] = mm.c[b] * (x - 1.0)
+    minimax_2xk(mm.A, mm.idx, mm.prob)
+    x, b = _candidate(mm.idx[0], m, st.delta)
+    if mm.idx[1] < 0 or mm.prob[1] <= 0.0:
+        point_mass(x, b, out.points, out.probs, out.buckets)
+    else:
+        out.points[0] = x
+        out.buckets[0] = b
+        out.probs[0] = mm.prob[0]
+        x, b = _candidate(mm.idx[1], m, st.delta)
+        out.points[1] = x
+        out.buckets[1] = b
+        out.probs[1] = mm.prob[1]
+    return True
 
 
 @kernel
@@ -110,13 +178,17 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
 
 def resolve(params, T):
     """oracle ("sparse" | "dense"), m (default max(2, ceil(m_scale sqrt(T) / ln T))), m_scale
-    (default 1; not with m), delta (default min(1/T, 1/m); any 0 < delta <= 1/m)."""
+    (default 1; not with m), delta (default min(1/T, 1/m); any 0 < delta <= 1/m), step
+    ("two-point" | "minimax")."""
     out = {}
     oracle = params.get("oracle", "sparse")
     if oracle not in ("sparse", "dense"):
         raise ValidationError("oracle", "must be 'sparse' or 'dense'", value=oracle)
     out["oracle"] = oracle
-    return {**out, **resolve_grid(params, T)}
+    step = params.get("step", "two-point")
+    if step not in ("two-point", "minimax"):
+        raise ValidationError("step", "must be 'two-point' or 'minimax'", value=step)
+    return {**out, **resolve_grid(params, T), "step": step}
 
 
 def resolve_grid(params, T):
@@ -163,6 +235,6 @@ def report(st, rounds, seen):
 
 FORECASTER = ForecasterSpec(
     "cdl", init, forecast, observe,
-    params={"oracle": "sparse", "m": None, "m_scale": 1.0, "delta": None},
+    params={"oracle": "sparse", "m": None, "m_scale": 1.0, "delta": None, "step": "two-point"},
     version=1, resolve=resolve, loop=simulate, report=report, doc=__doc__,
 )

@@ -1,0 +1,67 @@
+"""sign: Algorithm 1 with the expert weights replaced by their signs, c_i = sign(G_i) (an ablation).
+
+The grid, delta and stated values are cdl's (docs/algorithm1.md): m buckets
+I_b = (b/m, (b+1)/m] (I_0 closed, 0-based), stated value (b+1)/m, and per bucket the bias
+G_b = sum of g = ptilde - y over the rounds whose raw point fell in I_b. Step 1 is cdl's
+two-point rule on c_b = sign(G_b): say 0 if G_0 >= 0, 1 if G_{m-1} <= 0, the right end of
+bucket lo+1 if G_{lo+1} = 0, and otherwise, with G_lo < 0 < G_{lo+1} (bisection),
+ptilde = (lo+1)/m with probability r = c_hi / (c_hi - c_lo) = 1/2 and (lo+1)/m + delta
+with probability 1/2. No expert algorithm: what is left of Algorithm 1 when the weights
+carry only their signs, which shows what the MsMwC weights' magnitudes buy.
+Cost O(log m) per round, memory O(m).
+
+>>> FORECASTER.resolve_params({"m": 8}, 1000)
+{'m': 8, 'delta': 0.001}
+>>> from fastcdl.online import make_forecaster
+>>> f = make_forecaster("sign", horizon=1000, m=4)
+>>> f.forecast().points, f.draw()
+((0.0,), 0.25)
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.step1 import boundary_points, step1_point_mass
+from fastcdl.online.engine import play_round, settle
+from fastcdl.online.forecasters.cdl import resolve_grid
+from fastcdl.online.plugins import ForecasterSpec
+
+SignState = namedtuple("SignState", ["G", "delta"])
+
+
+def init(horizon, params, adversary=None):
+    """(state, q) of a fresh run: G = 0, the stated values (b+1)/m."""
+    m = params["m"]
+    return SignState(np.zeros(m), float(params["delta"])), np.arange(1, m + 1) / m
+
+
+@kernel
+def forecast(st, table, hist, out):
+    """Step 1 on c = sign(G): the point masses of cdl's rule, or the boundary points half and half."""
+    lo, done = step1_point_mass(st.G, out.points, out.probs, out.buckets)
+    if not done:
+        boundary_points(lo, st.G.shape[0], st.delta, 0.5, out.points, out.probs, out.buckets)
+
+
+@kernel
+def observe(st, table, hist, out, slot, y):
+    """G_b += ptilde - y for the drawn bucket b."""
+    b = out.buckets[slot]
+    st.G[b] += out.points[slot] - y
+
+
+@kernel
+def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y):
+    for t in range(T):
+        forecast(st, table, hist, out)
+        slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        observe(st, table, hist, out, slot, y)
+        hist = settle(table, out, slot, y, hist)
+    return hist
+
+
+FORECASTER = ForecasterSpec("sign", init, forecast, observe, params={"m": None, "m_scale": 1.0, "delta": None},
+                            version=1, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
+                            doc=__doc__)

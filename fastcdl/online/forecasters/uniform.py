@@ -1,0 +1,76 @@
+"""uniform: Algorithm 1 with the expert weights replaced by c_i = G_i / (1 + |G_i|) (an ablation).
+
+The grid, delta and stated values are cdl's (docs/algorithm1.md): m buckets
+I_b = (b/m, (b+1)/m] (I_0 closed, 0-based), stated value (b+1)/m, and per bucket the bias
+G_b = sum of g = ptilde - y over the rounds whose raw point fell in I_b. Every bucket is
+weighted by the same function of its own bias, c_b = G_b / (1 + |G_b|), with no expert
+algorithm and no normalisation (step 1 uses only the signs and the ratio |c_lo| / c_hi).
+Step 1 is cdl's two-point rule on these c: say 0 if G_0 >= 0, 1 if G_{m-1} <= 0, the right
+end of bucket lo+1 if G_{lo+1} = 0, and otherwise, with G_lo < 0 < G_{lo+1} (bisection),
+ptilde = (lo+1)/m with probability r = c_hi / (c_hi - c_lo) and (lo+1)/m + delta with
+probability 1 - r. Cost O(log m) per round, memory O(m).
+
+>>> FORECASTER.resolve_params({}, 10**6)
+{'m': 73, 'm_scale': 1.0, 'delta': 1e-06}
+>>> from fastcdl.online import make_forecaster
+>>> f = make_forecaster("uniform", horizon=1000, m=2)
+>>> f.state.G[:] = (-1.0, 3.0)  # c = (-1/2, 3/4): r = 0.75 / 1.25
+>>> f.forecast().probs, f.forecast().points
+((0.6, 0.4), (0.5, 0.501))
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.step1 import boundary_points, step1_point_mass
+from fastcdl.online.engine import play_round, settle
+from fastcdl.online.forecasters.cdl import resolve_grid
+from fastcdl.online.plugins import ForecasterSpec
+
+UniformState = namedtuple("UniformState", ["G", "delta"])
+
+
+def init(horizon, params, adversary=None):
+    """(state, q) of a fresh run: G = 0, the stated values (b+1)/m."""
+    m = params["m"]
+    return UniformState(np.zeros(m), float(params["delta"])), np.arange(1, m + 1) / m
+
+
+@kernel
+def weight(g):
+    """c = G / (1 + |G|): the sign of G, magnitude increasing in |G|, below 1."""
+    return g / (1.0 + abs(g))
+
+
+@kernel
+def forecast(st, table, hist, out):
+    """Step 1 on c_b = G_b / (1 + |G_b|)."""
+    lo, done = step1_point_mass(st.G, out.points, out.probs, out.buckets)
+    if not done:
+        c_lo = weight(st.G[lo])
+        c_hi = weight(st.G[lo + 1])
+        boundary_points(lo, st.G.shape[0], st.delta, c_hi / (c_hi - c_lo), out.points, out.probs, out.buckets)
+
+
+@kernel
+def observe(st, table, hist, out, slot, y):
+    """G_b += ptilde - y for the drawn bucket b."""
+    b = out.buckets[slot]
+    st.G[b] += out.points[slot] - y
+
+
+@kernel
+def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y):
+    for t in range(T):
+        forecast(st, table, hist, out)
+        slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        observe(st, table, hist, out, slot, y)
+        hist = settle(table, out, slot, y, hist)
+    return hist
+
+
+FORECASTER = ForecasterSpec("uniform", init, forecast, observe, params={"m": None, "m_scale": 1.0, "delta": None},
+                            version=1, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
+                            doc=__doc__)
