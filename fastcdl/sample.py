@@ -25,7 +25,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr
 
 from fastcdl import _validate
 from fastcdl._kernels import sample as _k
@@ -333,6 +332,8 @@ def _range_cdf_small(r):
 
 
 def _range_sf_large(r):
+    from scipy.special import ndtr  # imported on use: scipy.special is slow to import
+
     k = np.arange(1, _N_TERMS + 1, dtype=np.float64)[:, None]
     sign = np.where(k % 2 == 1, 1.0, -1.0)
     rr = np.atleast_1d(r)[None, :]

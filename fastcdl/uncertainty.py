@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from fastcdl import _validate
 from fastcdl._kernels import resample as _k
@@ -257,6 +256,8 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
 def _bca(func, cells: _Cells, value, reps, alpha):
     """BCa interval ends: bias correction from the share of replicates below the value, the
     acceleration from the jackknife over rounds (one table per cell, weighted by its count)."""
+    from scipy.special import ndtr, ndtri  # imported on use: scipy.special is slow to import
+
     B = reps.shape[0]
     share = (np.sum(reps < value) + 0.5 * np.sum(reps == value)) / B
     if share <= 0.0 or share >= 1.0:

@@ -17,7 +17,7 @@ from scipy.integrate import quad
 from scipy.optimize import linprog
 
 import fastcdl as fc
-from conftest import GRID8, calibrated_tables, float_tables, grid_tables, payoffs, rounds, tables
+from conftest import float_tables, grid_tables, payoffs, rounds, tables
 from fastcdl.sample import (
     atb,
     atb_unbiased,

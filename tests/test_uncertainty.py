@@ -189,7 +189,8 @@ def test_consistency_tables_keep_counts_and_draw_binomials():
     sims = rec.tables[1:]
     assert all(np.array_equal(t.counts, st.counts) and np.array_equal(t.values, st.values) for t in sims)
     s = np.array([t.positives for t in sims])
-    assert np.all(np.abs(s.mean(0) - st.counts * st.values) <= 4 * np.sqrt(st.counts * st.values * (1 - st.values) / 3000) + 1e-12)
+    sd = np.sqrt(st.counts * st.values * (1 - st.values) / 3000)
+    assert np.all(np.abs(s.mean(0) - st.counts * st.values) <= 4 * sd + 1e-12)
     # weighted rounds: s_i* = sum over (bucket, weight) cells of w Binomial(count, q_i)
     w = np.where(y, 2.0, 0.5)
     rec = Recorder(lambda s: 0.0)
