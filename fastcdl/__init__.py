@@ -19,24 +19,63 @@ from fastcdl.metrics import (
     vcdl,
 )
 from fastcdl.multiclass import cdl_multiclass
+from fastcdl.sample import (
+    BrierDecomposition,
+    CutoffCETest,
+    MonotoneCDLReport,
+    atb,
+    atb_unbiased,
+    brier,
+    brier_decomposition,
+    cdl_monotone,
+    cdl_monotone_report,
+    cutoff_ce,
+    cutoff_ce_test,
+    decision_loss_curve_monotone,
+    mce,
+    rmsce,
+    smce,
+    vcdl_monotone,
+)
 from fastcdl.stats import BucketStats
+from fastcdl.uncertainty import BootstrapResult, CalibrationTest, bootstrap, calibration_test
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BootstrapResult",
+    "BrierDecomposition",
     "BucketStats",
     "CDLReport",
+    "CalibrationTest",
     "CertificateWarning",
+    "CutoffCETest",
+    "MonotoneCDLReport",
     "ValidationError",
+    "atb",
+    "atb_unbiased",
+    "bootstrap",
+    "brier",
+    "brier_decomposition",
     "bucket_stats",
+    "calibration_test",
     "cdl",
+    "cdl_monotone",
+    "cdl_monotone_report",
     "cdl_multiclass",
     "cdl_report",
     "cfdl",
+    "cutoff_ce",
+    "cutoff_ce_test",
     "decision_loss_curve",
+    "decision_loss_curve_monotone",
     "ece",
     "k2",
+    "mce",
+    "rmsce",
+    "smce",
     "swap_regret",
     "ucal",
     "vcdl",
+    "vcdl_monotone",
 ]
