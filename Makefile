@@ -21,7 +21,9 @@ run: $(STAMP)
 # bounds checks on (compiled afresh: FASTCDL_CACHE=0 neither reads nor writes the cache).
 BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/test_stats.py \
 	tests/test_binning_chunks.py tests/test_validation.py tests/test_online_step1.py \
-	tests/test_online_oracle.py tests/test_online_api.py tests/test_versions.py
+	tests/test_online_oracle.py tests/test_online_api.py tests/test_versions.py \
+	tests/test_sample.py tests/test_uncertainty.py tests/test_ablations.py tests/test_acrs.py \
+	tests/test_baselines.py tests/test_plugins.py
 
 test: $(STAMP)
 	$(PY) -m fastcdl warmup

@@ -56,7 +56,16 @@ def _metrics():
         for dtype in (np.int64, np.int32, np.float64, np.float32, np.bool_):
             fc.bucket_stats(y.astype(dtype), p)
 
+    def sample_estimators():
+        from fastcdl import sample
+
+        for f in (sample.cdl_monotone, sample.vcdl_monotone, sample.cutoff_ce, sample.smce, sample.atb,
+                  sample.mce, sample.rmsce):
+            f(y, p)
+        sample.cdl_monotone_report(y, p)
+
     return [("exact table, cdl, vcdl, ece, k2, ucal", exact),
+            ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),
             ("outcomes as int64, int32, float64, float32, bool", outcome_dtypes),
             ("certificate (cdl_report)", lambda: fc.cdl_report(y, p)),
             ("weighted table and metrics", weighted),
