@@ -60,7 +60,7 @@ def new_draw() -> Draw:
     return Draw(np.zeros(2), np.zeros(2), np.zeros(2, dtype=np.int64))
 
 
-@kernel
+@kernel(inline="always")
 def view_of(hist, out, table):
     """The adversary's view of this round (the distribution, never the draw)."""
     b0 = out.buckets[0]
@@ -69,7 +69,7 @@ def view_of(hist, out, table):
                  out.probs[0], out.probs[1], table.q[b0], table.q[b1], b0, b1)
 
 
-@kernel
+@kernel(inline="always")
 def draw_slot(out, rng):
     """The slot drawn with the forecaster's generator: 1 with probability probs[1], else 0.
 
@@ -80,20 +80,20 @@ def draw_slot(out, rng):
     return 0
 
 
-@kernel
+@kernel(inline="always")
 def record(table, b, y):
     table.n[b] += 1
     table.s[b] += y
 
 
-@kernel
+@kernel(inline="always")
 def keep_trace(t, p, y, trace_p, trace_y):
     if trace_p.shape[0] > 0:
         trace_p[t] = p
         trace_y[t] = y
 
 
-@kernel
+@kernel(inline="always")
 def play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y):
     """Round t after the forecast: the adversary's outcome, the draw, the trace. Returns (slot, y)."""
     y = adversary(view_of(hist, out, table), table, apar, arng)
@@ -102,7 +102,7 @@ def play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y
     return slot, y
 
 
-@kernel
+@kernel(inline="always")
 def settle(table, out, slot, y, hist):
     """Record the round in the public table; the history after it."""
     record(table, out.buckets[slot], y)

@@ -99,14 +99,14 @@ def bracket(st):
     return k - P
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     """The point mass p_i (or p_{i+1} for pick="upper") of the smallest bracket i."""
     j = bracket(st) + st.upper
     point_mass(table.q[j], j, out.points, out.probs, out.buckets)
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     """The shadow prediction p_{i + y} joins the shadow table; the brackets next to it are updated."""
     j = out.buckets[slot] - st.upper + y  # the bracket i of this round's forecast, plus y

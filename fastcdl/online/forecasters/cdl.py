@@ -61,7 +61,7 @@ def init(horizon, params, adversary=None):
     return st, np.arange(1, m + 1) / m
 
 
-@kernel
+@kernel(inline="always")
 def _keep_lam(st, lam, converged, step):
     st.lam[0] = lam
     if not converged:
@@ -69,7 +69,7 @@ def _keep_lam(st, lam, converged, step):
         st.last_step[0] = step
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     """Step 1. Sparse: bisection on sign(G) (c has G's signs) and c at the two buckets only;
     dense: all c_b (dense_weights) and bisection on sign(c)."""
@@ -151,7 +151,7 @@ def _minimax_step(st, mm, out):
     return True
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     """G_b += g, Q_b += g^2 for the drawn bucket, g = ptilde - y (sparse: F_k too, and every
     m rounds F_k summed afresh against rounding drift)."""

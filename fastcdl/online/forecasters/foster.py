@@ -29,7 +29,7 @@ def bias_sign(j, n, s, m):
     return j * n[j] - m * s[j]
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     q, n, s, m = table.q, table.n, table.s, st.m
     if bias_sign(0, n, s, m) >= 0:
@@ -59,7 +59,7 @@ def forecast(st, table, hist, out):
     out.buckets[1] = hi
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     pass  # the public table, which the engine keeps, is the whole state
 

@@ -21,7 +21,7 @@ def init(horizon, params, adversary=None):
     return FrequencyState(int(params["m"])), grid(params["m"])
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     m = st.m
     t = hist.t
@@ -31,7 +31,7 @@ def forecast(st, table, hist, out):
     point_mass(table.q[j], j, out.points, out.probs, out.buckets)
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     pass  # the history, which the engine keeps, is the whole state
 

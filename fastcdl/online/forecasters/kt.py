@@ -34,7 +34,7 @@ def logc(b, st, n):
     return math.log(abs(st.G[b])) - math.log(n[b] + 1.0) + st.logW[b]
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     m = st.G.shape[0]
     st.logc[0] = np.nan
@@ -47,7 +47,7 @@ def forecast(st, table, hist, out):
                         out.points, out.probs, out.buckets)
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     """W_b <- W_b (1 + beta_b g), beta_b = G_b / (n_b + 1) before the update; then G_b += g."""
     b = out.buckets[slot]

@@ -37,7 +37,7 @@ def init(horizon, params, adversary=None):
     return SignState(np.zeros(m), float(params["delta"])), np.arange(1, m + 1) / m
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     """Step 1 on c = sign(G): the point masses of cdl's rule, or the boundary points half and half."""
     lo, done = step1_point_mass(st.G, out.points, out.probs, out.buckets)
@@ -45,7 +45,7 @@ def forecast(st, table, hist, out):
         boundary_points(lo, st.G.shape[0], st.delta, 0.5, out.points, out.probs, out.buckets)
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     """G_b += ptilde - y for the drawn bucket b."""
     b = out.buckets[slot]

@@ -47,7 +47,7 @@ def prob(st, hist):
     return markov.prob(view, st.apar)
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     m = st.m
     j = int(math.floor(prob(st, hist) * m + 0.5))
@@ -55,7 +55,7 @@ def forecast(st, table, hist, out):
     point_mass(table.q[j], j, out.points, out.probs, out.buckets)
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     pass  # states what the adversary's law says; nothing to learn
 

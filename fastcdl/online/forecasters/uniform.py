@@ -44,7 +44,7 @@ def weight(g):
     return g / (1.0 + abs(g))
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     """Step 1 on c_b = G_b / (1 + |G_b|)."""
     lo, done = step1_point_mass(st.G, out.points, out.probs, out.buckets)
@@ -54,7 +54,7 @@ def forecast(st, table, hist, out):
         boundary_points(lo, st.G.shape[0], st.delta, c_hi / (c_hi - c_lo), out.points, out.probs, out.buckets)
 
 
-@kernel
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     """G_b += ptilde - y for the drawn bucket b."""
     b = out.buckets[slot]
