@@ -48,6 +48,13 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     by their mean prediction; O(T) (O(T log m) for arbitrary edges), parallel over
     chunks, same result for any number of threads.
 
+    Edge rule: a prediction on an interior edge e, or within 4 to 8 ulps above it
+    (p <= e * (1 + 2^-50)), goes to the lower bin, as in scikit-learn's
+    calibration_curve. So grid values land in the same bin however they were computed:
+    np.arange(0, 1.0001, 0.1) holds 0.6000000000000001, which goes with 0.6 into
+    (0.5, 0.6]. The cuts are fastcdl.stats.bin_cuts(edges); the table's ``edges`` are
+    the nominal ones.
+
     An integer m is at most 2^24 (fastcdl._validate.MAX_BINS), else ValueError naming
     bins: a binned table takes memory per bin (about 50 bytes), not per round, so
     bins=10**9 would allocate about 50 GB even for five rounds. The ceiling is fixed
@@ -110,7 +117,8 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     (idx,) = np.nonzero(n > 0)
     n, s, ps = n[idx], s[idx], ps[idx]
     # The exact mean of a bin lies inside the bin; rounding of ps / n can step an ulp
-    # outside it, which would break the order of the buckets, so it is put back.
+    # outside it, which would break the order of the buckets, so it is put back (to the
+    # nominal edges: a bin's points may lie up to 8 ulps above its upper edge, see above).
     q = np.clip(ps / n, edges[idx], edges[idx + 1])
     return BucketStats(q, n, s, ps, edges, idx.astype(np.int64))
 

@@ -22,9 +22,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl._kernels.buckets import merge_sorted_keys
+from fastcdl._kernels.buckets import EDGE_SLACK, merge_sorted_keys
 
-__all__ = ["BucketStats"]
+__all__ = ["BucketStats", "bin_cuts"]
+
+
+def bin_cuts(edges: np.ndarray) -> np.ndarray:
+    """The cuts between bins: 0, e_1 * EDGE_SLACK, ..., e_{m-1} * EDGE_SLACK, 1.
+
+    Bin j holds the predictions in (c_j, c_{j+1}] (bin 0 also holds 0): an interior edge is
+    widened by 4 to 8 ulps (EDGE_SLACK = 1 + 2^-50), so a prediction within that much above
+    an edge goes to the lower bin and a grid value lands in the same bin however its last
+    bits were computed (docs/metrics.md, "Binned tables"). The same products as the
+    binning kernel's (fastcdl._kernels.buckets.bin_of), bit for bit.
+
+    >>> bin_cuts(np.array([0.0, 0.5, 1.0])).tolist()
+    [0.0, 0.5000000000000004, 1.0]
+    """
+    cuts = np.asarray(edges, dtype=np.float64) * EDGE_SLACK
+    cuts[0] = 0.0
+    cuts[-1] = 1.0
+    return cuts
 
 
 @dataclass(frozen=True, eq=False, repr=False)

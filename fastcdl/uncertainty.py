@@ -24,7 +24,7 @@ import numpy as np
 from fastcdl import _validate
 from fastcdl._kernels import resample as _k
 from fastcdl.metrics import _stats
-from fastcdl.stats import BucketStats
+from fastcdl.stats import BucketStats, bin_cuts
 
 __all__ = ["bootstrap", "calibration_test", "BootstrapResult", "CalibrationTest", "METRICS"]
 
@@ -163,7 +163,7 @@ def _cells(y_true, y_prob, bins, sample_weight, by_outcome: bool) -> _Cells:
     if st.edges is None:
         b = np.searchsorted(st.values, p)
     else:
-        b = np.searchsorted(st.bins, np.searchsorted(st.edges[1:-1], p, side="left"))
+        b = np.searchsorted(st.bins, np.searchsorted(bin_cuts(st.edges)[1:-1], p, side="left"))
     yk = yy.astype(np.int64) if by_outcome else np.zeros(yy.shape[0], np.int64)
     order = np.lexsort((w, yk, b))
     b, yk, w = b[order], yk[order], w[order]

@@ -47,9 +47,12 @@ def canonical_table(q, n, s):
 
 
 def bin_index_ref(p, edges):
-    """Index j of the bin holding p: [e_0, e_1] for j = 0, (e_j, e_{j+1}] otherwise."""
+    """Index j of the bin holding p: [e_0, e_1] for j = 0, (e_j, e_{j+1}] otherwise, where an
+    interior edge counts as e (1 + 2^-50), 4 to 8 ulps above it (docs/metrics.md)."""
+    last = len(edges) - 2
     for j in range(len(edges) - 1):
-        if p <= edges[j + 1]:
+        cut = edges[j + 1] if j == last else edges[j + 1] * (1.0 + 2.0**-50)
+        if p <= cut:
             return j
     raise AssertionError(f"{p!r} is above the last edge")
 

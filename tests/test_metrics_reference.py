@@ -317,6 +317,30 @@ def test_prediction_on_interior_edge_goes_to_the_lower_bin():
     assert stats.values.tolist() == [0.375, 0.75]
 
 
+@pytest.mark.parametrize("bins", [10, "edges"])
+def test_grid_values_land_in_one_bin_whatever_their_last_bits(bins):
+    # docs/metrics.md: a prediction up to 4 ulps above an interior edge goes to the lower bin
+    # (up to 8 for edges near the top of a binade); 16 ulps above it goes to the upper bin
+    edges = np.arange(11) / 10 if bins == 10 else np.array([0.0, 0.3, 0.6, 0.7, 1.0])
+    binning = 10 if bins == 10 else edges
+    for e in edges[1:-1]:
+        near = [e, np.nextafter(e, 1.0)] + [e + k * np.spacing(e) for k in (2, 3, 4)]
+        stats = fc.bucket_stats([1] * 5 + [0], near + [e - np.spacing(e)], bins=binning)
+        assert stats.n_buckets == 1 and stats.counts.tolist() == [6]
+        above = e + 16 * np.spacing(e)
+        assert fc.bucket_stats([1, 0], [e, above], bins=binning).n_buckets == 2
+    # the grid of np.arange and the grid of k / 10 give the same table
+    grid = np.arange(0, 1.0001, 0.1)
+    assert not np.array_equal(grid, np.arange(11) / 10)  # 0.30000000000000004, 0.6000000000000001, ...
+    y = np.arange(11) % 2
+    a = fc.bucket_stats(y, grid, bins=binning)
+    b = fc.bucket_stats(y, np.arange(11) / 10, bins=binning)
+    assert a.bins.tolist() == b.bins.tolist() and a.counts.tolist() == b.counts.tolist()
+    assert fc.ece(y, grid, bins=binning) == pytest.approx(fc.ece(y, np.arange(11) / 10, bins=binning), abs=1e-15)
+    # merged tables clip bucket values to the same cuts
+    assert (a + a).bins.tolist() == a.bins.tolist()
+
+
 @given(
     rounds(),
     st.lists(st.integers(0, 4), min_size=40, max_size=40),

@@ -123,26 +123,35 @@ def runs_weighted(p_sorted, y_sorted, w_sorted):
     return values, counts, positives
 
 
+# An interior edge e is widened to e * EDGE_SLACK (4 to 8 ulps above e): a prediction within
+# that much above an edge goes to the lower bin, so grid values computed as 3 * 0.1 =
+# 0.30000000000000004 or 0.1 + 0.5 = 0.6 land in the bin of 3/10 or 6/10 whatever their last
+# bits (scikit-learn's calibration_curve behaves so on its linspace edges). The product is
+# exact-rounded IEEE arithmetic, the same in numpy (fastcdl.stats.bin_cuts) and in the kernels.
+EDGE_SLACK = 1.0 + 2.0**-50
+
+
 @kernel(inline="always")
 def bin_of(x, edges, m, uniform):
-    """Bin of x for bins [e_0, e_1], (e_1, e_2], ..., (e_{m-1}, e_m] (0-based).
+    """Bin of x for bins [0, c_1], (c_1, c_2], ..., (c_{m-1}, 1] (0-based), where the cut
+    c_j = e_j * EDGE_SLACK is the interior edge e_j widened by 4 to 8 ulps.
 
-    Uniform edges start from the guess floor(x m) and correct it against the stored
-    edges (x m is within an ulp of the truth, so one step suffices), which agrees
-    exactly with a search of the edge array; other edges are searched in O(log m).
+    Uniform edges start from the guess floor(x m) and correct it against the cuts (x m is
+    within a few ulps of the truth, so one step suffices), which agrees exactly with a
+    search of the cuts; other edges are searched in O(log m).
     """
     if uniform:
         j = max(0, min(int(x * m), m - 1))
-        if j > 0 and x <= edges[j]:
+        if j > 0 and x <= edges[j] * EDGE_SLACK:
             j -= 1
-        elif x > edges[j + 1]:
+        elif x > edges[j + 1] * EDGE_SLACK:
             j += 1
         return j
     lo = 0
     hi = m  # invariant: the bin is in [lo, hi)
     while hi - lo > 1:
         mid = (lo + hi) >> 1
-        if x > edges[mid]:
+        if x > edges[mid] * EDGE_SLACK:
             lo = mid
         else:
             hi = mid
