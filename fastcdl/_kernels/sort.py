@@ -1,0 +1,300 @@
+"""Sorting and summing in compiled code, bit for bit as numpy does it.
+
+The Python API sorts with numpy before calling the envelope kernels (fastcdl/_envelope.py),
+because numba's own np.sort and np.argsort cost seconds to compile. Code that runs inside a
+user's njit function (fastcdl.kernels) has no numpy to call, so it sorts here, with plain
+loops that compile in a fraction of a second:
+
+- :func:`argsort_stable`: a stable merge sort of indices. A stable argsort is unique (ties
+  keep their index order), so it equals ``np.argsort(x, kind="stable")`` for every input
+  without NaN.
+- :func:`merge_distinct`: the sorted distinct union of two sorted arrays, -0.0 read as 0.0:
+  with the fixed points it builds ``np.unique(np.concatenate(...) + 0.0)``.
+- :func:`pairwise_sum`: numpy's pairwise summation of a float64 array (``np.sum``), so a
+  total of float counts rounds exactly as ``n.sum()`` does.
+"""
+
+import numpy as np
+
+from fastcdl._kernels._jit import kernel
+
+_RUN = 8  # runs sorted by insertion before merging
+
+
+@kernel
+def _insertion(ka, ia, lo, hi, budget):
+    """Insertion sort of the pairs (ka, ia)[lo:hi] by key, stable, until ``budget`` moves are
+    spent. Returns the end of the sorted prefix (hi when done)."""
+    moves = 0
+    for i in range(lo + 1, hi):
+        kv = ka[i]
+        if not (ka[i - 1] > kv):
+            continue
+        if moves > budget:
+            return i
+        iv = ia[i]
+        j = i
+        while j > lo and ka[j - 1] > kv:  # strict: equal keys keep their order
+            ka[j] = ka[j - 1]
+            ia[j] = ia[j - 1]
+            j -= 1
+        moves += i - j
+        ka[j] = kv
+        ia[j] = iv
+    return hi
+
+
+@kernel
+def _merge(ka, ia, kb, ib, lo, mid, hi):
+    """Merge the sorted ranges [lo, mid) and [mid, hi) of (ka, ia) into (kb, ib), ties to the left."""
+    i = lo
+    j = mid
+    k = lo
+    if mid > lo and mid < hi and not (ka[mid - 1] > ka[mid]):  # already in order: a copy
+        for c in range(lo, hi):
+            kb[c] = ka[c]
+            ib[c] = ia[c]
+        return
+    while i < mid and j < hi:
+        if ka[j] < ka[i]:
+            kb[k] = ka[j]
+            ib[k] = ia[j]
+            j += 1
+        else:
+            kb[k] = ka[i]
+            ib[k] = ia[i]
+            i += 1
+        k += 1
+    while i < mid:
+        kb[k] = ka[i]
+        ib[k] = ia[i]
+        i += 1
+        k += 1
+    while j < hi:
+        kb[k] = ka[j]
+        ib[k] = ia[j]
+        j += 1
+        k += 1
+
+
+_RADIX_MIN = 512  # from this length on, an unsorted array is radix-sorted
+
+
+@kernel
+def _radix(x, ia):
+    """Stable LSD radix sort of the indices ``ia`` by x[ia] (8 passes of 8 bits over the
+    float64 bits mapped to an order-preserving uint64; a pass whose digit is the same for
+    every key is skipped). Returns (x[order], order). O(8 (m + 256))."""
+    n = ia.shape[0]
+    tmp = np.empty(n)
+    for i in range(n):
+        tmp[i] = x[ia[i]] + 0.0  # -0.0 is 0.0, as comparisons have it
+    keys = tmp.view(np.uint64)
+    top = np.uint64(1) << np.uint64(63)
+    hist = np.zeros((8, 256), dtype=np.int64)
+    for i in range(n):
+        k = keys[i]
+        k = ~k if k & top else k | top  # negative floats reversed, positive above them
+        keys[i] = k
+        for d in range(8):
+            hist[d, (k >> np.uint64(8 * d)) & np.uint64(255)] += 1
+    k2 = np.empty(n, dtype=np.uint64)
+    i2 = np.empty(n, dtype=np.int64)
+    pos = np.empty(256, dtype=np.int64)
+    for d in range(8):
+        same = False
+        for v in range(256):
+            if hist[d, v] == n:
+                same = True
+        if same:
+            continue
+        c = 0
+        for v in range(256):
+            pos[v] = c
+            c += hist[d, v]
+        shift = np.uint64(8 * d)
+        for i in range(n):
+            k = keys[i]
+            v = (k >> shift) & np.uint64(255)
+            j = pos[v]
+            k2[j] = k
+            i2[j] = ia[i]
+            pos[v] = j + 1
+        keys, k2 = k2, keys
+        ia, i2 = i2, ia
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = x[ia[i]]
+    return out, ia
+
+
+@kernel
+def sort_pairs(x):
+    """(keys, order): x sorted and its stable argsort (equal to np.argsort(x, kind="stable"))
+    for x without NaN. O(m log m) time, O(m) memory.
+
+    Insertion sort first, for at most 8m element moves (2m from 512 elements on): a nearly
+    sorted array (the frequencies of a nearly calibrated table, in the order of its
+    predictions) is done in O(m + inversions). Otherwise, from 512 elements on, a radix
+    sort finishes it (O(m)); below, the rest is merge-sorted bottom-up (runs of 8 by
+    insertion) and merged with the sorted prefix. Every step is stable.
+    """
+    n = x.shape[0]
+    ka = np.empty(n)
+    ia = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        ka[i] = x[i]
+        ia[i] = i
+    p = _insertion(ka, ia, 0, n, 8 * n if n < _RADIX_MIN else 2 * n)
+    if p == n:
+        return ka, ia
+    if n >= _RADIX_MIN:
+        return _radix(x, ia)  # ia: equal keys still in index order (insertion is stable)
+    for lo in range(p, n, _RUN):
+        _insertion(ka, ia, lo, min(lo + _RUN, n), n * n)
+    kb = np.empty(n)
+    ib = np.empty(n, dtype=np.int64)
+    for i in range(p):
+        kb[i] = ka[i]
+        ib[i] = ia[i]
+    width = _RUN
+    while width < n - p:
+        for lo in range(p, n, 2 * width):
+            _merge(ka, ia, kb, ib, lo, min(lo + width, n), min(lo + 2 * width, n))
+        ka, kb = kb, ka
+        ia, ib = ib, ia
+        width *= 2
+    if p == 0:
+        return ka, ia
+    _merge(ka, ia, kb, ib, 0, p, n)  # the insertion-sorted prefix holds the smaller indices
+    return kb, ib
+
+
+@kernel
+def argsort_stable(x):
+    """Stable argsort of a 1-D array without NaN: equal to np.argsort(x, kind="stable")."""
+    return sort_pairs(x)[1]
+
+
+@kernel
+def merge_distinct(a, b):
+    """Sorted distinct values of two sorted arrays, -0.0 read as 0.0. O(len(a) + len(b))."""
+    na = a.shape[0]
+    nb = b.shape[0]
+    out = np.empty(na + nb)
+    i = 0
+    j = 0
+    k = 0
+    while i < na or j < nb:
+        if j >= nb or (i < na and a[i] <= b[j]):
+            v = a[i] + 0.0
+            i += 1
+        else:
+            v = b[j] + 0.0
+            j += 1
+        if k == 0 or out[k - 1] != v:
+            out[k] = v
+            k += 1
+    return out[:k]
+
+
+@kernel
+def gather(x, order):
+    """x[order] as a new array (x in the order of an argsort). O(len(order))."""
+    out = np.empty(order.shape[0])
+    for k in range(order.shape[0]):
+        out[k] = x[order[k]]
+    return out
+
+
+@kernel
+def _block(a, lo, n):
+    """numpy's sum of a[lo:lo + n], n <= 128: eight interleaved partial sums (n >= 8)."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += np.float64(a[i])
+        return res
+    r0 = np.float64(a[lo])
+    r1 = np.float64(a[lo + 1])
+    r2 = np.float64(a[lo + 2])
+    r3 = np.float64(a[lo + 3])
+    r4 = np.float64(a[lo + 4])
+    r5 = np.float64(a[lo + 5])
+    r6 = np.float64(a[lo + 6])
+    r7 = np.float64(a[lo + 7])
+    i = 8
+    stop = n - n % 8
+    while i < stop:
+        r0 += np.float64(a[lo + i])
+        r1 += np.float64(a[lo + i + 1])
+        r2 += np.float64(a[lo + i + 2])
+        r3 += np.float64(a[lo + i + 3])
+        r4 += np.float64(a[lo + i + 4])
+        r5 += np.float64(a[lo + i + 5])
+        r6 += np.float64(a[lo + i + 6])
+        r7 += np.float64(a[lo + i + 7])
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += np.float64(a[lo + i])
+        i += 1
+    return res
+
+
+@kernel
+def pairwise_sum(a):
+    """sum(a) rounded exactly as np.sum(a.astype(np.float64)) rounds it (each element is
+    converted to float64 first, so integer counts need no float copy). O(m).
+
+    numpy's pairwise summation: a block of at most 128 is summed by :func:`_block`; a
+    longer range splits at half its length rounded down to a multiple of 8, and the sums
+    of the halves are added. The recursion runs here on an explicit stack (numba cannot
+    cache a recursive function for use from other compiled functions).
+    """
+    n = a.shape[0]
+    if n <= 128:
+        return _block(a, 0, n)
+    depth = 2
+    k = n
+    while k > 128:
+        k = k // 2 + 8
+        depth += 1
+    f_lo = np.empty(depth, dtype=np.int64)
+    f_n = np.empty(depth, dtype=np.int64)
+    f_phase = np.empty(depth, dtype=np.int64)
+    vals = np.empty(depth + 1)
+    top = 0  # frames in use
+    nv = 0  # values in use
+    f_lo[0] = 0
+    f_n[0] = n
+    f_phase[0] = 0
+    top = 1
+    while top > 0:
+        j = top - 1
+        lo = f_lo[j]
+        cnt = f_n[j]
+        if cnt <= 128:
+            vals[nv] = _block(a, lo, cnt)
+            nv += 1
+            top -= 1
+            continue
+        n2 = cnt // 2
+        n2 -= n2 % 8
+        if f_phase[j] == 0:
+            f_phase[j] = 1
+            f_lo[top] = lo
+            f_n[top] = n2
+            f_phase[top] = 0
+            top += 1
+        elif f_phase[j] == 1:
+            f_phase[j] = 2
+            f_lo[top] = lo + n2
+            f_n[top] = cnt - n2
+            f_phase[top] = 0
+            top += 1
+        else:
+            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
+            nv -= 1
+            top -= 1
+    return vals[0]

@@ -1,0 +1,206 @@
+"""CDL and VCDL of a bucket table in one compiled call: the sorts, the sweep and the hull fused.
+
+For fastcdl.kernels.cdl / vcdl, called from a user's njit code. The Python API computes the
+same numbers in three steps (numpy sorts in fastcdl/_envelope.py, then
+envelope.cdl_kernel's sweep, upper hull and read-out at 1/2); this kernel performs the very
+same floating-point operations in the same order, in one pass and with a few small
+allocations:
+
+- the candidates b are merged on the fly from q (sorted), the frequencies in the order of
+  their stable argsort, and 0, 1/2, 1 (each value + 0.0, duplicates skipped): the sequence
+  np.unique(np.concatenate([q, qhat, [0, 0.5, 1]]) + 0.0) of the Python path;
+- the four ramp lists of envelope.sweep (up and down ramps in the order of their starts and
+  of their ends) are pointers that walk the identity (q is sorted, so its stable argsort
+  is the identity) and the frequencies' argsort, skipping ramps of the other kind;
+- h = max(f(b), f(b+)) is the larger numerator A + B b divided by T once (division by
+  T > 0 and its rounding are monotone, so this is the same float as the larger quotient);
+- the upper hull is built as the candidates arrive (Andrew's monotone chain is online in
+  increasing b) and read at 1/2 as envelope.envelope_at_half reads it.
+
+Buckets with n_i = 0 are skipped, and T is numpy's pairwise sum of the non-zero counts, as
+for BucketStats.from_table(q, n, s). tests/test_kernels_api.py checks equality with
+fastcdl.cdl and fastcdl.vcdl bit for bit (random tables, ties, float counts, empty buckets).
+"""
+
+import numpy as np
+
+from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.sort import pairwise_sum, sort_pairs
+
+_INF = np.inf
+
+
+_UP = 1  # bucket kinds: up ramp (q_i < qhat_i), down ramp (qhat_i < q_i); 0 otherwise
+_DOWN = 2
+
+
+@kernel
+def _next(p, order, kind, want, m):
+    """The next position >= p of ``order`` holding a ramp of kind ``want``, or m."""
+    while p < m and kind[order[p]] != want:
+        p += 1
+    return p
+
+
+@kernel
+def _next_id(i, kind, want, m):
+    """The next bucket >= i of kind ``want``, or m."""
+    while i < m and kind[i] != want:
+        i += 1
+    return i
+
+
+@kernel
+def _next_bucket(i, n, m):
+    while i < m and n[i] == 0:
+        i += 1
+    return i
+
+
+@kernel
+def table_cdl(q, n, s, with_vcdl):
+    """(cdl, mu1, mu2, vcdl, buckets) of the table (q sorted; n, s counts of any numeric type).
+
+    mu1, mu2: the worst task's kinks (both 1/2 for the V task at 1/2); vcdl is computed only
+    when ``with_vcdl`` (else NaN); buckets: the number with n_i != 0 (0: every value NaN).
+    O(m log m) for the sort of the frequencies, then O(m).
+    """
+    m = q.shape[0]
+    qhat = np.empty(m)
+    kind = np.zeros(m, dtype=np.int8)
+    k = 0
+    for i in range(m):
+        if n[i] != 0:
+            qhat[i] = s[i] / n[i]
+            k += 1
+            if q[i] < qhat[i]:
+                kind[i] = _UP
+            elif qhat[i] < q[i]:
+                kind[i] = _DOWN
+        else:
+            qhat[i] = _INF  # sorts last; never a candidate or a ramp
+    if k == 0:
+        return np.nan, np.nan, np.nan, np.nan, 0
+    if k == m:
+        T = pairwise_sum(n)
+    else:
+        nf = np.empty(k)
+        j = 0
+        for i in range(m):
+            if n[i] != 0:
+                nf[j] = n[i]
+                j += 1
+        T = pairwise_sum(nf)
+    qs, oq = sort_pairs(qhat)  # the frequencies sorted, and their stable argsort
+    hb = np.empty(m + k + 3)  # hull vertices: candidate and h
+    hh = np.empty(m + k + 3)
+    nh = 0
+    A = 0.0
+    B = 0.0
+    active = 0
+    # envelope.sweep's four ramp lists as pointers: up ramps in the order of their starts and
+    # down ramps in the order of their ends walk the identity (q is sorted, so its stable
+    # argsort is the identity); up ramps in the order of their ends and down ramps in the
+    # order of their starts walk oq. Each skips ramps of the other kind.
+    iue = _next(0, oq, kind, _UP, m)
+    ids = _next(0, oq, kind, _DOWN, m)
+    ius = _next_id(0, kind, _UP, m)
+    ide = _next_id(0, kind, _DOWN, m)
+    # candidate pointers: q (skipping empty buckets), qhat via oq (k finite values), 0, 1/2, 1
+    iq = _next_bucket(0, n, m)
+    ih = 0
+    fx = 0
+    best = -1.0
+    last = 0.0
+    first = True
+    while iq < m or ih < k or fx < 3:
+        mu = _INF
+        if iq < m:
+            mu = q[iq]
+        if ih < k and qs[ih] < mu:
+            mu = qs[ih]
+        fv = 0.0 if fx == 0 else (0.5 if fx == 1 else 1.0)
+        if fx < 3 and fv < mu:
+            mu = fv
+        # consume every source equal to mu
+        if iq < m and q[iq] == mu:
+            iq = _next_bucket(iq + 1, n, m)
+        while ih < k and qs[ih] == mu:
+            ih += 1
+        if fx < 3 and fv == mu:
+            fx += 1
+        mu = mu + 0.0  # -0.0 is 0.0
+        if not first and mu == last:
+            continue
+        first = False
+        last = mu
+        # -- envelope.sweep at mu, the same operations in the same order --
+        while iue < m and qs[iue] <= mu:
+            i = oq[iue]
+            A -= 1.0 * s[i]
+            active -= 1
+            B -= -1.0 * n[i]
+            iue = _next(iue + 1, oq, kind, _UP, m)
+        if active == 0:
+            A = 0.0
+            B = 0.0
+        left = A + B * mu
+        while ide < m and q[ide] <= mu:
+            i = ide
+            A -= -1.0 * s[i]
+            active -= 1
+            B -= 1.0 * n[i]
+            ide = _next_id(ide + 1, kind, _DOWN, m)
+        while ius < m and q[ius] <= mu:
+            i = ius
+            A += 1.0 * s[i]
+            active += 1
+            B += -1.0 * n[i]
+            ius = _next_id(ius + 1, kind, _UP, m)
+        if active == 0:
+            A = 0.0
+            B = 0.0
+        right = A + B * mu
+        while ids < m and qs[ids] <= mu:
+            i = oq[ids]
+            A += -1.0 * s[i]
+            active += 1
+            B += 1.0 * n[i]
+            ids = _next(ids + 1, oq, kind, _DOWN, m)
+        # -- envelope.cdl_kernel: h, VCDL, and upper_hull's monotone chain --
+        # max(f_left, f_right) with f = (A + B mu) / T: division by T > 0 is monotone, and
+        # so is its rounding, so dividing the larger numerator gives the same float
+        h = max(left, right) / T
+        if with_vcdl:
+            r = h / max(mu, 1.0 - mu)
+            if r > best:
+                best = r
+        while nh >= 2:
+            cross = (hb[nh - 1] - hb[nh - 2]) * (h - hh[nh - 2]) - (hh[nh - 1] - hh[nh - 2]) * (mu - hb[nh - 2])
+            if cross >= 0.0:
+                nh -= 1
+            else:
+                break
+        hb[nh] = mu
+        hh[nh] = h
+        nh += 1
+    # -- envelope.envelope_at_half --
+    value = np.nan
+    mu1 = np.nan
+    mu2 = np.nan
+    for t in range(nh):
+        if hb[t] == 0.5:
+            value = hh[t]
+            mu1 = hb[t]
+            mu2 = hb[t]
+            break
+        if hb[t] > 0.5:
+            b1 = hb[t - 1]
+            b2 = hb[t]
+            c1 = (2.0 * b2 - 1.0) / (b2 - b1)
+            c2 = (1.0 - 2.0 * b1) / (b2 - b1)
+            value = 0.5 * (c1 * hh[t - 1] + c2 * hh[t])
+            mu1 = b1
+            mu2 = b2
+            break
+    return 2.0 * value, mu1, mu2, (best if with_vcdl else np.nan), k
