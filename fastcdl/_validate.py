@@ -154,7 +154,9 @@ def _outcomes_u8(y: np.ndarray):
 def _bad_outcome(y: np.ndarray, i: int) -> ValidationError:
     if y.dtype.kind == "f" and not np.isfinite(y[i]):
         return _bad_float("y_true", y, i, "")
-    return ValidationError("y_true", "must contain only 0 and 1 (bool or 0/1 numbers)", index=i, value=y[i])
+    e = ValidationError("y_true", "must contain only 0 and 1 (bool or 0/1 numbers)", index=i, value=y[i])
+    return ValidationError(e.argument, e.reason, e.index, e.value,
+                           message=f"{e}; for other labels pass pos_label (the label of the positive class)")
 
 
 def prepare_rounds(y_true, y_prob, sample_weight=None):
@@ -168,7 +170,13 @@ def prepare_rounds(y_true, y_prob, sample_weight=None):
     float64, or an empty array when absent. The values of y_prob and sample_weight are
     checked by :func:`check_rounds` or by the binning kernel.
     """
-    y = _as_1d(y_true, "y_true")
+    try:
+        y = _as_1d(y_true, "y_true")
+    except ValidationError as e:
+        if e.reason.startswith("must be numeric"):
+            raise ValidationError(e.argument, e.reason, message=f"{e}; for labels other than 0 and 1 pass "
+                                  "pos_label (the label of the positive class)") from None
+        raise
     p = _as_1d(y_prob, "y_prob")
     if y.shape[0] != p.shape[0]:
         raise ValidationError(
@@ -340,54 +348,86 @@ def check_kinks(kinks, name: str = "kink") -> np.ndarray:
 # -- k-outcome forecasts (fastcdl.multiclass) -------------------------------------------
 
 
-def check_distributions(y_true, P, row_sum_tol):
-    """Validate labels and predicted distributions; return (labels int64, P float64 (T, k)).
+# Rows of predicted distributions must sum to 1 within their precision: 1e-9 for float64
+# rows; k * 4 * eps(float32) (k * 4.8e-7) for float32 rows, which is what torch, JAX and
+# TensorFlow return (their softmax rows are off by a few 1e-8), and for float64 arrays whose
+# entries are all float32 values (float32 output converted later); k * 4 * eps(float16)
+# for float16 rows.
+ROW_SUM_TOL = 1e-9
+
+
+def row_sum_tolerance(P: np.ndarray) -> tuple[float, str]:
+    """(tolerance on |row sum - 1|, name of the precision) for an array of distributions."""
+    k = P.shape[1]
+    if P.dtype == np.float16:
+        return k * 4 * float(np.finfo(np.float16).eps), "float16"
+    if P.dtype == np.float32:
+        return k * 4 * float(np.finfo(np.float32).eps), "float32"
+    return ROW_SUM_TOL, "float64"
+
+
+def check_distributions(y_true, P, row_sum_tol=None, name="P"):
+    """Validate labels and predicted distributions; return (labels int64, P (T, k)).
 
     P: shape (T, k), k >= 2, entries finite and in [0, 1], rows summing to 1 within
-    ``row_sum_tol`` (used as given, never renormalised). y_true: T integer labels in
-    0..k-1 (bool, integer or integer-valued float arrays).
+    ``row_sum_tol`` (None: the tolerance of P's precision, see ROW_SUM_TOL above; rows are
+    used as given, never renormalised). P comes back as float32 when it is float32 or
+    float16 (no copy of a large float32 array), else as float64. y_true: T integer labels
+    in 0..k-1 (bool, integer or integer-valued float arrays). ``name`` names P in messages.
     """
     if y_true is None or P is None:
-        raise ValidationError("y_true" if y_true is None else "P", "is required",
-                              message="y_true and P are required")
+        raise ValidationError("y_true" if y_true is None else name, "is required",
+                              message=f"y_true and {name} are required")
     P = np.asarray(P)
     if P.dtype == object or P.dtype.kind not in "biuf":
-        raise ValidationError("P", f"must be a numeric array, got dtype {P.dtype}")
+        raise ValidationError(name, f"must be a numeric array, got dtype {P.dtype}")
     if P.ndim != 2:
-        raise ValidationError("P", f"must be 2-D with shape (T, k), got an array of shape {P.shape}")
+        raise ValidationError(name, f"must be 2-D with shape (T, k), got an array of shape {P.shape}")
     T, k = P.shape
     if T == 0:
-        raise ValidationError("P", "is empty: there are no rounds")
+        raise ValidationError(name, "is empty: there are no rounds")
     if k < 2:
-        raise ValidationError("P", f"must have at least two columns (outcomes), got {k}")
-    P = np.ascontiguousarray(P, dtype=np.float64)
+        raise ValidationError(name, f"must have at least two columns (outcomes), got {k}")
+    auto = row_sum_tol is None
+    tol, precision = row_sum_tolerance(P) if auto else (float(row_sum_tol), "")
+    if P.dtype in (np.float16, np.float32):
+        P = np.ascontiguousarray(P, dtype=np.float32)  # float16 converts exactly
+    else:
+        P = np.ascontiguousarray(P, dtype=np.float64)
     bad = ~np.isfinite(P)
     if bad.any():
         t, j = (int(v) for v in np.argwhere(bad)[0])
         what = "NaN" if np.isnan(P[t, j]) else "infinite values"
-        raise ValidationError("P", f"contains {what}", index=(t, j), value=P[t, j],
-                              message=f"P contains {what} (first at row {t}, column {j})")
+        raise ValidationError(name, f"contains {what}", index=(t, j), value=P[t, j],
+                              message=f"{name} contains {what} (first at row {t}, column {j})")
     out = (P < 0.0) | (P > 1.0)
     if out.any():
         t, j = (int(v) for v in np.argwhere(out)[0])
         v = P[t, j].item()
-        raise ValidationError("P", "entries must lie in [0, 1]", index=(t, j), value=v,
-                              message=f"P entries must lie in [0, 1]; found {v!r} at row {t}, column {j}")
-    dev = np.abs(P.sum(axis=1) - 1.0)
-    if (dev > row_sum_tol).any():
-        t = int(np.flatnonzero(dev > row_sum_tol)[0])
-        total = P[t].sum().item()
+        raise ValidationError(name, "entries must lie in [0, 1]", index=(t, j), value=v,
+                              message=f"{name} entries must lie in [0, 1]; found {v!r} at row {t}, column {j}")
+    dev = np.abs(P.sum(axis=1, dtype=np.float64) - 1.0)
+    if auto and precision == "float64" and (dev > tol).any() and np.array_equal(P, P.astype(np.float32)):
+        # float32 output converted to float64: it carries float32's precision
+        tol, precision = k * 4 * float(np.finfo(np.float32).eps), "float32-valued"
+    if (dev > tol).any():
+        t = int(np.flatnonzero(dev > tol)[0])
+        total = float(P[t].sum(dtype=np.float64))
+        rule = (f"within {tol:.2g}, the tolerance for {precision} rows with k = {k}" if auto
+                else f"within {tol:g}")
         raise ValidationError(
-            "P", f"rows must sum to 1 (within {row_sum_tol:g})", index=t, value=total,
-            message=f"each row of P must sum to 1 (within {row_sum_tol:g}); row {t} sums to {total!r}",
+            name, f"rows must sum to 1 ({rule})", index=t, value=total,
+            message=f"each row of {name} must sum to 1 ({rule}); row {t} sums to {total!r}, off by "
+            f"{abs(total - 1.0):.2g}. If the rows are probabilities that lost precision, "
+            f"normalise them first: {name} / {name}.sum(axis=1, keepdims=True)",
         )
     y = np.asarray(y_true)
     if y.ndim != 1:
         raise ValidationError("y_true", f"must be 1-D, got an array of shape {y.shape}")
     if y.shape[0] != T:
         raise ValidationError(
-            "y_true", "has a different number of rounds from P",
-            message=f"y_true and P have different numbers of rounds ({y.shape[0]} and {T})",
+            "y_true", f"has a different number of rounds from {name}",
+            message=f"y_true and {name} have different numbers of rounds ({y.shape[0]} and {T})",
         )
     if y.dtype == np.bool_:
         y = y.astype(np.int64)
@@ -397,14 +437,15 @@ def check_distributions(y_true, P, row_sum_tol):
             i = int(np.flatnonzero(~whole)[0])
             raise ValidationError("y_true", f"must contain integer labels 0..{k - 1}", index=i, value=y[i])
     elif y.dtype.kind not in "iu":
-        raise ValidationError("y_true", f"must contain integer labels 0..{k - 1}, got dtype {y.dtype}")
+        raise ValidationError(
+            "y_true", f"must contain integer labels 0..{k - 1} (column j of {name} is label j), got dtype {y.dtype}")
     bad = (y < 0) | (y > k - 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         v = y[i].item()
         raise ValidationError(
-            "y_true", f"must contain labels 0..{k - 1} (P has {k} columns)", index=i, value=v,
-            message=f"y_true must contain labels 0..{k - 1} (P has {k} columns); found {v!r} at index {i}",
+            "y_true", f"must contain labels 0..{k - 1} ({name} has {k} columns)", index=i, value=v,
+            message=f"y_true must contain labels 0..{k - 1} ({name} has {k} columns); found {v!r} at index {i}",
         )
     return y.astype(np.int64), P
 

@@ -1,7 +1,10 @@
 """Public calibration metrics for binary outcomes (docs/metrics.md).
 
 Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`BucketStats` in
-their place, validates once, builds the bucket table and calls a compiled kernel.
+their place, validates once, builds the bucket table and calls a compiled kernel. Every
+one also takes ``pos_label=`` (labels other than 0/1), a (T, 1) or (T, 2) predict_proba
+output, and k-class forecasts y_prob (T, k) with ``multiclass="top-label" | "classwise"``
+(fastcdl._multi); :func:`swap_regret` and :func:`swap_report` take a task over k outcomes.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import numpy as np
 
 from fastcdl import _parallel, _validate
 from fastcdl._envelope import cdl_curve, ucal_value, v_curve
+from fastcdl._kernels import tasks as _kt
+from fastcdl._multi import ClasswiseResult, accepts_multiclass, binary_outcomes
 from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
@@ -30,7 +35,10 @@ __all__ = [
     "cdl",
     "cdl_report",
     "ucal",
+    "swap_report",
     "CDLReport",
+    "SwapReport",
+    "ClasswiseResult",
     "CertificateWarning",
 ]
 
@@ -39,6 +47,7 @@ class CertificateWarning(UserWarning):
     """cdl_report could not make its worst task break ties as intended (see _three_action_task)."""
 
 
+@accepts_multiclass("table")
 def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) -> BucketStats:
     """Reduce rounds (y_t, p_t) to the bucket table (q_i, n_i, s_i).
 
@@ -135,13 +144,14 @@ def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None) -> BucketStats:
         return y_true
     if y_prob is None:
         raise _validate.ValidationError("y_prob", "is required unless the first argument is a BucketStats")
-    return bucket_stats(y_true, y_prob, bins=bins, sample_weight=sample_weight, n_jobs=n_jobs)
+    return bucket_stats.__wrapped__(y_true, y_prob, bins=bins, sample_weight=sample_weight, n_jobs=n_jobs)
 
 
 def _table(y_true, y_prob, bins, sample_weight, n_jobs=None):
     return _stats(y_true, y_prob, bins, sample_weight, n_jobs).table()
 
 
+@accepts_multiclass()
 def ece(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Expected calibration error (1/T) sum_i n_i |q_i - qhat_i|. O(m) after binning.
 
@@ -151,6 +161,7 @@ def ece(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> f
     return float(ece_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs)))
 
 
+@accepts_multiclass()
 def k2(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Squared calibration error (1/T) sum_i n_i (q_i - qhat_i)^2. O(m) after binning.
 
@@ -160,6 +171,7 @@ def k2(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> fl
     return float(k2_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs)))
 
 
+@accepts_multiclass()
 def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Calibration fixed decision loss of one task (docs/metrics.md).
 
@@ -185,16 +197,171 @@ def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weigh
     return float(_v_values(_stats(y_true, y_prob, bins, sample_weight, n_jobs), mu)[0])
 
 
-def swap_regret(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None, n_jobs=None) -> float:
+def swap_regret(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None, n_jobs=None,
+                multiclass=None, pos_label=None) -> float:
     """Swap regret of task U: (1/T) sum_a max_a' sum_{t: a*(p_t)=a} [U(a',y_t) - U(a,y_t)].
 
-    O(m * n_actions + n_actions^2).
+    Two outcomes: payoff (n_actions, 2), y_prob the probability of y = 1 (or a BucketStats);
+    O(m * n_actions + n_actions^2) on the bucket table. k outcomes: payoff (n_actions, k),
+    y_prob (T, k) distributions, y_true labels 0..k-1; a*(P_t) = argmax_a sum_y P_ty U(a, y)
+    with ties to the lowest index, decided exactly; O(T k n_actions + n_actions^2 k).
+    :func:`swap_report` says which actions the regret comes from.
 
     >>> swap_regret([0, 0, 1, 1], [0.9, 0.9, 0.9, 0.9], payoff=[[1, 0], [0, 1]])
     0.0
+    >>> swap_regret([0, 1, 2], [[0.5, 0.25, 0.25]] * 3, payoff=[[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    0.0
     """
+    if np.ndim(payoff) == 2 and np.shape(payoff)[1] > 2:
+        if multiclass is not None or bins is not None or n_jobs is not None:
+            extra = "multiclass" if multiclass is not None else "bins" if bins is not None else "n_jobs"
+            raise _validate.ValidationError(
+                extra, "does not apply to a task over k outcomes",
+                message=f"{extra} does not apply to a task over k outcomes (payoff with {np.shape(payoff)[1]} columns)",
+            )
+        return swap_report(y_true, y_prob, payoff=payoff, sample_weight=sample_weight, pos_label=pos_label).value
+    return _swap_regret_binary(y_true, y_prob, payoff=payoff, bins=bins, sample_weight=sample_weight,
+                               n_jobs=n_jobs, multiclass=multiclass, pos_label=pos_label)
+
+
+@accepts_multiclass()
+def _swap_regret_binary(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None, n_jobs=None) -> float:
     u = _validate.check_payoff(payoff)
     return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs), u))
+
+
+@dataclass(frozen=True)
+class SwapReport:
+    """Where the swap regret of a task comes from, action by action (rows = actions of U).
+
+    value            the swap regret, (1/T) sum_a gain[a] * T
+    counts           rounds (or weight) on which a*(P_t) = a
+    mean_prediction  (n_actions, k): the mean predicted distribution on those rounds
+    frequency        (n_actions, k): the empirical distribution of y on those rounds
+    bias             mean_prediction - frequency: what the forecasts over- (> 0) or
+                     under-state when they recommend a (NaN for actions never taken)
+    swap_to          the best replacement of each action on its rounds (itself when no
+                     replacement gains; ties to the lowest index)
+    gain             (1/T) sum_{t: a*(P_t) = a} [U(swap_to[a], y_t) - U(a, y_t)] >= 0;
+                     value = gain.sum()
+    payoff           the task, (n_actions, k), as float64
+    """
+
+    value: float
+    counts: np.ndarray
+    mean_prediction: np.ndarray
+    frequency: np.ndarray
+    bias: np.ndarray
+    swap_to: np.ndarray
+    gain: np.ndarray
+    payoff: np.ndarray
+
+    def __repr__(self) -> str:
+        moved = int(np.sum(self.swap_to != np.arange(self.swap_to.shape[0])))
+        return (f"SwapReport(value={self.value:.6g}, {self.payoff.shape[0]} actions, "
+                f"{moved} of them better replaced)")
+
+
+def _check_task(payoff, k: int) -> np.ndarray:
+    u = np.asarray(payoff)
+    if u.dtype.kind not in "biuf":
+        raise _validate.ValidationError("payoff", f"must be numeric, got dtype {u.dtype}")
+    if u.ndim != 2 or u.shape[0] < 1 or u.shape[1] != k:
+        raise _validate.ValidationError(
+            "payoff", f"must have shape (n_actions, {k}): rows = actions, one column per outcome; got shape {u.shape}")
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    bad = ~((u >= 0.0) & (u <= 1.0))
+    if bad.any():
+        i = tuple(np.argwhere(bad)[0])
+        what = "contains NaN" if np.isnan(u[i]) else "entries must lie in [0, 1]"
+        raise _validate.ValidationError("payoff", what, index=i, value=u[i], message=f"payoff {what}")
+    return u
+
+
+def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=None) -> SwapReport:
+    """Per-action report of a task's swap regret (see :class:`SwapReport`).
+
+    Two outcomes: y_prob is the probability of y = 1 (or (T, 1), (T, 2) predict_proba, or a
+    BucketStats), payoff (n_actions, 2), y_true 0/1 (or pos_label). k outcomes: y_prob
+    (T, k) distributions, payoff (n_actions, k) with rows = actions and one column per
+    outcome in [0, 1], y_true labels 0..k-1. The decision maker told P_t takes
+    a*(P_t) = argmax_a sum_y P_ty U(a, y), ties to the lowest index (exactly). The swap
+    regret is (1/T) sum_a max_a' sum_{t: a*(P_t) = a} [U(a', y_t) - U(a, y_t)]: what the
+    best fixed replacement of each recommended action would have gained. At most the CDL
+    of the forecasts (docs/metrics.md). O(T k n_actions + n_actions^2 k).
+
+    >>> r = swap_report([0, 0, 0, 1], [0.8, 0.8, 0.8, 0.8], payoff=[[1, 0], [0, 1]])
+    >>> r.value, r.swap_to.tolist(), r.bias[1].tolist()
+    (0.5, [0, 0], [-0.55, 0.55])
+    """
+    if isinstance(y_true, BucketStats) or (y_prob is not None and np.ndim(y_prob) < 2) or np.shape(payoff)[-1:] == (2,):
+        stats = _stats(*_binary_rounds(y_true, y_prob, pos_label), None, sample_weight)
+        u = _check_task(payoff, 2)
+        q, n, s = stats.table()
+        act = np.empty(q.shape[0], dtype=np.int64)
+        _kt.actions_of_values(q, u, act)
+        A = u.shape[0]
+        counts = np.bincount(act, weights=n, minlength=A)
+        ones = np.bincount(act, weights=s, minlength=A)
+        psum = np.bincount(act, weights=stats.prob_sums, minlength=A)
+        outcomes = np.column_stack([counts - ones, ones])
+        pred = np.column_stack([counts - psum, psum])
+        return _swap_summary(u, counts, outcomes, pred, float(n.sum()))
+    if pos_label is not None:
+        raise _validate.ValidationError(
+            "pos_label", "applies to binary problems, not to y_prob with one column per class")
+    y, P = _validate.check_distributions(y_true, y_prob, name="y_prob")
+    k = P.shape[1]
+    u = _check_task(payoff, k)
+    T = P.shape[0]
+    if sample_weight is None:
+        w = np.empty(0, dtype=np.float64)
+    else:
+        w = _validate.prepare_rounds(np.zeros(T, np.uint8), np.zeros(T), sample_weight)[2]
+        _validate.check_rounds(np.zeros(T, np.uint8), np.zeros(T), w)
+    A = u.shape[0]
+    counts = np.zeros(A)
+    outcomes = np.zeros(A * k)
+    pred = np.zeros(A * k)
+    _kt.action_tallies(P, y, w, u, counts, outcomes, pred)
+    total = float(w.sum()) if w.shape[0] else float(T)
+    return _swap_summary(u, counts, outcomes.reshape(A, k), pred.reshape(A, k), total)
+
+
+def _binary_rounds(y_true, y_prob, pos_label):
+    if isinstance(y_true, BucketStats):
+        if pos_label is not None:
+            raise _validate.ValidationError("pos_label", "does not apply to a BucketStats (it already holds a binary table)")
+        return y_true, y_prob
+    from fastcdl._multi import reduce
+
+    _, ((y, p),) = reduce(y_true, y_prob, None, pos_label)
+    return y, p
+
+
+def _swap_summary(u, counts, outcomes, pred, T) -> SwapReport:
+    """SwapReport from per-action weights, outcome counts (A, k) and prediction sums (A, k)."""
+    A = u.shape[0]
+    # G[a, b] = sum over a's rounds of U(b, y_t) - U(a, y_t)
+    G = outcomes @ u.T
+    G = G - np.diag(G)[:, None]
+    G[np.arange(A), np.arange(A)] = 0.0
+    best = np.argmax(G, axis=1)  # lowest index among the largest gains
+    swap_to = np.where(G[np.arange(A), best] > 0.0, best, np.arange(A))
+    gain = np.maximum(G[np.arange(A), best], 0.0) / T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_prediction = pred / counts[:, None]
+        frequency = outcomes / counts[:, None]
+    return SwapReport(
+        value=float(gain.sum()),
+        counts=counts,
+        mean_prediction=mean_prediction,
+        frequency=frequency,
+        bias=mean_prediction - frequency,
+        swap_to=swap_to.astype(np.int64),
+        gain=gain,
+        payoff=u,
+    )
 
 
 def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
@@ -203,6 +370,7 @@ def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
     return f / np.maximum(mus, 1.0 - mus)
 
 
+@accepts_multiclass("curve")
 def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, sample_weight=None, n_jobs=None):
     """CFDL_mu = f(mu) / max(mu, 1 - mu) of the V-shaped tasks at the given kinks.
 
@@ -262,6 +430,7 @@ class CDLReport:
         )
 
 
+@accepts_multiclass()
 def cdl(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """Calibration decision loss: the most any decision maker with payoffs in [0, 1] gains
     by recalibrating, computed exactly as 2 fbar(1/2) (docs/exact-cdl.md). O(m log m).
@@ -273,6 +442,7 @@ def cdl(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> f
     return float(cdl_curve(q, n, s, n.sum())[0])
 
 
+@accepts_multiclass()
 def vcdl(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (docs/metrics.md). O(m log m).
 
@@ -283,6 +453,7 @@ def vcdl(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> 
     return float(cdl_curve(q, n, s, n.sum())[6])
 
 
+@accepts_multiclass()
 def ucal(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
     """U-calibration error: sup over tasks of the external regret to the best fixed action
     (docs/exact-cdl.md), exactly. O(m log m).
@@ -294,6 +465,7 @@ def ucal(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> 
     return float(ucal_value(q, n, s, n.sum()))
 
 
+@accepts_multiclass("report")
 def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> CDLReport:
     """CDL with its certificate: the worst task (at most 3 actions), its kinks and weights.
 

@@ -1,17 +1,28 @@
 """Calibration decision loss for more than two outcomes, by linear programming (docs/metrics.md).
 
 For k outcomes and predictions on a finite set of distributions, CDL is the value of a
-linear program over score vectors s_{q,y} in [0, 1], one per distribution q in
-R = Q ∪ {empirical distributions qhat_i} ∪ {point masses e_y}:
+linear program over score vectors s_q in [0, 1]^k, one per distribution q in
+R = Q ∪ {empirical distributions qhat_i}:
 
     maximise  (1/T) sum_i n_i sum_y qhat_i(y) (s_{qhat_i,y} - s_{q_i,y})
-    subject to sum_y q(y) s_{q,y} >= sum_y q(y) s_{q',y}   for every ordered pair q != q' in R.
+    subject to sum_y q(y) s_{q,y} >= sum_y q(y) s_{q',y}   for every q in Q and q' != q in R.
 
 A proper score with values in [0, 1] on R is the same as a decision task with payoffs in
 [0, 1] whose actions are the best responses to the distributions in R, so the LP is the
 supremum over tasks of the payoff gained by replacing each prediction with its bucket's
-empirical distribution. The LP has k |R| variables and |R| (|R| - 1) constraints; it is
-solved with HiGHS (scipy.optimize.linprog).
+empirical distribution. Properness is needed only at the predictions Q: a score vector of
+an empirical distribution that is not its best response there only lowers the objective
+(the task's decision maker at qhat_i takes the best of all vectors), and the point masses
+of the first formulation (fastcdl/multiclass.py before 0.2, kept as :func:`_cdl_lp_all_pairs`
+for tests and benchmarks) change nothing for the same reason.
+
+The LP is solved by constraint generation with HiGHS's interior-point method and crossover
+(scipy.optimize.linprog, scipy.sparse constraint matrices), in the variables s_q and the
+values u_q = q . s_q of the predictions: rows u_q - q . s_q = 0 and q . s_q' - u_q <= 0,
+each with at most k + 1 nonzeros. It starts from the pairs of each prediction with its
+nearest points of R, adds at every round the ten most violated pairs per prediction, and
+stops when no pair is violated by more than 1e-10: the solution is then feasible for the
+full LP and optimal for a relaxation of it, so its value is the full LP's.
 """
 
 from __future__ import annotations
@@ -22,12 +33,105 @@ from fastcdl._validate import ValidationError, check_distributions, check_positi
 
 __all__ = ["cdl_multiclass", "ROW_SUM_TOL", "MAX_ROWS"]
 
-ROW_SUM_TOL = 1e-9
-MAX_ROWS = 400
+ROW_SUM_TOL = 1e-9  # float64 rows; float32 rows: k * 4 * eps(float32) (fastcdl._validate)
+MAX_ROWS = 1000
+
+_TOL = 1e-10  # feasibility tolerance of HiGHS and of the generated constraints
+_SEED = 40  # nearest points of R paired with each prediction before the first solve
+_PER_ROUND = 10  # most violated pairs added per prediction and round
+_OPTIONS = {"primal_feasibility_tolerance": _TOL, "dual_feasibility_tolerance": _TOL}
 
 
-def _lp(R, obj):
-    """Maximise obj . s over score vectors s (rows of R) in [0,1] that are proper on R."""
+def _solve(R, obj, qi, a, b):
+    """Maximise obj . s subject to u = R[qi] . s_qi and R[a] . s_b <= u_a for the pairs (a, b).
+
+    Returns (value, S (N, k)). Variables: s (N k, in [0, 1]) then u (one per prediction, free).
+    """
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+
+    N, k = R.shape
+    nq = qi.shape[0]
+    pos = np.full(N, -1, dtype=np.int64)
+    pos[qi] = np.arange(nq)
+    nv = N * k + nq
+    rows = np.repeat(np.arange(nq), k + 1)
+    cols = np.concatenate([qi[:, None] * k + np.arange(k), (N * k + np.arange(nq))[:, None]], axis=1).ravel()
+    vals = np.concatenate([-R[qi], np.ones((nq, 1))], axis=1).ravel()
+    keep = vals != 0.0
+    A_eq = csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(nq, nv))
+    n = a.shape[0]
+    rows = np.repeat(np.arange(n), k + 1)
+    cols = np.concatenate([b[:, None] * k + np.arange(k), (N * k + pos[a])[:, None]], axis=1).ravel()
+    vals = np.concatenate([R[a], -np.ones((n, 1))], axis=1).ravel()
+    keep = vals != 0.0
+    A_ub = csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(n, nv))
+    bounds = np.zeros((nv, 2))
+    bounds[: N * k, 1] = 1.0
+    bounds[N * k :] = (-np.inf, np.inf)
+    res = linprog(
+        np.concatenate([-obj.ravel(), np.zeros(nq)]),
+        A_ub=A_ub if n else None,
+        b_ub=np.zeros(n) if n else None,
+        A_eq=A_eq,
+        b_eq=np.zeros(nq),
+        bounds=bounds,
+        method="highs-ipm",
+        options=_OPTIONS,
+    )
+    if res.status != 0:  # pragma: no cover - the LP is feasible (s = 0) and bounded
+        raise RuntimeError(f"HiGHS did not solve the CDL linear program: {res.message}")
+    return -res.fun, res.x[: N * k].reshape(N, k)
+
+
+def _cdl_lp(Q, Qhat, w) -> float:
+    """CDL of buckets with distinct predictions Q (m, k), empirical distributions Qhat and
+    weights w = n_i / T, by constraint generation (module docstring)."""
+    m, k = Q.shape
+    R, idx = np.unique(np.concatenate([Q, Qhat]), axis=0, return_inverse=True)
+    idx = idx.ravel()
+    obj = np.zeros(R.shape)
+    gain = w[:, None] * Qhat
+    np.add.at(obj, idx[m:], gain)
+    np.add.at(obj, idx[:m], -gain)
+    if not np.any(obj):
+        return 0.0
+    N = R.shape[0]
+    qi = np.unique(idx[:m])
+    nq = qi.shape[0]
+    if N == 1:  # pragma: no cover - obj would be zero
+        return 0.0
+    have = np.zeros((nq, N), dtype=bool)
+    have[np.arange(nq), qi] = True
+    # seed: each prediction against its nearest points of R
+    sq = np.einsum("ij,ij->i", R, R)
+    dist = sq[qi][:, None] + sq[None, :] - 2.0 * (R[qi] @ R.T)
+    dist[np.arange(nq), qi] = np.inf
+    near = np.argsort(dist, axis=1, kind="stable")[:, : min(_SEED, N - 1)]
+    rows = np.repeat(np.arange(nq), near.shape[1])
+    have[rows, near.ravel()] = True
+    a, b = qi[rows], near.ravel()
+    per = min(_PER_ROUND, N - 1)
+    while True:
+        value, S = _solve(R, obj, qi, a, b)
+        V = R[qi] @ S.T
+        viol = V - V[np.arange(nq), qi][:, None]
+        viol[have] = -np.inf
+        top = np.argsort(-viol, axis=1, kind="stable")[:, :per]
+        sel = np.take_along_axis(viol, top, axis=1) > _TOL
+        if not sel.any():
+            return max(float(value), 0.0)
+        r = np.repeat(np.arange(nq), per).reshape(nq, per)[sel]
+        c = top[sel]
+        have[r, c] = True
+        a = np.concatenate([a, qi[r]])
+        b = np.concatenate([b, c])
+
+
+def _lp_all_pairs(R, obj):
+    """The first formulation: maximise obj . s over score vectors s (rows of R) in [0, 1] that
+    are proper on all of R, |R| (|R| - 1) constraints (HiGHS's default method). Kept for tests
+    and scripts/bench_multiclass.py; about N^4 in time."""
     from scipy.optimize import linprog
     from scipy.sparse import csr_matrix
 
@@ -53,21 +157,54 @@ def _lp(R, obj):
     return -res.fun
 
 
+def _buckets(y, P):
+    """(distinct rows Q float64, empirical distributions Qhat, weights n_i / T)."""
+    T, k = P.shape
+    Q, bucket = np.unique(P, axis=0, return_inverse=True)
+    bucket = bucket.ravel()
+    m = Q.shape[0]
+    counts = np.bincount(bucket * k + y, minlength=m * k).reshape(m, k).astype(np.float64)
+    n = counts.sum(axis=1)
+    return Q.astype(np.float64), counts / n[:, None], n / T
+
+
+def _cdl_lp_all_pairs(y_true, P) -> float:
+    """cdl_multiclass by the first formulation (:func:`_lp_all_pairs`, point masses in R)."""
+    y, P = check_distributions(y_true, P)
+    k = P.shape[1]
+    Q, Qhat, w = _buckets(y, P)
+    m = Q.shape[0]
+    R, idx = np.unique(np.concatenate([Q, Qhat, np.eye(k)]), axis=0, return_inverse=True)
+    idx = idx.ravel()
+    obj = np.zeros((R.shape[0], k))
+    gain = w[:, None] * Qhat
+    np.add.at(obj, idx[m : 2 * m], gain)
+    np.add.at(obj, idx[:m], -gain)
+    if not np.any(obj):
+        return 0.0
+    return max(float(_lp_all_pairs(R, obj)), 0.0)
+
+
 def cdl_multiclass(y_true, P, *, max_rows=MAX_ROWS) -> float:
     """Calibration decision loss of k-outcome forecasts (docs/metrics.md), by linear programming.
 
     y_true: integer labels in 0..k-1 (shape (T,)); P: predicted distributions, shape
-    (T, k), each row in [0, 1]^k summing to 1 within ROW_SUM_TOL = 1e-9 (rows are used as
-    given, never renormalised). The distinct rows of P are the buckets. Returns the most
-    any decision maker with payoffs in [0, 1] gains per round by acting on each bucket's
-    empirical distribution instead of its prediction; 0 exactly when calibrated, equal to
+    (T, k), each row in [0, 1]^k summing to 1 within its precision (1e-9 for float64 rows;
+    k * 4 * eps(float32), about k * 4.8e-7, for float32 rows as torch, JAX and TensorFlow
+    return them, and for float64 arrays of float32 values; rows are used as given, never
+    renormalised). The distinct rows of P are the buckets. Returns the most any decision
+    maker with payoffs in [0, 1] gains per round by acting on each bucket's empirical
+    distribution instead of its prediction; 0 exactly when calibrated, equal to
     :func:`fastcdl.cdl` for k = 2 (up to the LP tolerance, about 1e-9).
 
-    Cost: O(T k log T) to find the buckets, then an LP with k N variables and N (N - 1)
-    constraints, N = |distinct rows ∪ empirical distributions ∪ point masses|; HiGHS
-    takes under a second for N = 100 and about a minute for N = 400 (k = 3). N above
-    ``max_rows`` (default 400) raises ValueError at once instead of running for hours;
-    bucket the predictions first (for example round them) if you have more.
+    Cost: O(T k log T) to find the m distinct rows, then the LP of the module docstring
+    (constraint generation, HiGHS interior point): k = 10 and m = 100, 200, 400 distinct
+    rows take about 1, 5 and 25 s (results/benchmarks/multiclass.md). m above
+    ``max_rows`` (default 1000) raises ValueError at once instead of running for an hour;
+    bucket the predictions first (round them, or use multiclass="top-label" with the
+    binary metrics) if you have more. For continuous rows (every row distinct) the exact
+    CDL measures sampling noise, not miscalibration: use the top-label or class-wise
+    reductions of the binary metrics with bins.
 
     Raises ValueError naming the problem for NaN or infinite entries, entries outside
     [0, 1], rows not summing to 1, labels outside 0..k-1, wrong shapes, or empty input.
@@ -80,34 +217,14 @@ def cdl_multiclass(y_true, P, *, max_rows=MAX_ROWS) -> float:
     0.25
     """
     check_positive_int(max_rows, "max_rows")
-    y, P = check_distributions(y_true, P, ROW_SUM_TOL)
-    T, k = P.shape
-    Q, bucket = np.unique(P, axis=0, return_inverse=True)
-    bucket = bucket.ravel()
+    y, P = check_distributions(y_true, P)
+    Q, Qhat, w = _buckets(y, P)
     m = Q.shape[0]
     if m > max_rows:
         raise ValidationError(
             "P", f"has more than max_rows={max_rows} distinct rows", value=m,
-            message=f"P has {m} distinct rows, more than max_rows={max_rows}: the LP would have "
-            f"about {m * m} constraints; round or bin the predictions first, or raise max_rows",
+            message=f"P has {m} distinct rows, more than max_rows={max_rows}: the LP would take "
+            "minutes to hours; round or bin the predictions first (or measure the top-label or "
+            "class-wise reductions, fc.ece(y, P, multiclass='top-label', bins=15)), or raise max_rows",
         )
-    counts = np.bincount(bucket * k + y, minlength=m * k).reshape(m, k).astype(np.float64)
-    n = counts.sum(axis=1)
-    Qhat = counts / n[:, None]
-    R, idx = np.unique(np.concatenate([Q, Qhat, np.eye(k)]), axis=0, return_inverse=True)
-    idx = idx.ravel()
-    if R.shape[0] > max_rows:
-        raise ValidationError(
-            "P", f"needs more than max_rows={max_rows} score vectors", value=R.shape[0],
-            message=f"the LP needs {R.shape[0]} score vectors (the {m} distinct rows of P, their "
-            f"empirical distributions and the {k} point masses), more than max_rows={max_rows}; "
-            f"round or bin the predictions first, or raise max_rows",
-        )
-    i_q, i_qhat = idx[:m], idx[m : 2 * m]
-    obj = np.zeros((R.shape[0], k))
-    gain = (n / T)[:, None] * Qhat  # n_i qhat_i(y) / T
-    np.add.at(obj, i_qhat, gain)
-    np.add.at(obj, i_q, -gain)
-    if not np.any(obj):
-        return 0.0
-    return max(float(_lp(R, obj)), 0.0)
+    return _cdl_lp(Q, Qhat, w)

@@ -17,6 +17,8 @@ measure sampling noise. The estimators here converge on samples (at rate about T
 Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`~fastcdl.BucketStats`,
 with ``sample_weight`` and ``bins`` as in fastcdl.metrics, and runs a compiled kernel on the
 bucket table (fastcdl/_kernels/sample.py).
+Like the metrics, every one also takes ``pos_label=``, (T, 1) or (T, 2) predict_proba outputs,
+and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._multi).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 from fastcdl import _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
+from fastcdl._multi import accepts_multiclass
 from fastcdl.metrics import _stats, _three_action_task, _v_task
 from fastcdl.stats import BucketStats
 
@@ -100,6 +103,7 @@ class MonotoneCDLReport:
         )
 
 
+@accepts_multiclass()
 def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """CDL relative to non-decreasing recalibrations: the most a decision maker with payoffs
     in [0, 1] gains per round by acting on the isotonic (PAV) recalibration of the
@@ -119,6 +123,7 @@ def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float
     return float(_k.monotone_cdl_kernel(q, n, s, n.sum())[0])
 
 
+@accepts_multiclass()
 def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """VCDL relative to non-decreasing recalibrations: sup over kinks mu of
     f_M(mu) / max(mu, 1 - mu), the gain of the best monotone recalibration on the
@@ -131,6 +136,7 @@ def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> floa
     return float(_k.monotone_cdl_kernel(q, n, s, n.sum())[6])
 
 
+@accepts_multiclass("report")
 def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -> MonotoneCDLReport:
     """:func:`cdl_monotone` with its certificate: the worst task (at most three actions, in
     the same form as :func:`fastcdl.cdl_report`) and the fix, the PAV recalibration. O(m).
@@ -170,6 +176,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -
     )
 
 
+@accepts_multiclass("curve")
 def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weight=None, bins=None):
     """f_M(mu) / max(mu, 1 - mu): what the best non-decreasing recalibration gains the
     two-action task with threshold mu, per round, at each kink.
@@ -226,6 +233,7 @@ class CutoffCETest:
     bias: float
 
 
+@accepts_multiclass()
 def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """Cutoff calibration error (Rossellini et al. 2025): the largest |bias| over intervals,
     sup over intervals I of |(1/T) sum_{t: p_t in I} (y_t - p_t)| (docs/estimators.md).
@@ -242,6 +250,7 @@ def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     return float(_k.cutoff_kernel(q, n, s)[0])
 
 
+@accepts_multiclass("report")
 def cutoff_ce_test(y_true, y_prob=None, *, sample_weight=None, bins=None) -> CutoffCETest:
     """Cutoff CE with the asymptotic p-value of the hypothesis of perfect calibration
     (y_t ~ Bernoulli(p_t) independently).
@@ -345,6 +354,7 @@ def _range_sf_large(r):
 # ATB
 
 
+@accepts_multiclass()
 def atb(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """Averaged two-bin calibration error (Hartline, Hu, Wu 2026):
 
@@ -362,6 +372,7 @@ def atb(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     return float(_k.atb_kernel(q, n, s))
 
 
+@accepts_multiclass()
 def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """(T ATB - Brier) / (T - 1), an unbiased estimate of the population ATB for T >= 2
     independent, identically distributed rounds (docs/estimators.md). Can be negative. O(m).
@@ -395,6 +406,7 @@ def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float
 # smooth calibration error
 
 
+@accepts_multiclass()
 def smce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """Smooth calibration error (Blasiok, Gopalan, Hu, Nakkiran 2023), exactly:
 
@@ -416,6 +428,7 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
 # Classic numbers
 
 
+@accepts_multiclass()
 def mce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """Maximum calibration error: max over non-empty buckets of |q_i - qhat_i|. O(m).
 
@@ -429,6 +442,7 @@ def mce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     return float(_k.mce_kernel(q, n, s)[0])
 
 
+@accepts_multiclass()
 def rmsce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """Root-mean-square calibration error sqrt(K2) = sqrt((1/T) sum_i n_i (q_i - qhat_i)^2). O(m).
 
@@ -447,6 +461,7 @@ def _binned_brier_error():
     )
 
 
+@accepts_multiclass()
 def brier(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     """Brier score (1/T) sum_t (p_t - y_t)^2 (weighted: sum w (p - y)^2 / sum w).
 
@@ -498,6 +513,7 @@ class BrierDecomposition:
     within_bin: float
 
 
+@accepts_multiclass("report")
 def brier_decomposition(y_true, y_prob=None, *, sample_weight=None, bins=None) -> BrierDecomposition:
     """Brier score = reliability - resolution + uncertainty (+ within_bin on binned tables).
 

@@ -49,7 +49,12 @@ def _metrics():
         fc.cfdl(y, p, payoff=u)
         fc.cfdl(y, p, kink=0.5)
         fc.swap_regret(y, p, payoff=u)
+        fc.swap_report(y, p, payoff=u)
         fc.decision_loss_curve(y, p)
+        # tasks over k outcomes, for float64 and float32 (softmax) rows
+        P = np.array([[0.5, 0.25, 0.25], [0.2, 0.3, 0.5], [0.6, 0.2, 0.2], [0.1, 0.1, 0.8], [0.3, 0.4, 0.3]])
+        for rows in (P, P.astype(np.float32)):
+            fc.swap_regret(y, rows, payoff=np.eye(3))
 
     def outcome_dtypes():
         # checking y reads it in its own dtype; these are the ones arrays and files bring
@@ -69,7 +74,7 @@ def _metrics():
             ("outcomes as int64, int32, float64, float32, bool", outcome_dtypes),
             ("certificate (cdl_report)", lambda: fc.cdl_report(y, p)),
             ("weighted table and metrics", weighted),
-            ("decision tasks (cfdl, swap regret, curve)", tasks)]
+            ("decision tasks (cfdl, swap regret and report, curve, k outcomes)", tasks)]
 
 
 def _binning():
