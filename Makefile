@@ -32,7 +32,7 @@ test: $(STAMP)
 	NUMBA_BOUNDSCHECK=1 FASTCDL_CACHE=0 $(PY) -m pytest -q -m "not slow" $(BOUNDSCHECKED)
 
 bench: $(STAMP)
-	$(PY) -m pytest tests/bench --benchmark-enable -q
+	FASTCDL_BENCH=1 $(PY) -m pytest tests/bench --benchmark-enable -q
 
 peers: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev,peers]"

@@ -9,6 +9,8 @@ Tables stay at <= 12 buckets so the linear-programming references stay fast.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -146,3 +148,8 @@ def payoffs(draw, max_actions=5, grid=False):
     entry = st.sampled_from(GRID8) if grid else st.one_of(st.sampled_from([0.0, 1.0]), unit_floats)
     rows = draw(st.lists(st.tuples(entry, entry), min_size=a, max_size=a))
     return np.array(rows, dtype=np.float64)
+
+
+# tests/bench times code (pytest-benchmark); its few agreement checks repeat the reference
+# tests. It runs with `make bench` (FASTCDL_BENCH=1), not in the default run.
+collect_ignore = [] if os.environ.get("FASTCDL_BENCH") == "1" else ["bench"]
