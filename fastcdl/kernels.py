@@ -47,7 +47,7 @@ from fastcdl.online.forecasters import truthful as forecaster_truthful
 KERNELS_VERSION = 1
 
 __all__ = [
-    "KERNELS_VERSION",
+    "KERNELS_VERSION", "njit",
     # metrics of a bucket table
     "cdl", "vcdl", "cdl_kinks", "ece", "k2", "ucal", "v_curve", "decision_loss_curve",
     "cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "smce",
@@ -64,6 +64,22 @@ __all__ = [
 ]
 
 _FIXED = np.array([0.0, 0.5, 1.0])  # candidates of every envelope: 0, 1/2, 1
+
+
+# -- your own functions ----------------------------------------------------------------------
+
+
+def njit(*args, **options):
+    """numba.njit for your own functions that call these kernels, with the cache on
+    (``cache=True``) and fastcdl's protection against stale entries: numba re-validates a
+    cached function against its own file only, so after fastcdl's kernels change your
+    cached functions would keep their old machine code (inlined or linked into yours).
+    This decorator stamps your cache folder with a hash of fastcdl's kernel sources and
+    empties the folder when the hash differs (fastcdl/_kernels/_jit.py). Use it as
+    ``@njit``, ``@njit(parallel=True)`` or ``@njit(cache=False)``; ``FASTCDL_CACHE=0``
+    turns the cache off. A function typed at a prompt or exec'd has no file to cache
+    beside: use numba.njit there."""
+    return kernel(*args, **options)
 
 
 # -- metrics of a bucket table ------------------------------------------------------------
@@ -334,8 +350,8 @@ def binned_new_weighted(edges, uniform):
 
 @kernel(inline="always")
 def binned_add(tab, p, y, w=1):
-    """Add w rounds (or weight w) at prediction p in [0, 1] with outcome y. Bins as
-    bucket_stats(bins=...): [e_0, e_1], (e_1, e_2], ... O(1) (O(log m) for other edges)."""
+    """Add w rounds (or weight w) at prediction p in [0, 1] with outcome y. Bins and edge
+    rule as bucket_stats(bins=...) (the same bin_of). O(1) (O(log m) for other edges)."""
     _stream.binned_add(tab, p, y, w)
 
 

@@ -232,6 +232,11 @@ def test_binned_tables_equal_bucket_stats():
     assert _same(q, halves.values)  # merged as BucketStats merges: the same sums of p
     q, n, s = U.binned_stream(p, y, 15, p.shape[0])
     assert _same(q, st.values) and K.cdl(q, n, s) == fc.cdl(st)
+    grid = np.concatenate([np.arange(0, 1.0001, 0.1), np.arange(11) / 10, rng.random(100)])  # a few ulps off edges
+    gy = (rng.random(grid.shape[0]) < 0.5).astype(np.int64)
+    q, n, s = U.binned_stream(grid, gy, 10, grid.shape[0])
+    st = fc.bucket_stats(gy, grid, bins=10)
+    assert _same(q, st.values) and np.array_equal(n, st.counts) and np.array_equal(s, st.positives)
     edges = np.array([0.0, 0.1, 0.35, 0.5, 0.9, 1.0])
     w = rng.random(p.shape[0])
     q, n, s = U.binned_weighted(p, y, w, edges)
@@ -314,6 +319,32 @@ def test_public_names_are_documented_and_compiled_lazily():
         assert f"`{name}" in doc or f"{name}(" in doc, name
         if isinstance(obj, numba.core.registry.CPUDispatcher):
             assert obj.py_func.__doc__, name
+
+
+def test_njit_keeps_the_users_cache_in_step_with_fastcdls_kernels(tmp_path, monkeypatch):
+    """K.njit stamps the user's cache folder with fastcdl's kernel hash and empties it when the
+    hash differs (a plain njit(cache=True) would keep machine code built on old kernels)."""
+    import importlib
+
+    from fastcdl._kernels import _jit
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.delenv("FASTCDL_CACHE", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "mine.py").write_text("from fastcdl import kernels as K\n\n\n@K.njit\n"
+                                      "def f(q, n, s):\n    return K.ece(q, n, s)\n")
+    import mine
+
+    folder = Path(mine.f._cache._cache_path)
+    stamp = folder / _jit.STAMP
+    assert stamp.read_text().strip() == _jit.sources_hash()
+    (folder / "mine.f-5.py311.nbi").write_text("an entry built against other kernels")
+    stamp.write_text("another hash\n")
+    _jit._checked.discard(str(folder))
+    importlib.reload(mine)  # decorating again checks the stamp
+    assert not (folder / "mine.f-5.py311.nbi").exists()
+    assert stamp.read_text().strip() == _jit.sources_hash()
+    assert mine.f(np.array([0.5]), np.array([2]), np.array([2])) == 0.5
 
 
 def test_import_fastcdl_does_not_import_the_kernels_module():

@@ -5,18 +5,21 @@ bucket table (per agent) and reads metrics inside its loop, an online learner bu
 the MsMwC oracle and step 1's two-point distribution, a researcher's loop that drives a
 built-in forecaster. tests/test_kernels_api.py compares every result with fastcdl's Python
 API, in this process and in a fresh one with an empty numba cache.
+
+Functions are compiled with ``K.njit``: numba's njit with the cache on, whose cache is dropped
+when fastcdl's kernels change (a plain ``njit(cache=True)`` would keep machine code built
+against the old kernels: numba checks this file only).
 """
 
 import math
 
 import numpy as np
-from numba import njit
 
 from fastcdl import kernels as K
 
 
 # -- a table kept inside the loop, read every `every` rounds ---------------------------------
-@njit(cache=True)
+@K.njit
 def stream_cdl(p, y, every):
     """Add the rounds one by one to an exact table; CDL and ECE after every `every` rounds."""
     tab = K.table_new(4)  # small on purpose: the table grows
@@ -34,7 +37,7 @@ def stream_cdl(p, y, every):
     return q.copy(), n.copy(), s.copy(), reads, eces
 
 
-@njit(cache=True)
+@K.njit
 def stream_weighted(p, y, w):
     tab = K.table_new_weighted(2)
     for t in range(p.shape[0]):
@@ -43,7 +46,7 @@ def stream_weighted(p, y, w):
     return q.copy(), n.copy(), s.copy()
 
 
-@njit(cache=True)
+@K.njit
 def stream_merged(p, y, cut):
     """Two tables (rounds before and after `cut`), merged."""
     a = K.table_new(8)
@@ -58,7 +61,7 @@ def stream_merged(p, y, cut):
     return q.copy(), n.copy(), s.copy()
 
 
-@njit(cache=True)
+@K.njit
 def binned_stream(p, y, m, cut):
     """A binned table over m equal bins, as two halves merged."""
     e = K.uniform_edges(m)
@@ -72,7 +75,7 @@ def binned_stream(p, y, m, cut):
     return K.binned_view(K.binned_merge(a, b))
 
 
-@njit(cache=True)
+@K.njit
 def binned_weighted(p, y, w, edges):
     tab = K.binned_new_weighted(edges, False)
     for t in range(p.shape[0]):
@@ -80,7 +83,7 @@ def binned_weighted(p, y, w, edges):
     return K.binned_view(tab)
 
 
-@njit(cache=True)
+@K.njit
 def every_metric(q, n, s, mus):
     """All metrics of one table, from compiled code."""
     value, mu1, mu2 = K.cdl_kinks(q, n, s)
@@ -93,7 +96,7 @@ def every_metric(q, n, s, mus):
 
 
 # -- Algorithm 1 assembled from the oracle and step 1, against a coin -----------------------
-@njit(cache=True)
+@K.njit
 def algorithm1(T, m, delta, rng, arng, p_coin):
     """Algorithm 1 (sparse MsMwC) written with the public blocks; the same run as
     simulate("cdl", "bernoulli") for the same generators."""
@@ -114,7 +117,7 @@ def algorithm1(T, m, delta, rng, arng, p_coin):
     return table.n, table.s, st.capped[0]
 
 
-@njit(cache=True)
+@K.njit
 def oracle_weights(m, T, gains_b, gains_g):
     """c from the sparse oracle (msmwc_c) and from the dense reference (msmwc_weights)."""
     st = K.msmwc_init(m, T)
@@ -129,14 +132,14 @@ def oracle_weights(m, T, gains_b, gains_g):
     return sparse, dense
 
 
-@njit(cache=True)
+@K.njit
 def step1_explicit(c, delta):
     out = K.draw_new()
     lo = K.step1(c, delta, out)
     return lo, out.points.copy(), out.probs.copy(), out.buckets.copy()
 
 
-@njit(cache=True)
+@K.njit
 def solve_game(A):
     idx = np.full(2, -1, dtype=np.int64)
     prob = np.zeros(2)
@@ -145,7 +148,7 @@ def solve_game(A):
 
 
 # -- a built-in forecaster driven by the user's own loop ------------------------------------
-@njit(cache=True)
+@K.njit
 def run_kt(T, st, table, out, hist, rng, arng, p_coin):
     for t in range(T):
         K.forecaster_kt.forecast(st, table, hist, out)
@@ -156,7 +159,7 @@ def run_kt(T, st, table, out, hist, rng, arng, p_coin):
     return hist
 
 
-@njit(cache=True)
+@K.njit
 def run_foster(T, st, table, out, hist, rng, arng, p_coin):
     for t in range(T):
         K.forecaster_foster.forecast(st, table, hist, out)

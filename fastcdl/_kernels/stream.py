@@ -8,8 +8,8 @@ Two kinds, with the semantics of :class:`fastcdl.BucketStats`:
   full table doubles its capacity and returns the new table, and the old one is marked
   stale (``size[0] = -1``) so that a later use of it raises instead of losing rounds.
 - :data:`BinnedTable`: counts, outcomes and prediction sums per bin of fixed edges,
-  the bins of ``bucket_stats(bins=...)``: [e_0, e_1], (e_1, e_2], ... Adding is O(1)
-  (O(log m) for arbitrary edges).
+  the bins of ``bucket_stats(bins=...)`` with its edge rule (both place a round with
+  buckets.bin_of). Adding is O(1) (O(log m) for arbitrary edges).
 
 Counts are int64 (rounds) or float64 (sums of weights), fixed when the table is made.
 The per-round functions are inlined into their callers (``inline="always"``): a call that
