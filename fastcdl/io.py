@@ -1,142 +1,766 @@
-"""Read a file of predictions into one bucket table, chunk by chunk (docs/metrics.md; see README.md).
+"""Read a file of predictions into bucket tables, chunk by chunk (docs/metrics.md; see README.md).
 
-CSV, Parquet (pyarrow, read in record batches) and ``.npz`` files are reduced chunk by
-chunk: each chunk becomes a :class:`~fastcdl.BucketStats` and the tables merge exactly with
-``+``, so files larger than memory give the same table as the whole arrays would.
+One reader for every command (``fastcdl metrics``, ``fastcdl plot``) and one list of formats,
+chosen by the file name's suffix (or ``fmt=``):
 
-Every problem with the file raises :class:`InputError` (a ValueError) with one line
-naming the file and, where it can be known, the column and the row: for CSV the row
-counts lines from 1 (the header is row 1); for Parquet and ``.npz`` it is the offset of
-the data row within the file, counting from 0.
+======================  =====================================================================
+suffix                  format
+======================  =====================================================================
+.csv .tsv .txt          delimited text, read by pyarrow's streaming CSV reader; the delimiter
+                        (comma, tab, semicolon or pipe) is found in the header line unless
+                        given; a UTF-8 BOM and CRLF line ends are fine
+.jsonl .ndjson          JSON lines (pyarrow's streaming JSON reader)
++ .gz .bz2 .zst .zstd   either of the two, compressed (``data.csv.gz``)
+.parquet .pq            Parquet (pyarrow, record batches)
+.feather .arrow .ipc    Feather v2 / Arrow IPC file (or stream)
+.npz                    numpy archive of named 1-D arrays
+.npy                    numpy structured array (named fields)
+``-``                   standard input: CSV unless ``fmt=`` says otherwise
+======================  =====================================================================
+
+Anything else is refused as an unsupported format. Each chunk of CHUNK_ROWS rows becomes a
+:class:`~fastcdl.BucketStats` and the tables merge exactly with ``+``, so files larger than
+memory give the same table as the whole arrays would.
+
+Text cells are parsed strictly: decimal numbers and exponents (``0.5``, ``1e-3``); no
+underscores (``0_1``) or hex; outcomes also as ``true``/``false`` (any case). An empty cell, or
+text that is not a number, is an error naming its column and row; ``nan`` reads as NaN and is
+refused as such. With ``skip_missing=True`` rows with an empty, ``NA``, ``N/A``, ``NaN``,
+``null`` or ``None`` cell (or a null or NaN value in binary formats) in a column that is read
+are skipped and counted instead.
+
+Every problem with the file raises :class:`InputError` (a ValueError) with one line naming the
+file and, where it can be known, the column and the row: for CSV the row counts records from 1,
+the header being row 1 (blank lines are not counted, so in a file without blank lines it is the
+line number); for JSON lines, the objects from 1; for Parquet, Feather, ``.npz`` and ``.npy`` it
+is the offset of the data row within the file, counting from 0.
 """
 
 from __future__ import annotations
 
 import csv
+import io
+import re
+import sys
 import zipfile
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from fastcdl._validate import ValidationError
+from fastcdl._multi import top_label
+from fastcdl._validate import ValidationError, check_distributions
 from fastcdl.stats import BucketStats
 
-__all__ = ["CHUNK_ROWS", "InputError", "read_stats"]
+__all__ = ["CHUNK_ROWS", "FORMATS", "Columns", "FileStats", "InputError", "detect_format", "read_file",
+           "read_stats", "resolve_columns", "supported_formats"]
 
 CHUNK_ROWS = 1 << 20
 
 _ZIP_MAGIC = b"PK\x03\x04"
+_NPY_MAGIC = b"\x93NUMPY"
+
+# suffix -> format; compressed text formats add one of COMPRESSIONS
+FORMATS = {
+    ".csv": "csv", ".tsv": "csv", ".txt": "csv",
+    ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".parquet": "parquet", ".pq": "parquet",
+    ".feather": "arrow", ".arrow": "arrow", ".ipc": "arrow",
+    ".npz": "npz", ".npy": "npy",
+}
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
+# names accepted by fmt= (and the command line's --format)
+FORMAT_NAMES = {"csv": "csv", "tsv": "csv", "txt": "csv", "jsonl": "jsonl", "ndjson": "jsonl",
+                "parquet": "parquet", "feather": "arrow", "arrow": "arrow", "ipc": "arrow",
+                "npz": "npz", "npy": "npy"}
+DELIMITERS = {",": ",", "comma": ",", "\t": "\t", "\\t": "\t", "tab": "\t", ";": ";", "semicolon": ";",
+              "|": "|", "pipe": "|"}
+MISSING = frozenset({"", "na", "n/a", "nan", "null", "none"})
+_KIND_NAMES = {"csv": "CSV", "jsonl": "JSON-lines", "parquet": "Parquet", "arrow": "Feather/Arrow IPC",
+               "npz": ".npz", "npy": ".npy"}
 
 
 class InputError(ValueError):
     """A problem with the user's file or options (the command line exits with status 2)."""
 
 
-def _chunk_stats(path, chunk, cols, bins, locate, n_jobs=None) -> BucketStats | None:
-    """BucketStats of one chunk; None when it holds no weight. ``locate(i)`` names row i.
+def supported_formats() -> str:
+    """The suffixes read, in words (for messages and --help)."""
+    return (".csv, .tsv, .txt, .jsonl, .ndjson (each also .gz, .bz2, .zst), .parquet, .pq, "
+            ".feather, .arrow, .ipc, .npz, .npy, or - for standard input")
 
-    A ValidationError about one value of y_true, y_prob or sample_weight (its fields
-    name the argument and the index in the chunk) is told in terms of the file's column
-    and row; any other problem is told with the chunk's rows.
+
+def detect_format(path, fmt=None):
+    """(format, compression or None) of a path (a str or Path; "-" is standard input).
+
+    ``fmt`` overrides the suffix: one of FORMAT_NAMES, optionally with a compression suffix
+    ("csv.gz"). Raises InputError for an unsupported suffix or name.
     """
-    from fastcdl.metrics import bucket_stats
+    name = str(path)
+    if fmt is not None:
+        parts = str(fmt).lower().lstrip(".").split(".")
+        comp = COMPRESSIONS.get("." + parts[-1]) if len(parts) > 1 else None
+        kind = FORMAT_NAMES.get(parts[0])
+        if kind is None or (len(parts) > 1 and comp is None) or len(parts) > 2:
+            raise InputError(f"--format {fmt!r} is not one of {', '.join(sorted(FORMAT_NAMES))} "
+                             "(optionally with .gz, .bz2 or .zst)")
+        if comp and kind not in ("csv", "jsonl"):
+            raise InputError(f"--format {fmt!r}: only text formats (csv, jsonl) are read compressed")
+        return kind, comp
+    if name == "-":
+        return "csv", None
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    comp = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+    base = suffixes[-2] if comp and len(suffixes) >= 2 else (suffixes[-1] if suffixes and not comp else None)
+    kind = FORMATS.get(base)
+    if kind is None or (comp and kind not in ("csv", "jsonl")):
+        shown = "".join(suffixes[-2:] if comp else suffixes[-1:]) or "(none)"
+        raise InputError(f"{path}: unsupported format {shown}: fastcdl reads {supported_formats()} "
+                         "(--format names the format of a file with another name)")
+    return kind, comp
 
-    y_col, p_col = cols[0], cols[1]
-    w_col = cols[2] if len(cols) > 2 else None
-    y, p = chunk[y_col], chunk[p_col]
-    w = chunk[w_col] if w_col else None
-    names = {"y_true": y_col, "y_prob": p_col, "sample_weight": w_col}
-    try:
-        if w is not None and np.all(w == 0):
-            # a chunk of zero weights is valid (other chunks may carry weight): check its
-            # values, then leave it out of the merge
-            bucket_stats(y, p, bins=bins, n_jobs=n_jobs)
+
+# -- what to read -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns a file is read with: outcome, one probability column (binary) or one per
+    class (``classes``, labels 0..k-1 in that order), optional weights."""
+
+    y: str
+    p: tuple
+    weight: str | None
+    multiclass: str | None  # None (binary), "top-label" or "classwise"
+
+    @property
+    def names(self) -> list:
+        return [self.y, *self.p] + ([self.weight] if self.weight else [])
+
+
+_AUTO_PREFIXES = ("p_", "p", "prob_", "proba_")
+
+
+def _numbered(names, prefix):
+    """Columns prefix0, prefix1, ... (sorted by number); InputError if the numbers have gaps."""
+    found = {}
+    for n in names:
+        rest = n[len(prefix):]
+        if n.startswith(prefix) and rest.isdigit():
+            found[int(rest)] = n
+    if not found:
+        return []
+    idx = sorted(found)
+    if idx != list(range(len(idx))):
+        missing = next(i for i in range(len(idx) + 1) if i not in found)
+        raise InputError(f"the columns {prefix}0, {prefix}1, ... must be numbered from 0 without gaps: "
+                         f"{prefix}{missing} is missing (the file has {[found[i] for i in idx]})")
+    return [found[i] for i in idx]
+
+
+def resolve_columns(names, source, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, weight_col=None,
+                    multiclass=None) -> Columns:
+    """Which columns of a file (its column ``names``) to read. ``source`` names the file in messages.
+
+    Binary: ``p_col`` (default "p"). k classes: ``p_cols`` (a list, or a comma-separated
+    string) or ``p_prefix`` (columns prefix0, prefix1, ...), or, when p_col is not given and
+    the file has no column "p", numbered columns p0.. / p_0.. found by themselves; then
+    ``multiclass`` is "top-label" (the default) or "classwise".
+    """
+    names = list(names)
+    if isinstance(p_cols, str):
+        p_cols = [c.strip() for c in p_cols.split(",") if c.strip()]
+    given = [n for n, v in (("p_col", p_col), ("p_cols", p_cols), ("p_prefix", p_prefix)) if v]
+    if len(given) > 1:
+        raise InputError(f"give one of --p-col, --p-cols and --p-prefix, not {' and '.join(given)}")
+    if multiclass is not None and multiclass not in ("top-label", "classwise"):
+        raise InputError(f"--multiclass must be top-label or classwise, got {multiclass!r}")
+    if p_cols:
+        classes = list(p_cols)
+    elif p_prefix:
+        classes = _numbered(names, p_prefix)
+        if not classes:
+            raise InputError(f"{source}: no columns {p_prefix}0, {p_prefix}1, ...; the file has {names}")
+    elif p_col is None and "p" not in names:
+        classes = next((c for c in (_numbered(names, pre) for pre in _AUTO_PREFIXES) if len(c) >= 2), [])
+        if not classes:
+            raise InputError(f"{source}: missing column(s) ['p']; the file has {names} "
+                             "(name the probability column with --p-col, or one column per class "
+                             "with --p-cols or --p-prefix)")
+    else:
+        classes = None
+    if classes is None:
+        if multiclass is not None:
+            raise InputError("--multiclass applies to files with one probability column per class "
+                             "(--p-cols or --p-prefix)")
+        cols = Columns(y_col, (p_col or "p",), weight_col, None)
+    else:
+        if len(classes) < 2:
+            raise InputError(f"one probability column per class needs at least two columns, got {classes}")
+        cols = Columns(y_col, tuple(classes), weight_col, multiclass or "top-label")
+    wanted = cols.names
+    if len(set(wanted)) < len(wanted):
+        raise InputError(f"the outcome, probability and weight columns must differ, got {wanted}")
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {missing}; the file has {names}")
+    return cols
+
+
+# -- sources: column names, then chunks of numeric arrays ---------------------------------
+#
+# A source yields (rows, {column: numpy array}) where rows[i] is the record index of element i
+# (0-based, in the file's data rows); source.where(record) says where that is in words.
+
+
+class _Text:
+    """Where a text reader is: a file path (reopened for each pass) or standard input."""
+
+    def __init__(self, path, compression):
+        self.path = path
+        self.compression = compression
+        self.stdin = str(path) == "-"
+        self._prefix = b""
+
+    def open(self):
+        import pyarrow as pa
+
+        if self.stdin:
+            raw = sys.stdin.buffer
+            stream = pa.PythonFile(_Prefixed(self._prefix, raw), mode="r")
+            if self.compression:
+                stream = pa.CompressedInputStream(stream, self.compression)
+            return stream
+        try:
+            return pa.input_stream(str(self.path), compression=self.compression)
+        except (OSError, pa.ArrowException) as e:
+            raise InputError(f"{self.path}: cannot read: {_os_reason(e)}") from None
+
+    def head(self, n=1 << 16) -> bytes:
+        """The first bytes (decompressed), up to the end of the first non-blank line."""
+        import pyarrow as pa
+
+        if self.stdin and not self.compression:
+            data = b""
+            raw = sys.stdin.buffer
+            while True:
+                block = raw.read1(n) if hasattr(raw, "read1") else raw.read(n)
+                data += block
+                if not block or _first_line_end(data) is not None:
+                    break
+            self._prefix = data
+            return data
+        if self.stdin:  # compressed standard input: keep the raw bytes read, decompress them
+            raw = sys.stdin.buffer.read(n)
+            self._prefix = raw
+            try:
+                return pa.CompressedInputStream(pa.BufferReader(raw), self.compression).read(n)
+            except (OSError, pa.ArrowException):
+                return b""
+        stream = self.open()
+        data = b""
+        try:
+            with stream:
+                while True:
+                    block = stream.read(n)
+                    data += block
+                    if not block or _first_line_end(data) is not None or len(data) > 1 << 24:
+                        break
+        except (OSError, pa.ArrowException) as e:
+            raise InputError(f"{self.path}: not a readable {self.compression}-compressed file ({_os_reason(e)})") from None
+        return data
+
+
+class _Prefixed(io.RawIOBase):
+    """Bytes already read from a stream, then the rest of the stream."""
+
+    def __init__(self, prefix: bytes, rest):
+        self._prefix = prefix
+        self._rest = rest
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self._prefix:
+            n = min(len(b), len(self._prefix))
+            b[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        data = self._rest.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def _first_line_end(data: bytes):
+    """Index of the end of the first non-blank line, or None when it is not complete yet."""
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
             return None
-        return bucket_stats(y, p, bins=bins, sample_weight=w, n_jobs=n_jobs)
-    except ValueError as e:
-        if isinstance(e, ValidationError) and e.argument in names and isinstance(e.index, int):
-            raise InputError(f"{path}: {e.describe(f'column {names[e.argument]!r}', where=locate(e.index))}") from None
-        raise InputError(f"{path}: {e} ({locate(None)})") from None
+        if data[start:end].strip():
+            return end
+        start = end + 1
 
 
-def _float_cell(text: str, path: Path, col: str, row: int) -> float:
+def _os_reason(e) -> str:
+    reason = getattr(e, "strerror", None) or str(e)
+    return " ".join(reason.split())
+
+
+def _sniff(head: bytes, source, delimiter=None):
+    """(header names stripped, delimiter, lines up to the header) from a text file's first bytes."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
     try:
-        v = float(text)
-    except ValueError:
-        what = "empty cell" if not text.strip() else f"not a number: {text!r}"
-        raise InputError(f"{path}: column {col!r}, row {row}: {what}") from None
-    if v != v:
-        raise InputError(f"{path}: column {col!r}, row {row}: NaN")
-    return v
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(head) - 4:  # not just a character cut at the end of the sample
+            raise InputError(f"{source}: not a readable text file (not UTF-8: byte {e.start} is "
+                             f"{head[e.start:e.start + 1]!r}; binary files need their own suffix: "
+                             f"{supported_formats()})") from None
+        text = head[: e.start].decode("utf-8")
+    lines = text.split("\n")
+    at = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if at is None:
+        raise InputError(f"{source}: the file is empty")
+    line = lines[at].rstrip("\r")
+    if delimiter is None:
+        counts = {d: _count_outside_quotes(line, d) for d in (",", "\t", ";", "|")}
+        delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) > 0 else ","
+    names = [h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
+    return names, delimiter, at + 1
 
 
-def _columns(path: Path, buf: dict, rows: list) -> dict:
-    """Convert a chunk of CSV cells to float64 arrays; on failure name the first bad cell."""
-    out = {}
-    for c, cells in buf.items():
+def _count_outside_quotes(line: str, d: str) -> int:
+    n, quoted = 0, False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        elif ch == d and not quoted:
+            n += 1
+    return n
+
+
+# -- text cells to numbers ------------------------------------------------------------------
+
+
+def _first_failing(arr, convert):
+    """Index of the first element of a pyarrow array that ``convert`` refuses (bisection)."""
+    lo, hi = 0, len(arr)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
         try:
-            arr = np.array(cells, dtype=np.float64)
-        except ValueError:
-            for text, row in zip(cells, rows):
-                _float_cell(text, path, c, row)
-            raise  # pragma: no cover - numpy and float() disagree on some cell
-        bad = np.flatnonzero(np.isnan(arr))
-        if bad.shape[0]:
-            raise InputError(f"{path}: column {c!r}, row {rows[bad[0]]}: NaN")
-        out[c] = arr
-    return out
+            convert(arr.slice(lo, mid - lo))
+            lo = mid
+        except Exception:  # noqa: BLE001 - pyarrow's conversion errors
+            hi = mid
+    return lo
 
 
-def _csv_chunks(path: Path, cols: list[str]):
-    """Yield (rows, dict of float64 arrays), CHUNK_ROWS records at a time.
+def _to_float(arr):
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    ``rows[i]`` is the file row of record i (the header is row 1; a record spanning
-    several lines is numbered by its last line).
-    """
     try:
-        fh = path.open(newline="", encoding="utf-8-sig")
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
-    with fh:
-        reader = csv.reader(fh)
+        return pc.cast(arr, pa.float64())
+    except pa.ArrowInvalid:
+        return pc.cast(pc.utf8_trim_whitespace(arr), pa.float64())  # " 0.5 " as pandas reads it
+
+
+def _to_outcome(arr):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        return pc.cast(arr, pa.float64())
+    except pa.ArrowInvalid:
+        t = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
+        t = pc.if_else(pc.equal(t, "true"), "1", pc.if_else(pc.equal(t, "false"), "0", t))
+        return pc.cast(t, pa.float64())
+
+
+def _text_column(arr, col, kind, source, rows, where, delimiter):
+    """float64 numpy array of a column of text cells; InputError naming the first bad cell."""
+    import pyarrow as pa
+
+    convert = _to_outcome if kind == "outcome" else _to_float
+    try:
+        return convert(arr).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:
+        pass
+    i = _first_failing(arr, convert)
+    text = arr[i].as_py()
+    if not text.strip():
+        what = "empty cell"
+    elif kind == "outcome":
+        what = f"not 0, 1, true or false: {text!r}"
+    else:
+        what = f"not a number: {text!r}"
+        if delimiter == ";" and "," in text:
+            what += " (decimal commas are not read: write 0.5, not 0,5)"
+    raise InputError(f"{source}: column {col!r}, {where(rows[i])}: {what}")
+
+
+def _missing_mask(arr):
+    """True where a text cell is empty, NA, N/A, NaN, null or None (any case, spaces around)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
+    return pc.is_in(t, value_set=pa.array(sorted(MISSING))).to_numpy(zero_copy_only=False)
+
+
+class _CSVSource:
+    kind = "csv"
+
+    def __init__(self, path, compression, delimiter=None):
+        self.path = path
+        self.text = _Text(path, compression)
+        head = self.text.head()
+        if not head.strip(b"\xef\xbb\xbf \t\r\n"):
+            raise InputError(f"{path}: the file is empty")
+        self.names, self.delimiter, self.skip = _sniff(head, path, delimiter)
+        dup = sorted({n for n in self.names if self.names.count(n) > 1})
+        if dup:
+            raise InputError(f"{path}: the header names column(s) {dup} more than once")
+
+    def where(self, record) -> str:
+        return f"row {record + 2}"
+
+    def chunks(self, cols: Columns, skip_missing):
+        import pyarrow as pa
+        import pyarrow.csv as pcsv
+
+        bad_rows = []
+
+        def on_invalid(row):
+            bad_rows.append(row)
+            return "error"
+
+        kinds = {c: "outcome" if (c == cols.y and cols.multiclass is None) else "number" for c in cols.names}
+        stream = self.text.open()
         try:
-            # blank lines before the header are skipped, as blank records are below
-            header = next(rec for rec in reader if rec)
-        except StopIteration:
-            raise InputError(f"{path}: the file is empty") from None
-        except (csv.Error, UnicodeDecodeError) as e:
-            raise InputError(f"{path}: not a readable CSV file ({e})") from None
-        header = [h.strip() for h in header]
-        missing = [c for c in cols if c not in header]
-        if missing:
-            raise InputError(f"{path}: missing column(s) {missing}; the header has {header}")
-        idx = [header.index(c) for c in cols]
-        need = max(idx)
-        buf = {c: [] for c in cols}
-        rows = []
-        try:
-            for rec in reader:
-                if not rec:
+            reader = pcsv.open_csv(
+                stream,
+                read_options=pcsv.ReadOptions(column_names=self.names, skip_rows=self.skip,
+                                              block_size=1 << 22, use_threads=False),
+                parse_options=pcsv.ParseOptions(delimiter=self.delimiter, invalid_row_handler=on_invalid),
+                convert_options=pcsv.ConvertOptions(
+                    include_columns=cols.names, column_types={c: pa.string() for c in cols.names},
+                    strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
+                ),
+            )
+        except pa.ArrowInvalid as e:
+            stream.close()
+            if bad_rows:
+                raise InputError(f"{self.path}: {self._bad_row(bad_rows[0])}") from None
+            raise InputError(f"{self.path}: not a readable CSV file ({_os_reason(e)})") from None
+        start = 0
+        with stream:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                except (pa.ArrowInvalid, OSError) as e:
+                    if bad_rows:
+                        raise InputError(f"{self.path}: {self._bad_row(bad_rows[0])}") from None
+                    what = f"{self.text.compression}-compressed " if self.text.compression else ""
+                    raise InputError(f"{self.path}: not a readable {what}CSV file after row {start + 1} "
+                                     f"({_os_reason(e)})") from None
+                n = batch.num_rows
+                rows = np.arange(start, start + n, dtype=np.int64)
+                start += n
+                if n == 0:
                     continue
-                if len(rec) <= need:
-                    c = next(c for c, i in zip(cols, idx) if i >= len(rec))
-                    raise InputError(f"{path}: row {reader.line_num} has no value for column {c!r}")
-                for c, i in zip(cols, idx):
-                    buf[c].append(rec[i])
-                rows.append(reader.line_num)
-                if len(rows) >= CHUNK_ROWS:
-                    yield rows, _columns(path, buf, rows)
-                    buf = {c: [] for c in cols}
-                    rows = []
-        except (csv.Error, UnicodeDecodeError) as e:
-            raise InputError(f"{path}: not a readable CSV file near row {reader.line_num} ({e})") from None
-        if rows:
-            yield rows, _columns(path, buf, rows)
+                if skip_missing:
+                    miss = np.zeros(n, dtype=bool)
+                    for c in cols.names:
+                        miss |= _missing_mask(batch.column(c))
+                    if miss.any():
+                        keep = ~miss
+                        batch = batch.filter(pa.array(keep))
+                        yield rows[miss], None  # skipped rows, counted by the reader
+                        rows = rows[keep]
+                        if rows.shape[0] == 0:
+                            continue
+                arrays = {c: _text_column(batch.column(c), c, kinds[c], self.path, rows, self.where, self.delimiter)
+                          for c in cols.names}
+                yield rows, arrays
+
+    def _bad_row(self, row):
+        fields = row.actual_columns
+        where = f"row {row.number}" if row.number is not None else "a row"
+        return (f"{where} has {fields} field{'s' * (fields != 1)}, the header has {row.expected_columns} "
+                f"(delimiter {self.delimiter!r}): {row.text[:60]!r}")
 
 
-def _npz_chunks(path: Path, cols: list[str]):
-    """Yield (first row offset, dict of arrays) slices of CHUNK_ROWS of the named 1-D arrays."""
+class _JSONSource:
+    kind = "jsonl"
+
+    def __init__(self, path, compression):
+        self.path = path
+        self.text = _Text(path, compression)
+        head = self.text.head()
+        if not head.strip(b"\xef\xbb\xbf \t\r\n"):
+            raise InputError(f"{path}: the file is empty")
+        self._reader, self._stream, self._first = self._open()
+        self.names = self._reader.schema.names
+
+    def _open(self):
+        import pyarrow as pa
+        import pyarrow.json as pj
+
+        stream = self.text.open()
+        try:
+            reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=1 << 22))
+        except pa.ArrowInvalid as e:
+            stream.close()
+            raise InputError(f"{self.path}: not a readable JSON-lines file ({_json_reason(e, 0)})") from None
+        return reader, stream, True
+
+    def where(self, record) -> str:
+        return f"row {record + 1}"
+
+    def chunks(self, cols: Columns, skip_missing):
+        import pyarrow as pa
+
+        reader, stream = self._reader, self._stream
+        start = 0
+        with stream:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                except (pa.ArrowInvalid, OSError) as e:
+                    raise InputError(f"{self.path}: not a readable JSON-lines file ({_json_reason(e, start)})") from None
+                n = batch.num_rows
+                rows = np.arange(start, start + n, dtype=np.int64)
+                start += n
+                yield from _typed_batch(self, batch, cols, rows, skip_missing)
+
+
+def _json_reason(e, start):
+    text = _os_reason(e)
+    m = re.search(r" in row (\d+)$", text)
+    if m:  # pyarrow counts rows within the block being read
+        text = text[: m.start()] + f" (row {start + int(m.group(1)) + 1})"
+    return text
+
+
+def _typed_batch(source, batch, cols: Columns, rows, skip_missing):
+    """Numeric numpy arrays of a pyarrow record batch (Parquet, Feather, JSON lines).
+
+    Yields (skipped rows, None) and (rows, arrays) as the text reader does; InputError for a
+    column that is not numeric or boolean, or a null value (unless skipped).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    if n == 0:
+        return
+    miss = np.zeros(n, dtype=bool)
+    for c in cols.names:
+        col = batch.column(c)
+        t = col.type
+        if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t) or pa.types.is_null(t)):
+            raise InputError(f"{source.path}: column {c!r} has type {t}, not a number")
+        if col.null_count:
+            nulls = pc.is_null(col).to_numpy(zero_copy_only=False)
+            if not skip_missing:
+                first = int(np.flatnonzero(nulls)[0])
+                raise InputError(f"{source.path}: column {c!r}, {source.where(rows[first])}: missing value (null)")
+            miss |= nulls
+        elif skip_missing and pa.types.is_floating(t):
+            miss |= pc.is_nan(col).to_numpy(zero_copy_only=False)
+    if miss.any():
+        yield rows[miss], None
+        keep = ~miss
+        batch = batch.filter(pa.array(keep))
+        rows = rows[keep]
+        if rows.shape[0] == 0:
+            return
+    yield rows, {c: batch.column(c).to_numpy(zero_copy_only=False) for c in cols.names}
+
+
+class _ParquetSource:
+    kind = "parquet"
+
+    def __init__(self, path):
+        import pyarrow.parquet as pq
+
+        self.path = path
+        _check_file(path)
+        try:
+            self.file = pq.ParquetFile(path)
+        except Exception as e:  # pyarrow raises several types for unreadable files
+            raise InputError(f"{path}: not a readable Parquet file ({_os_reason(e)})") from None
+        self.names = self.file.schema_arrow.names
+
+    def where(self, record) -> str:
+        return f"row offset {record}"
+
+    def chunks(self, cols: Columns, skip_missing):
+        start = 0
+        with self.file:
+            batches = self.file.iter_batches(batch_size=CHUNK_ROWS, columns=cols.names)
+            while True:
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    return
+                except Exception as e:  # a corrupt page surfaces here, mid-file
+                    raise InputError(f"{self.path}: not a readable Parquet file after row offset {start} "
+                                     f"({_os_reason(e)})") from None
+                rows = np.arange(start, start + batch.num_rows, dtype=np.int64)
+                start += batch.num_rows
+                yield from _typed_batch(self, batch, cols, rows, skip_missing)
+
+
+class _ArrowSource:
+    kind = "arrow"
+
+    def __init__(self, path):
+        import pyarrow as pa
+
+        self.path = path
+        _check_file(path)
+        try:
+            self.reader = pa.ipc.open_file(pa.memory_map(str(path), "r"))
+            self.stream = False
+        except (pa.ArrowInvalid, OSError):
+            try:
+                self.reader = pa.ipc.open_stream(pa.OSFile(str(path), "rb"))
+                self.stream = True
+            except (pa.ArrowInvalid, OSError) as e:
+                raise InputError(f"{path}: not a readable Feather (v2) or Arrow IPC file ({_os_reason(e)})") from None
+        self.names = self.reader.schema.names
+
+    def where(self, record) -> str:
+        return f"row offset {record}"
+
+    def _batches(self):
+        if self.stream:
+            yield from self.reader
+        else:
+            for i in range(self.reader.num_record_batches):
+                yield self.reader.get_batch(i)
+
+    def chunks(self, cols: Columns, skip_missing):
+        import pyarrow as pa
+
+        start = 0
+        batches = self._batches()
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            except (pa.ArrowInvalid, OSError) as e:
+                raise InputError(f"{self.path}: not a readable Arrow IPC file after row offset {start} "
+                                 f"({_os_reason(e)})") from None
+            batch = batch.select(cols.names)
+            for lo in range(0, batch.num_rows, CHUNK_ROWS):
+                part = batch.slice(lo, CHUNK_ROWS)
+                rows = np.arange(start, start + part.num_rows, dtype=np.int64)
+                start += part.num_rows
+                yield from _typed_batch(self, part, cols, rows, skip_missing)
+
+
+def _check_file(path):
+    if not path.exists():
+        raise InputError(f"{path}: cannot read: No such file or directory")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: the file is empty")
+
+
+def _numpy_arrays(source, arrays: dict, cols: Columns, skip_missing):
+    """Chunks of CHUNK_ROWS of named 1-D numpy arrays (.npz, .npy)."""
+    lengths = {c: arrays[c].shape[0] for c in cols.names}
+    if len(set(lengths.values())) > 1:
+        raise InputError(f"{source.path}: arrays have different lengths {lengths}")
+    n = lengths[cols.y]
+    for start in range(0, n, CHUNK_ROWS):
+        rows = np.arange(start, min(n, start + CHUNK_ROWS), dtype=np.int64)
+        chunk = {c: np.asarray(arrays[c][start : start + CHUNK_ROWS]) for c in cols.names}
+        if skip_missing:
+            miss = np.zeros(rows.shape[0], dtype=bool)
+            for a in chunk.values():
+                if a.dtype.kind == "f":
+                    miss |= np.isnan(a)
+            if miss.any():
+                yield rows[miss], None
+                rows = rows[~miss]
+                chunk = {c: a[~miss] for c, a in chunk.items()}
+        if rows.shape[0]:
+            yield rows, chunk
+
+
+class _NpySource:
+    kind = "npy"
+
+    def __init__(self, path):
+        self.path = path
+        _check_file(path)
+        with path.open("rb") as fh:
+            magic = fh.read(6)
+        if magic != _NPY_MAGIC:
+            raise InputError(f"{path}: not a .npy file (no numpy header)")
+        try:
+            self.array = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (ValueError, OSError, EOFError) as e:
+            raise InputError(f"{path}: not a readable .npy file ({_os_reason(e)})") from None
+        if self.array.dtype.names is None:
+            raise InputError(
+                f"{path}: a .npy file must hold a structured array with named fields (y, p, ...); this one "
+                f"holds a plain {self.array.dtype} array of shape {self.array.shape}, whose columns have no "
+                "names. Save named columns with np.savez(path, y=y, p=p) or a structured array")
+        if self.array.ndim != 1:
+            raise InputError(f"{path}: the structured array must be 1-D, got shape {self.array.shape}")
+        self.names = list(self.array.dtype.names)
+
+    def where(self, record) -> str:
+        return f"row offset {record}"
+
+    def chunks(self, cols: Columns, skip_missing):
+        for c in cols.names:
+            if self.array.dtype[c].kind not in "biuf" or self.array.dtype[c].shape:
+                raise InputError(f"{self.path}: field {c!r} must be numeric, got dtype {self.array.dtype[c]}")
+        yield from _numpy_arrays(self, {c: self.array[c] for c in cols.names}, cols, skip_missing)
+
+
+class _NpzSource:
+    kind = "npz"
+
+    def __init__(self, path):
+        self.path = path
+        self.names = None
+
+    def where(self, record) -> str:
+        return f"row offset {record}"
+
+    def chunks(self, cols: Columns, skip_missing):
+        arrays = self.arrays
+        for c in cols.names:
+            a = arrays[c]
+            if a.ndim != 1:
+                raise InputError(f"{self.path}: array {c!r} must be 1-D, got shape {a.shape}")
+            if a.dtype.kind not in "biuf":
+                raise InputError(f"{self.path}: array {c!r} must be numeric, got dtype {a.dtype}")
+        yield from _numpy_arrays(self, arrays, cols, skip_missing)
+
+    def load(self):
+        """Read the archive (a zip of arrays: loaded whole, each array read once)."""
+        self.arrays = _load_npz(self.path)
+        self.names = list(self.arrays)
+
+
+def _load_npz(path: Path) -> dict:
     # A .npz archive is a zip file. np.load would read anything else as a pickle (and
     # refuse it with a message about pickles) and fails on an empty file with EOFError,
     # so the zip header is checked first. The file is opened here, not by np.load, which
@@ -159,103 +783,253 @@ def _npz_chunks(path: Path, cols: list[str]):
         except (ValueError, zipfile.BadZipFile) as e:
             raise InputError(f"{path}: not a readable .npz file ({e})") from None
         with data:
-            missing = [c for c in cols if c not in data.files]
-            if missing:
-                raise InputError(f"{path}: missing array(s) {missing}; the file has {data.files}")
             arrays = {}
-            for c in cols:
+            for c in data.files:
                 try:
-                    a = data[c]
+                    arrays[c] = data[c]
                 except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:
                     raise InputError(f"{path}: array {c!r} is not readable ({e})") from None
-                if a.ndim != 1:
-                    raise InputError(f"{path}: array {c!r} must be 1-D, got shape {a.shape}")
-                if a.dtype.kind not in "biuf":
-                    raise InputError(f"{path}: array {c!r} must be numeric, got dtype {a.dtype}")
-                arrays[c] = a
-    lengths = {c: a.shape[0] for c, a in arrays.items()}
-    if len(set(lengths.values())) > 1:
-        raise InputError(f"{path}: arrays have different lengths {lengths}")
-    n = lengths[cols[0]]
-    for start in range(0, n, CHUNK_ROWS):
-        yield start, {c: a[start : start + CHUNK_ROWS] for c, a in arrays.items()}
+    return arrays
 
 
-def _parquet_chunks(path: Path, cols: list[str]):
-    """Yield (first row offset, dict of arrays), one pyarrow record batch of CHUNK_ROWS at a time."""
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise InputError("reading Parquet needs pyarrow: pip install 'fastcdl[io]'") from None
-    if not path.exists():
-        raise InputError(f"{path}: cannot read: No such file or directory")
-    if path.stat().st_size == 0:
-        raise InputError(f"{path}: the file is empty")
-    try:
-        f = pq.ParquetFile(path)
-    except Exception as e:  # pyarrow raises several types for unreadable files
-        raise InputError(f"{path}: not a readable Parquet file ({e})") from None
-    with f:
-        schema = f.schema_arrow
-        missing = [c for c in cols if c not in schema.names]
-        if missing:
-            raise InputError(f"{path}: missing column(s) {missing}; the file has {schema.names}")
-        for c in cols:
-            t = schema.field(c).type
-            if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)):
-                raise InputError(f"{path}: column {c!r} has type {t}, not a number")
-        start = 0
-        batches = f.iter_batches(batch_size=CHUNK_ROWS, columns=cols)
-        while True:
-            try:
-                batch = next(batches)
-            except StopIteration:
-                return
-            except Exception as e:  # a corrupt page surfaces here, mid-file
-                raise InputError(f"{path}: not a readable Parquet file after row offset {start} ({e})") from None
-            chunk = {}
-            for c in cols:
-                col = batch.column(c)
-                if col.null_count:
-                    first = int(np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))[0])
-                    raise InputError(f"{path}: column {c!r}, row offset {start + first}: missing value (null)")
-                a = col.to_numpy(zero_copy_only=False)
-                if a.dtype.kind == "f":
-                    bad = np.flatnonzero(np.isnan(a))
-                    if bad.shape[0]:
-                        raise InputError(f"{path}: column {c!r}, row offset {start + int(bad[0])}: NaN")
-                chunk[c] = a
-            yield start, chunk
-            start += batch.num_rows
+def open_source(path, fmt=None, delimiter=None):
+    """The reader of a file (or "-", standard input), by its format (see :func:`detect_format`)."""
+    kind, comp = detect_format(path, fmt)
+    if str(path) != "-":
+        path = Path(path)
+        if path.is_dir():
+            raise InputError(f"{path}: is a folder, not a file of predictions")
+        if not path.exists():
+            raise InputError(f"{path}: cannot read: No such file or directory")
+    if delimiter is not None:
+        if kind != "csv":
+            raise InputError(f"--delimiter applies to delimited text files, not to {_KIND_NAMES[kind]} files")
+        if delimiter not in DELIMITERS and len(delimiter) != 1:
+            raise InputError(f"--delimiter must be one character or tab, comma, semicolon, pipe; got {delimiter!r}")
+        delimiter = DELIMITERS.get(delimiter, delimiter)
+    if kind in ("csv", "jsonl"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError("reading text files needs pyarrow: pip install 'fastcdl[io]'") from None
+        return _CSVSource(path, comp, delimiter) if kind == "csv" else _JSONSource(path, comp)
+    if str(path) == "-":
+        raise InputError(f"standard input is read as CSV or JSON lines (--format csv or jsonl), not as "
+                         f"{_KIND_NAMES[kind]}: pass the file's path")
+    if kind in ("parquet", "arrow"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError(f"reading {_KIND_NAMES[kind]} needs pyarrow: pip install 'fastcdl[io]'") from None
+        return _ParquetSource(path) if kind == "parquet" else _ArrowSource(path)
+    if kind == "npy":
+        return _NpySource(path)
+    src = _NpzSource(path)
+    src.load()
+    return src
 
 
-def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs=None) -> BucketStats:
-    """Bucket table (q_i, n_i, s_i) of the outcomes and predictions in a file.
+# -- reducing chunks into tables --------------------------------------------------------------
 
-    ``path`` is a CSV file (a header row, then one row per round), a Parquet file or a
-    ``.npz`` archive of named 1-D arrays (chosen by the suffix: ``.parquet``/``.pq``,
-    ``.npz``, anything else is read as CSV). The columns ``y_col`` (0/1 outcomes),
-    ``p_col`` (probabilities) and optionally ``weight_col`` (sample weights) are read
-    CHUNK_ROWS rows at a time; each chunk is reduced with :func:`fastcdl.bucket_stats`
-    and the tables are merged with ``+``, which is exact, so memory is O(CHUNK_ROWS + m)
-    for a file of any size. Cost O(T log T) for exact buckets, O(T) for ``bins=M``, plus
-    parsing (CSV is parsed in Python, roughly 1 s per million rows; Parquet by pyarrow).
-    ``bins`` and ``n_jobs`` are as in :func:`fastcdl.bucket_stats`: an integer ``bins``
-    is at most 2^24 whatever the size of the chunks (each chunk is binned alike and the
-    tables merge), and ``n_jobs`` threads bin each chunk.
 
-    Raises :class:`InputError` (a ValueError) with one line naming the file, and the
-    column and row where known, for a missing or unreadable file, missing columns,
-    non-numeric cells, NaN or missing values, outcomes other than 0/1, probabilities
-    outside [0, 1], negative weights, an empty file, ``bins`` that is not a positive
-    integer (at most 2^24) or an array of edges, or a bad ``n_jobs``.
+@dataclass(frozen=True, eq=False)
+class FileStats:
+    """What a file holds, reduced: the bucket tables and the facts the command line reports.
 
-    >>> from fastcdl.io import read_stats
-    >>> st = read_stats("examples/forecasts.csv")   # doctest: +SKIP
-    >>> st.total, st.n_buckets                       # doctest: +SKIP
-    (1095, 21)
+    stats            the bucket table: of (y, p) for a binary file, of the top-label problem
+                     for k classes with multiclass="top-label"; None for "classwise"
+    per_class        classwise: one table per class (P_j against y == j), else None
+    columns          the :class:`Columns` read
+    n_rows           data rows read (skipped rows included)
+    skipped          rows skipped for a missing value (skip_missing=True)
+    integer_weights  True when every weight is a whole number, None without weights
+    rows             k classes: (distinct rows Q (m, k), weighted outcome counts (m, k)) when
+                     there are at most ``max_rows`` distinct rows (the exact multiclass CDL's
+                     input), else None
+    """
+
+    stats: BucketStats | None
+    per_class: tuple | None
+    columns: Columns
+    n_rows: int
+    skipped: int
+    integer_weights: bool | None
+    rows: tuple | None
+
+    @property
+    def weighted(self) -> bool:
+        return self.columns.weight is not None
+
+
+class _Reducer:
+    def __init__(self, source, cols: Columns, bins, n_jobs, max_rows):
+        self.source = source
+        self.cols = cols
+        self.bins = bins
+        self.n_jobs = n_jobs
+        # per binary problem, the chunks' tables: exact ones are merged once at the end (one
+        # stable sort of their runs, O(m log chunks), not O(m) per chunk), binned ones as
+        # they come (m is small)
+        self.stacks = [[] for _ in (cols.p if cols.multiclass == "classwise" else (None,))]
+        self.n_rows = 0
+        self.skipped = 0
+        self.integer_weights = None if cols.weight is None else True
+        self.max_rows = max_rows
+        self.rows = (np.zeros((0, len(cols.p))), np.zeros((0, len(cols.p)))) if cols.multiclass else None
+
+    # a ValidationError about one value is told as the file's column and row
+    def _fail(self, e, rows, names):
+        path = self.source.path
+        if isinstance(e, ValidationError) and e.argument in names and e.index is not None:
+            i, j = e.index if isinstance(e.index, tuple) else (e.index, None)
+            col = names[e.argument] if j is None or e.argument != "P" else self.cols.p[j]
+            if e.argument == "P" and j is None:  # a row of P
+                subject = f"columns {', '.join(self.cols.p)}"
+                raise InputError(f"{path}: {e.describe(subject, where=self.source.where(rows[i]))}; normalise "
+                                 "the rows or write more digits") from None
+            raise InputError(f"{path}: {e.describe(f'column {col!r}', where=self.source.where(rows[i]))}") from None
+        span = f"in {self.source.where(rows[0])}..{self.source.where(rows[-1]).split()[-1]}" if rows.shape[0] else ""
+        raise InputError(f"{path}: {e} ({span})") from None
+
+    def add(self, rows, arrays):
+        from fastcdl import metrics
+
+        self.n_rows += rows.shape[0]
+        cols = self.cols
+        w = arrays[cols.weight] if cols.weight else None
+        if w is not None and self.integer_weights:
+            with np.errstate(invalid="ignore"):
+                self.integer_weights = bool(np.all(np.floor(w) == w))
+        names = {"y_true": cols.y, "y_prob": cols.p[0], "sample_weight": cols.weight, "P": cols.p[0]}
+        zero = w is not None and bool(np.all(w == 0))
+        try:
+            if cols.multiclass is None:
+                views = [(arrays[cols.y], arrays[cols.p[0]])]
+            else:
+                P = np.column_stack([arrays[c] for c in cols.p])
+                if P.dtype.kind != "f":
+                    P = P.astype(np.float64)
+                y, P = check_distributions(arrays[cols.y], P)
+                if self.rows is not None:
+                    self._add_rows(y, P, w)
+                if cols.multiclass == "top-label":
+                    views = [top_label(y, P)]
+                else:
+                    views = [(y == j, P[:, j].astype(np.float64)) for j in range(P.shape[1])]
+            tables = []
+            for yy, pp in views:
+                if zero:  # valid (other chunks may carry weight): check, then leave out of the merge
+                    metrics.bucket_stats(yy, pp, bins=self.bins, n_jobs=self.n_jobs)
+                    tables.append(None)
+                else:
+                    tables.append(metrics.bucket_stats(yy, pp, bins=self.bins, sample_weight=w, n_jobs=self.n_jobs))
+        except ValueError as e:
+            self._fail(e, rows, names)
+        for stack, t in zip(self.stacks, tables):
+            if t is None:
+                continue
+            if t.edges is not None and stack:
+                t = stack.pop() + t
+            stack.append(t)
+
+    def totals(self) -> list:
+        """The merged table of each binary problem (None where no row carried weight)."""
+        return [None if not stack else stack[0] if len(stack) == 1 else _merge_exact(stack)
+                for stack in self.stacks]
+
+    def _add_rows(self, y, P, w):
+        k = P.shape[1]
+        Q, inv = np.unique(P.astype(np.float64), axis=0, return_inverse=True)
+        inv = inv.ravel()
+        weights = None if w is None else np.asarray(w, dtype=np.float64)
+        C = np.bincount(inv * k + y, weights=weights, minlength=Q.shape[0] * k).reshape(-1, k)
+        Q0, C0 = self.rows
+        Q, inv = np.unique(np.concatenate([Q0, Q]), axis=0, return_inverse=True)
+        if Q.shape[0] > self.max_rows:
+            self.rows = None
+            return
+        merged = np.zeros((Q.shape[0], k))
+        np.add.at(merged, inv.ravel(), np.concatenate([C0, C]))
+        self.rows = (Q, merged)
+
+    def result(self) -> FileStats:
+        cols = self.cols
+        totals = self.totals()
+        if cols.multiclass == "classwise":
+            empty = any(t is None for t in totals)
+            stats, per_class = None, None if empty else tuple(totals)
+        else:
+            empty = totals[0] is None
+            stats, per_class = totals[0], None
+        if empty:
+            if self.n_rows > self.skipped and cols.weight:
+                raise InputError(f"{self.source.path}: no rows with positive weight in column {cols.weight!r}")
+            if self.skipped:
+                raise InputError(f"{self.source.path}: no rows left: all {self.skipped} have a missing value")
+            raise InputError(f"{self.source.path}: no rows")
+        rows = self.rows
+        if rows is not None:
+            keep = rows[1].sum(axis=1) > 0
+            rows = (rows[0][keep], rows[1][keep])
+        return FileStats(stats, per_class, cols, self.n_rows, self.skipped, self.integer_weights, rows)
+
+
+def _merge_exact(tables) -> BucketStats:
+    """The exact tables of consecutive chunks merged into one: the same table as merging them
+    left to right with ``+`` (a stable sort keeps chunk order within each value, so float
+    weights add in the same order)."""
+    q = np.concatenate([t.values for t in tables])
+    order = np.argsort(q, kind="stable")  # sorted runs: timsort merges them
+    q = q[order]
+    start = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    n = np.add.reduceat(np.concatenate([t.counts for t in tables])[order], start)
+    s = np.add.reduceat(np.concatenate([t.positives for t in tables])[order], start)
+    keys = q[start]
+    return BucketStats._owned(keys, n, s, keys * n)
+
+
+def _rechunk(chunks, reducer):
+    """Feed the reducer pieces of exactly CHUNK_ROWS rows (the last one shorter)."""
+    held, held_rows, n = [], [], 0
+    for rows, arrays in chunks:
+        if arrays is None:  # skipped rows
+            reducer.skipped += rows.shape[0]
+            reducer.n_rows += rows.shape[0]
+            continue
+        held.append(arrays)
+        held_rows.append(rows)
+        n += rows.shape[0]
+        size = CHUNK_ROWS
+        while n >= size:
+            all_rows = np.concatenate(held_rows)
+            cat = {c: np.concatenate([h[c] for h in held]) for c in held[0]}
+            reducer.add(all_rows[:size], {c: a[:size] for c, a in cat.items()})
+            held = [{c: a[size:] for c, a in cat.items()}]
+            held_rows = [all_rows[size:]]
+            n -= size
+    if n:
+        all_rows = np.concatenate(held_rows)
+        reducer.add(all_rows, {c: np.concatenate([h[c] for h in held]) for c in held[0]})
+
+
+def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multiclass=None, weight_col=None,
+              bins=None, n_jobs=None, fmt=None, delimiter=None, skip_missing=False, max_rows=1000) -> FileStats:
+    """Read a file of predictions (module docstring) into a :class:`FileStats`.
+
+    Binary files: the outcome column ``y_col`` (0/1, or true/false) and the probability
+    column ``p_col`` (default "p"). k classes: one probability column per class, named by
+    ``p_cols`` (a list or "p_0,p_1,...") or ``p_prefix`` ("p_" reads p_0, p_1, ...), or found
+    by themselves (p0.., p_0.., prob_0.., proba_0..) when the file has no column "p";
+    ``y_col`` then holds the labels 0..k-1 and ``multiclass`` is "top-label" (default) or
+    "classwise" (docs/metrics.md). ``weight_col``: optional sample weights. ``bins`` and
+    ``n_jobs`` as in :func:`fastcdl.bucket_stats`. ``fmt``: the format when the suffix does not
+    say it ("csv", "tsv", "jsonl", "parquet", "feather", "npz", "npy", "csv.gz", ...).
+    ``delimiter``: the CSV delimiter (default: found in the header line). ``skip_missing``:
+    skip rows with a missing value instead of refusing them. ``max_rows``: the most distinct
+    rows of k-class predictions kept for the exact multiclass CDL.
+
+    Memory O(CHUNK_ROWS + m); cost O(T log T) for exact buckets, O(T) for bins=M, plus
+    parsing (pyarrow). Raises :class:`InputError` (module docstring).
     """
     from fastcdl._validate import check_bins, check_n_jobs
 
@@ -265,60 +1039,60 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs
         check_n_jobs(n_jobs)
     except ValueError as e:
         raise InputError(str(e)) from None
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder, not a file of predictions")
-    cols = [y_col, p_col] + ([weight_col] if weight_col else [])
-    if len(set(cols)) < len(cols):
-        raise InputError(f"the outcome, probability and weight columns must differ, got {cols}")
-    total, n_rows = _file_stats(path, _kind(path), cols, bins, n_jobs)
-    if total is None:
-        if n_rows:
-            raise InputError(f"{path}: no rows with positive weight in column {weight_col!r}")
-        raise InputError(f"{path}: no rows")
-    return total
+    source = open_source(path, fmt, delimiter)
+    cols = resolve_columns(source.names, source.path, y_col=y_col, p_col=p_col, p_cols=p_cols, p_prefix=p_prefix,
+                           weight_col=weight_col, multiclass=multiclass)
+    reducer = _Reducer(source, cols, bins, n_jobs, max_rows)
+    _rechunk(source.chunks(cols, skip_missing), reducer)
+    return reducer.result()
 
 
-def _kind(path: Path) -> str:
-    """The reader for a file, by its suffix: "parquet", "npz" or (anything else) "csv"."""
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        return "parquet"
-    return "npz" if suffix == ".npz" else "csv"
+def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs=None, **options) -> BucketStats:
+    """Bucket table (q_i, n_i, s_i) of the outcomes and predictions in a file.
+
+    ``path`` is any file of the module docstring's list. The columns ``y_col`` (0/1
+    outcomes), ``p_col`` (probabilities) and optionally ``weight_col`` (sample weights) are
+    read CHUNK_ROWS rows at a time; each chunk is reduced with :func:`fastcdl.bucket_stats`
+    and the tables are merged with ``+``, which is exact, so memory is O(CHUNK_ROWS + m)
+    for a file of any size. Cost O(T log T) for exact buckets, O(T) for ``bins=M``, plus
+    parsing (pyarrow; a 10^7-row CSV in about a second). ``bins`` and ``n_jobs`` are as in
+    :func:`fastcdl.bucket_stats`. Other options (``p_cols``, ``p_prefix``,
+    ``multiclass="top-label"``, ``fmt``, ``delimiter``, ``skip_missing``) as in
+    :func:`read_file`; class-wise tables come from :func:`read_file`.
+
+    Raises :class:`InputError` (a ValueError) with one line naming the file, and the
+    column and row where known, for a missing or unreadable file, an unsupported format,
+    missing columns, non-numeric cells, NaN or missing values, outcomes other than 0/1,
+    probabilities outside [0, 1], negative weights, an empty file, ``bins`` that is not a
+    positive integer (at most 2^24) or an array of edges, or a bad ``n_jobs``.
+
+    >>> from fastcdl.io import read_stats
+    >>> st = read_stats("examples/forecasts.csv")   # doctest: +SKIP
+    >>> st.total, st.n_buckets                       # doctest: +SKIP
+    (1095, 21)
+    """
+    if options.get("multiclass") == "classwise":
+        raise InputError("read_stats gives one table; read class-wise tables with read_file")
+    if p_col == "p" and (options.get("p_cols") or options.get("p_prefix")):
+        p_col = None
+    if p_col == "p":
+        p_col = None  # the default: a file without column p may hold one column per class
+    return read_file(path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins, n_jobs=n_jobs,
+                     **options).stats
 
 
 def _file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):
-    """(merged BucketStats of the file's chunks, number of rows read).
+    """(merged BucketStats of a file's chunks, number of rows read), for fastcdl.dask.
 
-    The table is None when no row carries weight (no rows, or all weights zero), so
-    callers that merge several files can decide whether that is an error.
+    ``cols`` is [y, p] or [y, p, weight]. The table is None when no row carries weight (no
+    rows, or all weights zero), so callers that merge several files can decide whether that
+    is an error.
     """
-    total = None
-    n_rows = 0
-    if kind == "csv":
-        for rows, chunk in _csv_chunks(path, cols):
-
-            def locate(i, rows=rows):
-                return f"in rows {rows[0]}..{rows[-1]}" if i is None else f"row {rows[i]}"
-
-            st = _chunk_stats(path, chunk, cols, bins, locate, n_jobs)
-            n_rows += len(rows)
-            if st is not None:
-                total = st if total is None else total + st
-        return total, n_rows
-    chunks = _npz_chunks(path, cols) if kind == "npz" else _parquet_chunks(path, cols)
-    for start, chunk in chunks:
-        n = chunk[cols[0]].shape[0]
-        if n == 0:
-            continue
-
-        def locate(i, start=start, n=n):
-            if i is None:
-                return f"in the rows at offsets {start}..{start + n - 1}"
-            return f"row offset {start + i}"
-
-        st = _chunk_stats(path, chunk, cols, bins, locate, n_jobs)
-        n_rows += n
-        if st is not None:
-            total = st if total is None else total + st
-    return total, n_rows
+    source = open_source(path, kind)
+    missing = [c for c in cols if c not in source.names]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {missing}; the file has {source.names}")
+    columns = Columns(cols[0], (cols[1],), cols[2] if len(cols) > 2 else None, None)
+    reducer = _Reducer(source, columns, bins, n_jobs, 0)
+    _rechunk(source.chunks(columns, False), reducer)
+    return reducer.totals()[0], reducer.n_rows

@@ -100,7 +100,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
             q, n, s = _kb.runs_weighted(p[order], y[order], w[order])
             keep = n > 0
             q, n, s = q[keep], n[keep], s[keep]
-        return BucketStats(q, n, s, q * n)
+        return BucketStats._owned(q, n, s, q * n)
 
     edges, uniform = _validate.check_bins(bins)
     m = edges.shape[0] - 1
@@ -129,7 +129,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     # outside it, which would break the order of the buckets, so it is put back (to the
     # nominal edges: a bin's points may lie up to 8 ulps above its upper edge, see above).
     q = np.clip(ps / n, edges[idx], edges[idx + 1])
-    return BucketStats(q, n, s, ps, edges, idx.astype(np.int64))
+    return BucketStats._owned(q, n, s, ps, edges, idx.astype(np.int64))
 
 
 def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None) -> BucketStats:
@@ -422,6 +422,37 @@ class CDLReport:
         """The worst task's best response (row of ``payoff``) at belief p, ties to the lowest row."""
         return int(best_response(self.payoff, float(p), 1.0))
 
+    def ordered_task(self):
+        """The worst task as a person would state it: (payoff, bounds).
+
+        ``payoff`` rows are the actions that are the best response on an interval of beliefs
+        of positive length, ordered from low to high beliefs; ``bounds`` (one fewer) are the
+        beliefs where one hands over to the next. Actions that are the best response only
+        at p = 0 or p = 1 (a kink there, reached only through a tie) and duplicate actions
+        (a kink of weight 0) are left out. Exact ties at the kinks are broken by lowering
+        entries by ulps rather than by the order of the rows, so
+        cfdl(..., payoff=payoff) == value whenever no action was left out; an action left
+        out takes with it the share of the value that predictions of exactly 0 or 1 bring.
+        """
+        mus = [float(k) for k in self.kinks]
+        if len(mus) == 1:
+            u = _ordered_v_task(self.sides[0])
+        else:
+            c1, c2 = (float(c) for c in self.weights)
+            u, _ = _three_action_task(mus[0], mus[1], c1, c2, self.sides, order=(0, 1, 2))
+        edges = sorted({0.0, 1.0, *mus})
+        rows, bounds = [], []
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            if hi <= lo:
+                continue
+            a = int(best_response(u, 0.5 * (lo + hi), 1.0))
+            if rows and (rows[-1] == a or np.allclose(u[rows[-1]], u[a], rtol=0.0, atol=1e-12)):
+                continue
+            if rows:
+                bounds.append(lo)
+            rows.append(a)
+        return u[rows].copy(), np.array(bounds)
+
     def __repr__(self) -> str:
         ks = ", ".join(f"{k:.6g}" for k in self.kinks)
         return (
@@ -525,7 +556,16 @@ def _v_task(side: str) -> np.ndarray:
     return np.array([right, left] if side == "left" else [left, right])
 
 
-def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
+def _ordered_v_task(side: str) -> np.ndarray:
+    """The V task with kink 1/2, rows [low, high]; at p = 1/2 'high' when side is "left"
+    (its tie broken by lowering the other action's payoff by an ulp), else 'low'."""
+    u = np.array([[1.0, 0.0], [0.0, 1.0]])
+    if side == "left":
+        u[0, 0] = np.nextafter(1.0, 0.0)
+    return u
+
+
+def _three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
     """Payoff matrix of c1 V_mu1 + c2 V_mu2 (docs/exact-cdl.md), rows ordered so ties attain the value.
 
     Actions from left to right: a0 = [B, 0], a1 = [B - c1 mu1, c1 (1 - mu1)], a2 = [0, A]
@@ -534,7 +574,9 @@ def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
     left). Rows are ordered to break exact ties that way; where rounding of the entries
     moved a kink off mu, the entry that moves only that kink is lowered by ulps until the
     exact best response at mu is the intended one. Returns (payoff, settled): settled is
-    False when the search gave up (it warns).
+    False when the search gave up (it warns). ``order`` (a permutation of 0, 1, 2) fixes the
+    rows instead: (0, 1, 2) lists the actions from low to high beliefs, and the lowering of
+    entries then also breaks the exact ties that the row order does not.
     """
     # B - c1 mu1 = c2 mu2 and c1 (1 - mu1) = A - c2 (1 - mu2); the product forms are
     # nonnegative by construction, and min() only removes an ulp of rounding above 1.
@@ -545,9 +587,10 @@ def _three_action_task(mu1, mu2, c1, c2, sides) -> np.ndarray:
     want2 = 2 if sides[1] == "left" else 1  # action wanted at p = mu2
     # (x, y) in `first` means row x must precede row y: ties go to the earlier row.
     first = [(1, 0) if want1 == 1 else (0, 1), (2, 1) if want2 == 2 else (1, 2)]
-    order = next(
-        o for o in itertools.permutations(range(3)) if all(o.index(x) < o.index(y) for x, y in first)
-    )
+    if order is None:
+        order = next(
+            o for o in itertools.permutations(range(3)) if all(o.index(x) < o.index(y) for x, y in first)
+        )
     u = np.array([[a0, a1, a2][a] for a in order])
     row = {a: order.index(a) for a in range(3)}
     # which entry to lower (row, column) to move the best response at a kink toward `want`

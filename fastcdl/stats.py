@@ -80,6 +80,18 @@ class BucketStats:
 
     # -- construction ---------------------------------------------------------------
     @classmethod
+    def _owned(cls, values, counts, positives, prob_sums, edges=None, bins=None) -> "BucketStats":
+        """A table of arrays that the caller has just made and holds nowhere else: frozen in
+        place instead of copied (a table of 10^7 buckets saves four copies)."""
+        obj = object.__new__(cls)
+        for name, arr in (("values", values), ("counts", counts), ("positives", positives),
+                          ("prob_sums", prob_sums), ("edges", edges), ("bins", bins)):
+            if arr is not None:
+                arr.setflags(write=False)
+            object.__setattr__(obj, name, arr)
+        return obj
+
+    @classmethod
     def from_table(cls, values, counts, positives, prob_sums=None) -> "BucketStats":
         """Exact buckets from a table (q_i, n_i, s_i); values need not be sorted or distinct.
 

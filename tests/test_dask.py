@@ -234,7 +234,7 @@ def test_parquet_single_file_and_renamed_columns(client, tmp_path):
 @pytest.mark.parametrize(
     "column, value, needle",
     [
-        ("p", np.nan, "part-2.parquet: column 'p', row offset 5: NaN"),
+        ("p", np.nan, "part-2.parquet: column 'p' contains NaN (row offset 5)"),
         ("p", 1.5, "part-2.parquet: column 'p' must lie in [0, 1]; found 1.5 (row offset 5)"),
         ("y", 2, "part-2.parquet: column 'y' must contain only 0 and 1"),
     ],

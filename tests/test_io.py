@@ -227,7 +227,7 @@ BAD_FILES = [
         "missing column",
         {"y": [0, 1], "q": [0.5, 0.5]},
         [],
-        {"csv": ["missing column", "'p'"], "parquet": ["missing column", "'p'"], "npz": ["missing array", "'p'"]},
+        {"csv": ["missing column", "'p'"], "parquet": ["missing column", "'p'"], "npz": ["missing column", "'p'"]},
     ),
     (
         "missing weight column",
