@@ -14,77 +14,153 @@ import sys
 import threading
 from pathlib import Path
 
-from fastcdl.io import InputError, read_stats
+import numpy as np
+
+from fastcdl.io import InputError, read_file, supported_formats
 
 
-def _task_in_words(report) -> list[str]:
-    names = {1: ["act", "wait"], 2: ["low", "high"], 3: ["low", "middle", "high"]}
-    u = report.payoff
-    # name the rows by the belief region where each one is the best response
-    probe = [0.0] + [float(k) for k in report.kinks] + [1.0]
-    mids = [(a + b) / 2 for a, b in zip(probe[:-1], probe[1:])]
-    order = []
-    for p in mids:
-        a = report.action_at(p)
-        if a not in order:
-            order.append(a)
-    label = dict(zip(order, names.get(len(order), [f"a{i}" for i in range(len(order))])))
-    k = report.kinks
-    last = f"at p = {k[-1]:.4g}" if k[-1] == 1.0 else f"above {k[-1]:.4g}"
-    if len(k) == 1:
-        regions = f"'{label[order[0]]}' when p < {k[0]:.4g}, '{label[order[-1]]}' {last}"
+def _num(v) -> str:
+    """A value with 4 significant digits (scientific below 1e-4): 0.02452, 1.234e-07, 0."""
+    v = float(v)
+    return "0" if v == 0 else f"{v:.4g}"
+
+
+def _rounds(fs) -> str:
+    """T in words: an integer count, or a total weight (an integer when the weights are)."""
+    T = float(sum(t.total for t in ([fs.stats] if fs.stats is not None else fs.per_class[:1])))
+    if not fs.weighted:
+        return f"T = {int(T)} rounds"
+    if fs.integer_weights:
+        return f"T = {int(round(T))} rounds (total weight of {fs.n_rows - fs.skipped} rows)"
+    return f"total weight T = {T:.6g} over {fs.n_rows - fs.skipped} rows"
+
+
+def _json_T(fs):
+    T = float(sum(t.total for t in ([fs.stats] if fs.stats is not None else fs.per_class[:1])))
+    return int(round(T)) if (not fs.weighted or fs.integer_weights) else T
+
+
+def _task_in_words(report, stats) -> tuple[list[str], dict]:
+    """The worst task as a person would state it (CDLReport.ordered_task): its regions,
+    payoffs and gain, in words and as JSON, with the rows in the same order."""
+    u, bounds = report.ordered_task()
+    names = {1: ["act"], 2: ["low", "high"], 3: ["low", "middle", "high"]}.get(len(u), [f"a{i}" for i in range(len(u))])
+    from fastcdl.metrics import cfdl
+
+    gain = float(cfdl(stats, payoff=u))
+    if len(u) == 1:
+        regions = f"'{names[0]}' at every belief"
     else:
-        regions = (
-            f"'{label[order[0]]}' when p < {k[0]:.4g}, "
-            + (f"'{label[order[1]]}' between {k[0]:.4g} and {k[1]:.4g}, " if len(order) == 3 else "")
-            + f"'{label[order[-1]]}' {last}"
-        )
-    pay = ", ".join(f"{label.get(a, f'a{a}')} ({u[a, 0]:.4g}, {u[a, 1]:.4g})" for a in order)
-    return [
-        f"worst decision task: {regions}",
-        f"  payoffs (if y=0, if y=1): {pay}",
-        f"  acting on the recalibrated frequencies gains it {report.value:.4g} per round",
-    ]
+        parts = [f"'{names[0]}' when p < {_num(bounds[0])}"]
+        for i in range(1, len(u) - 1):
+            parts.append(f"'{names[i]}' between {_num(bounds[i - 1])} and {_num(bounds[i])}")
+        parts.append(f"'{names[-1]}' above {_num(bounds[-1])}")
+        regions = ", ".join(parts)
+    pay = ", ".join(f"{n} ({_num(row[0])}, {_num(row[1])})" for n, row in zip(names, u))
+    lines = [f"worst decision task: {regions}", f"  payoffs (if y=0, if y=1): {pay}"]
+    if gain >= report.value - 1e-12 * max(1.0, report.value):
+        lines.append(f"  acting on the recalibrated frequencies gains it {_num(gain)} per round (= CDL)")
+    else:
+        ends = " and ".join(str(int(k)) for k in report.kinks if k in (0.0, 1.0))
+        lines.append(f"  acting on the recalibrated frequencies gains it {_num(gain)} per round; the CDL, "
+                     f"{_num(report.value)}, adds what predictions of exactly {ends or '0 or 1'} cost a "
+                     "decision maker who takes them at their word")
+    task = {"actions": names, "payoff": u.tolist(), "bounds": [float(b) for b in bounds], "gain": gain,
+            "kinks": report.kinks.tolist(), "weights": report.weights.tolist()}
+    return lines, task
+
+
+_ROWS = (
+    ("ECE", "ece", "expected calibration error"),
+    ("K2", "k2", "squared calibration error"),
+    ("VCDL", "vcdl", "worst V-shaped task"),
+    ("CDL", "cdl", "calibration decision loss (any task, payoffs in [0,1])"),
+    ("UCal", "ucal", "U-calibration error"),
+)
+
+
+def _binary_metrics(st):
+    from fastcdl.metrics import cdl_report, ece, k2, ucal
+
+    rep = cdl_report(st)
+    out = {"n_buckets": st.n_buckets, "ece": ece(st), "k2": k2(st), "vcdl": rep.vcdl,
+           "vcdl_kink": rep.vcdl_kink, "cdl": rep.value, "ucal": ucal(st)}
+    return out, rep
+
+
+def _exact_multiclass(fs, limit):
+    """(value or None, words): the exact CDL over all k outcomes, from the file's distinct rows."""
+    from fastcdl.multiclass import cdl_multiclass
+
+    if fs.rows is None:
+        return None, (f"not computed: more than {limit} distinct rows of predictions (--lp-rows raises "
+                      "the limit; the LP takes about 25 s at 400 rows)")
+    Q, C = fs.rows
+    k = Q.shape[1]
+    i, j = np.nonzero(C > 0)
+    value = cdl_multiclass(j, Q[i], sample_weight=C[i, j], max_rows=max(limit, 1))
+    return value, f"the LP over the {Q.shape[0]} distinct rows"
 
 
 def cmd_metrics(args) -> int:
-    from fastcdl.metrics import cdl_report, ece, k2, ucal
-
-    st = read_stats(
-        args.file, y_col=args.y_col, p_col=args.p_col, weight_col=args.weight_col, bins=args.bins
+    fs = read_file(
+        args.file, y_col=args.y_col, p_col=args.p_col, p_cols=args.p_cols, p_prefix=args.p_prefix,
+        multiclass=args.multiclass, weight_col=args.weight_col, bins=args.bins, fmt=args.format,
+        delimiter=args.delimiter, skip_missing=args.skip_missing, max_rows=args.lp_rows,
     )
-    rep = cdl_report(st)
-    T = st.total
-    out = {
-        "n_buckets": st.n_buckets,
-        "T": int(T) if not st.weighted else float(T),
-        "ece": ece(st),
-        "k2": k2(st),
-        "vcdl": rep.vcdl,
-        "vcdl_kink": rep.vcdl_kink,
-        "cdl": rep.value,
-        "ucal": ucal(st),
-        "worst_task": {
-            "kinks": rep.kinks.tolist(),
-            "weights": rep.weights.tolist(),
-            "payoff": rep.payoff.tolist(),
-        },
-    }
+    cols = fs.columns
+    source = "standard input" if args.file == "-" else args.file
+    extra = {"skipped_rows": fs.skipped} if args.skip_missing else {}
+    skipped = (f"; {fs.skipped} row{'s' * (fs.skipped != 1)} with a missing value skipped"
+               if args.skip_missing else "")
+    if cols.multiclass is None or cols.multiclass == "top-label":
+        out, rep = _binary_metrics(fs.stats)
+        lines_task, task = _task_in_words(rep, fs.stats)
+        out = {"n_buckets": out.pop("n_buckets"), "T": _json_T(fs), **out, "worst_task": task, **extra}
+        exact = None
+        if cols.multiclass:
+            exact, how = _exact_multiclass(fs, args.lp_rows)
+            out.update({"multiclass": "top-label", "classes": list(cols.p), "cdl_multiclass": exact})
+        if args.json:
+            print(json.dumps(out))
+            return 0
+        what = (f", k = {len(cols.p)} classes ({', '.join(cols.p)}); top-label: the confidence of the "
+                "predicted class against being right," if cols.multiclass else "")
+        print(f"{source}: {_rounds(fs)}{what} in {out['n_buckets']} buckets{skipped}")
+        for name, key, text in _ROWS:
+            text = f"{text}, kink {_num(rep.vcdl_kink)}" if key == "vcdl" else text
+            print(f"  {name:<5} {_num(out[key]):>10}   {text}")
+        if cols.multiclass:
+            shown = _num(exact) if exact is not None else "—"
+            print(f"  {'CDL_k':<5} {shown:>10}   CDL over all {len(cols.p)} outcomes, exact ({how})")
+        for line in lines_task:
+            print(line)
+        return 0
+    # class-wise: one binary problem per class
+    per = []
+    for c, st in zip(cols.p, fs.per_class):
+        m, rep = _binary_metrics(st)
+        _, task = _task_in_words(rep, st)
+        per.append({"class": c, **m, "worst_task": task})
+    k = len(per)
+    mean = {key: float(np.mean([r[key] for r in per])) for _, key, _ in _ROWS}
+    exact, how = _exact_multiclass(fs, args.lp_rows)
+    out = {"multiclass": "classwise", "T": _json_T(fs), "classes": list(cols.p), "weights": [1.0 / k] * k,
+           "per_class": per, "mean": mean, "cdl_multiclass": exact, **extra}
     if args.json:
         print(json.dumps(out))
         return 0
-    print(f"{args.file}: T = {out['T']} rounds in {out['n_buckets']} buckets")
-    rows = [
-        ("ECE", out["ece"], "expected calibration error"),
-        ("K2", out["k2"], "squared calibration error"),
-        ("VCDL", out["vcdl"], f"worst V-shaped task, kink {rep.vcdl_kink:.4g}"),
-        ("CDL", out["cdl"], "calibration decision loss (any task, payoffs in [0,1])"),
-        ("UCal", out["ucal"], "U-calibration error"),
-    ]
-    for name, value, what in rows:
-        print(f"  {name:<5} {value:10.6f}   {what}")
-    for line in _task_in_words(rep):
-        print(line)
+    print(f"{source}: {_rounds(fs)}, k = {k} classes; class-wise: each class's column against "
+          f"y = that class{skipped}")
+    width = max(5, *(len(c) for c in cols.p))
+    print(f"  {'class':<{width}} " + " ".join(f"{name:>10}" for name, _, _ in _ROWS) + "   buckets")
+    for r in per:
+        print(f"  {r['class']:<{width}} " + " ".join(f"{_num(r[key]):>10}" for _, key, _ in _ROWS)
+              + f"   {r['n_buckets']}")
+    print(f"  {'mean':<{width}} " + " ".join(f"{_num(mean[key]):>10}" for _, key, _ in _ROWS)
+          + f"   (weights 1/{k})")
+    shown = _num(exact) if exact is not None else "—"
+    print(f"  CDL over all {k} outcomes, exact: {shown} ({how})")
     return 0
 
 
@@ -149,24 +225,28 @@ def cmd_rates(args) -> int:
     return 0
 
 
+_READ_OPTIONS = ("y_col", "p_col", "p_cols", "p_prefix", "multiclass", "weight_col", "bins", "format",
+                 "delimiter", "skip_missing")
+
+
 def cmd_plot(args) -> int:
     path = Path(args.path)
-    if path.is_dir():
-        file_only = [opt for opt, v in (("--bins", args.bins), ("--y-col", args.y_col), ("--p-col", args.p_col),
-                                        ("--weight-col", args.weight_col)) if v is not None]
+    if args.path != "-" and path.is_dir():
+        file_only = ["--" + opt.replace("_", "-") for opt in _READ_OPTIONS if getattr(args, opt) not in (None, False)]
         if file_only:
             raise InputError(f"{path}: {', '.join(file_only)} applies to a file of predictions, not to a run folder")
-    elif not path.is_file():
+    elif args.path != "-" and not path.is_file():
         raise InputError(f"{path}: no such file or folder")
     try:
         from fastcdl.plot import plot_file, plot_run
     except ImportError:
         raise InputError("plotting needs matplotlib: pip install 'fastcdl[plot]'") from None
-    if path.is_dir():
+    if args.path != "-" and path.is_dir():
         written = plot_run(path, args.out)
     else:
-        written = plot_file(path, args.out, y_col=args.y_col or "y", p_col=args.p_col or "p",
-                            weight_col=args.weight_col, bins=args.bins)
+        written = plot_file(args.path, args.out, y_col=args.y_col or "y", p_col=args.p_col, weight_col=args.weight_col,
+                            bins=args.bins, p_cols=args.p_cols, p_prefix=args.p_prefix, multiclass=args.multiclass,
+                            fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing)
     for f in written:
         print(f)
     return 0
@@ -202,15 +282,52 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _read_arguments(p, plot=False):
+    """The options that say how to read a file of predictions (metrics and plot share them)."""
+    what = " of a predictions file" if plot else ""
+    p.add_argument("--y-col", default=None if plot else "y",
+                   help=f"outcome column{what}: 0/1 or true/false, or class labels 0..k-1 (default: y)")
+    p.add_argument("--p-col", default=None, help=f"probability column{what} (default: p)")
+    p.add_argument("--p-cols", help="one probability column per class, comma-separated: p_0,p_1,... "
+                   "(y then holds the labels 0..k-1 in that order)")
+    p.add_argument("--p-prefix", help="the columns PREFIX0, PREFIX1, ... hold one probability per class "
+                   "(p0.., p_0.., prob_0.., proba_0.. are found without it when there is no column p)")
+    p.add_argument("--multiclass", choices=("top-label", "classwise"),
+                   help="k classes: the confidence of the predicted class against being right (top-label, "
+                   "the default) or each class against the rest (classwise)")
+    p.add_argument("--weight-col", default=None, help="optional sample-weight column")
+    p.add_argument("--bins", type=_bins_arg, default=None, help="equal-width bins (default: exact)")
+    p.add_argument("--format", help="the file's format when its name does not say it: csv, tsv, jsonl, "
+                   "parquet, feather, npz, npy (csv.gz, jsonl.zst, ... for compressed text)")
+    p.add_argument("--delimiter", help="CSV delimiter: a character or tab, comma, semicolon, pipe "
+                   "(default: found in the header line)")
+    p.add_argument("--skip-missing", action="store_true",
+                   help="skip rows with an empty, NA, NaN or null value (and count them) instead of refusing them")
+
+
+class _TopParser(_Parser):
+    """The top-level parser: run bare, it prints its usage with the list of commands."""
+
+    def error(self, message):
+        if "required: command" in message.lower():
+            self.print_help(sys.stderr)
+            self.exit(2)
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="fastcdl", description="Exact calibration decision loss.")
-    sub = ap.add_subparsers(dest="command", required=True)
+    from fastcdl import __version__
+
+    ap = _TopParser(prog="fastcdl", description="Exact calibration decision loss (CDL) and calibration metrics.",
+                    epilog="Run fastcdl COMMAND --help for a command's options.")
+    ap.add_argument("--version", action="version", version=f"fastcdl {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     m = sub.add_parser("metrics", help="calibration metrics of a file of predictions")
-    m.add_argument("file", help="CSV, Parquet or .npz with an outcome and a probability column")
-    m.add_argument("--y-col", default="y", help="outcome column, 0/1 (default: y)")
-    m.add_argument("--p-col", default="p", help="probability column (default: p)")
-    m.add_argument("--weight-col", default=None, help="optional sample-weight column")
-    m.add_argument("--bins", type=_bins_arg, default=None, help="equal-width bins (default: exact)")
+    m.add_argument("file", help=f"file of predictions: {supported_formats()}")
+    _read_arguments(m)
+    m.add_argument("--lp-rows", type=int, default=200,
+                   help="k classes: the exact CDL over all outcomes is computed when the predictions take at "
+                   "most this many distinct rows (default: 200)")
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.set_defaults(func=cmd_metrics)
 
@@ -229,12 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_rates)
 
     pl = sub.add_parser("plot", help="PNG figures of a run folder or of a file of predictions")
-    pl.add_argument("path", help="run folder (with trials.sqlite) or CSV, Parquet or .npz file of predictions")
+    pl.add_argument("path", help=f"run folder (with trials.sqlite) or file of predictions: {supported_formats()}")
     pl.add_argument("--out", help="folder for the PNG files (default: the run folder, or the file's folder)")
-    pl.add_argument("--y-col", help="outcome column of a predictions file, 0/1 (default: y)")
-    pl.add_argument("--p-col", help="probability column of a predictions file (default: p)")
-    pl.add_argument("--weight-col", help="optional sample-weight column of a predictions file")
-    pl.add_argument("--bins", type=_bins_arg, help="equal-width bins for a predictions file (default: exact)")
+    _read_arguments(pl, plot=True)
     pl.set_defaults(func=cmd_plot)
 
     w = sub.add_parser("warmup", help="compile every kernel once (later processes load them from the cache)")

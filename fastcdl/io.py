@@ -417,15 +417,15 @@ class _CSVSource:
     kind = "csv"
 
     def __init__(self, path, compression, delimiter=None):
-        self.path = path
         self.text = _Text(path, compression)
+        self.path = "standard input" if self.text.stdin else path
         head = self.text.head()
         if not head.strip(b"\xef\xbb\xbf \t\r\n"):
-            raise InputError(f"{path}: the file is empty")
-        self.names, self.delimiter, self.skip = _sniff(head, path, delimiter)
+            raise InputError(f"{self.path}: the file is empty")
+        self.names, self.delimiter, self.skip = _sniff(head, self.path, delimiter)
         dup = sorted({n for n in self.names if self.names.count(n) > 1})
         if dup:
-            raise InputError(f"{path}: the header names column(s) {dup} more than once")
+            raise InputError(f"{self.path}: the header names column(s) {dup} more than once")
 
     def where(self, record) -> str:
         return f"row {record + 2}"
@@ -502,11 +502,11 @@ class _JSONSource:
     kind = "jsonl"
 
     def __init__(self, path, compression):
-        self.path = path
         self.text = _Text(path, compression)
+        self.path = "standard input" if self.text.stdin else path
         head = self.text.head()
         if not head.strip(b"\xef\xbb\xbf \t\r\n"):
-            raise InputError(f"{path}: the file is empty")
+            raise InputError(f"{self.path}: the file is empty")
         self._reader, self._stream, self._first = self._open()
         self.names = self._reader.schema.names
 

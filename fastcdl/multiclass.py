@@ -157,15 +157,19 @@ def _lp_all_pairs(R, obj):
     return -res.fun
 
 
-def _buckets(y, P):
-    """(distinct rows Q float64, empirical distributions Qhat, weights n_i / T)."""
+def _buckets(y, P, w=None):
+    """(distinct rows Q float64, empirical distributions Qhat, weights n_i / T); rows of zero
+    weight are left out."""
     T, k = P.shape
+    if w is not None:
+        keep = w > 0
+        y, P, w = y[keep], P[keep], w[keep]
     Q, bucket = np.unique(P, axis=0, return_inverse=True)
     bucket = bucket.ravel()
     m = Q.shape[0]
-    counts = np.bincount(bucket * k + y, minlength=m * k).reshape(m, k).astype(np.float64)
+    counts = np.bincount(bucket * k + y, weights=w, minlength=m * k).reshape(m, k).astype(np.float64)
     n = counts.sum(axis=1)
-    return Q.astype(np.float64), counts / n[:, None], n / T
+    return Q.astype(np.float64), counts / n[:, None], n / n.sum()
 
 
 def _cdl_lp_all_pairs(y_true, P) -> float:
@@ -185,14 +189,15 @@ def _cdl_lp_all_pairs(y_true, P) -> float:
     return max(float(_lp_all_pairs(R, obj)), 0.0)
 
 
-def cdl_multiclass(y_true, P, *, max_rows=MAX_ROWS) -> float:
+def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float:
     """Calibration decision loss of k-outcome forecasts (docs/metrics.md), by linear programming.
 
     y_true: integer labels in 0..k-1 (shape (T,)); P: predicted distributions, shape
     (T, k), each row in [0, 1]^k summing to 1 within its precision (1e-9 for float64 rows;
     k * 4 * eps(float32), about k * 4.8e-7, for float32 rows as torch, JAX and TensorFlow
     return them, and for float64 arrays of float32 values; rows are used as given, never
-    renormalised). The distinct rows of P are the buckets. Returns the most any decision
+    renormalised). ``sample_weight``: optional non-negative weights of the rounds. The
+    distinct rows of P are the buckets. Returns the most any decision
     maker with payoffs in [0, 1] gains per round by acting on each bucket's empirical
     distribution instead of its prediction; 0 exactly when calibrated, equal to
     :func:`fastcdl.cdl` for k = 2 (up to the LP tolerance, about 1e-9).
@@ -218,7 +223,14 @@ def cdl_multiclass(y_true, P, *, max_rows=MAX_ROWS) -> float:
     """
     check_positive_int(max_rows, "max_rows")
     y, P = check_distributions(y_true, P)
-    Q, Qhat, w = _buckets(y, P)
+    w = None
+    if sample_weight is not None:
+        from fastcdl._validate import check_rounds, prepare_rounds
+
+        T = P.shape[0]
+        w = prepare_rounds(np.zeros(T, np.uint8), np.zeros(T), sample_weight)[2]
+        check_rounds(np.zeros(T, np.uint8), np.zeros(T), w)
+    Q, Qhat, w = _buckets(y, P, w)
     m = Q.shape[0]
     if m > max_rows:
         raise ValidationError(

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl.io import InputError
+from fastcdl.io import FORMATS, InputError
 from fastcdl.metrics import bucket_stats, cdl, cdl_report, decision_loss_curve, ece
 from fastcdl.stats import BucketStats
 
@@ -40,7 +40,7 @@ __all__ = [
     "save_figure",
 ]
 
-PREDICTION_SUFFIXES = (".csv", ".parquet", ".pq", ".npz")
+PREDICTION_SUFFIXES = tuple(FORMATS)  # the reader's list (fastcdl.io), compressed text included
 def _metric_names() -> dict:
     """{metric: label} of the trial metrics registry (fastcdl.trial_metrics), in its order."""
     from fastcdl.trial_metrics import METRICS
@@ -488,26 +488,47 @@ def plot_run(run_dir, out_dir=None) -> list[Path]:
     return _save_all(figures, out)
 
 
-def plot_file(path, out_dir=None, *, y_col="y", p_col="p", weight_col=None, bins=None) -> list[Path]:
-    """Reliability diagram and decision-loss curve of a file of predictions (CSV, Parquet or
-    .npz, read with :func:`fastcdl.io.read_stats`), written as ``<stem>_reliability.png`` and
-    ``<stem>_decision_loss.png`` next to the file or into out_dir. Returns their paths.
+def plot_file(path, out_dir=None, *, y_col="y", p_col=None, weight_col=None, bins=None, **options) -> list[Path]:
+    """Reliability diagram and decision-loss curve of a file of predictions (any format of
+    fastcdl.io, read with :func:`fastcdl.io.read_file`), written as ``<stem>_reliability.png``
+    and ``<stem>_decision_loss.png`` next to the file (or into out_dir; the current folder
+    for standard input, "-"). Returns their paths. ``options`` are read_file's (p_cols,
+    p_prefix, multiclass, fmt, delimiter, skip_missing): a k-class file is drawn as its
+    top-label table, or with multiclass="classwise" as one pair of figures per class,
+    ``<stem>_<column>_reliability.png``.
 
     >>> plot_file("examples/forecasts.csv")  # doctest: +SKIP
     [PosixPath('examples/forecasts_reliability.png'), PosixPath('examples/forecasts_decision_loss.png')]
     """
-    from fastcdl.io import read_stats
+    from fastcdl.io import detect_format, read_file
 
+    stdin = str(path) == "-"
     path = Path(path)
-    if path.suffix.lower() not in PREDICTION_SUFFIXES:
-        raise InputError(
-            f"{path}: not a run folder or a file of predictions (expected one of {', '.join(PREDICTION_SUFFIXES)})"
-        )
-    st = read_stats(path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins)
-    out = _out_dir(out_dir, path.parent)
-    name = path.name + (f", {bins} bins" if bins is not None else "")
-    figures = [
-        (f"{path.stem}_reliability.png", ReliabilityDisplay.from_stats(st, name=name).figure_),
-        (f"{path.stem}_decision_loss.png", DecisionLossDisplay.from_stats(st, name=name).figure_),
-    ]
+    detect_format(path if not stdin else "-", options.get("fmt"))  # an unsupported format fails before reading
+    fs = read_file("-" if stdin else path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins, **options)
+    out = _out_dir(out_dir, Path.cwd() if stdin else path.parent)
+    shown = "standard input" if stdin else path.name
+    stem = "stdin" if stdin else _stem(path)
+    suffix = f", {bins} bins" if bins is not None else ""
+    if fs.per_class is not None:
+        parts = [(f"{stem}_{c}", f"{shown}, {c} against the rest{suffix}", st)
+                 for c, st in zip(fs.columns.p, fs.per_class)]
+    elif fs.columns.multiclass is not None:
+        parts = [(stem, f"{shown}, top-label{suffix}", fs.stats)]
+    else:
+        parts = [(stem, shown + suffix, fs.stats)]
+    figures = []
+    for base, name, st in parts:
+        figures.append((f"{base}_reliability.png", ReliabilityDisplay.from_stats(st, name=name).figure_))
+        figures.append((f"{base}_decision_loss.png", DecisionLossDisplay.from_stats(st, name=name).figure_))
     return _save_all(figures, out)
+
+
+def _stem(path: Path) -> str:
+    """The file's name without its format and compression suffixes (data.csv.gz -> data)."""
+    name = path.name
+    for suffix in reversed(path.suffixes[-2:]):
+        if name.lower().endswith(suffix.lower()) and (suffix.lower() in FORMATS or suffix.lower() in
+                                                       (".gz", ".bz2", ".zst", ".zstd")):
+            name = name[: -len(suffix)]
+    return name or path.name

@@ -146,6 +146,7 @@ KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "wors
 def _expected(y, p, w, bins):
     kw = {"bins": bins, "sample_weight": w}
     rep = fc.cdl_report(y, p, **kw)
+    u, bounds = rep.ordered_task()
     return {
         "n_buckets": fc.bucket_stats(y, p, **kw).n_buckets,
         "ece": fc.ece(y, p, **kw),
@@ -155,9 +156,12 @@ def _expected(y, p, w, bins):
         "cdl": fc.cdl(y, p, **kw),
         "ucal": fc.ucal(y, p, **kw),
         "worst_task": {
+            "actions": ["low", "middle", "high"][: len(u)] if len(u) == 3 else ["low", "high"][: len(u)],
+            "payoff": u.tolist(),
+            "bounds": bounds.tolist(),
+            "gain": fc.cfdl(y, p, payoff=u, **kw),
             "kinks": rep.kinks.tolist(),
             "weights": rep.weights.tolist(),
-            "payoff": rep.payoff.tolist(),
         },
     }
 
@@ -176,8 +180,8 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
     assert captured.err == ""
     out = json.loads(captured.out)
     assert set(out) == KEYS
-    assert set(out["worst_task"]) == {"kinks", "weights", "payoff"}
-    if weighted:
+    assert set(out["worst_task"]) == {"actions", "payoff", "bounds", "gain", "kinks", "weights"}
+    if weighted:  # quarters: not whole numbers, so T is the total weight
         assert isinstance(out["T"], float) and out["T"] == w.sum()
     else:
         assert isinstance(out["T"], int) and out["T"] == T
@@ -189,9 +193,17 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
         for key in ("ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal"):
             assert out[key] == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
     assert want["cdl"] > 0.01
-    payoff = np.array(out["worst_task"]["payoff"])
+    # the worst task as stated: rows from low to high beliefs, without dominated actions; it
+    # attains the CDL unless a kink at 0 or 1 needed an action that is best only there
+    task = out["worst_task"]
+    payoff = np.array(task["payoff"])
     kw = {"bins": bins, "sample_weight": w if weighted else None}
-    assert fc.cfdl(y, p, payoff=payoff, **kw) == pytest.approx(out["cdl"], abs=1e-12)
+    gain = fc.cfdl(y, p, payoff=payoff, **kw)
+    assert gain == pytest.approx(task["gain"], abs=1e-12) and gain <= out["cdl"] + 1e-12
+    if all(0 < k < 1 for k in task["kinks"]):
+        assert gain == pytest.approx(out["cdl"], abs=1e-12)
+    assert len(task["actions"]) == len(task["payoff"]) == len(task["bounds"]) + 1
+    assert task["bounds"] == sorted(task["bounds"])
 
 
 def test_python_dash_m_reads_parquet(tmp_path):

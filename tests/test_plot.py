@@ -281,7 +281,7 @@ def test_cli_plot_npz_next_to_the_file(tmp_path, capsys):
     [
         (lambda d: d / "missing", [], "no such file or folder"),
         (lambda d: (d / "empty").mkdir() or d / "empty", [], "no trials.sqlite"),
-        (lambda d: (d / "notes.txt").write_text("y,p\n1,0.5\n") and d / "notes.txt", [], "not a run folder or a file"),
+        (lambda d: (d / "notes.md").write_text("y,p\n1,0.5\n") and d / "notes.md", [], "unsupported format .md"),
         (lambda d: (d / "bad.csv").write_text("y,p\n1,1.5\n") and d / "bad.csv", [], "[0, 1]"),
         (lambda d: (d / "empty").mkdir() or d / "empty", ["--bins", "10"], "--bins applies to a file"),
     ],
