@@ -24,6 +24,7 @@ and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._mu
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,7 @@ from fastcdl import _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
-from fastcdl.metrics import _stats, _three_action_task, _v_task
+from fastcdl.metrics import CertificateWarning, _stats, _three_action_task, _v_task
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -82,6 +83,9 @@ class MonotoneCDLReport:
     values         the bucket values q_i
     recalibration  the fix: the isotonic (PAV) regression of qhat_i on q_i weighted by n_i,
                    one value per bucket; non-decreasing in q
+    exact          False when a kink lies within 2^-50 of 0 or 1 (but not on them): float64
+                   payoffs in [0, 1] cannot place such a kink, so the task may gain less
+                   than ``value``; a CertificateWarning says so. The value is exact.
     """
 
     value: float
@@ -94,6 +98,7 @@ class MonotoneCDLReport:
     payoff: np.ndarray
     values: np.ndarray
     recalibration: np.ndarray
+    exact: bool = True
 
     def __repr__(self) -> str:
         ks = ", ".join(f"{k:.6g}" for k in self.kinks)
@@ -162,6 +167,16 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -
         kinks, weights = np.array([mu1, mu2]), np.array([c1, c2])
         sides = (side(j1), side(j2))
         payoff, _ = _three_action_task(mu1, mu2, c1, c2, sides)
+    exact = not any(0.0 < min(k, 1.0 - k) < 2.0**-50 for k in kinks)
+    if not exact:
+        warnings.warn(
+            CertificateWarning(
+                f"cdl_monotone_report: a kink of the worst task ({', '.join(f'{k:.3g}' for k in kinks)}) is closer "
+                "to 0 or 1 than float64 payoffs in [0, 1] resolve; the task may gain less than the value "
+                "(report.exact is False; the value is exact)"
+            ),
+            stacklevel=2,
+        )
     return MonotoneCDLReport(
         value=float(value),
         vcdl=float(vmax),
@@ -173,6 +188,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -
         payoff=payoff,
         values=q.copy(),
         recalibration=_k.pav_kernel(n, s),
+        exact=exact,
     )
 
 
