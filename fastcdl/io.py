@@ -401,7 +401,15 @@ def _text_column(arr, col, kind, source, rows, where, delimiter):
         what = f"not a number: {text!r}"
         if delimiter == ";" and "," in text:
             what += " (decimal commas are not read: write 0.5, not 0,5)"
-    raise InputError(f"{source}: column {col!r}, {where(rows[i])}: {what}")
+    raise _CellError(i, f"{source}: column {col!r}, {where(rows[i])}: {what}")
+
+
+class _CellError(Exception):
+    """A cell that is not a number: its index in the batch and the message naming it."""
+
+    def __init__(self, index, message):
+        super().__init__(message)
+        self.index = index
 
 
 def _missing_mask(arr):
@@ -487,8 +495,15 @@ class _CSVSource:
                         rows = rows[keep]
                         if rows.shape[0] == 0:
                             continue
-                arrays = {c: _text_column(batch.column(c), c, kinds[c], self.path, rows, self.where, self.delimiter)
-                          for c in cols.names}
+                arrays, bad = {}, []
+                for c in cols.names:
+                    try:
+                        arrays[c] = _text_column(batch.column(c), c, kinds[c], self.path, rows, self.where,
+                                                 self.delimiter)
+                    except _CellError as e:
+                        bad.append(e)
+                if bad:  # the first bad row, whichever column it is in
+                    raise InputError(str(min(bad, key=lambda e: e.index))) from None
                 yield rows, arrays
 
     def _bad_row(self, row):
@@ -576,8 +591,8 @@ def _typed_batch(source, batch, cols: Columns, rows, skip_missing):
                 first = int(np.flatnonzero(nulls)[0])
                 raise InputError(f"{source.path}: column {c!r}, {source.where(rows[first])}: missing value (null)")
             miss |= nulls
-        elif skip_missing and pa.types.is_floating(t):
-            miss |= pc.is_nan(col).to_numpy(zero_copy_only=False)
+        if skip_missing and pa.types.is_floating(t):
+            miss |= pc.fill_null(pc.is_nan(col), False).to_numpy(zero_copy_only=False)
     if miss.any():
         yield rows[miss], None
         keep = ~miss

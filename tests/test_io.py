@@ -352,3 +352,347 @@ def test_bad_bins_option_exits_2(capsys, bins):
     captured = capsys.readouterr()
     assert e.value.code == 2 and captured.out == ""
     assert f"bins must be a positive integer, got {bins}" in captured.err.splitlines()[-1]
+
+
+# -- file variants: delimiters, compression, encodings, text cells, formats ----------------
+
+import bz2  # noqa: E402
+import gzip  # noqa: E402
+
+
+def _csv_text(y, p, sep=",", header=("y", "p")):
+    return sep.join(header) + "\n" + "".join(f"{int(a)}{sep}{float(b)!r}\n" for a, b in zip(y, p))
+
+
+@pytest.mark.parametrize("name, sep", [("d.tsv", "\t"), ("d.csv", ";"), ("d.txt", "|"), ("d.txt", ","),
+                                       ("d.csv", "\t")])
+def test_delimiter_found_in_the_header(tmp_path, name, sep):
+    y, p, _ = _data(seed=6)
+    f = tmp_path / name
+    f.write_text(_csv_text(y, p, sep))
+    assert read_stats(f) == fc.bucket_stats(y, p)
+
+
+def test_delimiter_option(tmp_path, capsys):
+    y, p, _ = _data(seed=7)
+    f = tmp_path / "d.csv"
+    f.write_text(_csv_text(y, p, ";"))
+    assert read_stats(f, delimiter=";") == read_stats(f, delimiter="semicolon") == fc.bucket_stats(y, p)
+    # a wrong delimiter leaves one column named "y;p"
+    err = _run_bad(capsys, ["metrics", str(f), "--delimiter", ","])
+    assert "missing column(s)" in err and "'y;p'" in err
+    err = _run_bad(capsys, ["metrics", str(f), "--delimiter", "::"])
+    assert "--delimiter must be one character" in err
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.bz2", ".csv.zst", ".tsv.gz", ".jsonl.gz", ".jsonl.zst"])
+def test_compressed_text(tmp_path, suffix):
+    y, p, _ = _data(seed=8)
+    if ".jsonl" in suffix:
+        text = "".join(json.dumps({"y": int(a), "p": float(b)}) + "\n" for a, b in zip(y, p))
+    else:
+        text = _csv_text(y, p, "\t" if ".tsv" in suffix else ",")
+    f = tmp_path / f"d{suffix}"
+    data = text.encode()
+    if suffix.endswith(".gz"):
+        f.write_bytes(gzip.compress(data))
+    elif suffix.endswith(".bz2"):
+        f.write_bytes(bz2.compress(data))
+    else:
+        with pa.CompressedOutputStream(str(f), "zstd") as out:
+            out.write(data)
+    assert read_stats(f) == fc.bucket_stats(y, p)
+
+
+def test_corrupt_compressed_file(tmp_path, capsys):
+    f = tmp_path / "d.csv.gz"
+    f.write_bytes(b"y,p\n1,0.5\n")  # not gzip
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert str(f) in err and "gzip" in err
+
+
+def test_bom_crlf_and_spaces(tmp_path):
+    y, p, _ = _data(seed=9)
+    text = "\ufeffy , p\r\n" + "".join(f" {int(a)} ,{float(b)!r} \r\n" for a, b in zip(y, p))
+    (tmp_path / "d.csv").write_bytes(text.encode("utf-8"))
+    assert read_stats(tmp_path / "d.csv") == fc.bucket_stats(y, p)
+
+
+def test_text_booleans(tmp_path):
+    y, p, _ = _data(seed=10)
+    words = {0: ["false", "False", "FALSE", "0", "0.0"], 1: ["true", "True", "TRUE", "1", "1.0"]}
+    text = "y,p\n" + "".join(f"{words[int(a)][i % 5]},{float(b)!r}\n" for i, (a, b) in enumerate(zip(y, p)))
+    (tmp_path / "d.csv").write_text(text)
+    assert read_stats(tmp_path / "d.csv") == fc.bucket_stats(y, p)
+
+
+@pytest.mark.parametrize(
+    "cell, needle",
+    [
+        ("0_1", "column 'p', row 3: not a number: '0_1'"),  # Python's float() would read 1.0
+        ("0x1p-3", "column 'p', row 3: not a number: '0x1p-3'"),
+        ("", "column 'p', row 3: empty cell"),
+        ("nan", "column 'p' contains NaN (row 3)"),
+        ("NaN", "column 'p' contains NaN (row 3)"),
+        ("inf", "column 'p' contains infinite values (row 3)"),
+        ("1.5", "column 'p' must lie in [0, 1]; found 1.5 (row 3)"),
+        ("0.5.1", "column 'p', row 3: not a number: '0.5.1'"),
+    ],
+)
+def test_strict_numbers(tmp_path, capsys, cell, needle):
+    f = tmp_path / "d.csv"
+    f.write_text(f"y,p\n1,0.5\n0,{cell}\n1,0.25\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert f"{f}: {needle}" in err, err
+
+
+@pytest.mark.parametrize("cell, needle", [("yes", "not 0, 1, true or false: 'yes'"), ("2", "only 0 and 1"),
+                                          ("1_0", "not 0, 1, true or false: '1_0'")])
+def test_bad_outcome_cells(tmp_path, capsys, cell, needle):
+    f = tmp_path / "d.csv"
+    f.write_text(f"y,p\n1,0.5\n{cell},0.5\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert "column 'y'" in err and "row 3" in err and needle in err, err
+
+
+def test_decimal_comma_and_field_count(tmp_path, capsys):
+    f = tmp_path / "d.csv"
+    f.write_text("y;p\n1;0,5\n")
+    assert "decimal commas are not read" in _run_bad(capsys, ["metrics", str(f)])
+    f.write_text("y,p\n1,0.5\n0,0.25,7\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert "row 3 has 3 fields, the header has 2" in err
+
+
+def test_skip_missing(tmp_path, capsys):
+    f = tmp_path / "d.csv"
+    f.write_text("y,p\n1,0.5\n0,\n1,NA\n,0.25\n0,nan\n0,0.25\n1,null\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert "row 3: empty cell" in err
+    assert main(["metrics", str(f), "--skip-missing", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["skipped_rows"] == 5 and out["T"] == 2
+    assert out["cdl"] == fc.cdl([1, 0], [0.5, 0.25])
+    assert main(["metrics", str(f), "--skip-missing"]) == 0
+    assert "5 rows with a missing value skipped" in capsys.readouterr().out
+    pq.write_table(pa.table({"y": [1, 0, 1], "p": pa.array([0.5, None, float("nan")], pa.float64())}),
+                   tmp_path / "d.parquet")
+    fs = fastcdl.io.read_file(tmp_path / "d.parquet", skip_missing=True)
+    assert fs.skipped == 2 and fs.stats == fc.bucket_stats([1], [0.5])
+
+
+def test_npy_feather_arrow_and_jsonl(tmp_path, capsys):
+    y, p, w = _data(seed=11)
+    want = fc.bucket_stats(y, p, sample_weight=w)
+    rec = np.zeros(T, dtype=[("y", "i8"), ("p", "f8"), ("w", "f4")])
+    rec["y"], rec["p"], rec["w"] = y, p, w
+    np.save(tmp_path / "d.npy", rec)
+    table = pa.table({"y": y, "p": p, "w": w})
+    import pyarrow.feather as pf
+
+    pf.write_feather(table, tmp_path / "d.feather", chunksize=17)
+    with pa.OSFile(str(tmp_path / "d.arrow"), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as out:
+        out.write_table(table, max_chunksize=30)  # the stream format
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"y": bool(a), "p": float(b), "w": float(c)}) + "\n"
+                                              for a, b, c in zip(y, p, w)))
+    for name in ("d.npy", "d.feather", "d.arrow", "d.jsonl"):
+        got = read_stats(tmp_path / name, weight_col="w")
+        _assert_same(got, want, exact_floats=True)
+    np.save(tmp_path / "plain.npy", np.column_stack([y, p]))
+    assert "structured array with named fields" in _run_bad(capsys, ["metrics", str(tmp_path / "plain.npy")])
+    (tmp_path / "bad.jsonl").write_text('{"y": 1, "p": 0.5}\n{"y": 0, "p": "x"}\n')
+    err = _run_bad(capsys, ["metrics", str(tmp_path / "bad.jsonl")])
+    assert "not a readable JSON-lines file" in err and "row 2" in err
+
+
+@pytest.mark.parametrize("name", ["d.xlsx", "d.json", "d.csv.7z", "d", "d.parquet.gz"])
+def test_unsupported_formats(tmp_path, capsys, name):
+    f = tmp_path / name
+    f.write_bytes(b"PK\x03\x04 binary")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert f"{f}: unsupported format" in err
+    # --format names it
+    (tmp_path / "data.dat").write_text("y,p\n1,0.5\n")
+    assert main(["metrics", str(tmp_path / "data.dat"), "--format", "csv", "--json"]) == 0
+    capsys.readouterr()
+
+
+def test_binary_file_with_a_text_suffix(tmp_path, capsys):
+    f = tmp_path / "d.csv"
+    np.save(tmp_path / "x.npy", np.arange(10.0))
+    f.write_bytes((tmp_path / "x.npy").read_bytes())
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert "not a readable text file (not UTF-8" in err
+
+
+def test_standard_input(tmp_path):
+    y, p, _ = _data(seed=12)
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--json"], input=_csv_text(y, p, "\t"),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["cdl"] == fc.cdl(y, p)
+    text = "".join(json.dumps({"y": int(a), "p": float(b)}) + "\n" for a, b in zip(y, p))
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--format", "jsonl", "--json"],
+                       input=text, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["cdl"] == fc.cdl(y, p)
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-"], input="y,p\n1,0.5\n0,abc\n",
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "fastcdl: error: standard input: column 'p', row 3: not a number: 'abc'\n"
+
+
+# -- k-class files ----------------------------------------------------------------------------
+
+
+def _multiclass_file(tmp_path, names=("p_0", "p_1", "p_2"), seed=13, T=300):
+    rng = np.random.default_rng(seed)
+    rows = np.array([[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.4, 0.4, 0.2]])
+    P = rows[rng.integers(0, 4, T)]
+    y = np.minimum((rng.random(T)[:, None] > np.cumsum(0.7 * P + 0.1, axis=1)).sum(axis=1), 2)
+    cols = {"label": y.tolist(), **{n: P[:, j].tolist() for j, n in enumerate(names)}}
+    return _write("csv", tmp_path / "mc.csv", cols), y, P
+
+
+def test_multiclass_example_runs(capsys):
+    assert main(["metrics", str(EXAMPLES / "multiclass.csv"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    data = np.genfromtxt(EXAMPLES / "multiclass.csv", delimiter=",", names=True)
+    y = data["y"].astype(int)
+    P = np.column_stack([data["p0"], data["p1"], data["p2"]])
+    assert out["multiclass"] == "top-label" and out["classes"] == ["p0", "p1", "p2"]
+    assert out["cdl"] == fc.cdl(y, P, multiclass="top-label")
+    assert out["ece"] == fc.ece(y, P, multiclass="top-label")
+    assert out["cdl_multiclass"] == pytest.approx(fc.cdl_multiclass(y, P), abs=1e-12)
+    assert main(["metrics", str(EXAMPLES / "multiclass.csv")]) == 0
+    text = capsys.readouterr().out
+    assert "k = 3 classes" in text and "top-label" in text and "CDL over all 3 outcomes" in text
+
+
+@pytest.mark.parametrize("how", [["--p-cols", "p_0,p_1,p_2"], ["--p-prefix", "p_"], []])
+def test_multiclass_columns_and_classwise(tmp_path, capsys, how):
+    f, y, P = _multiclass_file(tmp_path)
+    assert main(["metrics", str(f), "--y-col", "label", *how, "--multiclass", "classwise", "--json",
+                 "--bins", "5"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["classes"] == ["p_0", "p_1", "p_2"] and out["weights"] == [1 / 3] * 3
+    want = fc.ece(y, P, multiclass="classwise", bins=5)
+    assert [c["ece"] for c in out["per_class"]] == pytest.approx(want.per_class.tolist(), abs=1e-15)
+    assert out["mean"]["ece"] == pytest.approx(want.mean, abs=1e-15)
+    assert out["mean"]["cdl"] == pytest.approx(float(fc.cdl(y, P, multiclass="classwise", bins=5)), abs=1e-15)
+    assert out["cdl_multiclass"] == pytest.approx(fc.cdl_multiclass(y, P), abs=1e-12)
+    assert main(["metrics", str(f), "--y-col", "label", *how, "--multiclass", "classwise"]) == 0
+    text = capsys.readouterr().out
+    assert "class-wise" in text and "mean" in text and "p_2" in text
+
+
+def test_multiclass_bad_files(tmp_path, capsys):
+    f = tmp_path / "mc.csv"
+    f.write_text("y,p0,p1,p2\n0,0.5,0.25,0.25\n1,0.5,0.5,0.25\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert "columns p0, p1, p2" in err and "row 3" in err and "sum to 1" in err
+    f.write_text("y,p0,p1,p2\n0,0.5,0.25,0.25\n3,0.5,0.25,0.25\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert "column 'y'" in err and "row 3" in err and "labels 0..2" in err
+    f.write_text("y,p0,p1,p2\n0,0.5,0.25,0.25\n1,0.5,-0.25,0.75\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert "column 'p1'" in err and "row 3" in err and "[0, 1]" in err
+    f.write_text("y,p0,p2\n0,0.5,0.5\n")
+    err = _run_bad(capsys, ["metrics", str(f), "--p-prefix", "p"])
+    assert "p1 is missing" in err
+    err = _run_bad(capsys, ["metrics", str(EXAMPLES / "forecasts.csv"), "--multiclass", "classwise"])
+    assert "--multiclass applies to files with one probability column per class" in err
+
+
+def test_plot_reads_the_same_formats(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    y, p, _ = _data(seed=14)
+    f = tmp_path / "d.tsv.gz"
+    f.write_bytes(gzip.compress(_csv_text(y, p, "\t").encode()))
+    assert main(["plot", str(f), "--out", str(tmp_path / "figs")]) == 0
+    assert sorted(x.name for x in (tmp_path / "figs").iterdir()) == ["d_decision_loss.png", "d_reliability.png"]
+    g = tmp_path / "notes.txt"
+    g.write_text(_csv_text(y, p))
+    assert main(["plot", str(g), "--out", str(tmp_path / "figs2")]) == 0
+    mc, _, _ = _multiclass_file(tmp_path)
+    assert main(["plot", str(mc), "--y-col", "label", "--multiclass", "classwise", "--bins", "5",
+                 "--out", str(tmp_path / "figs3")]) == 0
+    assert len(list((tmp_path / "figs3").iterdir())) == 6
+    capsys.readouterr()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("y,p\n1,0_1\n")
+    err = _run_bad(capsys, ["plot", str(bad), "--out", str(tmp_path / "figs4")])
+    assert "not a number: '0_1'" in err and not (tmp_path / "figs4").exists()
+
+
+# -- output ------------------------------------------------------------------------------------
+
+
+def test_significant_digits_and_integer_weights(tmp_path, capsys):
+    # a nearly calibrated, heavily weighted table: K2 far below 1e-6 prints in scientific form
+    f = tmp_path / "d.csv"
+    f.write_text("y,p,w\n1,0.5,5000001\n0,0.5,5000000\n1,0.25,3\n0,0.25,1\n")
+    assert main(["metrics", str(f), "--weight-col", "w"]) == 0
+    text = capsys.readouterr().out
+    assert "T = 10000005 rounds" in text and "T = 10000005.0" not in text
+    k2 = fc.k2([1, 0, 1, 0], [0.5, 0.5, 0.25, 0.25], sample_weight=[5000001, 5000000, 3, 1])
+    assert 0 < k2 < 1e-6 and f"{k2:.4g}" in text and "e-" in f"{k2:.4g}"
+    assert "0.000000" not in text
+    assert main(["metrics", str(f), "--weight-col", "w", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["T"] == 10000005
+    f.write_text("y,p,w\n1,0.5,0.5\n0,0.5,1.25\n")
+    assert main(["metrics", str(f), "--weight-col", "w"]) == 0
+    assert "total weight T = 1.75 over 2 rows" in capsys.readouterr().out
+
+
+def test_worst_task_words_match_json_rows(capsys):
+    assert main(["metrics", str(EXAMPLES / "forecasts.csv"), "--json"]) == 0
+    task = json.loads(capsys.readouterr().out)["worst_task"]
+    assert main(["metrics", str(EXAMPLES / "forecasts.csv")]) == 0
+    text = capsys.readouterr().out
+    words = text[text.index("worst decision task"):]
+    # the rows named in the words, in order, are the JSON rows; no action is dominated
+    pos = [words.index(f"'{a}'") for a in task["actions"]]
+    assert pos == sorted(pos)
+    u = np.array(task["payoff"])
+    for a in range(len(u)):
+        others = np.delete(u, a, axis=0)
+        assert not np.any(np.all(others >= u[a], axis=1))
+    assert f"{task['actions'][0]} ({u[0, 0]:.4g}, {u[0, 1]:.4g})" in words
+
+
+def test_version_and_bare_command(capsys):
+    import fastcdl
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"fastcdl {fastcdl.__version__}"
+    with pytest.raises(SystemExit) as e:
+        main([])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    for command in ("metrics", "rates", "plot", "warmup"):
+        assert command in err
+    r = subprocess.run([sys.executable, "-m", "fastcdl"], capture_output=True, text=True)
+    assert r.returncode == 2 and "metrics" in r.stderr and "usage" in r.stderr
+
+
+def test_messages_carry_no_numpy_reprs(tmp_path, capsys):
+    messages = []
+    for call in (
+        lambda: fc.cdl(np.array([0, 1]), np.array([0.5, np.float64(1.5)])),
+        lambda: fc.ece([0, 1], [0.5, 0.5], bins=np.float64(2.5)),
+        lambda: fc.cfdl([0, 1], [0.5, 0.5], kink=np.float64(1.5)),
+        lambda: fc.cdl([0, np.int64(2)], [0.5, 0.5]),
+        lambda: fc.cdl(["a", "b"], [0.5, 0.5], pos_label=np.str_("c")),
+        lambda: fc.ece([0, 1, 2], np.full((3, 3), np.float32(0.3)), multiclass="top-label"),
+        lambda: fc.swap_regret([0, 1], np.full((2, 3), 1 / 3), payoff=np.full((2, 3), np.float64(1.5))),
+    ):
+        with pytest.raises(ValueError) as e:
+            call()
+        messages.append(str(e.value))
+    f = tmp_path / "d.csv"
+    f.write_text("y,p\n1,0.5\n0,1.5\n")
+    messages.append(_run_bad(capsys, ["metrics", str(f)]))
+    for m in messages:
+        assert "np." not in m and "float64(" not in m and "int64(" not in m, m
