@@ -77,3 +77,55 @@ def test_grid_forecasts_of_arange_agree_with_sklearn(m):
     p = rng.choice(grid, 20000)
     y = (rng.random(20000) < 0.05 + 0.9 * p).astype(int)
     assert fc.ece(y, p, bins=m) == pytest.approx(sklearn_binned_ece(y, p, m), abs=1e-12)
+
+
+# -- scikit-learn fit: pos_label, predict_proba outputs, make_scorer -----------------------
+
+
+def test_predict_proba_columns_and_pos_label():
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = make_classification(n_samples=600, random_state=0)
+    clf = LogisticRegression().fit(X, y)
+    proba = clf.predict_proba(X)  # (n, 2)
+    p = proba[:, 1]
+    for f in (fc.ece, fc.cdl, fc.k2, fc.vcdl, fc.ucal):
+        assert f(y, proba, bins=10) == f(y, p, bins=10)
+        assert f(y, p[:, None], bins=10) == f(y, p, bins=10)
+    names = np.array(["no", "yes"])[y]
+    clf_s = LogisticRegression().fit(X, names)
+    assert list(clf_s.classes_) == ["no", "yes"]
+    ps = clf_s.predict_proba(X)
+    assert fc.ece(names, ps, pos_label="yes", bins=10) == fc.ece(y, ps[:, 1], bins=10)
+    assert fc.ece(names, ps, pos_label="no", bins=10) == fc.ece(1 - y, ps[:, 0], bins=10)
+    # as in sklearn.calibration.calibration_curve(pos_label=...)
+    from sklearn.calibration import calibration_curve
+
+    prob_true, _ = calibration_curve(names, ps[:, 1], n_bins=10, pos_label="yes")
+    assert len(prob_true) == fc.bucket_stats(names, ps[:, 1], pos_label="yes", bins=10).n_buckets
+
+
+def test_make_scorer_recipe_from_the_readme():
+    # the recipe of README.md ("With scikit-learn"), run as written there
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("### With scikit-learn"):]
+    code = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    namespace = {}
+    exec(compile(code, "README scikit-learn recipe", "exec"), namespace)
+    ece_scorer, top_label_ece = namespace["ece_scorer"], namespace["top_label_ece"]
+    scores, digits_scores = namespace["scores"], namespace["digits_scores"]
+    assert np.all(scores <= 0) and np.all(scores > -0.5)  # greater_is_better=False: negated
+    assert np.all(digits_scores <= 0) and np.all(digits_scores > -0.5)
+    # the scorer is the metric of the fitted model's predict_proba
+    from sklearn.datasets import load_breast_cancer, load_digits
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = namespace["model"].fit(X, y)
+    assert ece_scorer(clf, X, y) == -fc.ece(y, clf.predict_proba(X)[:, 1], bins=15)
+    Xd, yd = load_digits(return_X_y=True)
+    clf = namespace["model"].fit(Xd, yd)
+    assert top_label_ece(clf, Xd, yd) == -fc.ece(yd, clf.predict_proba(Xd), multiclass="top-label", bins=15)
