@@ -453,11 +453,16 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P"):
 # -- scalar parameters ----------------------------------------------------------------
 
 
+def _py(v):
+    """A numpy scalar as the Python value it holds (messages show 0.1, not np.float64(0.1))."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def check_name(name, allowed, what):
     """``name`` if it is one of ``allowed``; ``what`` names the argument in the message."""
     if not isinstance(name, str) or name not in allowed:
         raise ValidationError(what, f"must be one of {', '.join(allowed)}", value=name,
-                              message=f"{what} must be one of {', '.join(allowed)}; got {name!r}")
+                              message=f"{what} must be one of {', '.join(allowed)}; got {_py(name)!r}")
     return name
 
 
@@ -482,7 +487,7 @@ def check_count(value, name, minimum=1):
     """As check_int, with one message for both problems: "must be an integer >= minimum"."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ValidationError(name, f"must be an integer >= {minimum}", value=value,
-                              message=f"{name} must be an integer >= {minimum}, got {value!r}")
+                              message=f"{name} must be an integer >= {minimum}, got {_py(value)!r}")
     return int(value)
 
 

@@ -439,8 +439,8 @@ def _table_figures(rows):
         got = cdl(st)
         if got != row["cdl"]:
             raise ValueError(
-                f"trial {f} vs {a}, T = {row['T']}, seed {row['seed']}: the stored table's CDL {got!r} "
-                f"differs from the stored CDL {row['cdl']!r}: the run folder is damaged"
+                f"trial {f} vs {a}, T = {row['T']}, seed {row['seed']}: the stored table's CDL {float(got)!r} "
+                f"differs from the stored CDL {float(row['cdl'])!r}: the run folder is damaged"
             )
         name = f"forecaster '{f}' vs adversary '{a}', T = {_horizon_text(row['T'])}, seed index 0"
         stem = f"{_slug(f)}_{_slug(a)}_T{row['T']}"
