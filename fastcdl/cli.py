@@ -103,6 +103,8 @@ def _exact_multiclass(fs, limit):
 
 
 def cmd_metrics(args) -> int:
+    if args.lp_rows < 0:
+        raise InputError(f"--lp-rows must be >= 0, got {args.lp_rows}")
     fs = read_file(
         args.file, y_col=args.y_col, p_col=args.p_col, p_cols=args.p_cols, p_prefix=args.p_prefix,
         multiclass=args.multiclass, weight_col=args.weight_col, bins=args.bins, fmt=args.format,
