@@ -142,7 +142,7 @@ def test_memory_and_os_errors_exit_2_with_one_line(monkeypatch, capsys, error, n
     def boom(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr(fastcdl.cli, "read_stats", boom)
+    monkeypatch.setattr(fastcdl.cli, "read_file", boom)
     assert main(["metrics", str(EXAMPLE)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -156,7 +156,7 @@ def test_memory_error_in_a_real_process_exits_2_without_traceback():
         import fastcdl.cli as cli
         def boom(*a, **k):
             raise MemoryError("Unable to allocate 40.0 GiB for an array with shape (5000000001,)")
-        cli.read_stats = boom
+        cli.read_file = boom
         sys.exit(cli.main(["metrics", {str(EXAMPLE)!r}]))
         """
     )
