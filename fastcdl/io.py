@@ -531,7 +531,11 @@ class _JSONSource:
 
         stream = self.text.open()
         try:
-            reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=1 << 22))
+            if hasattr(pj, "open_json"):  # pyarrow >= 20: streaming
+                reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=1 << 22))
+            else:  # older pyarrow reads the whole file, then hands out its batches
+                reader = pa.RecordBatchReader.from_batches(
+                    *(lambda t: (t.schema, t.to_batches(max_chunksize=CHUNK_ROWS)))(pj.read_json(stream)))
         except pa.ArrowInvalid as e:
             stream.close()
             raise InputError(f"{self.path}: not a readable JSON-lines file ({_json_reason(e, 0)})") from None
