@@ -18,7 +18,7 @@ import numpy as np
 from fastcdl import _parallel, _validate
 from fastcdl._envelope import cdl_curve, ucal_value, v_curve
 from fastcdl._kernels import tasks as _kt
-from fastcdl._multi import ClasswiseResult, accepts_multiclass, binary_outcomes
+from fastcdl._multi import ClasswiseResult, accepts_multiclass
 from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
