@@ -512,20 +512,7 @@ def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=Non
     def side(j):
         return "left" if f_left[j] >= f_right[j] else "right"
 
-    if j1 == j2:
-        kinks = np.array([0.5])
-        weights = np.array([2.0])
-        sides = (side(j1),)
-        payoff = _v_task(sides[0])
-        settled = True
-    else:
-        mu1, mu2 = float(b[j1]), float(b[j2])
-        c1 = (2.0 * mu2 - 1.0) / (mu2 - mu1)
-        c2 = (1.0 - 2.0 * mu1) / (mu2 - mu1)
-        kinks = np.array([mu1, mu2])
-        weights = np.array([c1, c2])
-        sides = (side(j1), side(j2))
-        payoff, settled = _three_action_task(mu1, mu2, c1, c2, sides)
+    kinks, weights, sides, payoff, settled = worst_task(b, j1, j2, side)
     attained = float(cfdl_kernel(q, n, s, payoff))
     exact = abs(attained - value) <= 1e-12 * max(1.0, abs(value))
     if not exact and settled:  # (an unsettled search has said so already)
@@ -548,6 +535,22 @@ def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=Non
         payoff=payoff,
         exact=exact,
     )
+
+
+def worst_task(b, j1, j2, side):
+    """The worst task from the envelope's hull vertices j1, j2 around 1/2 in the breakpoints b
+    (j1 == j2: the V task at 1/2) and ``side(j)`` ("left" | "right") of each kink's value:
+    (kinks, weights, sides, payoff, settled), as in docs/exact-cdl.md. Shared by cdl_report
+    and the monotone report."""
+    if j1 == j2:
+        sides = (side(j1),)
+        return np.array([0.5]), np.array([2.0]), sides, _v_task(sides[0]), True
+    mu1, mu2 = float(b[j1]), float(b[j2])
+    c1 = (2.0 * mu2 - 1.0) / (mu2 - mu1)
+    c2 = (1.0 - 2.0 * mu1) / (mu2 - mu1)
+    sides = (side(j1), side(j2))
+    payoff, settled = _three_action_task(mu1, mu2, c1, c2, sides)
+    return np.array([mu1, mu2]), np.array([c1, c2]), sides, payoff, settled
 
 
 def _v_task(side: str) -> np.ndarray:

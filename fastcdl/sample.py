@@ -33,7 +33,7 @@ from fastcdl import _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
-from fastcdl.metrics import CertificateWarning, _stats, _three_action_task, _v_task
+from fastcdl.metrics import CertificateWarning, _stats, worst_task
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -156,17 +156,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -
     def side(j):
         return "right" if right[j] else "left"
 
-    if j1 == j2:
-        kinks, weights = np.array([0.5]), np.array([2.0])
-        sides = (side(j1),)
-        payoff = _v_task(sides[0])
-    else:
-        mu1, mu2 = float(b[j1]), float(b[j2])
-        c1 = (2.0 * mu2 - 1.0) / (mu2 - mu1)
-        c2 = (1.0 - 2.0 * mu1) / (mu2 - mu1)
-        kinks, weights = np.array([mu1, mu2]), np.array([c1, c2])
-        sides = (side(j1), side(j2))
-        payoff, _ = _three_action_task(mu1, mu2, c1, c2, sides)
+    kinks, weights, sides, payoff, _ = worst_task(b, j1, j2, side)
     exact = not any(0.0 < min(k, 1.0 - k) < 2.0**-50 for k in kinks)
     if not exact:
         warnings.warn(
