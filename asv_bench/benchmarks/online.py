@@ -8,7 +8,7 @@ from fastcdl.online import simulate
 
 
 def _warm():
-    for f in ("cdl", "kt", "foster", "frequency"):
+    for f in ("cdl", "kt", "foster", "frequency", "sign", "uniform", "acrs"):
         simulate(f, "greedy", horizon=200, seed=0)
     simulate("cdl", "greedy", horizon=200, seed=0, forecaster_params={"oracle": "dense"})
 
@@ -16,7 +16,7 @@ def _warm():
 class SimulateSuite:
     """Whole runs against the greedy adversary; cost per round should not grow with T for cdl."""
 
-    params = ([10**4, 10**5, 10**6], ["cdl", "cdl-dense", "kt", "foster", "frequency"])
+    params = ([10**4, 10**5, 10**6], ["cdl", "cdl-dense", "kt", "foster", "frequency", "sign", "uniform", "acrs"])
     param_names = ["T", "forecaster"]
     timeout = 600
 
