@@ -136,3 +136,30 @@ def test_cli_one_search(tmp_path):
     lines = (tmp_path / "worst.csv").read_text().splitlines()
     assert lines[0] == ",".join(W.WORST_COLUMNS) and len(lines) == 1 + 5
     assert all(line.startswith("foster,") and ",128," in line for line in lines[1:])
+
+
+def test_plan_with_cross_evaluation(tmp_path):
+    """run_plan: worst.csv per forecaster and horizon; cross.csv puts every forecaster against
+    every winner on the fresh seeds, with paired differences (0 for the winner's own forecaster,
+    whose row repeats its worst.csv mean)."""
+    import csv
+
+    plan = W.WorstPlan.make(forecasters=["kt", "foster"], search_horizons=[128], cross_horizons=[128],
+                            search_seeds=2, fresh_seeds=3, n_init=2, n_refine=1, maxfev=3)
+    results = W.run_plan(plan, tmp_path, workers=1, progress=False)
+    worst = list(csv.DictReader((tmp_path / "worst.csv").read_text().splitlines()))
+    cross = list(csv.DictReader((tmp_path / "cross.csv").read_text().splitlines()))
+    assert {(w["forecaster"], w["T"]) for w in worst} == {("kt", "128"), ("foster", "128")}
+    assert len(cross) == 2 * 2 * 2  # winners x forecasters x (cdl, ece)
+    for c in cross:
+        if c["forecaster"] == c["worst_for"]:
+            assert float(c["diff_to_worst_for"]) == 0.0
+            own = next(w for w in worst if w["forecaster"] == c["forecaster"] and w["metric"] == c["metric"])
+            assert float(own["mean"]) == float(c["mean"])
+    r = next(r for r in results if r.forecaster == "kt")
+    other = [c for c in cross if c["worst_for"] == "kt" and c["forecaster"] == "foster" and c["metric"] == "cdl"][0]
+    foster_rows = [simulate("foster", r.adversary, horizon=128, seed=x["seed"], adversary_params=r.params).cdl
+                   for x in r.fresh]
+    assert float(other["mean"]) == pytest.approx(np.mean(foster_rows), rel=1e-12)
+    assert float(other["diff_to_worst_for"]) == pytest.approx(np.mean(foster_rows) - np.mean([x["cdl"] for x in r.fresh]),
+                                                              rel=1e-9, abs=1e-15)

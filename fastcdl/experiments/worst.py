@@ -316,6 +316,7 @@ class WorstPlan:
     n_refine: int = 2
     maxfev: int = 10
     top: int = 5
+    cross_horizons: tuple = ()  # every forecaster against every forecaster's winner, on fresh seeds
 
     @classmethod
     def load(cls, name_or_path) -> "WorstPlan":
@@ -338,7 +339,7 @@ class WorstPlan:
             text = f.read_text()
         raw = tomllib.loads(text)
         known = {"name", "description", "forecasters", "search_horizons", "transfer_horizons", "search_seeds",
-                 "fresh_seeds", "n_init", "n_refine", "maxfev", "top"}
+                 "fresh_seeds", "n_init", "n_refine", "maxfev", "top", "cross_horizons"}
         extra = sorted(set(raw) - known)
         if extra:
             raise PresetError(f"worst-case plan: unknown key {extra[0]!r}")
@@ -346,11 +347,12 @@ class WorstPlan:
                         search_horizons=[parse_horizon(t) for t in raw.get("search_horizons", [])],
                         transfer_horizons={k: [parse_horizon(t) for t in v]
                                            for k, v in raw.get("transfer_horizons", {}).items()},
+                        cross_horizons=[parse_horizon(t) for t in raw.get("cross_horizons", [])],
                         **{k: raw[k] for k in ("search_seeds", "fresh_seeds", "n_init", "n_refine", "maxfev", "top")
                            if k in raw})
 
     @classmethod
-    def make(cls, *, forecasters, search_horizons, transfer_horizons=None, **budget) -> "WorstPlan":
+    def make(cls, *, forecasters, search_horizons, transfer_horizons=None, cross_horizons=(), **budget) -> "WorstPlan":
         """A checked plan (ValueError naming the problem)."""
         from fastcdl._validate import ValidationError, check_int
         from fastcdl.online import registry
@@ -371,8 +373,13 @@ class WorstPlan:
                                           f"{max(search_horizons)}")
         for k, v in budget.items():
             check_int(v, k, low=1 if k not in ("search_seeds", "fresh_seeds") else 2)
+        planned = set(search_horizons) | {T for Ts in transfer_horizons.values() for T in Ts}
+        for T in cross_horizons:
+            if T not in planned:
+                raise ValidationError("cross_horizons", f"{T} is not a horizon of the plan")
         return cls(tuple(forecasters), tuple(sorted(search_horizons)),
-                   {f: tuple(sorted(v)) for f, v in transfer_horizons.items()}, **budget)
+                   {f: tuple(sorted(v)) for f, v in transfer_horizons.items()},
+                   cross_horizons=tuple(sorted(cross_horizons)), **budget)
 
 
 def run_plan(plan: WorstPlan, out_dir, *, workers=None, progress=True) -> list[SearchResult]:
@@ -389,10 +396,34 @@ def run_plan(plan: WorstPlan, out_dir, *, workers=None, progress=True) -> list[S
     with TrialStore(out / "trials.sqlite") as store:
         try:
             _run_searches(plan, store, pool, results, progress)
+            cross = _cross(plan, store, pool, results)
         finally:
             pool.close()
             store.checkpoint()
-    return _write(plan, out, results)
+    _write(plan, out, results, cross)
+    return results
+
+
+def _cross(plan, store, pool, results) -> list[dict]:
+    """At each cross horizon, every forecaster of the plan against every forecaster's worst
+    adversary, on the fresh seeds: does the adversary that is worst for one forecaster
+    separate it from the others? Rows: each metric's mean and t-interval, plus the paired
+    difference (same seed index) to the forecaster the adversary was found for."""
+    out = []
+    for T in plan.cross_horizons:
+        winners = [r for r in results if r.T == T]
+        for w in winners:
+            ev = {f: _Evaluator(f, None, T, store, pool) for f in plan.forecasters}
+            rows = {f: ev[f].rows([(w.adversary, w.params)], plan.fresh_seeds, FRESH_MASTER)[0] for f in ev}
+            for f, rs in rows.items():
+                for m in ("cdl", "ece"):
+                    mean, lo, hi = t_interval([r[m] for r in rs])
+                    dmean, dlo, dhi = t_interval([a[m] - b[m] for a, b in zip(rs, rows[w.forecaster])])
+                    out.append(dict(T=T, worst_for=w.forecaster, adversary=w.adversary,
+                                    adversary_params=params_json(w.params), forecaster=f, metric=m, mean=mean,
+                                    lo=lo, hi=hi, diff_to_worst_for=dmean, diff_lo=dlo, diff_hi=dhi,
+                                    n_seeds=len(rs)))
+    return out
 
 
 def _run_searches(plan, store, pool, results, progress):
@@ -414,16 +445,22 @@ def _run_searches(plan, store, pool, results, progress):
                 print(_line(r), flush=True)
 
 
-def _write(plan, out, results):
+CROSS_COLUMNS = ("T", "worst_for", "adversary", "adversary_params", "forecaster", "metric", "mean", "lo", "hi",
+                 "diff_to_worst_for", "diff_lo", "diff_hi", "n_seeds")
+
+
+def _write(plan, out, results, cross):
     from fastcdl.experiments.analysis import _atomic_write, _csv_text
 
     rows = [w for r in results for w in worst_rows(r)]
     cand_rows = [dict(forecaster=r.forecaster, T=r.T, stage=stage, adversary=a, adversary_params=params_json(p),
                       search_mean_cdl=s, search_seeds=plan.search_seeds)
                  for r in results for a, p, s, stage in r.candidates]
-    _atomic_write({out / "worst.csv": _csv_text(rows, WORST_COLUMNS),
-                   out / "candidates.csv": _csv_text(cand_rows, CANDIDATE_COLUMNS)})
-    return results
+    files = {out / "worst.csv": _csv_text(rows, WORST_COLUMNS),
+             out / "candidates.csv": _csv_text(cand_rows, CANDIDATE_COLUMNS)}
+    if cross:
+        files[out / "cross.csv"] = _csv_text(cross, CROSS_COLUMNS)
+    _atomic_write(files)
 
 
 def _line(r: SearchResult) -> str:
