@@ -176,3 +176,24 @@ def test_lookahead_rejects_bad_kinks(params, match):
 def test_bad_parameters(adversary, params, match):
     with pytest.raises(ValueError, match=match):
         make_adversary(adversary, horizon=100, **params)
+
+
+def test_plugin_scratch_persists_within_a_run_and_starts_at_zero():
+    """A plug-in adversary's scratch slots (after its parameters in par) keep their values
+    from round to round and are zero at the start of every run."""
+    from numba import njit
+
+    from fastcdl.online import plugin_adversary
+    from fastcdl.online.simulate import trace
+
+    @njit
+    def every_third(view, table, par, rng):
+        par[1] += 1.0  # scratch slot 0 (par[0] is the parameter 'every')
+        return 1 if par[1] % par[0] == 0 else 0
+
+    adv = plugin_adversary(every_third, name="every_third", params={"every": 3.0}, scratch=lambda p: 1)
+    for _ in range(2):
+        _, _, ys = trace("kt", adv, horizon=30, seed=1)
+        assert list(ys) == [1 if (t + 1) % 3 == 0 else 0 for t in range(30)]
+    with pytest.raises(ValueError, match="scratch"):
+        plugin_adversary(every_third, name="x", params={"every": 3.0}, scratch=2)
