@@ -163,3 +163,22 @@ def test_plan_with_cross_evaluation(tmp_path):
     assert float(other["mean"]) == pytest.approx(np.mean(foster_rows), rel=1e-12)
     assert float(other["diff_to_worst_for"]) == pytest.approx(np.mean(foster_rows) - np.mean([x["cdl"] for x in r.fresh]),
                                                               rel=1e-9, abs=1e-15)
+
+
+def test_plan_over_horizons_writes_slopes_and_figure(tmp_path):
+    import csv
+
+    plan = W.WorstPlan.make(forecasters=["kt"], search_horizons=[64, 128, 256, 512], transfer_horizons={"kt": [1024]},
+                            search_seeds=2, fresh_seeds=3, n_init=1, n_refine=1, maxfev=2)
+    W.run_plan(plan, tmp_path, workers=1, progress=False)
+    slopes = list(csv.DictReader((tmp_path / "worst_slopes.csv").read_text().splitlines()))
+    assert {(s["forecaster"], s["adversary"], s["metric"]) for s in slopes} == {("kt", "worst", "cdl"),
+                                                                               ("kt", "worst", "ece")}
+    worst = [w for w in csv.DictReader((tmp_path / "worst.csv").read_text().splitlines()) if w["metric"] == "cdl"]
+    assert sorted(int(w["T"]) for w in worst) == [64, 128, 256, 512, 1024]
+    from fastcdl.experiments.analysis import fit_slope
+
+    top = sorted(worst, key=lambda w: int(w["T"]))[2:]  # the fit's upper half of the grid
+    cdl = next(s for s in slopes if s["metric"] == "cdl")
+    assert float(cdl["slope"]) == pytest.approx(fit_slope([int(w["T"]) for w in top], [float(w["mean"]) for w in top]))
+    assert (tmp_path / "worst.png").stat().st_size > 10_000

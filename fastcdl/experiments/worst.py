@@ -460,7 +460,51 @@ def _write(plan, out, results, cross):
              out / "candidates.csv": _csv_text(cand_rows, CANDIDATE_COLUMNS)}
     if cross:
         files[out / "cross.csv"] = _csv_text(cross, CROSS_COLUMNS)
+    slopes = worst_slopes(results)
+    if slopes:
+        from fastcdl.experiments.analysis import SUMMARY_COLUMNS
+
+        files[out / "worst_slopes.csv"] = _csv_text(slopes, SUMMARY_COLUMNS)
     _atomic_write(files)
+    if len({r.T for r in results}) > 1:
+        worst_figure(rows, out / "worst.png")
+
+
+def worst_slopes(results, metrics=("cdl", "ece")) -> list[dict]:
+    """Slopes of the worst-case means against T per forecaster (fastcdl.experiments.analysis,
+    adversary "worst"): the fresh seeds share their indices across horizons, as a rate
+    experiment's seeds do, though the adversary may differ from one horizon to the next."""
+    from fastcdl.experiments.analysis import analyze
+
+    rows = [dict(forecaster_label=r.forecaster, adversary_label="worst", T=r.T, seed_index=x["seed_index"],
+                 **{m: x[m] for m in metrics}) for r in results for x in r.fresh]
+    return analyze(rows, list(metrics), seed=FRESH_MASTER)[1]
+
+
+def worst_figure(rows, path) -> None:
+    """worst.png: each forecaster's worst-case mean CDL and ECE against T (log-log), with
+    the fresh seeds' t-intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
+    for ax, metric in zip(axes, ("cdl", "ece")):
+        for f in dict.fromkeys(r["forecaster"] for r in rows):
+            pts = sorted((r["T"], r["mean"], r["lo"], r["hi"]) for r in rows if r["forecaster"] == f and r["metric"] == metric)
+            T, mean, lo, hi = (np.array(v, dtype=float) for v in zip(*pts))
+            ax.errorbar(T, mean, yerr=[mean - np.minimum(lo, mean), np.maximum(hi, mean) - mean], marker="o", ms=3,
+                        capsize=2, label=f)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("T (rounds)")
+        ax.set_ylabel(f"worst-case mean {metric.upper()}")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("The worst adversary found for each forecaster and T (mean over fresh seeds, 95% t-intervals)")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def _line(r: SearchResult) -> str:
