@@ -96,9 +96,15 @@ def test_transfer_rescales_periods_and_rescores(tmp_path):
         cands = [("drift", {"amplitude": 0.3, "period": 64.0}, 0.5, "screen", 256),
                  ("bernoulli", {"p": 0.4}, 0.4, "screen", 256), ("bernoulli", {"p": 0.4}, 0.3, "refine", 256)]
         r = W.transfer("kt", 1024, store, cands, top=5, search_seeds=2, fresh_seeds=3)
-    assert [(c[0], c[1]) for c in r.candidates] == [("drift", {"amplitude": 0.3, "period": 256.0}),
-                                                    ("bernoulli", {"p": 0.4})]
+        assert [(c[0], c[1]) for c in r.candidates] == [("drift", {"amplitude": 0.3, "period": 256.0}),
+                                                        ("bernoulli", {"p": 0.4})]
+        cands += [("bernoulli", {"p": 0.3}, 0.45, "screen", 256), ("greedy", {}, 0.1, "screen", 256)]
+        r1 = W.transfer("kt", 1024, store, cands, top=1, search_seeds=2, fresh_seeds=3)
+    # the best overall, then the best of each other family, in order of score
+    assert [(c[0], c[1]) for c in r1.candidates] == [("drift", {"amplitude": 0.3, "period": 256.0}),
+                                                     ("bernoulli", {"p": 0.3}), ("greedy", {})]
     assert r.search_mean == max(c[2] for c in r.candidates)
+    assert r1.search_mean == max(c[2] for c in r1.candidates)
 
 
 def test_plan_validation(tmp_path):

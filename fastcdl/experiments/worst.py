@@ -13,8 +13,8 @@ For one forecaster and T:
    never used for choosing), so its reported mean is not inflated by the selection.
 
 Above a chosen horizon a full search costs too much; :func:`transfer` re-scores the best
-candidates of a search at a smaller horizon on the search seeds at the larger one and
-reports the best of them on fresh seeds (parameters that depend on T, such as a number of
+candidates of a search at a smaller horizon (the best few overall and the best of each
+family) on the search seeds at the larger one and reports the best of them on fresh seeds (parameters that depend on T, such as a number of
 cycles over the horizon, are given relative to T, so they carry over).
 
 Every trial goes through the rate experiments' store (:class:`TrialStore`), keyed by its
@@ -253,22 +253,22 @@ def _report(ev, forecaster, T, cands, search_seeds, fresh_seeds) -> SearchResult
 
 def transfer(forecaster, T, store, from_candidates, *, fparams=None, top=5, search_seeds=4, fresh_seeds=16,
              pool=None) -> SearchResult:
-    """The best of the ``top`` best candidates of a search at a smaller horizon, scored again
-    on the search seeds at T and reported on fresh seeds. ``from_candidates``: that search's
-    candidates [(adversary, params, score, stage), ...] (``cycles`` parameters are re-derived
-    from T through the stored ``period``: period scales with T)."""
+    """The best of the candidates of a search at a smaller horizon, scored again on the
+    search seeds at T and reported on fresh seeds: the ``top`` best overall and the best of
+    every family (a family that was second at the smaller horizon may be first at T).
+    ``from_candidates``: [(adversary, params, score, stage, T0), ...], T0 the horizon each was
+    scored at; periods scale with T."""
     ev = _Evaluator(forecaster, fparams, T, store, pool or _Pool(1))
-    ranked, seen = [], set()
-    for a, p, s, stage, T0 in sorted(from_candidates, key=lambda c: -c[2]):  # T0: the horizon it was scored at
+    ranked, seen, families = [], set(), set()
+    for a, p, s, stage, T0 in sorted(from_candidates, key=lambda c: -c[2]):
         p = dict(p)
         if "period" in p:
             p["period"] = float(f"{p['period'] * T / T0:.6g}")
         key = (a, params_json(p))
-        if key not in seen:
+        if key not in seen and (len(ranked) < top or a not in families):
             seen.add(key)
+            families.add(a)
             ranked.append((a, p))
-        if len(ranked) == top:
-            break
     scores = ev.means(ranked, search_seeds, SEARCH_MASTER)
     cands = [(a, p, s, "transfer") for (a, p), s in zip(ranked, scores)]
     return _report(ev, forecaster, T, cands, search_seeds, fresh_seeds)
