@@ -1,7 +1,8 @@
 """Where a cdl round's time goes: the MsMwC oracle's parts against a kt round, and its machine code.
 
-    nice -n 10 .venv/bin/python scripts/bench_oracle.py            # about 3 minutes
-    nice -n 10 .venv/bin/python scripts/bench_oracle.py --T 1e7
+    nice -n 10 .venv/bin/python scripts/bench_oracle.py            # profile at T = 1e6, about 3 minutes
+    nice -n 10 .venv/bin/python scripts/bench_oracle.py --targets  # the issue's targets, about 15 minutes
+    nice -n 10 .venv/bin/python scripts/bench_oracle.py --one cdl 1e9   # one long trial, CPU and wall time
 
 Prints a markdown section (appended by hand to results/benchmarks/online.md). All times are
 CPU seconds of this process (time.process_time), medians of --repeats, so that other load on
@@ -14,6 +15,11 @@ the kt round measured in the same run.
    called in a compiled loop: the Lam solve warm-started at the last root (the weights kept),
    the Lam solve with every weight formed afresh (exps), ln|c| at the two buckets of a mixed
    step, and the update of a bucket drawn at random.
+With --targets instead: cdl and kt per round at T = 1e7 (interleaved, medians of 3), cdl at
+1e5 (3) against 1e8 (1 run), sparse against dense at the T = 1e7 configuration (dense over its
+first 2e5 rounds), and the peak RSS of fresh processes running cdl at 1e6 and 1e8.
+With --one NAME T: one run against greedy in a fresh process, its CPU and wall seconds and peak RSS.
+
 3. The machine code of the vectorised kernels (numba's inspect_asm, compiled here without the
    cache): packed double instructions on zmm (AVX-512) / ymm (AVX2) registers, packed
    float-to-integer conversions (the exps' range reduction), calls to the C library's exp.
@@ -136,11 +142,83 @@ def machine_code():
     return rows
 
 
+def one(name, T):
+    """(cpu seconds, wall seconds, max RSS MB, CDL) of one run of name vs greedy in a fresh process."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import resource, json, time\n"
+            "from fastcdl.online import simulate\n"
+            f"simulate({name!r}, 'greedy', horizon=1000, seed=0)\n"
+            "c0, w0 = time.process_time(), time.perf_counter()\n"
+            f"r = simulate({name!r}, 'greedy', horizon={T}, seed=1)\n"
+            "print(json.dumps({'cpu': time.process_time() - c0, 'wall': time.perf_counter() - w0, "
+            "'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 'cdl': r.cdl}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def targets(repeats):
+    from fastcdl.online import make_adversary, make_forecaster, simulate
+
+    for name in ("cdl", "kt"):
+        simulate(name, "greedy", horizon=1000, seed=0)
+    simulate("cdl", "greedy", horizon=1000, seed=0, forecaster_params={"oracle": "dense"})
+    res = {"cdl": [], "kt": []}
+    for _ in range(repeats):
+        for name in ("cdl", "kt"):
+            c0, w0 = time.process_time(), time.perf_counter()
+            simulate(name, "greedy", horizon=10**7, seed=1)
+            res[name].append((time.process_time() - c0, time.perf_counter() - w0))
+    cpu = {k: float(np.median([c for c, _ in v])) / 1e7 for k, v in res.items()}
+    wall = {k: float(np.median([w for _, w in v])) / 1e7 for k, v in res.items()}
+    small = []
+    for _ in range(repeats):
+        c0 = time.process_time()
+        simulate("cdl", "greedy", horizon=10**5, seed=1)
+        small.append((time.process_time() - c0) / 1e5)
+    c0 = time.process_time()
+    simulate("cdl", "greedy", horizon=10**8, seed=1)
+    big = (time.process_time() - c0) / 1e8
+    f = make_forecaster("cdl", horizon=10**7, seed=1, oracle="dense")
+    a = make_adversary("greedy", horizon=10**7, seed=1)
+    from fastcdl.online.simulate import _run_loop
+
+    c0 = time.process_time()
+    _run_loop(f, a, 2 * 10**5, np.zeros(0), np.zeros(0, dtype=np.int8))
+    dense = (time.process_time() - c0) / (2 * 10**5)
+    mem = {T: one("cdl", T) for T in (10**6, 10**8)}
+    print("| measure | value | target |\n|---|---|---|")
+    print(f"| cdl / kt per round at T = 1e7, CPU time (medians of {repeats}) | "
+          f"{cpu['cdl'] / cpu['kt']:.2f}x ({cpu['cdl'] * 1e9:.0f} / {cpu['kt'] * 1e9:.0f} ns) | within 1.6x |")
+    print(f"| same, wall time | {wall['cdl'] / wall['kt']:.2f}x ({wall['cdl'] * 1e9:.0f} / "
+          f"{wall['kt'] * 1e9:.0f} ns) | |")
+    print(f"| cdl per round, T = 1e8 / T = 1e5 (CPU) | {big / float(np.median(small)):.2f} "
+          f"({big * 1e9:.0f} / {float(np.median(small)) * 1e9:.0f} ns) | within 1.3 |")
+    print(f"| dense / sparse per round at the T = 1e7 configuration (CPU) | {dense / cpu['cdl']:.0f}x | "
+          "unchanged or better (80x with cdl version 1) |")
+    for T, r in mem.items():
+        print(f"| peak RSS, fresh process, cdl T = {T:.0e} | {r['rss_mb']:.0f} MB | flat in T |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--T", type=float, default=1e6)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--targets", action="store_true")
+    ap.add_argument("--one", nargs=2, metavar=("NAME", "T"))
     args = ap.parse_args()
+    if args.one:
+        import json
+
+        r = one(args.one[0], int(float(args.one[1])))
+        print(json.dumps({"forecaster": args.one[0], "T": int(float(args.one[1])), **r,
+                          "load": os.getloadavg()[0]}))
+        return
+    if args.targets:
+        targets(args.repeats)
+        return
     T = int(args.T)
     whole = {name: per_round(name, T, args.repeats) for name in ("cdl", "kt", "sign")}
     kt = whole["kt"]

@@ -237,6 +237,26 @@ def _tree_max(lanes, r):
     return max(max(max(a0, a4), max(a2, a6)), max(max(a1, a5), max(a3, a7)))
 
 
+@kernel
+def _update_moving_offsets(i, g, x, G, Q, lanes, tpad):
+    """update_lanes' rare case, an offset to move (a term above e^RESCALE): update_bucket
+    copy by copy on the first K_eta copies, then the bucket's tanh."""
+    P = lanes.shape[1]
+    K_eta = 0
+    while K_eta < P and lanes[ETA, K_eta] > 0.0:
+        K_eta += 1
+    update_bucket(i, g, G, Q, lanes[ETA, :K_eta], lanes[OFF, :K_eta], lanes[SUM, :K_eta], tpad[:, :K_eta])
+    _tanh_row(i, x, lanes, tpad)
+
+
+@kernel
+def _renormalise(lanes, tpad):
+    """update_lanes' rare case, an S_k below TINY_S: move its offset by ln S_k (as update_bucket)."""
+    for k in range(lanes.shape[1]):
+        if lanes[SUM, k] < TINY_S:
+            _shift_offset(k, math.log(lanes[SUM, k]), lanes[OFF], lanes[SUM], tpad)
+
+
 # error_model="numpy": a float division by zero gives inf or NaN instead of raising, which
 # keeps the per-copy loops free of branches (none of them divides by zero).
 @kernel(error_model="numpy")
@@ -251,28 +271,27 @@ def update_lanes(i, g, G, Q, lanes, tpad):
     Gn = G[i] + g
     Qn = Q[i] + g * g
     x = abs(Gn)
+    big = 0
     for k in range(P):
         u = lanes[ETA, k] * x - lanes[E32, k] * Qn - lanes[OFF, k]
         lanes[T1, k] = u
-        lanes[T2, k] = u
-    if _tree_max(lanes, T2) > RESCALE:
-        K_eta = 0
-        while K_eta < P and lanes[ETA, K_eta] > 0.0:
-            K_eta += 1
-        update_bucket(i, g, G, Q, lanes[ETA, :K_eta], lanes[OFF, :K_eta], lanes[SUM, :K_eta], tpad[:, :K_eta])
-        _tanh_row(i, x, lanes, tpad)
+        big |= u > RESCALE
+    if big:
+        _update_moving_offsets(i, g, x, G, Q, lanes, tpad)
         return
+    tiny = 0
     for k in range(P):
         t, th = _term(lanes[T1, k], lanes[ETA, k], x)
-        lanes[SUM, k] += t - tpad[i, k]
+        s = lanes[SUM, k] + (t - tpad[i, k])
+        lanes[SUM, k] = s
+        tiny |= s < TINY_S
         tpad[i, k] = t
         lanes[T2, k] = th  # (a store to tpad[i, P + k] here would keep the loop from vectorising)
     for k in range(P):
         tpad[i, P + k] = lanes[T2, k]
     tpad[i, 2 * P] = x
-    for k in range(P):
-        if lanes[SUM, k] < TINY_S:
-            _shift_offset(k, math.log(lanes[SUM, k]), lanes[OFF], lanes[SUM], tpad)
+    if tiny:
+        _renormalise(lanes, tpad)
     G[i] = Gn
     Q[i] = Qn
 
@@ -408,6 +427,12 @@ def _finish_logc(s, i, G, Q, lam, lanes):
         return -np.inf
     if s > 1e-290 and s < np.inf:
         return lanes[SCALARS, TOP] + math.log(s)
+    return _logc_in_log_space(i, G, Q, lam, lanes)
+
+
+@kernel
+def _logc_in_log_space(i, G, Q, lam, lanes):
+    """lanes_logc's rare case (its sum underflowed): sparse_logc over the padded rows."""
     return sparse_logc(i, G, Q, lanes[ETA], lanes[LOGPI], lam)
 
 
