@@ -511,3 +511,57 @@ def _line(r: SearchResult) -> str:
     mean, lo, hi = t_interval([x["cdl"] for x in r.fresh])
     return (f"{r.forecaster:<8} T = {r.T:<8} worst: {r.adversary} {params_json(r.params)}  "
             f"CDL {mean:.4g} [{lo:.4g}, {hi:.4g}] on {len(r.fresh)} fresh seeds (search {r.search_mean:.4g})")
+
+
+# -- the tables of a worst-case folder's README ------------------------------------------------
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def readme_tables(folder) -> str:
+    """The markdown tables of a worst-case folder, made from its CSV files only (the folder's
+    README quotes them verbatim; tests check that it still does)."""
+    import csv
+    from pathlib import Path
+
+    folder = Path(folder)
+    read = lambda name: list(csv.DictReader((folder / name).read_text().splitlines()))  # noqa: E731
+    worst = read("worst.csv")
+    cands = read("candidates.csv")
+    by = {(w["forecaster"], int(w["T"]), w["metric"]): w for w in worst}
+    forecasters = list(dict.fromkeys(w["forecaster"] for w in worst))
+    lines = ["| forecaster | T | worst adversary found | parameters | CDL (fresh seeds) | ECE (fresh seeds) "
+             "| CDL (search seeds) |", "|---|---|---|---|---|---|---|"]
+    for f in forecasters:
+        for T in sorted({int(w["T"]) for w in worst if w["forecaster"] == f}):
+            c, e = by[(f, T, "cdl")], by[(f, T, "ece")]
+            score = max(float(x["search_mean_cdl"]) for x in cands if x["forecaster"] == f and int(x["T"]) == T)
+            params = ", ".join(f"{k}={_fmt(v)}" for k, v in json.loads(c["adversary_params"]).items())
+            lines.append(f"| {f} | 2^{T.bit_length() - 1} | {c['adversary']} | {params or '-'} | "
+                         f"{_fmt(float(c['mean']))} [{_fmt(float(c['lo']))}, {_fmt(float(c['hi']))}] | "
+                         f"{_fmt(float(e['mean']))} [{_fmt(float(e['lo']))}, {_fmt(float(e['hi']))}] | {_fmt(score)} |")
+    out = ["### Worst adversary found, per forecaster and horizon", "", *lines]
+    if (folder / "worst_slopes.csv").is_file():
+        slopes = read("worst_slopes.csv")
+        out += ["", "### Decay of the worst case found (slope of log mean against log T)", "",
+                "| forecaster | metric | slope | 95% interval | T fitted |", "|---|---|---|---|---|"]
+        for s in slopes:
+            out.append(f"| {s['forecaster']} | {s['metric']} | {float(s['slope']):.3f} | "
+                       f"[{float(s['slope_lo']):.3f}, {float(s['slope_hi']):.3f}] | "
+                       f"2^{int(s['t_min_fit']).bit_length() - 1}..2^{int(s['t_max_fit']).bit_length() - 1} |")
+    if (folder / "cross.csv").is_file():
+        cross = read("cross.csv")
+        for T in sorted({int(c["T"]) for c in cross}):
+            for metric in ("cdl",):
+                rows = [c for c in cross if int(c["T"]) == T and c["metric"] == metric]
+                fs = list(dict.fromkeys(c["forecaster"] for c in rows))
+                out += ["", f"### Every forecaster against every forecaster's worst adversary, T = 2^{T.bit_length() - 1}, "
+                        f"mean {metric.upper()} over fresh seeds (diagonal: the adversary's own forecaster)", "",
+                        "| adversary (worst for) | " + " | ".join(fs) + " |", "|---|" + "---|" * len(fs)]
+                for w in dict.fromkeys(c["worst_for"] for c in rows):
+                    cells = {c["forecaster"]: c for c in rows if c["worst_for"] == w}
+                    adv = cells[fs[0]]["adversary"]
+                    lines = [f"**{_fmt(float(cells[f]['mean']))}**" if f == w else _fmt(float(cells[f]["mean"]))
+                             for f in fs]
+                    out.append(f"| {adv} ({w}) | " + " | ".join(lines) + " |")
+    return "\n".join(out) + "\n"
