@@ -94,6 +94,8 @@ def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **pa
     - "contrarian": y = 1 when the expected stated prediction is below 1/2, else 0;
     - "greedy": the y with the larger expected increase of sum over stated values of
       |bias| (bias = sum of stated prediction minus outcome); ties by a fair coin;
+    - "signpreserve": y ~ Bernoulli(c), c the midpoint of the gap between stated values that
+      keeps the sign of the most accumulated bias (docs/ece-lower-bound.md);
     - an AdversarySpec from fastcdl.online.plugin_adversary, or "package.module:ATTRIBUTE".
 
     The generator is child 1 of numpy.random.SeedSequence(seed), so with the same seed a
