@@ -137,10 +137,10 @@ class _Cells:
     count: np.ndarray
 
 
-def _cells(y_true, y_prob, bins, sample_weight, by_outcome: bool) -> _Cells:
+def _cells(y_true, y_prob, bins, sample_weight, by_outcome: bool, strategy="uniform") -> _Cells:
     """The table of the data and its cells; by_outcome=False merges the two outcomes of a
     (bucket, weight) cell (consistency resampling redraws the outcomes)."""
-    st = _stats(y_true, y_prob, bins, sample_weight)
+    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     m = st.n_buckets
     if not st.weighted:
         n = st.counts.astype(np.int64)
@@ -192,7 +192,7 @@ def _batches(total, cells):
 
 
 def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="percentile", seed=None,
-              sample_weight=None, bins=None) -> BootstrapResult:
+              sample_weight=None, bins=None, strategy="uniform") -> BootstrapResult:
     """Bootstrap interval of ``metric`` over rounds, drawn on the bucket table.
 
     metric: a callable taking a BucketStats (fc.cdl, fc.smce, your own, ...) or the name of a
@@ -200,7 +200,9 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
     replacement as counts of the cells (bucket i, y): a multinomial with probabilities
     (n_i - s_i)/T and s_i/T, O(m) per replicate whatever T. Every bucket keeps its value q_i:
     exact for exact buckets (bins=None); on binned tables the bin's mean prediction is held
-    fixed rather than recomputed from the resampled rounds.
+    fixed rather than recomputed from the resampled rounds. ``bins`` and ``strategy`` are
+    as in :func:`fastcdl.bucket_stats`; quantile edges are those of the data, held fixed
+    across replicates.
 
     method="percentile": the (1 - level)/2 and (1 + level)/2 quantiles of the replicates.
     method="bca": bias-corrected and accelerated (Efron 1987), the acceleration from the
@@ -227,7 +229,7 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
         raise _validate.ValidationError("level", "must be < 1", value=level)
     method = _validate.check_name(method, ("percentile", "bca"), "method")
     rng = _rng(seed)
-    cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=True)
+    cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=True, strategy=strategy)
     st = cells.stats
     value = float(func(st))
     K = int(cells.count.sum())
@@ -309,7 +311,7 @@ def _bca(func, cells: _Cells, value, reps, alpha):
 
 
 def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, seed=None,
-                     sample_weight=None, bins=None) -> CalibrationTest:
+                     sample_weight=None, bins=None, strategy="uniform") -> CalibrationTest:
     """Test of perfect calibration by consistency resampling (Broecker and Smith 2007).
 
     Under the hypothesis y_t ~ Bernoulli(p_t) independently, a bucket's positives are
@@ -333,7 +335,7 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
     func, name = _metric(metric)
     n_sim = _validate.check_count(n_sim, "n_sim", 1)
     rng = _rng(seed)
-    cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=False)
+    cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=False, strategy=strategy)
     st = cells.stats
     stat = float(func(st))
     m = st.n_buckets

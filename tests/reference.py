@@ -62,6 +62,31 @@ def uniform_edges_ref(m):
     return [i / m for i in range(m + 1)]
 
 
+def quantile_edges_ref(p, m, sample_weight=None):
+    """Edges of bins=m, strategy="quantile" (docs/metrics.md, "Quantile bins"), from the definition:
+    for k = 1..m-1 the smallest prediction v with weight(p <= v) >= k W / m (W the total weight,
+    exact Fractions); equal edges once; none at or above the largest prediction or at 1; an
+    edge at 0 becomes the smallest positive float. Plain loops over the sorted distinct values."""
+    p = [float(v) + 0.0 for v in np.asarray(p, dtype=np.float64).tolist()]
+    w = [F(1)] * len(p) if sample_weight is None else [F(float(v)) for v in np.asarray(sample_weight).tolist()]
+    mass = defaultdict(F)
+    for pt, wt in zip(p, w):
+        mass[pt] += wt
+    values = sorted(v for v in mass if mass[v] > 0)
+    W = sum(mass[v] for v in values)
+    inner = []
+    for k in range(1, m):
+        acc = F(0)
+        for v in values:
+            acc += mass[v]
+            if acc * m >= k * W:
+                break
+        if v < values[-1] and v < 1.0 and v not in inner:
+            inner.append(v)
+    inner = [5e-324 if v == 0.0 else v for v in inner]
+    return [0.0] + sorted(set(inner)) + [1.0]
+
+
 def table_ref(y, p, bins=None, sample_weight=None):
     """Group raw rounds into buckets with a plain dict (docs/metrics.md).
 
