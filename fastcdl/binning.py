@@ -70,14 +70,18 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int, parallel: bool):
     No sort: a count of the predictions in each cell of a fine grid (one pass) says which
     cells hold the ranks ceil(k T / m); a second pass gathers the predictions of those cells
     only, and they are sorted. O(T) unless the predictions crowd into a few cells of width
-    2^-16 (then O(T log T) at worst).
+    2^-16 (then O(T log T) at worst). Up to 2^16 rounds, a plain sort.
     """
+    T = p.shape[0]
+    r = _ranks(T, m)
+    if T <= _kb.GRID:  # fewer rounds than cells: a sort is cheaper than the grid
+        if _kb.first_bad_prob(p) >= 0:
+            return None
+        return edges_from_quantiles(np.sort(p)[r - 1])
     hist = np.zeros(_kb.GRID, dtype=np.int64)
     counter = _kb.count_cells_parallel if parallel else _kb.count_cells
     if not counter(p, hist):
         return None
-    T = p.shape[0]
-    r = _ranks(T, m)
     C = np.cumsum(hist)
     cells = np.searchsorted(C, r, side="left")
     marked = np.zeros(_kb.GRID, dtype=np.bool_)
