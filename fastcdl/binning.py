@@ -67,9 +67,9 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int, parallel: bool):
     """Quantile edges of unweighted predictions p (float64), or None if some p is outside
     [0, 1] or NaN.
 
-    No sort: a count of the predictions in each cell of a fine grid (one pass) says which
-    cells hold the ranks ceil(k T / m); a second pass gathers the predictions of those cells
-    only, and they are sorted. O(T) unless the predictions crowd into a few cells of width
+    No sort of all the predictions: a count of the predictions in each cell of a fine grid
+    (one pass) says which cells hold the ranks ceil(k T / m); a second pass gathers the
+    predictions of those cells only, cell by cell, and selects the ranks among each cell's few. O(T) unless the predictions crowd into a few cells of width
     2^-16 (then O(T log T) at worst). Up to 2^16 rounds, a plain sort.
     """
     T = p.shape[0]
@@ -84,18 +84,14 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int, parallel: bool):
         return None
     C = np.cumsum(hist)
     cells = np.searchsorted(C, r, side="left")
-    marked = np.zeros(_kb.GRID, dtype=np.bool_)
-    marked[cells] = True
-    (kept,) = np.nonzero(marked)
-    size = int(hist[kept].sum())
-    buf = _kb.values_in_cells(p, marked, size)
-    buf.sort()
-    # the kept cells' predictions lie in the buffer cell after cell; rank r in cell g is at
-    # (start of g in the buffer) + (r - rounds in cells before g) - 1
-    in_buf = np.zeros(_kb.GRID, dtype=np.int64)
-    in_buf[kept] = np.cumsum(hist[kept]) - hist[kept]
+    kept = np.unique(cells)
+    slot = np.full(_kb.GRID, -1, dtype=np.int64)
+    slot[kept] = np.arange(kept.shape[0])
+    offsets = np.zeros(kept.shape[0] + 1, dtype=np.int64)
+    np.cumsum(hist[kept], out=offsets[1:])
+    # rank r in cell g is the (r - rounds in cells before g)-th smallest of g's predictions
     before = C[cells] - hist[cells]
-    return edges_from_quantiles(buf[in_buf[cells] + (r - before) - 1])
+    return edges_from_quantiles(_kb.values_in_cells(p, slot, offsets, slot[cells], r - before - 1))
 
 
 def chunk_binning(bins, strategy):

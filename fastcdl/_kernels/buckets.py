@@ -491,12 +491,32 @@ def count_cells_parallel(p, hist):
 
 
 @kernel
-def values_in_cells(p, marked, size):
-    """The predictions (in input order) whose grid cell is marked; ``size`` of them. O(T)."""
-    out = np.empty(size, dtype=np.float64)
-    k = 0
+def values_in_cells(p, slot, offsets, want_slot, want_pos):
+    """Order statistics of the predictions in a few grid cells: cell g's predictions go to slot
+    slot[g] (>= 0 for the cells of interest), gathered into out[offsets[k]:offsets[k + 1]];
+    returns, for each request i, the want_pos[i]-th smallest (0-based) of slot want_slot[i]'s
+    predictions. A slot with at most 4 requests is searched by selection (O(size) per
+    request), others are sorted. O(T) for the gather."""
+    n_slots = offsets.shape[0] - 1
+    buf = np.empty(offsets[n_slots], dtype=np.float64)
+    fill = offsets[:n_slots].copy()
     for t in range(p.shape[0]):
-        if marked[cell_of(p[t])]:
-            out[k] = p[t]
-            k += 1
+        k = slot[cell_of(p[t])]
+        if k >= 0:
+            buf[fill[k]] = p[t]
+            fill[k] += 1
+    asks = np.zeros(n_slots, dtype=np.int64)
+    for i in range(want_slot.shape[0]):
+        asks[want_slot[i]] += 1
+    for k in range(n_slots):
+        if asks[k] > 4:
+            buf[offsets[k]:offsets[k + 1]].sort()
+    out = np.empty(want_slot.shape[0], dtype=np.float64)
+    for i in range(want_slot.shape[0]):
+        k = want_slot[i]
+        seg = buf[offsets[k]:offsets[k + 1]]
+        if asks[k] > 4:
+            out[i] = seg[want_pos[i]]
+        else:
+            out[i] = np.partition(seg, want_pos[i])[want_pos[i]]
     return out
