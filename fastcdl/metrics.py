@@ -70,14 +70,17 @@ SAMPLE_SIZE_ADVICE = ("for a model's continuous scores use cdl_monotone (or cuto
                       "or bin the predictions (bins='auto', strategy='quantile')")
 
 # Rate experiments measure the exact CDL of an online sequence, which is what they study
-# whatever the bucket sizes: fastcdl.trial_metrics turns the warning off for its thread.
+# whatever the bucket sizes, and resampling evaluates a metric on many tables after the
+# table itself was checked: fastcdl.trial_metrics, fastcdl.uncertainty and run-folder
+# figures turn the warning off for their thread.
 _quiet = threading.local()
 
 
 @contextlib.contextmanager
-def exact_sequence():
+def sample_size_check_off():
     """Within this block (on this thread), exact metrics do not raise SampleSizeWarning: for
-    callers that measure a sequence itself (an online forecaster's rounds), not a sample."""
+    callers that measure a sequence itself (an online forecaster's rounds) rather than a
+    sample, or that have checked the table already (the replicates of a bootstrap)."""
     before = getattr(_quiet, "on", False)
     _quiet.on = True
     try:

@@ -35,18 +35,18 @@ class TrialMetric:
 
 # A trial measures the exact CDL of its online sequence (the quantity the rate experiments
 # study), so the exact metrics' SampleSizeWarning, meant for samples of continuous scores,
-# is off here (fastcdl.metrics.exact_sequence). The sample estimators of fastcdl.sample are
+# is off here (fastcdl.metrics.sample_size_check_off). The sample estimators of fastcdl.sample are
 # not trial metrics: they estimate a predictor's calibration from i.i.d. samples, which an
 # online forecaster's sequence is not (docs/estimators.md).
 def _cdl(st):
-    with _m.exact_sequence():
+    with _m.sample_size_check_off():
         rep = _m.cdl_report(st)
     return {"cdl": rep.value, "kink1": float(rep.kinks[0]), "kink2": float(rep.kinks[-1])}
 
 
 def _one(name, fn):
     def compute(st):
-        with _m.exact_sequence():
+        with _m.sample_size_check_off():
             return {name: fn(st)}
 
     return compute

@@ -23,7 +23,7 @@ import numpy as np
 
 from fastcdl import _validate
 from fastcdl._kernels import resample as _k
-from fastcdl.metrics import _stats
+from fastcdl.metrics import _stats, sample_size_check_off
 from fastcdl.stats import BucketStats, bin_cuts
 
 __all__ = ["bootstrap", "calibration_test", "BootstrapResult", "CalibrationTest", "METRICS"]
@@ -238,19 +238,20 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
     integer = not st.weighted
     reps = np.empty(n_boot)
     k = 0
-    for size in _batches(n_boot, cells.count.shape[0]):
-        counts = rng.multinomial(K, pvals, size=size)
-        n, s = _k.scatter_cells(counts, cells.bucket, cells.y, cells.weight, m)
-        if integer:
-            n, s = n.astype(np.int64), s.astype(np.int64)
-        for b in range(size):
-            reps[k] = func(_replicate(st, n[b], s[b]))
-            k += 1
-    alpha = (1.0 - level) / 2.0
-    if method == "percentile":
-        lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
-    else:
-        lo, hi = _bca(func, cells, value, reps, alpha)
+    with sample_size_check_off():  # the table itself was checked above; its replicates are not
+        for size in _batches(n_boot, cells.count.shape[0]):
+            counts = rng.multinomial(K, pvals, size=size)
+            n, s = _k.scatter_cells(counts, cells.bucket, cells.y, cells.weight, m)
+            if integer:
+                n, s = n.astype(np.int64), s.astype(np.int64)
+            for b in range(size):
+                reps[k] = func(_replicate(st, n[b], s[b]))
+                k += 1
+        alpha = (1.0 - level) / 2.0
+        if method == "percentile":
+            lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
+        else:
+            lo, hi = _bca(func, cells, value, reps, alpha)
     return BootstrapResult(value=value, lo=float(lo), hi=float(hi), level=level, method=method,
                            n_boot=n_boot, replicates=reps)
 
@@ -342,13 +343,14 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
     prob = st.values[cells.bucket]
     null = np.empty(n_sim)
     k = 0
-    for size in _batches(n_sim, cells.count.shape[0]):
-        draws = rng.binomial(cells.count, prob, size=(size, cells.count.shape[0]))
-        s = _k.scatter_positives(draws, cells.bucket, cells.weight, m)
-        if not st.weighted:
-            s = s.astype(np.int64)
-        for b in range(size):
-            null[k] = func(BucketStats(st.values, st.counts, s[b], st.prob_sums, st.edges, st.bins))
-            k += 1
+    with sample_size_check_off():  # the simulated tables have the buckets of the table checked above
+        for size in _batches(n_sim, cells.count.shape[0]):
+            draws = rng.binomial(cells.count, prob, size=(size, cells.count.shape[0]))
+            s = _k.scatter_positives(draws, cells.bucket, cells.weight, m)
+            if not st.weighted:
+                s = s.astype(np.int64)
+            for b in range(size):
+                null[k] = func(BucketStats(st.values, st.counts, s[b], st.prob_sums, st.edges, st.bins))
+                k += 1
     p = (1.0 + np.count_nonzero(null >= stat)) / (1.0 + n_sim)
     return CalibrationTest(statistic=stat, p_value=float(p), n_sim=n_sim, metric=name, null=null)

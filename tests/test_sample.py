@@ -160,6 +160,7 @@ def test_curve_against_definition(table, kinks):
     assert v.max() <= vcdl_monotone(_stats(table)) + RTOL
 
 
+@pytest.mark.filterwarnings("ignore::fastcdl.SampleSizeWarning")  # values compared on one-round buckets
 @given(all_tables)
 def test_relations(table):
     stats = _stats(table)
@@ -196,6 +197,7 @@ def test_equals_cdl_when_frequencies_increase(table):
     assert abs(vcdl_monotone(stats) - fc.vcdl(stats)) <= RTOL
 
 
+@pytest.mark.filterwarnings("ignore::fastcdl.SampleSizeWarning")  # values compared on one-round buckets
 @given(rounds())
 def test_raw_rounds_equal_their_table(yp):
     y, p = yp
@@ -361,6 +363,7 @@ def test_smce_special_shapes():
     assert smce(np.zeros(20, int), p) == pytest.approx(smce_lp_rounds(np.zeros(20), p), abs=LP_TOL)
 
 
+@pytest.mark.filterwarnings("ignore::fastcdl.SampleSizeWarning")  # values compared on one-round buckets
 @given(all_tables)
 def test_smce_bounds(table):
     # smCE <= ECE (w = sign per bucket is feasible only without the Lipschitz constraint) and
@@ -375,6 +378,7 @@ def test_smce_bounds(table):
 # ------------------------------------------------------------------- classic numbers
 
 
+@pytest.mark.filterwarnings("ignore::fastcdl.SampleSizeWarning")  # values compared on one-round buckets
 @given(all_tables)
 def test_mce_rmsce_brier_decomposition(table):
     stats = _stats(table)
