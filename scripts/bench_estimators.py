@@ -63,12 +63,17 @@ def main():
     y, p = rounds(T)
     res = json.loads(JSON.read_text()) if JSON.exists() and parts != {"estimators", "binning", "smce"} else {}
     res.update({"T": T, "repeat": R})
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    res.setdefault("measured", {})
     if "estimators" in parts:
         res["estimators"] = time_estimators(y, p, R)
+        res["measured"]["estimators"] = when
     if "binning" in parts:
         res["binning"] = time_binning(y, p, R)
+        res["measured"]["binning"] = when
     if "smce" in parts:
         res["smce"] = time_smce(T, R, args.no_peer)
+        res["measured"]["smce"] = when
     JSON.write_text(json.dumps(res, indent=1) + "\n")
     write(res)
 
@@ -131,7 +136,9 @@ def write(res):
              f"Command: `.venv/bin/python scripts/bench_estimators.py --T {T} --repeat {R}` (medians of {R} runs after "
              "a warm-up call, one process, the same arrays for each comparison; raw figures in "
              "results/benchmarks/estimators.json). The machine was shared with other jobs while this ran: the "
-             "absolute times are noisy, the ratios (measured side by side) less so.", "",
+             "absolute times are noisy, the ratios (measured side by side) less so. Measured: "
+             + "; ".join(f"{k} {v}" for k, v in res.get("measured", {}).items()) + " (`--parts` re-runs one "
+             "comparison; the binning was re-run after the quantile path changed).", "",
              f"### Each estimator on the exact table of T = {T:.0e} continuous predictions (T buckets)", "",
              f"Baseline: np.sort of the predictions, {e['np_sort']:.3f} s (building the exact table itself, "
              f"fc.bucket_stats: {e['bucket_stats_exact']:.3f} s = {e['bucket_stats_exact'] / e['np_sort']:.2f}x). "
