@@ -1,4 +1,5 @@
-"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl plot PATH``, ``fastcdl warmup``.
+"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl worst``, ``fastcdl plot PATH``,
+``fastcdl warmup``.
 
 Errors print one line on stderr and exit with status 2; nothing is written. ``rates``
 stopped by SIGINT or SIGTERM prints one line and exits with status 128 + the signal.
@@ -316,6 +317,43 @@ def cmd_rates(args) -> int:
     return 0
 
 
+def cmd_worst(args) -> int:
+    from fastcdl.experiments.presets import parse_horizon
+    from fastcdl.experiments.worst import WorstPlan, run_plan
+
+    if (args.plan is None) == (args.forecaster is None):
+        raise InputError("give --forecaster NAME --t T for one search, or --plan NAME|FILE.toml for a grid")
+    if args.plan is not None:
+        if args.t is not None:
+            raise InputError("--t applies to one search (--forecaster), not to a plan")
+        plan = WorstPlan.load(args.plan)
+    else:
+        if args.t is None:
+            raise InputError("--forecaster needs --t (integer or 2^k)")
+        plan = WorstPlan.make(forecasters=[args.forecaster], search_horizons=[parse_horizon(args.t)])
+    budget = {k: getattr(args, k) for k in ("search_seeds", "fresh_seeds") if getattr(args, k) is not None}
+    if budget:
+        from dataclasses import asdict
+
+        fields = asdict(plan)
+        fields.update(budget)
+        plan = WorstPlan.make(**fields)
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    out = Path(args.out or ("results/worstcase" if args.plan else f"results/worst-{args.forecaster}"))
+    received = []
+    try:
+        with _stop_on_signals(received):
+            run_plan(plan, out, workers=args.workers, progress=True)
+    except KeyboardInterrupt:
+        signum = received[0] if received else signal.SIGINT
+        print(f"fastcdl: stopped by {signal.Signals(signum).name}: finished trials are kept in {out}/trials.sqlite; "
+              "re-run the same command to resume", file=sys.stderr)
+        return 128 + signum
+    print(f"worst adversaries in {out}/worst.csv, every candidate in {out}/candidates.csv")
+    return 0
+
+
 _READ_OPTIONS = ("y_col", "p_col", "p_cols", "p_prefix", "multiclass", "weight_col", "bins", "strategy", "format",
                  "delimiter", "skip_missing")
 
@@ -445,6 +483,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="run folder (default: results/<preset name>)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_rates)
+
+    wc = sub.add_parser("worst", help="search the adversary that maximises a forecaster's mean CDL (resumable)")
+    wc.add_argument("--forecaster", help="forecaster name (one search; with --t)")
+    wc.add_argument("--t", help="horizon of the search (integer or 2^k)")
+    wc.add_argument("--plan", help="a grid of searches: worstcase or a .toml file")
+    wc.add_argument("--search-seeds", type=int, help="seeds that score candidates (default 4)")
+    wc.add_argument("--fresh-seeds", type=int, help="held-out seeds that report the winner (default 16)")
+    wc.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    wc.add_argument("--out", help="folder (default: results/worst-<forecaster> or results/worstcase)")
+    wc.set_defaults(func=cmd_worst)
 
     pl = sub.add_parser("plot", help="PNG figures of a run folder or of a file of predictions")
     pl.add_argument("path", help=f"run folder (with trials.sqlite) or file of predictions: {supported_formats()}")

@@ -481,7 +481,7 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
         params = adv_params.get(a, "")
         ax.set_title(
             f"Calibration error vs horizon against the adversary '{a}'" + (f" ({params})" if params else "")
-            + f"\nmean over {n_seeds} seeds, band: bootstrap 95% interval; slope: least squares on the upper half of T",
+            + f"\nmean over {n_seeds} seeds, band: bootstrap-t 95% interval; slope: least squares on the upper half of T [jackknife-t 95%]",
             fontsize="medium",
         )
         ax.grid(True, which="major", color="0.9")
@@ -569,7 +569,7 @@ def _out_dir(out_dir, default: Path) -> Path:
 
 def plot_rates(run_dir, out_dir=None) -> list[Path]:
     """Rate plots of a run folder (docs/experiments.md): for each adversary, the mean CDL and ECE over
-    seeds against T on log-log axes with bootstrap 95% bands, each series' fitted slope in
+    seeds against T on log-log axes with bootstrap-t 95% bands, each series' fitted slope in
     the legend and reference lines T^-1/2 and T^-1/3 (``rates_<adversary>.png``); and the
     CDL/ECE ratio against T (``cdl_over_ece.png``). Analysis as in the run's summary.csv.
 

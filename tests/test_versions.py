@@ -33,7 +33,8 @@ def test_every_component_has_a_declared_version():
     specs = [*registry.forecasters().values(), *registry.adversaries().values(), *METRICS.values()]
     assert all(isinstance(s.version, int) and s.version >= 1 for s in specs)
     assert {"cdl", "foster", "kt", "truthful", "frequency"} <= set(registry.forecasters())
-    assert {"bernoulli", "drift", "markov", "contrarian", "greedy"} == set(registry.adversaries())
+    assert {"bernoulli", "drift", "markov", "contrarian", "greedy", "rawpoint", "gridedge", "sweep",
+            "lookahead"} <= set(registry.adversaries())
 
 
 @pytest.mark.parametrize("folder", FOLDERS)

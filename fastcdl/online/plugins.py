@@ -105,6 +105,11 @@ class AdversarySpec:
     ``prob(view, par) -> P(y = 1)`` is given by stochastic adversaries (the truthful
     forecaster states it); ``resolve(params, horizon) -> dict`` checks given parameters and
     fills defaults (default: every parameter a finite real number).
+
+    ``scratch(resolved) -> int``: the adversary's working memory, that many float64 slots
+    appended to ``par`` after the parameters and zero at the start of every run (an
+    adversary whose choice depends on a running summary of the public record keeps it
+    there instead of recomputing it from the table each round).
     """
 
     name: str
@@ -114,6 +119,7 @@ class AdversarySpec:
     prob: Callable | None = None
     resolve: Callable | None = None
     doc: str = ""
+    scratch: Callable | None = None
 
     @property
     def stochastic(self) -> bool:
@@ -135,8 +141,11 @@ class AdversarySpec:
         return {k: out[k] for k in self.params if k in out}
 
     def parameter_vector(self, resolved: dict) -> np.ndarray:
-        """``par`` of the kernel: the resolved parameters in declared order, float64."""
-        return np.array([float(resolved[k]) for k in self.params], dtype=np.float64)
+        """``par`` of the kernel: the resolved parameters in declared order, float64, then
+        the adversary's scratch slots (zeros), if it declares any."""
+        par = [float(resolved[k]) for k in self.params]
+        extra = 0 if self.scratch is None else int(self.scratch(resolved))
+        return np.array(par + [0.0] * extra, dtype=np.float64)
 
     def compiled(self):
         """The respond kernel compiled for the engine's adversary signature (once per process)."""
@@ -186,12 +195,14 @@ class ForecasterSpec:
         return out
 
 
-def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None) -> AdversarySpec:
+def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None) -> AdversarySpec:
     """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
 
     ``params`` maps parameter names to defaults (their order is the order of ``par``);
     ``prob(view, par)`` makes it stochastic (P(y = 1) given the round's public data);
-    ``version`` keys its stored trials (bump it when its outcomes change). Decorate the
+    ``version`` keys its stored trials (bump it when its outcomes change); ``scratch(resolved)
+    -> int`` asks for that many float64 slots of working memory after the parameters in
+    ``par``, zero at the start of every run. Decorate the
     kernels with ``numba.njit(cache=True)`` so that processes load them from the cache.
     The object works wherever a built-in adversary's name does: simulate, make_adversary,
     trace, and presets as ``"package.module:ATTRIBUTE"``.
@@ -202,8 +213,10 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
     if prob is not None:
         _check_dispatcher(prob, "prob")
     check_int(version, "version", low=1)
+    if scratch is not None and not callable(scratch):
+        raise ValidationError("scratch", "must be a function of the resolved parameters returning a count")
     return AdversarySpec(name, respond, _check_params(params, f"adversary {name!r}"), version, prob, resolve,
-                         respond.py_func.__doc__ or "")
+                         respond.py_func.__doc__ or "", scratch)
 
 
 def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, resolve=None,

@@ -1,0 +1,44 @@
+"""gridedge(position = 0): knows the forecaster's grid of stated values and its buckets.
+
+The bucket of stated value q_b is taken to be the interval (q_{b-1}, q_b] between it and
+the stated value below it (q_{-1} = 0): Algorithm 1's buckets ((b-1)/m, b/m] with stated
+value b/m. y ~ Bernoulli(x), x = sum over the round's slots of prob_k (L_k + position
+(U_k - L_k)), where (L_k, U_k] is the bucket of slot k: position = 0 answers at the lower
+edges, so every stated value is too high by about one bucket width, the largest offset a
+forecaster that states the upper end of its buckets can be made to carry; position = 1
+answers at the stated values (calibrated).
+
+>>> ADVERSARY.resolve_params({})
+{'position': 0.0}
+"""
+
+from fastcdl._kernels._jit import kernel
+from fastcdl._validate import check_real
+from fastcdl.online.engine import uniform
+from fastcdl.online.plugins import AdversarySpec
+
+
+@kernel
+def edge_point(table, b, position):
+    """L + position (U - L) for the bucket (L, U] of stated value q_b."""
+    upper = table.q[b]
+    lower = table.q[b - 1] if b > 0 else 0.0
+    return lower + position * (upper - lower)
+
+
+@kernel
+def target(view, table, par):
+    return (view.prob0 * edge_point(table, view.bucket0, par[0])
+            + view.prob1 * edge_point(table, view.bucket1, par[0]))
+
+
+@kernel
+def respond(view, table, par, rng):
+    return 1 if uniform(rng) < target(view, table, par) else 0
+
+
+def resolve(params, horizon):
+    return {"position": check_real(params.get("position", 0.0), "position", 0.0, 1.0)}
+
+
+ADVERSARY = AdversarySpec("gridedge", respond, {"position": 0.0}, version=1, resolve=resolve, doc=__doc__)

@@ -1,0 +1,116 @@
+"""lookahead(kinks = 32): one-step lookahead on the CDL of the stated table, kept up to date.
+
+The calibration decision loss is 2 fbar(1/2), fbar the upper concave envelope of the
+V-shaped decision-loss curve f(mu) = (1/T) sum_i n_i v_i(mu) (docs/exact-cdl.md). This
+adversary keeps f on the kink grid mu_j = j/K, j = 0..K (K = kinks, a power of two, so
+every kink is exactly a float), as the exact
+integers K T f(mu_j) = sum_i K n_i v_i(mu_j), in its scratch memory, and updates it for the
+one bucket that changed in the previous round (O(K) per round, never recomputed from the
+table). Each round it chooses the y that maximises the expected value, over the round's
+distribution, of CDL_K after the round: twice the envelope of the grid points at 1/2. CDL_K
+never exceeds the table's CDL and is within about 2/K of it (f has slope at most 1 between
+its jumps).
+Ties go to a fair coin. Cost O(K^2) per round (the envelope at 1/2 by its chords).
+
+>>> ADVERSARY.resolve_params({})
+{'kinks': 32}
+"""
+
+from fastcdl._kernels._jit import kernel
+from fastcdl._validate import ValidationError, check_int
+from fastcdl.online.engine import uniform
+from fastcdl.online.plugins import AdversarySpec
+
+# scratch layout after par[0] = K: F_0..F_K, then the two slots seen last round (bucket,
+# n, s each) and a flag that they are set
+_F = 1
+
+
+@kernel
+def scaled_loss(q, n, s, j, K):
+    """K n v(mu_j) of a bucket with stated value q, n rounds and s outcomes y = 1, mu_j = j / K
+    (the tie rule of f: mu = q counts when q is above the bucket's frequency)."""
+    mu = j / K
+    d = K * s - j * n  # K n (qhat - mu), exact
+    if q < mu and d > 0:
+        return float(d)
+    if mu <= q and d < 0:
+        return float(-d)
+    return 0.0
+
+
+@kernel
+def envelope_at_half(par, K, b, dn, ds, q, n, s):
+    """2 K T fbar_K(1/2) of the grid values par[_F + j] with bucket b's term changed from
+    (n, s) to (n + dn, s + ds); returned as a float of the exact best chord."""
+    h = K // 2
+    best_num, best_den = 0.0, 1.0
+    for a in range(h + 1):
+        fa = par[_F + a] + scaled_loss(q, n + dn, s + ds, a, K) - scaled_loss(q, n, s, a, K)
+        for c in range(h, K + 1):
+            fc = par[_F + c] + scaled_loss(q, n + dn, s + ds, c, K) - scaled_loss(q, n, s, c, K)
+            if a == c:
+                num, den = fa, 1.0
+            else:
+                num, den = fa * (c - h) + fc * (h - a), float(c - a)
+            if num * best_den > best_num * den:
+                best_num, best_den = num, den
+    return 2.0 * (best_num / best_den)
+
+
+@kernel
+def catch_up(par, table, K):
+    """Fold the previous round into the grid values: the slot whose bucket gained a round."""
+    base = _F + K + 1
+    if par[base + 6] == 0.0:
+        return
+    for k in range(2):
+        b = int(par[base + 3 * k])
+        n_old = int(par[base + 3 * k + 1])
+        s_old = int(par[base + 3 * k + 2])
+        if table.n[b] != n_old:
+            for j in range(K + 1):
+                par[_F + j] += (scaled_loss(table.q[b], table.n[b], table.s[b], j, K)
+                                - scaled_loss(table.q[b], n_old, s_old, j, K))
+            return
+
+
+@kernel
+def expected_value(par, table, view, y, K):
+    b0, b1 = view.bucket0, view.bucket1
+    v = view.prob0 * envelope_at_half(par, K, b0, 1, y, table.q[b0], table.n[b0], table.s[b0])
+    if view.prob1 > 0.0:
+        v += view.prob1 * envelope_at_half(par, K, b1, 1, y, table.q[b1], table.n[b1], table.s[b1])
+    return v
+
+
+@kernel
+def respond(view, table, par, rng):
+    K = int(par[0])
+    catch_up(par, table, K)
+    up = expected_value(par, table, view, 1, K)
+    down = expected_value(par, table, view, 0, K)
+    base = _F + K + 1
+    par[base] = view.bucket0
+    par[base + 1] = table.n[view.bucket0]
+    par[base + 2] = table.s[view.bucket0]
+    par[base + 3] = view.bucket1
+    par[base + 4] = table.n[view.bucket1]
+    par[base + 5] = table.s[view.bucket1]
+    par[base + 6] = 1.0
+    if up > down:
+        return 1
+    if down > up:
+        return 0
+    return 1 if uniform(rng) < 0.5 else 0
+
+
+def resolve(params, horizon):
+    K = check_int(params.get("kinks", 32), "kinks", low=2)
+    if K & (K - 1) or K > 4096:  # a power of two: every kink j/K is a float exactly
+        raise ValidationError("kinks", "must be a power of two, at most 4096", value=K)
+    return {"kinks": K}
+
+
+ADVERSARY = AdversarySpec("lookahead", respond, {"kinks": 32}, version=1, resolve=resolve, doc=__doc__,
+                          scratch=lambda resolved: int(resolved["kinks"]) + 1 + 7)

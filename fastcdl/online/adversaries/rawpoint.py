@@ -1,0 +1,39 @@
+"""rawpoint(shift = 0, mix = 0): sees the raw points of the round's distribution.
+
+y ~ Bernoulli(x) with x = (1 - mix) E[raw point] + mix E[stated value] + shift, where the
+expectations are over the round's distribution (never the draw); x <= 0 gives y = 0 and
+x >= 1 gives y = 1. With mix = 0 and shift = 0 the outcomes are calibrated at the raw
+points: a forecaster that states rounded values (Algorithm 1 states i/m for a raw point
+just above (i-1)/m) then carries the whole rounding offset in what it states, while its
+own bookkeeping, kept at the raw points, sees no bias to correct. mix = 1 is calibrated
+at the stated values; shift moves the target by a fixed amount.
+
+>>> ADVERSARY.resolve_params({"shift": -0.01})
+{'shift': -0.01, 'mix': 0.0}
+"""
+
+from fastcdl._kernels._jit import kernel
+from fastcdl._validate import check_real
+from fastcdl.online.engine import uniform
+from fastcdl.online.plugins import AdversarySpec
+
+
+@kernel
+def target(view, par):
+    """x, the probability of y = 1 before it is held in [0, 1]."""
+    raw = view.prob0 * view.point0 + view.prob1 * view.point1
+    stated = view.prob0 * view.stated0 + view.prob1 * view.stated1
+    return (1.0 - par[1]) * raw + par[1] * stated + par[0]
+
+
+@kernel
+def respond(view, table, par, rng):
+    return 1 if uniform(rng) < target(view, par) else 0
+
+
+def resolve(params, horizon):
+    return {"shift": check_real(params.get("shift", 0.0), "shift", -1.0, 1.0),
+            "mix": check_real(params.get("mix", 0.0), "mix", 0.0, 1.0)}
+
+
+ADVERSARY = AdversarySpec("rawpoint", respond, {"shift": 0.0, "mix": 0.0}, version=1, resolve=resolve, doc=__doc__)
