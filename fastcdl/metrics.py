@@ -605,7 +605,7 @@ def ucal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
     """U-calibration error: sup over tasks of the external regret to the best fixed action
     (docs/exact-cdl.md), exactly. O(m log m).
 
-    >>> ucal([0, 1], [0.25, 0.75])
+    >>> ucal([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.0
     """
     q, n, s = _checked_table("ucal", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
