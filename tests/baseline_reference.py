@@ -165,6 +165,43 @@ class Greedy:
         return 1 if rng.uniform() < 0.5 else 0
 
 
+class SignPreserve:
+    """y ~ Bernoulli(c): c the midpoint of the gap between stated values (0 and 1 closing the
+    ends) that leaves the least bias on the wrong side of c (exact; see signpreserve's docstring).
+
+    bias_v = v n_v - s_v; gap j = (stated[j-1], stated[j]) with stated[-1] := 0, stated[m] := 1;
+    its flippable bias is the positive bias of the values below its midpoint plus the negative
+    bias of those above. Tied: within 1e-9 (1 + sum |bias|) of the least; of those, the lowest
+    whose midpoint's distance to the mean stated prediction is within 1e-12 of the least.
+    """
+
+    REL_TIE = Fraction(1e-9)
+    DIST_TIE = Fraction(1e-12)
+
+    def target(self, entries, stated, n, s):
+        m = len(stated)
+        bias = [stated[i] * n[i] - s[i] for i in range(m)]
+        mean = sum(Fraction(prob) * stated[b] for prob, b in entries)
+        edges = [Fraction(0)] + list(stated) + [Fraction(1)]
+        gaps = []  # (flippable bias, midpoint) of each non-empty gap, lowest first
+        for j in range(m + 1):
+            lo, hi = edges[j], edges[j + 1]
+            if hi <= lo:
+                continue
+            mid = (lo + hi) / 2
+            wrong = sum(max(b, 0) for v, b in zip(stated, bias) if v < mid)
+            wrong += sum(max(-b, 0) for v, b in zip(stated, bias) if v > mid)
+            gaps.append((wrong, mid))
+        tol = self.REL_TIE * (1 + sum(abs(b) for b in bias))
+        least = min(w for w, _ in gaps)
+        tied = [mid for w, mid in gaps if w <= least + tol]
+        near = min(abs(mid - mean) for mid in tied)
+        return next(mid for mid in tied if abs(mid - mean) <= near + self.DIST_TIE)
+
+    def respond(self, t, prev_y, entries, stated, n, s, rng):
+        return 1 if rng.uniform() < self.target(entries, stated, n, s) else 0
+
+
 def make_adversary(name, T, **params):
     if name == "bernoulli":
         return Bernoulli(**params)
@@ -176,6 +213,8 @@ def make_adversary(name, T, **params):
         return Contrarian(**params)
     if name == "greedy":
         return Greedy(**params)
+    if name == "signpreserve":
+        return SignPreserve(**params)
     raise KeyError(name)
 
 

@@ -28,10 +28,13 @@ def test_cycles_become_a_period_relative_to_T():
     assert p == {"amplitude": 0.5, "period": 4096 / 0.5}
 
 
-def test_t_interval():
-    mean, lo, hi = W.t_interval([1.0, 2.0, 3.0])
-    assert mean == 2.0 and (hi - mean) == pytest.approx(4.302652729749464 / np.sqrt(3), rel=1e-10)  # t(0.975, 2 df)
-    assert mean - lo == pytest.approx(hi - mean)
+def test_interval_is_the_rate_experiments_and_seeded_by_its_cell():
+    from fastcdl.experiments.analysis import _cell_rng, mean_interval
+
+    v = [0.1, 0.3, 0.2, 0.5, 0.25, 0.4, 0.35, 0.15]
+    got = W.interval(v, "kt", "cdl", 1024)
+    assert got == mean_interval(v, rng=_cell_rng(W.FRESH_MASTER, "worst", "kt", "cdl", 1024))
+    assert got == W.interval(v, "kt", "cdl", 1024) and got[1] < np.mean(v) < got[2]
 
 
 @pytest.fixture(scope="module")
@@ -188,3 +191,11 @@ def test_plan_over_horizons_writes_slopes_and_figure(tmp_path):
     cdl = next(s for s in slopes if s["metric"] == "cdl")
     assert float(cdl["slope"]) == pytest.approx(fit_slope([int(w["T"]) for w in top], [float(w["mean"]) for w in top]))
     assert (tmp_path / "worst.png").stat().st_size > 10_000
+
+
+def test_results_readme_quotes_the_tables_of_its_files():
+    """results/worstcase/README.md contains the tables made from the CSV files beside it."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "results" / "worstcase"
+    assert W.readme_tables(folder) in (folder / "README.md").read_text()

@@ -274,16 +274,13 @@ def transfer(forecaster, T, store, from_candidates, *, fparams=None, top=5, sear
     return _report(ev, forecaster, T, cands, search_seeds, fresh_seeds)
 
 
-def t_interval(values, level=0.95) -> tuple[float, float, float]:
-    """Mean and Student-t interval of the mean of i.i.d. values (seeds are independent runs)."""
-    from scipy.stats import t as student
+def interval(values, *cell) -> tuple[float, float, float]:
+    """Mean and 95% interval of the mean over seeds: the rate experiments' studentized
+    bootstrap (:func:`fastcdl.experiments.analysis.mean_interval`), its stream seeded by the
+    cell's labels, so a cell's interval does not depend on what else was run."""
+    from fastcdl.experiments.analysis import _cell_rng, mean_interval
 
-    v = np.asarray(values, dtype=float)
-    mean = float(v.mean())
-    if v.shape[0] < 2:
-        return mean, float("nan"), float("nan")
-    half = float(student.ppf(0.5 + level / 2, v.shape[0] - 1) * v.std(ddof=1) / math.sqrt(v.shape[0]))
-    return mean, mean - half, mean + half
+    return mean_interval(values, rng=_cell_rng(FRESH_MASTER, "worst", *cell))
 
 
 WORST_COLUMNS = ("forecaster", "adversary", "adversary_params", "T", "metric", "mean", "lo", "hi", "n_seeds")
@@ -291,10 +288,10 @@ CANDIDATE_COLUMNS = ("forecaster", "T", "stage", "adversary", "adversary_params"
 
 
 def worst_rows(result: SearchResult, metrics=("cdl", "ece", "vcdl", "k2", "ucal")) -> list[dict]:
-    """worst.csv rows of a search: each metric's mean over the fresh seeds with its t-interval."""
+    """worst.csv rows of a search: each metric's mean over the fresh seeds with its interval."""
     out = []
     for m in metrics:
-        mean, lo, hi = t_interval([r[m] for r in result.fresh])
+        mean, lo, hi = interval([r[m] for r in result.fresh], result.forecaster, m, result.T)
         out.append(dict(forecaster=result.forecaster, adversary=result.adversary,
                         adversary_params=json.dumps(result.params, sort_keys=True), T=result.T, metric=m,
                         mean=mean, lo=lo, hi=hi, n_seeds=len(result.fresh)))
@@ -417,8 +414,9 @@ def _cross(plan, store, pool, results) -> list[dict]:
             rows = {f: ev[f].rows([(w.adversary, w.params)], plan.fresh_seeds, FRESH_MASTER)[0] for f in ev}
             for f, rs in rows.items():
                 for m in ("cdl", "ece"):
-                    mean, lo, hi = t_interval([r[m] for r in rs])
-                    dmean, dlo, dhi = t_interval([a[m] - b[m] for a, b in zip(rs, rows[w.forecaster])])
+                    mean, lo, hi = interval([r[m] for r in rs], "cross", w.forecaster, f, m, T)
+                    dmean, dlo, dhi = interval([a[m] - b[m] for a, b in zip(rs, rows[w.forecaster])], "diff",
+                                               w.forecaster, f, m, T)
                     out.append(dict(T=T, worst_for=w.forecaster, adversary=w.adversary,
                                     adversary_params=params_json(w.params), forecaster=f, metric=m, mean=mean,
                                     lo=lo, hi=hi, diff_to_worst_for=dmean, diff_lo=dlo, diff_hi=dhi,
@@ -460,25 +458,30 @@ def _write(plan, out, results, cross):
              out / "candidates.csv": _csv_text(cand_rows, CANDIDATE_COLUMNS)}
     if cross:
         files[out / "cross.csv"] = _csv_text(cross, CROSS_COLUMNS)
-    slopes = worst_slopes(results)
+    slopes, forms = worst_slopes(results)
     if slopes:
         from fastcdl.experiments.analysis import SUMMARY_COLUMNS
+        from fastcdl.experiments.forms import FORMS_COLUMNS
 
         files[out / "worst_slopes.csv"] = _csv_text(slopes, SUMMARY_COLUMNS)
+        files[out / "forms.csv"] = _csv_text(forms, FORMS_COLUMNS)
     _atomic_write(files)
     if len({r.T for r in results}) > 1:
         worst_figure(rows, out / "worst.png")
 
 
-def worst_slopes(results, metrics=("cdl", "ece")) -> list[dict]:
+def worst_slopes(results, metrics=("cdl", "ece")) -> tuple[list[dict], list[dict]]:
     """Slopes of the worst-case means against T per forecaster (fastcdl.experiments.analysis,
-    adversary "worst"): the fresh seeds share their indices across horizons, as a rate
-    experiment's seeds do, though the adversary may differ from one horizon to the next."""
+    adversary "worst"), and the constants of the forms the theory predicts
+    (fastcdl.experiments.forms): the fresh seeds share their indices across horizons, as a
+    rate experiment's seeds do, though the adversary may differ from one horizon to the next."""
     from fastcdl.experiments.analysis import analyze
+    from fastcdl.experiments.forms import form_fits
 
-    rows = [dict(forecaster_label=r.forecaster, adversary_label="worst", T=r.T, seed_index=x["seed_index"],
-                 **{m: x[m] for m in metrics}) for r in results for x in r.fresh]
-    return analyze(rows, list(metrics), seed=FRESH_MASTER)[1]
+    rows = [dict(forecaster_label=r.forecaster, adversary_label="worst", forecaster=r.forecaster,
+                 forecaster_params="{}", T=r.T, seed_index=x["seed_index"], **{m: x[m] for m in metrics})
+            for r in results for x in r.fresh]
+    return analyze(rows, list(metrics), seed=FRESH_MASTER)[1], form_fits(rows, list(metrics))
 
 
 def worst_figure(rows, path) -> None:
@@ -508,6 +511,82 @@ def worst_figure(rows, path) -> None:
 
 
 def _line(r: SearchResult) -> str:
-    mean, lo, hi = t_interval([x["cdl"] for x in r.fresh])
+    mean, lo, hi = interval([x["cdl"] for x in r.fresh], r.forecaster, "cdl", r.T)
     return (f"{r.forecaster:<8} T = {r.T:<8} worst: {r.adversary} {params_json(r.params)}  "
             f"CDL {mean:.4g} [{lo:.4g}, {hi:.4g}] on {len(r.fresh)} fresh seeds (search {r.search_mean:.4g})")
+
+
+# -- the tables of a worst-case folder's README ------------------------------------------------
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def readme_tables(folder) -> str:
+    """The markdown tables of a worst-case folder, made from its CSV files only (the folder's
+    README quotes them verbatim; tests check that it still does)."""
+    import csv
+    from pathlib import Path
+
+    folder = Path(folder)
+    read = lambda name: list(csv.DictReader((folder / name).read_text().splitlines()))  # noqa: E731
+    worst = read("worst.csv")
+    cands = read("candidates.csv")
+    by = {(w["forecaster"], int(w["T"]), w["metric"]): w for w in worst}
+    forecasters = list(dict.fromkeys(w["forecaster"] for w in worst))
+    lines = ["| forecaster | T | worst adversary found | parameters | CDL (fresh seeds) | ECE (fresh seeds) "
+             "| CDL (search seeds) |", "|---|---|---|---|---|---|---|"]
+    for f in forecasters:
+        for T in sorted({int(w["T"]) for w in worst if w["forecaster"] == f}):
+            c, e = by[(f, T, "cdl")], by[(f, T, "ece")]
+            score = max(float(x["search_mean_cdl"]) for x in cands if x["forecaster"] == f and int(x["T"]) == T)
+            params = ", ".join(f"{k}={_fmt(v)}" for k, v in json.loads(c["adversary_params"]).items())
+            lines.append(f"| {f} | 2^{T.bit_length() - 1} | {c['adversary']} | {params or '-'} | "
+                         f"{_fmt(float(c['mean']))} [{_fmt(float(c['lo']))}, {_fmt(float(c['hi']))}] | "
+                         f"{_fmt(float(e['mean']))} [{_fmt(float(e['lo']))}, {_fmt(float(e['hi']))}] | {_fmt(score)} |")
+    out = ["### Worst adversary found, per forecaster and horizon", "", *lines]
+    probes = [a for a in ("contrarian", "lookahead") if any(x["adversary"] == a for x in cands)]
+    search_T = sorted({int(x["T"]) for x in cands if x["stage"] == "screen"})
+    for a in probes:
+        out += ["", f"### {a} against every forecaster (mean CDL over the search seeds, from candidates.csv)", "",
+                "| forecaster | " + " | ".join(f"2^{T.bit_length() - 1}" for T in search_T) + " |",
+                "|---|" + "---|" * len(search_T)]
+        for f in forecasters:
+            cells = []
+            for T in search_T:
+                v = [float(x["search_mean_cdl"]) for x in cands if x["forecaster"] == f and int(x["T"]) == T
+                     and x["adversary"] == a and x["stage"] == "screen"]
+                cells.append(_fmt(v[0]) if v else "-")
+            out.append(f"| {f} | " + " | ".join(cells) + " |")
+    if (folder / "worst_slopes.csv").is_file():
+        slopes = read("worst_slopes.csv")
+        out += ["", "### Decay of the worst case found (slope of log mean against log T)", "",
+                "| forecaster | metric | slope | 95% interval | T fitted |", "|---|---|---|---|---|"]
+        for s in slopes:
+            out.append(f"| {s['forecaster']} | {s['metric']} | {float(s['slope']):.3f} | "
+                       f"[{float(s['slope_lo']):.3f}, {float(s['slope_hi']):.3f}] | "
+                       f"2^{int(s['t_min_fit']).bit_length() - 1}..2^{int(s['t_max_fit']).bit_length() - 1} |")
+    if (folder / "forms.csv").is_file():
+        forms = read("forms.csv")
+        out += ["", "### The forms the theory predicts, fitted to the worst case found (forms.csv)", "",
+                "| forecaster | metric | form | c | 95% interval | residual slope | its interval |",
+                "|---|---|---|---|---|---|---|"]
+        for r in forms:
+            out.append(f"| {r['forecaster']} | {r['metric']} | {r['form']} | {_fmt(float(r['c']))} | "
+                       f"[{_fmt(float(r['c_lo']))}, {_fmt(float(r['c_hi']))}] | {float(r['residual_slope']):.3f} | "
+                       f"[{float(r['residual_slope_lo']):.3f}, {float(r['residual_slope_hi']):.3f}] |")
+    if (folder / "cross.csv").is_file():
+        cross = read("cross.csv")
+        for T in sorted({int(c["T"]) for c in cross}):
+            for metric in ("cdl",):
+                rows = [c for c in cross if int(c["T"]) == T and c["metric"] == metric]
+                fs = list(dict.fromkeys(c["forecaster"] for c in rows))
+                out += ["", f"### Every forecaster against every forecaster's worst adversary, T = 2^{T.bit_length() - 1}, "
+                        f"mean {metric.upper()} over fresh seeds (diagonal: the adversary's own forecaster)", "",
+                        "| adversary (worst for) | " + " | ".join(fs) + " |", "|---|" + "---|" * len(fs)]
+                for w in dict.fromkeys(c["worst_for"] for c in rows):
+                    cells = {c["forecaster"]: c for c in rows if c["worst_for"] == w}
+                    adv = cells[fs[0]]["adversary"]
+                    lines = [f"**{_fmt(float(cells[f]['mean']))}**" if f == w else _fmt(float(cells[f]["mean"]))
+                             for f in fs]
+                    out.append(f"| {adv} ({w}) | " + " | ".join(lines) + " |")
+    return "\n".join(out) + "\n"
