@@ -90,9 +90,9 @@ def test_committed_trials_replay_bit_for_bit(folder, tmp_path):
         assert trial.key == r["key"]
         now = versions.algorithm_version(trial.forecaster, trial.adversary)
         if trial.algorithm_version != now:
-            # a superseded version (cdl/1): its trials replay bit for bit under the current
-            # code too (cdl 2 changed only the rounding of r; results/benchmarks/online.md
-            # measures all stored cdl trials up to T = 2^20); replayed under the current one
+            # a superseded version (cdl/1): these trials replay bit for bit under the current
+            # code too (cdl 2 changed only the rounding of r; of all 4048 stored cdl trials up
+            # to T = 2^20, 4043 do: results/benchmarks/oracle.md); replayed under the current one
             assert trial.algorithm_version in (_superseded(trial) or ()), trial.algorithm_version
             trial = Trial(**{**{n: r[n] for n in Trial.__dataclass_fields__}, "algorithm_version": now})
         got = run_trial(trial)
