@@ -103,3 +103,73 @@ class PluginAdversarySuite:
 
     def time_simulate(self, forecaster, adversary):
         simulate(forecaster, self.adversary, horizon=self.T, seed=1)
+
+
+class OracleSuite:
+    """The vectorised MsMwC oracle's kernels on the state of a cdl run (10^5 rounds against
+    greedy, the m and K_eta of T = 10^7), each called 10^4 times in a compiled loop; and a cdl
+    round in kt rounds (CPU time, the same process), the ratio the vectorised oracle aims at."""
+
+    timeout = 600
+
+    def setup(self):
+        import numpy as np
+        from numba import njit
+
+        from fastcdl._kernels import msmwc
+        from fastcdl.online import make_adversary, make_forecaster
+        from fastcdl.online.simulate import _run_loop
+
+        _warm()
+        f = make_forecaster("cdl", horizon=10**7, seed=1)
+        a = make_adversary("greedy", horizon=10**7, seed=1)
+        _run_loop(f, a, 10**5, np.zeros(0), np.zeros(0, dtype=np.int8))
+        self.st = st = f.state
+        self.lo = max(0, min(st.G.shape[0] - 2, int(np.searchsorted(st.G >= 0, True)) - 1))
+        rng = np.random.default_rng(0)
+        self.bs = rng.integers(0, st.G.shape[0], 10**4)
+        self.gs = rng.choice(np.array([-0.01, 0.01]), 10**4)
+
+        @njit
+        def update(st, bs, gs):
+            for r in range(bs.shape[0]):
+                msmwc.update_lanes(bs[r], gs[r], st.G, st.Q, st.lanes, st.tpad)
+
+        @njit
+        def lam(st, n):
+            for _ in range(n):
+                st.lam[0] = msmwc.lam_lanes(st.lanes, st.lam[0])[0]
+
+        @njit
+        def logc(st, lo, n):
+            s = 0.0
+            for _ in range(n):
+                x, y = msmwc.lanes_logc_pair(lo, st.G, st.Q, st.lam[0], st.lanes, st.tpad)
+                s += x + y
+            return s
+
+        self.update, self.lam, self.logc = update, lam, logc
+        update(st, self.bs[:10], self.gs[:10])
+        lam(st, 10)
+        logc(st, self.lo, 10)
+
+    def time_update_lanes(self):
+        self.update(self.st, self.bs, self.gs)
+
+    def time_lam_lanes_warm(self):
+        self.lam(self.st, 10**4)
+
+    def time_lanes_logc_pair(self):
+        self.logc(self.st, self.lo, 10**4)
+
+    def track_cdl_round_in_kt_rounds(self):
+        import time
+
+        cpu = {}
+        for name in ("cdl", "kt"):
+            t0 = time.process_time()
+            simulate(name, "greedy", horizon=10**6, seed=1)
+            cpu[name] = time.process_time() - t0
+        return cpu["cdl"] / cpu["kt"]
+
+    track_cdl_round_in_kt_rounds.unit = "kt rounds"
