@@ -30,7 +30,7 @@ def test_trial_metrics_are_unchanged():
 
     assert list(METRICS) == ["cdl", "vcdl", "ece", "k2", "ucal"]
     assert algorithm_version("cdl", "greedy") == \
-        "forecaster=cdl/1 adversary=greedy/1 engine/1 metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1"
+        "forecaster=cdl/2 adversary=greedy/1 engine/1 metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1"
 
 
 @pytest.mark.parametrize("name", SAMPLE)
