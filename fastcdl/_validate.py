@@ -8,7 +8,7 @@ clipped, rescaled or guessed. The O(T) scans are compiled kernels
 (fastcdl._kernels.buckets); the hot binning kernel refuses what it cannot bin and this
 module then says why.
 
-Sections: arrays of rounds (prepare_rounds, check_rounds, check_bins, check_table,
+Sections: arrays of rounds (prepare_rounds, check_rounds, check_bins, check_binning, check_table,
 check_payoff, check_kinks), k-outcome forecasts (check_distributions), and scalar
 parameters of forecasters, adversaries, presets and parallel work (check_name,
 check_int, check_positive_int, check_count, check_real, check_seed, check_horizon,
@@ -235,7 +235,7 @@ def check_bins(bins):
     if isinstance(bins, (bool, np.bool_, str)) or (
         isinstance(bins, numbers.Number) and not isinstance(bins, numbers.Integral)
     ):
-        raise ValidationError("bins", "must be a positive integer or an array of edges", value=bins)
+        raise ValidationError("bins", "must be a positive integer, 'auto' or an array of edges", value=bins)
     if isinstance(bins, numbers.Integral):
         m = operator.index(bins)
         if m <= 0:
@@ -267,6 +267,47 @@ def check_bins(bins):
         raise ValidationError("bins", "must be strictly increasing", index=i, value=edges[i],
                               message="bin edges must be strictly increasing")
     return edges, False
+
+
+STRATEGIES = ("uniform", "quantile")
+
+
+def check_binning(bins, strategy="uniform"):
+    """Check ``bins`` and ``strategy`` together; return bins as None, "auto", an int m or an
+    array of edges (checked by :func:`check_bins`).
+
+    strategy="uniform" (the default) takes any bins; strategy="quantile" chooses the edges
+    itself, so it needs a number of bins or "auto" (not None, not an array of edges).
+    """
+    check_name(strategy, STRATEGIES, "strategy")
+    if isinstance(bins, str):
+        if bins != "auto":
+            raise ValidationError("bins", "must be a positive integer, 'auto' or an array of edges", value=bins,
+                                  message=f"bins must be a positive integer, 'auto' or an array of edges; got {bins!r}")
+        return bins
+    if bins is None:
+        if strategy == "quantile":
+            raise ValidationError(
+                "bins", "is needed with strategy='quantile'",
+                message="strategy='quantile' needs bins: a number of bins or 'auto' (bins=None means exact buckets)",
+            )
+        return None
+    edges, uniform = check_bins(bins)
+    if strategy == "quantile" and not uniform:
+        raise ValidationError(
+            "bins", "must be a number of bins or 'auto' with strategy='quantile'",
+            message="strategy='quantile' chooses its own edges: pass bins=m or bins='auto', not an array of edges",
+        )
+    return edges.shape[0] - 1 if uniform else edges
+
+
+def auto_bins(T) -> int:
+    """bins='auto': round(T^(1/3)) bins for T rounds (at least 1, at most MAX_BINS).
+
+    >>> auto_bins(1000), auto_bins(10**7), auto_bins(1)
+    (10, 215, 1)
+    """
+    return int(min(max(math.floor(float(T) ** (1.0 / 3.0) + 0.5), 1), MAX_BINS))
 
 
 def check_table(values, counts, positives, prob_sums=None):

@@ -46,9 +46,13 @@ def _task_in_words(report, stats) -> tuple[list[str], dict]:
     payoffs and gain, in words and as JSON, with the rows in the same order."""
     u, bounds = report.ordered_task()
     names = {1: ["act"], 2: ["low", "high"], 3: ["low", "middle", "high"]}.get(len(u), [f"a{i}" for i in range(len(u))])
-    from fastcdl.metrics import cfdl
+    import warnings
 
-    gain = float(cfdl(stats, payoff=u))
+    from fastcdl.metrics import SampleSizeWarning, cfdl
+
+    with warnings.catch_warnings():  # said once, in one line (_advice)
+        warnings.simplefilter("ignore", SampleSizeWarning)
+        gain = float(cfdl(stats, payoff=u))
     if len(u) == 1:
         regions = f"'{names[0]}' at every belief"
     else:
@@ -80,13 +84,74 @@ _ROWS = (
 )
 
 
-def _binary_metrics(st):
-    from fastcdl.metrics import cdl_report, ece, k2, ucal
+# The sample estimators (docs/estimators.md): every file's JSON has them; the text shows them
+# when the exact numbers measure noise (most rounds in buckets of one round) or on request.
+_SAMPLE_ROWS = (
+    ("CDL_M", "cdl_monotone", "CDL relative to monotone recalibrations"),
+    ("VCDL_M", "vcdl_monotone", "worst V-shaped task, monotone recalibrations"),
+    ("cutCE", "cutoff_ce", "largest bias over an interval of predictions"),
+    ("smCE", "smce", "smooth calibration error"),
+    ("ATB", "atb", "averaged two-bin error (truthful: for comparing models)"),
+)
 
-    rep = cdl_report(st)
-    out = {"n_buckets": st.n_buckets, "ece": ece(st), "k2": k2(st), "vcdl": rep.vcdl,
-           "vcdl_kink": rep.vcdl_kink, "cdl": rep.value, "ucal": ucal(st)}
+
+def _binary_metrics(st):
+    """(JSON fields, CDL report) of one binary table: the exact metrics, the sample
+    estimators, and the share of rounds in buckets of one round."""
+    import warnings
+
+    from fastcdl import sample
+    from fastcdl.metrics import SampleSizeWarning, cdl_report, ece, k2, one_round_share, ucal
+
+    with warnings.catch_warnings():  # the command line says it in one line (_advice)
+        warnings.simplefilter("ignore", SampleSizeWarning)
+        rep = cdl_report(st)
+        out = {"n_buckets": st.n_buckets, "ece": ece(st), "k2": k2(st), "vcdl": rep.vcdl,
+               "vcdl_kink": rep.vcdl_kink, "cdl": rep.value, "ucal": ucal(st)}
+        mce, rmsce = sample.mce(st), sample.rmsce(st)
+    test = sample.cutoff_ce_test(st)
+    share = one_round_share(st)
+    exact_rounds = st.edges is None and not st.weighted and st.total >= 2
+    out.update({
+        "cdl_monotone": sample.cdl_monotone(st), "vcdl_monotone": sample.vcdl_monotone(st),
+        "cutoff_ce": test.value, "cutoff_ce_p_value": test.p_value, "smce": sample.smce(st),
+        "atb": sample.atb(st), "atb_unbiased": sample.atb_unbiased(st) if exact_rounds else None,
+        "mce": mce, "rmsce": rmsce, "brier": sample.brier(st) if st.edges is None else None,
+        "one_round_share": None if share != share else share,
+    })
     return out, rep
+
+
+def _sparse(out) -> bool:
+    share = out["one_round_share"]
+    return share is not None and share >= 0.5
+
+
+def _advice(share) -> str:
+    """The SampleSizeWarning's advice in one line, in the command line's words."""
+    return (f"note: {100 * share:.0f}% of the rounds sit in buckets of one round (continuous scores), so the "
+            "exact numbers measure noise; use the sample estimators (CDL_M, cutoff CE, smCE, ATB) or bin the "
+            "predictions (--bins auto --strategy quantile)")
+
+
+def _binning_words(fs, args) -> str:
+    """How the rounds were grouped, for the first line: buckets, or bins (fewer than asked)."""
+    st = fs.stats if fs.stats is not None else fs.per_class[0]
+    if st.edges is None:
+        return ""
+    made = st.edges.shape[0] - 1
+    if args.strategy == "quantile":
+        asked = "" if args.bins == "auto" or made == int(args.bins) else f", {args.bins} asked (tied predictions)"
+        return f" ({made} equal-mass bins{asked})"
+    return f" ({made} equal-width bins)" if args.bins is not None else ""
+
+
+def _json_bins(fs, args):
+    st = fs.stats if fs.stats is not None else fs.per_class[0]
+    if st.edges is None:
+        return {}
+    return {"bins": {"strategy": args.strategy, "asked": args.bins, "made": int(st.edges.shape[0] - 1),
+                     "edges": st.edges.tolist()}}
 
 
 def _exact_multiclass(fs, limit):
@@ -106,10 +171,13 @@ def _exact_multiclass(fs, limit):
 def cmd_metrics(args) -> int:
     if args.lp_rows < 0:
         raise InputError(f"--lp-rows must be >= 0, got {args.lp_rows}")
+    args.strategy = args.strategy or "uniform"
+    if args.strategy == "quantile" and args.bins is None:
+        raise InputError("--strategy quantile needs --bins M or --bins auto")
     fs = read_file(
         args.file, y_col=args.y_col, p_col=args.p_col, p_cols=args.p_cols, p_prefix=args.p_prefix,
-        multiclass=args.multiclass, weight_col=args.weight_col, bins=args.bins, fmt=args.format,
-        delimiter=args.delimiter, skip_missing=args.skip_missing, max_rows=args.lp_rows,
+        multiclass=args.multiclass, weight_col=args.weight_col, bins=args.bins, strategy=args.strategy,
+        fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing, max_rows=args.lp_rows,
     )
     cols = fs.columns
     source = "standard input" if args.file == "-" else args.file
@@ -119,7 +187,10 @@ def cmd_metrics(args) -> int:
     if cols.multiclass is None or cols.multiclass == "top-label":
         out, rep = _binary_metrics(fs.stats)
         lines_task, task = _task_in_words(rep, fs.stats)
-        out = {"n_buckets": out.pop("n_buckets"), "T": _json_T(fs), **out, "worst_task": task, **extra}
+        out = {"n_buckets": out.pop("n_buckets"), "T": _json_T(fs), **out, "worst_task": task,
+               **_json_bins(fs, args), **extra}
+        sparse = _sparse(out)
+        out["advice"] = _advice(out["one_round_share"]) if sparse else None
         exact = None
         if cols.multiclass:
             exact, how = _exact_multiclass(fs, args.lp_rows)
@@ -129,13 +200,24 @@ def cmd_metrics(args) -> int:
             return 0
         what = (f", k = {len(cols.p)} classes ({', '.join(cols.p)}); top-label: the confidence of the "
                 "predicted class against being right," if cols.multiclass else "")
-        print(f"{source}: {_rounds(fs)}{what} in {out['n_buckets']} buckets{skipped}")
+        print(f"{source}: {_rounds(fs)}{what} in {out['n_buckets']} buckets{_binning_words(fs, args)}{skipped}")
+        if sparse:
+            print(out["advice"])
         for name, key, text in _ROWS:
             text = f"{text}, kink {_num(rep.vcdl_kink)}" if key == "vcdl" else text
-            print(f"  {name:<5} {_num(out[key]):>10}   {text}")
+            print(f"  {name:<6} {_num(out[key]):>10}   {text}")
         if cols.multiclass:
             shown = _num(exact) if exact is not None else "—"
-            print(f"  {'CDL_k':<5} {shown:>10}   CDL over all {len(cols.p)} outcomes, exact ({how})")
+            print(f"  {'CDL_k':<6} {shown:>10}   CDL over all {len(cols.p)} outcomes, exact ({how})")
+        if sparse or args.estimators:
+            print("sample estimators (they converge on continuous scores; docs/estimators.md):")
+            for name, key, text in _SAMPLE_ROWS:
+                if key == "cutoff_ce":
+                    text = f"{text}; p = {_num(out['cutoff_ce_p_value'])} for perfect calibration"
+                print(f"  {name:<6} {_num(out[key]):>10}   {text}")
+        if sparse:
+            print("worst decision task: not shown, the exact CDL measures noise here (see the note)")
+            return 0
         for line in lines_task:
             print(line)
         return 0
@@ -146,21 +228,28 @@ def cmd_metrics(args) -> int:
         _, task = _task_in_words(rep, st)
         per.append({"class": c, **m, "worst_task": task})
     k = len(per)
-    mean = {key: float(np.mean([r[key] for r in per])) for _, key, _ in _ROWS}
+    keys = [key for _, key, _ in _ROWS + _SAMPLE_ROWS]
+    mean = {key: float(np.mean([r[key] for r in per])) for key in keys}
     exact, how = _exact_multiclass(fs, args.lp_rows)
+    sparse = any(_sparse(r) for r in per)
+    share = max((r["one_round_share"] or 0.0) for r in per)
     out = {"multiclass": "classwise", "T": _json_T(fs), "classes": list(cols.p), "weights": [1.0 / k] * k,
-           "per_class": per, "mean": mean, "cdl_multiclass": exact, **extra}
+           "per_class": per, "mean": mean, "cdl_multiclass": exact, **_json_bins(fs, args),
+           "advice": _advice(share) if sparse else None, **extra}
     if args.json:
         print(json.dumps(out))
         return 0
     print(f"{source}: {_rounds(fs)}, k = {k} classes; class-wise: each class's column against "
-          f"y = that class{skipped}")
+          f"y = that class{_binning_words(fs, args)}{skipped}")
+    if sparse:
+        print(out["advice"])
     width = max(5, *(len(c) for c in cols.p))
-    print(f"  {'class':<{width}} " + " ".join(f"{name:>10}" for name, _, _ in _ROWS) + "   buckets")
+    rows = _ROWS + (_SAMPLE_ROWS if sparse or args.estimators else ())
+    print(f"  {'class':<{width}} " + " ".join(f"{name:>10}" for name, _, _ in rows) + "   buckets")
     for r in per:
-        print(f"  {r['class']:<{width}} " + " ".join(f"{_num(r[key]):>10}" for _, key, _ in _ROWS)
+        print(f"  {r['class']:<{width}} " + " ".join(f"{_num(r[key]):>10}" for _, key, _ in rows)
               + f"   {r['n_buckets']}")
-    print(f"  {'mean':<{width}} " + " ".join(f"{_num(mean[key]):>10}" for _, key, _ in _ROWS)
+    print(f"  {'mean':<{width}} " + " ".join(f"{_num(mean[key]):>10}" for _, key, _ in rows)
           + f"   (weights 1/{k})")
     shown = _num(exact) if exact is not None else "—"
     print(f"  CDL over all {k} outcomes, exact: {shown} ({how})")
@@ -265,7 +354,7 @@ def cmd_worst(args) -> int:
     return 0
 
 
-_READ_OPTIONS = ("y_col", "p_col", "p_cols", "p_prefix", "multiclass", "weight_col", "bins", "format",
+_READ_OPTIONS = ("y_col", "p_col", "p_cols", "p_prefix", "multiclass", "weight_col", "bins", "strategy", "format",
                  "delimiter", "skip_missing")
 
 
@@ -285,7 +374,8 @@ def cmd_plot(args) -> int:
         written = plot_run(path, args.out)
     else:
         written = plot_file(args.path, args.out, y_col=args.y_col or "y", p_col=args.p_col, weight_col=args.weight_col,
-                            bins=args.bins, p_cols=args.p_cols, p_prefix=args.p_prefix, multiclass=args.multiclass,
+                            bins=args.bins, strategy=args.strategy or "uniform", p_cols=args.p_cols,
+                            p_prefix=args.p_prefix, multiclass=args.multiclass,
                             fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing)
     for f in written:
         print(f)
@@ -304,13 +394,15 @@ def cmd_warmup(args) -> int:
     return 0
 
 
-def _bins_arg(text: str) -> int:
+def _bins_arg(text: str):
+    if text == "auto":
+        return text
     try:
         m = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"bins must be a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"bins must be a positive integer or auto, got {text!r}") from None
     if m <= 0:
-        raise argparse.ArgumentTypeError(f"bins must be a positive integer, got {m}")
+        raise argparse.ArgumentTypeError(f"bins must be a positive integer or auto, got {m}")
     return m
 
 
@@ -336,7 +428,11 @@ def _read_arguments(p, plot=False):
                    help="k classes: the confidence of the predicted class against being right (top-label, "
                    "the default) or each class against the rest (classwise)")
     p.add_argument("--weight-col", default=None, help="optional sample-weight column")
-    p.add_argument("--bins", type=_bins_arg, default=None, help="equal-width bins (default: exact)")
+    p.add_argument("--bins", type=_bins_arg, default=None,
+                   help="group the predictions in M bins, or auto = round(T^(1/3)) (default: exact buckets)")
+    p.add_argument("--strategy", choices=("uniform", "quantile"), default=None,
+                   help="bins of equal width (uniform, the default) or of equal mass with edges at predictions "
+                   "(quantile; tied predictions are never split, so there may be fewer bins than asked)")
     p.add_argument("--format", help="the file's format when its name does not say it: csv, tsv, jsonl, "
                    "parquet, feather, npz, npy (csv.gz, jsonl.zst, ... for compressed text)")
     p.add_argument("--delimiter", help="CSV delimiter: a character or tab, comma, semicolon, pipe "
@@ -368,6 +464,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--lp-rows", type=int, default=200,
                    help="k classes: the exact CDL over all outcomes is computed when the predictions take at "
                    "most this many distinct rows (default: 200)")
+    m.add_argument("--estimators", action="store_true",
+                   help="also print the sample estimators (CDL_M, cutoff CE, smCE, ATB) when the exact numbers "
+                   "are meaningful (they are printed anyway when most rounds sit in buckets of one round)")
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.set_defaults(func=cmd_metrics)
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from fastcdl import metrics as _metrics
 from fastcdl._validate import ValidationError
+from fastcdl.binning import rebin_merged
 from fastcdl.stats import BucketStats
 
 __all__ = ["bucket_stats", "bucket_stats_parquet"]
@@ -85,15 +86,17 @@ def _as_dask_1d(x, name: str):
     return arr
 
 
-def _check_options(bins, n_jobs):
-    from fastcdl._validate import check_bins, check_n_jobs
+def _check_options(bins, strategy, n_jobs):
+    """(bins of each chunk, whether to rebin the merged table), checked before any work is scheduled."""
+    from fastcdl._validate import check_n_jobs
+    from fastcdl.binning import chunk_binning
 
-    if bins is not None:
-        check_bins(bins)  # before any work is scheduled
+    out = chunk_binning(bins, strategy)
     check_n_jobs(n_jobs)
+    return out
 
 
-def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) -> BucketStats:
+def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of dask arrays, reduced chunk by chunk.
 
     ``y_prob`` is a 1-D dask array or dask dataframe column (a numpy array or list
@@ -102,7 +105,10 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     Each chunk is reduced on a worker by :func:`fastcdl.bucket_stats` (which validates
     it) and the tables are merged with ``+`` in a tree. ``bins`` is as in
     :func:`fastcdl.bucket_stats`: None for exact buckets, an int m (at most 2^24, the
-    same ceiling for every chunk size) or an array of edges. ``n_jobs`` is the number
+    same ceiling for every chunk size) or an array of edges. strategy="quantile" and
+    bins="auto" need all the predictions: the chunks' exact tables are merged and the
+    result is rebinned (:meth:`fastcdl.BucketStats.rebin`; the caller then receives a table
+    as large as the exact one before it is rebinned). ``n_jobs`` is the number
     of numba threads each task bins its chunk with (None: numba's count on the worker).
     On Dask's threaded scheduler with numba's workqueue threading layer, where two
     tasks launching numba's thread pool at once would abort the process, each task
@@ -128,7 +134,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     >>> st.values.tolist(), st.counts.tolist(), st.positives.tolist()
     ([0.2, 0.7], [2, 3], [0, 2])
     """
-    _check_options(bins, n_jobs)
+    chunk_bins, rebin = _check_options(bins, strategy, n_jobs)
     y = _as_dask_1d(y_true, "y_true")
     p = _as_dask_1d(y_prob, "y_prob")
     w = None if sample_weight is None else _as_dask_1d(sample_weight, "sample_weight")
@@ -157,7 +163,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     wb = [None] * len(offsets) if w is None else w.to_delayed().ravel()
     task = dask.delayed(_block_stats, pure=True)
     parts = [
-        task(yb, pb, wbk, bins, off, j, n_jobs)
+        task(yb, pb, wbk, chunk_bins, off, j, n_jobs)
         for j, (yb, pb, wbk, off) in enumerate(zip(blocks[0], blocks[1], wb, offsets))
     ]
     total, rows = _tree_reduce(parts).compute()
@@ -165,7 +171,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
         if rows:
             raise ValidationError("sample_weight", "sums to zero: there are no rounds to measure")
         raise ValidationError("y_prob", "is empty")
-    return total
+    return rebin_merged(total, bins, strategy, rows) if rebin else total
 
 
 def _parquet_files(path: Path) -> list[str]:
@@ -193,7 +199,8 @@ def _parquet_file_stats(file: str, cols: list[str], bins, n_jobs=None):
     return _file_stats(Path(file), "parquet", cols, bins, n_jobs)
 
 
-def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs=None) -> BucketStats:
+def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=None, strategy="uniform",
+                         n_jobs=None) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of a Parquet dataset, reduced file by file.
 
     ``path`` is a Parquet file or a folder of them (as written by pyarrow or Dask; files
@@ -202,8 +209,8 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
     :func:`fastcdl.bucket_stats`, and the tables are merged with ``+`` in a tree on the
     current Dask scheduler. The workers open the files themselves, so on a cluster
     ``path`` must be visible to every worker. ``y_col`` holds 0/1 outcomes, ``p_col``
-    probabilities, ``weight_col`` (optional) sample weights; ``bins`` and ``n_jobs`` as
-    in :func:`bucket_stats`.
+    probabilities, ``weight_col`` (optional) sample weights; ``bins``, ``strategy`` and
+    ``n_jobs`` as in :func:`bucket_stats`.
 
     The result equals :func:`fastcdl.bucket_stats` of the concatenated columns (see
     :func:`bucket_stats` for the last bits of float sums).
@@ -224,7 +231,7 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
     from fastcdl.io import InputError
 
     try:
-        _check_options(bins, n_jobs)
+        chunk_bins, rebin = _check_options(bins, strategy, n_jobs)
     except ValueError as e:
         raise InputError(str(e)) from None
     cols = [y_col, p_col] + ([weight_col] if weight_col else [])
@@ -232,10 +239,10 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
         raise InputError(f"the outcome, probability and weight columns must differ, got {cols}")
     path = Path(path)
     task = dask.delayed(_parquet_file_stats, pure=True)
-    parts = [task(f, cols, bins, n_jobs) for f in _parquet_files(path)]
+    parts = [task(f, cols, chunk_bins, n_jobs) for f in _parquet_files(path)]
     total, rows = _tree_reduce(parts).compute()
     if total is None:
         if rows:
             raise InputError(f"{path}: no rows with positive weight in column {weight_col!r}")
         raise InputError(f"{path}: no rows")
-    return total
+    return rebin_merged(total, bins, strategy, rows) if rebin else total

@@ -39,6 +39,7 @@ is the offset of the data row within the file, counting from 0.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
 import sys
@@ -1032,7 +1033,8 @@ def _rechunk(chunks, reducer):
 
 
 def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multiclass=None, weight_col=None,
-              bins=None, n_jobs=None, fmt=None, delimiter=None, skip_missing=False, max_rows=1000) -> FileStats:
+              bins=None, strategy="uniform", n_jobs=None, fmt=None, delimiter=None, skip_missing=False,
+              max_rows=1000) -> FileStats:
     """Read a file of predictions (module docstring) into a :class:`FileStats`.
 
     Binary files: the outcome column ``y_col`` (0/1, or true/false) and the probability
@@ -1040,8 +1042,10 @@ def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multic
     ``p_cols`` (a list or "p_0,p_1,...") or ``p_prefix`` ("p_" reads p_0, p_1, ...), or found
     by themselves (p0.., p_0.., prob_0.., proba_0..) when the file has no column "p";
     ``y_col`` then holds the labels 0..k-1 and ``multiclass`` is "top-label" (default) or
-    "classwise" (docs/metrics.md). ``weight_col``: optional sample weights. ``bins`` and
-    ``n_jobs`` as in :func:`fastcdl.bucket_stats`. ``fmt``: the format when the suffix does not
+    "classwise" (docs/metrics.md). ``weight_col``: optional sample weights. ``bins``,
+    ``strategy`` and ``n_jobs`` as in :func:`fastcdl.bucket_stats`: quantile bins and
+    bins="auto" need all the rows, so the file's exact table is built and then rebinned
+    (:meth:`fastcdl.BucketStats.rebin`; memory as for exact buckets). ``fmt``: the format when the suffix does not
     say it ("csv", "tsv", "jsonl", "parquet", "feather", "npz", "npy", "csv.gz", ...).
     ``delimiter``: the CSV delimiter (default: found in the header line). ``skip_missing``:
     skip rows with a missing value instead of refusing them. ``max_rows``: the most distinct
@@ -1050,23 +1054,31 @@ def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multic
     Memory O(CHUNK_ROWS + m); cost O(T log T) for exact buckets, O(T) for bins=M, plus
     parsing (pyarrow). Raises :class:`InputError` (module docstring).
     """
-    from fastcdl._validate import check_bins, check_n_jobs
+    from fastcdl._validate import check_n_jobs
+    from fastcdl.binning import chunk_binning, rebin_merged
 
     try:
-        if bins is not None:
-            check_bins(bins)
+        chunk_bins, rebin = chunk_binning(bins, strategy)
         check_n_jobs(n_jobs)
     except ValueError as e:
         raise InputError(str(e)) from None
     source = open_source(path, fmt, delimiter)
     cols = resolve_columns(source.names, source.path, y_col=y_col, p_col=p_col, p_cols=p_cols, p_prefix=p_prefix,
                            weight_col=weight_col, multiclass=multiclass)
-    reducer = _Reducer(source, cols, bins, n_jobs, max_rows)
+    reducer = _Reducer(source, cols, chunk_bins, n_jobs, max_rows)
     _rechunk(source.chunks(cols, skip_missing), reducer)
-    return reducer.result()
+    fs = reducer.result()
+    if not rebin:
+        return fs
+    T = fs.n_rows - fs.skipped
+    return dataclasses.replace(
+        fs, stats=None if fs.stats is None else rebin_merged(fs.stats, bins, strategy, T),
+        per_class=None if fs.per_class is None else tuple(rebin_merged(t, bins, strategy, T) for t in fs.per_class),
+    )
 
 
-def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs=None, **options) -> BucketStats:
+def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, strategy="uniform", n_jobs=None,
+               **options) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of the outcomes and predictions in a file.
 
     ``path`` is any file of the module docstring's list. The columns ``y_col`` (0/1
@@ -1074,8 +1086,8 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs
     read CHUNK_ROWS rows at a time; each chunk is reduced with :func:`fastcdl.bucket_stats`
     and the tables are merged with ``+``, which is exact, so memory is O(CHUNK_ROWS + m)
     for a file of any size. Cost O(T log T) for exact buckets, O(T) for ``bins=M``, plus
-    parsing (pyarrow; a 10^7-row CSV in about a second). ``bins`` and ``n_jobs`` are as in
-    :func:`fastcdl.bucket_stats`. Other options (``p_cols``, ``p_prefix``,
+    parsing (pyarrow; a 10^7-row CSV in about a second). ``bins``, ``strategy`` and ``n_jobs``
+    are as in :func:`read_file`. Other options (``p_cols``, ``p_prefix``,
     ``multiclass="top-label"``, ``fmt``, ``delimiter``, ``skip_missing``) as in
     :func:`read_file`; class-wise tables come from :func:`read_file`.
 
@@ -1096,8 +1108,8 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, n_jobs
         p_col = None
     if p_col == "p":
         p_col = None  # the default: a file without column p may hold one column per class
-    return read_file(path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins, n_jobs=n_jobs,
-                     **options).stats
+    return read_file(path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins, strategy=strategy,
+                     n_jobs=n_jobs, **options).stats
 
 
 def _file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):

@@ -371,9 +371,11 @@ def binned_view(tab):
 
 # The MsMwC oracle of Algorithm 1 (docs/algorithm1.md), sparse form: G, Q per bucket;
 # eta, logpi per learning-rate copy; off, S, terms the scaled normalisers; b, w scratch;
-# lam[0] the last Lam; rounds[0] updates so far; capped[0] Lam solves that hit their cap.
+# lam[0] the last Lam; rounds[0] updates so far; capped[0] Lam solves that hit their cap;
+# lanes, tpad the per-copy rows and bucket terms padded to the vector width (eta, logpi, off,
+# S, b, w and terms are views of their first K_eta copies).
 MsMwC = namedtuple("MsMwC", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "lam", "rounds",
-                             "capped"])
+                             "capped", "lanes", "tpad"])
 
 
 @kernel
@@ -389,9 +391,10 @@ def msmwc_init(m, horizon):
     """The oracle for m buckets and a horizon T: G = Q = 0, K_eta = ceil(0.5 log2 T) + 1
     learning-rate copies, the normalisers summed. O(m log T)."""
     K = _n_copies(horizon)
-    st = MsMwC(np.zeros(m), np.zeros(m), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), np.zeros((m, K)),
-               np.zeros(K), np.zeros(K), np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
-    _msmwc.copy_rates(m, st.eta, st.logpi)
+    lanes, tpad = _msmwc.new_lanes(m, K)
+    st = MsMwC(np.zeros(m), np.zeros(m), lanes[_msmwc.ETA, :K], lanes[_msmwc.LOGPI, :K], lanes[_msmwc.OFF, :K],
+               lanes[_msmwc.SUM, :K], tpad[:, :K], lanes[_msmwc.B, :K], lanes[_msmwc.W, :K], np.zeros(1),
+               np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), lanes, tpad)
     _msmwc.refresh_normaliser(st.G, st.Q, st.eta, st.off, st.S, st.terms)
     return st
 
@@ -400,7 +403,7 @@ def msmwc_init(m, horizon):
 def msmwc_lam(st):
     """Solve the normaliser Lam for the current state (Newton, warm-started from the last
     Lam), store it in st.lam[0] and return it. O(log T * Newton steps)."""
-    lam, converged, _ = _msmwc.sparse_lam(st.eta, st.logpi, st.off, st.S, st.b, st.lam[0])
+    lam, converged, _ = _msmwc.lam_lanes(st.lanes, st.lam[0])
     st.lam[0] = lam
     if not converged:
         st.capped[0] += 1
@@ -411,7 +414,7 @@ def msmwc_lam(st):
 def msmwc_logc(st, i):
     """ln|c_i| of bucket i at the stored Lam (call msmwc_lam first); -inf when G_i = 0. The
     sign of c_i is the sign of G_i. O(log T)."""
-    return _msmwc.sparse_logc(i, st.G, st.Q, st.eta, st.logpi, st.lam[0])
+    return _msmwc.lanes_logc(i, st.G, st.Q, st.lam[0], st.lanes, st.tpad)
 
 
 @kernel
@@ -428,7 +431,7 @@ def msmwc_c(st, i):
 def msmwc_update(st, i, g):
     """Bucket i gains g (|g| <= 1): G_i += g, Q_i += g^2, normalisers updated; every m
     updates they are summed afresh against rounding drift, as Algorithm 1 does. O(log T)."""
-    _msmwc.update_bucket(i, g, st.G, st.Q, st.eta, st.off, st.S, st.terms)
+    _msmwc.update_lanes(i, g, st.G, st.Q, st.lanes, st.tpad)
     st.rounds[0] += 1
     if st.rounds[0] % st.G.shape[0] == 0:
         _msmwc.resum_normaliser(st.off, st.S, st.terms)

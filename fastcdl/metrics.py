@@ -9,7 +9,10 @@ output, and k-class forecasts y_prob (T, k) with ``multiclass="top-label" | "cla
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import math
+import threading
 import warnings
 from dataclasses import dataclass
 
@@ -22,6 +25,7 @@ from fastcdl._multi import ClasswiseResult, accepts_multiclass
 from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
+from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -40,6 +44,7 @@ __all__ = [
     "SwapReport",
     "ClasswiseResult",
     "CertificateWarning",
+    "SampleSizeWarning",
 ]
 
 
@@ -47,8 +52,67 @@ class CertificateWarning(UserWarning):
     """cdl_report could not make its worst task break ties as intended (see _three_action_task)."""
 
 
+class SampleSizeWarning(UserWarning):
+    """An exact metric of a table whose rounds sit mostly in buckets of one round.
+
+    With bins=None every distinct prediction is its own bucket. On a model's continuous
+    scores each bucket then holds one round, its frequency qhat_i is 0 or 1, and the exact
+    CDL, VCDL, ECE, K2, UCal, MCE, RMSCE and CFDL measure sampling noise (a perfectly
+    calibrated model gets CDL about 0.25 at any T). The value is still returned. What fits
+    such data: fastcdl.cdl_monotone (and cutoff_ce, smce, atb), or binning
+    (bins="auto", strategy="quantile"). Raised when at least half of the rounds sit in
+    buckets with n_i < 2; weighted tables do not keep their number of rounds per bucket
+    and are not checked. docs/estimators.md says which number to use when.
+    """
+
+
+SAMPLE_SIZE_ADVICE = ("for a model's continuous scores use cdl_monotone (or cutoff_ce, smce, atb), "
+                      "or bin the predictions (bins='auto', strategy='quantile')")
+
+# Rate experiments measure the exact CDL of an online sequence, which is what they study
+# whatever the bucket sizes, and resampling evaluates a metric on many tables after the
+# table itself was checked: fastcdl.trial_metrics, fastcdl.uncertainty and run-folder
+# figures turn the warning off for their thread.
+_quiet = threading.local()
+
+
+@contextlib.contextmanager
+def sample_size_check_off():
+    """Within this block (on this thread), exact metrics do not raise SampleSizeWarning: for
+    callers that measure a sequence itself (an online forecaster's rounds) rather than a
+    sample, or that have checked the table already (the replicates of a bootstrap)."""
+    before = getattr(_quiet, "on", False)
+    _quiet.on = True
+    try:
+        yield
+    finally:
+        _quiet.on = before
+
+
+def one_round_share(stats: BucketStats) -> float:
+    """The share of the rounds that sit in buckets of one round (n_i < 2); NaN for binned or
+    weighted tables (the check applies to exact, unweighted tables). O(m)."""
+    if stats.edges is not None or stats.weighted:
+        return math.nan
+    n = stats.counts
+    return float(n[n < 2].sum()) / float(stats.total)
+
+
+def check_sample_size(stats: BucketStats, name: str, stacklevel: int = 4) -> None:
+    """Warn (SampleSizeWarning) when at least half of an exact table's rounds sit in buckets of
+    one round. ``stacklevel`` points at the user's call (public function, multiclass wrapper)."""
+    if getattr(_quiet, "on", False):
+        return
+    share = one_round_share(stats)
+    if share >= 0.5:
+        warnings.warn(SampleSizeWarning(
+            f"{name}: {100 * share:.0f}% of the {int(stats.total)} rounds sit in buckets of one round (each "
+            f"distinct prediction is its own bucket), so the exact {name} measures sampling noise; "
+            + SAMPLE_SIZE_ADVICE), stacklevel=stacklevel)
+
+
 @accepts_multiclass("table")
-def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) -> BucketStats:
+def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> BucketStats:
     """Reduce rounds (y_t, p_t) to the bucket table (q_i, n_i, s_i).
 
     bins=None: every distinct prediction is a bucket (the definitions of docs/metrics.md, exactly);
@@ -63,6 +127,13 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     np.arange(0, 1.0001, 0.1) holds 0.6000000000000001, which goes with 0.6 into
     (0.5, 0.6]. The cuts are fastcdl.stats.bin_cuts(edges); the table's ``edges`` are
     the nominal ones.
+
+    strategy="quantile" (with bins=m or "auto"): m equal-mass bins whose edges are
+    predictions, so tied predictions are never split and ties can give fewer bins than
+    asked (len(table.edges) - 1 says how many); the table equals the one binned with its
+    edges (fastcdl.binning, docs/metrics.md "Quantile bins"). O(T) without weights (a grid
+    count and a gather, no sort), O(T log T) with weights. bins="auto": round(T^(1/3))
+    bins for T rounds (rows, whatever their weights), with either strategy.
 
     An integer m is at most 2^24 (fastcdl._validate.MAX_BINS), else ValueError naming
     bins: a binned table takes memory per bin (about 50 bytes), not per round, so
@@ -86,23 +157,47 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     ([0.2, 0.7], [2, 2], [0, 2])
     """
     n_jobs = _validate.check_n_jobs(n_jobs)
+    spec = _validate.check_binning(bins, strategy)
     y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
     weighted = w.shape[0] > 0
-    if bins is None:
-        _validate.check_rounds(y, p, w)
-        if not weighted:
-            keys = _kb.outcome_keys(y, p.view(np.uint64))
-            keys.sort()
-            value_bits, n, s = _kb.runs_of_keys(keys)
-            q = value_bits.view(np.float64)
+    if spec is None:
+        return _exact_table(y, p, w)
+    m = _validate.auto_bins(p.shape[0]) if isinstance(spec, str) else spec
+    if strategy == "quantile":
+        if weighted:
+            exact = _exact_table(y, p, w)
+            edges = quantile_edges_of_table(exact.values, exact.counts, m)
         else:
-            order = np.argsort(p, kind="stable")
-            q, n, s = _kb.runs_weighted(p[order], y[order], w[order])
-            keep = n > 0
-            q, n, s = q[keep], n[keep], s[keep]
-        return BucketStats._owned(q, n, s, q * n)
+            parallel = _kb.chunking(p.shape[0], _kb.GRID)[0] > 1 and n_jobs != 1 and _parallel.parallel_safe()
+            with _parallel.num_threads(n_jobs if parallel else None):
+                edges = quantile_edges_of_rounds(p, m, parallel)
+            if edges is None:
+                _validate.check_rounds(y, p, w)  # raises, naming the first bad value
+        return _binned_table(y, p, w, edges, False, n_jobs)
+    if isinstance(spec, np.ndarray):
+        return _binned_table(y, p, w, spec, False, n_jobs)
+    return _binned_table(y, p, w, np.arange(m + 1, dtype=np.float64) / m, True, n_jobs)
 
-    edges, uniform = _validate.check_bins(bins)
+
+def _exact_table(y, p, w) -> BucketStats:
+    """Every distinct prediction its own bucket: one integer sort (unweighted), else an argsort."""
+    _validate.check_rounds(y, p, w)
+    if not w.shape[0]:
+        keys = _kb.outcome_keys(y, p.view(np.uint64))
+        keys.sort()
+        value_bits, n, s = _kb.runs_of_keys(keys)
+        q = value_bits.view(np.float64)
+    else:
+        order = np.argsort(p, kind="stable")
+        q, n, s = _kb.runs_weighted(p[order], y[order], w[order])
+        keep = n > 0
+        q, n, s = q[keep], n[keep], s[keep]
+    return BucketStats._owned(q, n, s, q * n)
+
+
+def _binned_table(y, p, w, edges, uniform, n_jobs) -> BucketStats:
+    """The rounds in the bins of ``edges`` (checked), each bucket at its mean prediction."""
+    weighted = w.shape[0] > 0
     m = edges.shape[0] - 1
     dtype = np.float64 if weighted else np.int64
     n = np.zeros(m, dtype=dtype)
@@ -132,47 +227,66 @@ def bucket_stats(y_true, y_prob, *, bins=None, sample_weight=None, n_jobs=None) 
     return BucketStats._owned(q, n, s, ps, edges, idx.astype(np.int64))
 
 
-def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None) -> BucketStats:
+def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform") -> BucketStats:
     if isinstance(y_true, BucketStats):
-        if y_prob is not None or bins is not None or sample_weight is not None or n_jobs is not None:
+        strategy = None if strategy == "uniform" else strategy
+        if y_prob is not None or bins is not None or sample_weight is not None or n_jobs is not None \
+                or strategy is not None:
             extra = next(name for name, v in (("y_prob", y_prob), ("bins", bins), ("sample_weight", sample_weight),
-                                              ("n_jobs", n_jobs)) if v is not None)
+                                              ("n_jobs", n_jobs), ("strategy", strategy)) if v is not None)
             raise _validate.ValidationError(
                 extra, "is not accepted with a BucketStats",
-                message="pass either a BucketStats alone or y_true and y_prob (with bins, sample_weight and n_jobs)",
+                message=f"{extra} is not accepted with a BucketStats: pass either a BucketStats alone or y_true and "
+                "y_prob (with bins, strategy, sample_weight and n_jobs); an exact BucketStats is rebinned with its "
+                "rebin(bins, strategy=...)",
             )
         return y_true
     if y_prob is None:
         raise _validate.ValidationError("y_prob", "is required unless the first argument is a BucketStats")
-    return bucket_stats.__wrapped__(y_true, y_prob, bins=bins, sample_weight=sample_weight, n_jobs=n_jobs)
+    return bucket_stats.__wrapped__(y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight,
+                                    n_jobs=n_jobs)
 
 
-def _table(y_true, y_prob, bins, sample_weight, n_jobs=None):
-    return _stats(y_true, y_prob, bins, sample_weight, n_jobs).table()
+def _table(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform"):
+    return _stats(y_true, y_prob, bins, sample_weight, n_jobs, strategy).table()
+
+
+def _checked_stats(name, y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform") -> BucketStats:
+    """_stats, then the SampleSizeWarning check of an exact metric called ``name`` (the user's
+    call is 5 frames up: check, this, the metric, its multiclass wrapper)."""
+    st = _stats(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    check_sample_size(st, name, stacklevel=5)
+    return st
+
+
+def _checked_table(name, y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform"):
+    st = _stats(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    check_sample_size(st, name, stacklevel=5)
+    return st.table()
 
 
 @accepts_multiclass()
-def ece(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
+def ece(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """Expected calibration error (1/T) sum_i n_i |q_i - qhat_i|. O(m) after binning.
 
     >>> ece([0, 1, 1, 1], [0.5, 0.5, 1.0, 1.0])
     0.0
     """
-    return float(ece_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs)))
+    return float(ece_kernel(*_checked_table("ece", y_true, y_prob, bins, sample_weight, n_jobs, strategy)))
 
 
 @accepts_multiclass()
-def k2(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
+def k2(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """Squared calibration error (1/T) sum_i n_i (q_i - qhat_i)^2. O(m) after binning.
 
     >>> k2([0, 0], [0.5, 0.5])
     0.25
     """
-    return float(k2_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs)))
+    return float(k2_kernel(*_checked_table("k2", y_true, y_prob, bins, sample_weight, n_jobs, strategy)))
 
 
 @accepts_multiclass()
-def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weight=None, n_jobs=None) -> float:
+def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """Calibration fixed decision loss of one task (docs/metrics.md).
 
     payoff=U (n_actions, 2) in [0, 1]: the payoff the decision maker gains by acting on
@@ -190,14 +304,14 @@ def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, sample_weigh
         )
     if payoff is not None:
         u = _validate.check_payoff(payoff)
-        return float(cfdl_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs), u))
+        return float(cfdl_kernel(*_checked_table("cfdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy), u))
     mu = _validate.check_kinks(kink, "kink")
     if mu.shape[0] != 1:
         raise _validate.ValidationError("kink", "must be a single number; use decision_loss_curve for many")
-    return float(_v_values(_stats(y_true, y_prob, bins, sample_weight, n_jobs), mu)[0])
+    return float(_v_values(_checked_stats("cfdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy), mu)[0])
 
 
-def swap_regret(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None, n_jobs=None,
+def swap_regret(y_true, y_prob=None, *, payoff, bins=None, strategy="uniform", sample_weight=None, n_jobs=None,
                 multiclass=None, pos_label=None) -> float:
     """Swap regret of task U: (1/T) sum_a max_a' sum_{t: a*(p_t)=a} [U(a',y_t) - U(a,y_t)].
 
@@ -213,21 +327,23 @@ def swap_regret(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None, n
     0.0
     """
     if np.ndim(payoff) == 2 and np.shape(payoff)[1] > 2:
-        if multiclass is not None or bins is not None or n_jobs is not None:
-            extra = "multiclass" if multiclass is not None else "bins" if bins is not None else "n_jobs"
+        if multiclass is not None or bins is not None or n_jobs is not None or strategy != "uniform":
+            extra = ("multiclass" if multiclass is not None else "bins" if bins is not None
+                     else "n_jobs" if n_jobs is not None else "strategy")
             raise _validate.ValidationError(
                 extra, "does not apply to a task over k outcomes",
                 message=f"{extra} does not apply to a task over k outcomes (payoff with {np.shape(payoff)[1]} columns)",
             )
         return swap_report(y_true, y_prob, payoff=payoff, sample_weight=sample_weight, pos_label=pos_label).value
-    return _swap_regret_binary(y_true, y_prob, payoff=payoff, bins=bins, sample_weight=sample_weight,
-                               n_jobs=n_jobs, multiclass=multiclass, pos_label=pos_label)
+    return _swap_regret_binary(y_true, y_prob, payoff=payoff, bins=bins, strategy=strategy,
+                               sample_weight=sample_weight, n_jobs=n_jobs, multiclass=multiclass, pos_label=pos_label)
 
 
 @accepts_multiclass()
-def _swap_regret_binary(y_true, y_prob=None, *, payoff, bins=None, sample_weight=None, n_jobs=None) -> float:
+def _swap_regret_binary(y_true, y_prob=None, *, payoff, bins=None, strategy="uniform", sample_weight=None,
+                        n_jobs=None) -> float:
     u = _validate.check_payoff(payoff)
-    return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs), u))
+    return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs, strategy), u))
 
 
 @dataclass(frozen=True)
@@ -371,7 +487,7 @@ def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
 
 
 @accepts_multiclass("curve")
-def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, sample_weight=None, n_jobs=None):
+def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None):
     """CFDL_mu = f(mu) / max(mu, 1 - mu) of the V-shaped tasks at the given kinks.
 
     kinks=None evaluates at every breakpoint of f (the q_i, qhat_i, 0, 1/2, 1) and on
@@ -382,7 +498,7 @@ def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, sample_we
     >>> v.tolist()
     [0.0, 0.0]
     """
-    stats = _stats(y_true, y_prob, bins, sample_weight, n_jobs)
+    stats = _checked_stats("decision_loss_curve", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     if kinks is None:
         q, n, s = stats.table()
         mus = np.unique(np.concatenate([q, s / n, np.linspace(0.0, 1.0, 1001)]) + 0.0)
@@ -462,42 +578,42 @@ class CDLReport:
 
 
 @accepts_multiclass()
-def cdl(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
+def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """Calibration decision loss: the most any decision maker with payoffs in [0, 1] gains
     by recalibrating, computed exactly as 2 fbar(1/2) (docs/exact-cdl.md). O(m log m).
 
     >>> cdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.25
     """
-    q, n, s = _table(y_true, y_prob, bins, sample_weight, n_jobs)
+    q, n, s = _checked_table("cdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     return float(cdl_curve(q, n, s, n.sum())[0])
 
 
 @accepts_multiclass()
-def vcdl(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
+def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (docs/metrics.md). O(m log m).
 
     >>> vcdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.16666666666666666
     """
-    q, n, s = _table(y_true, y_prob, bins, sample_weight, n_jobs)
+    q, n, s = _checked_table("vcdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     return float(cdl_curve(q, n, s, n.sum())[6])
 
 
 @accepts_multiclass()
-def ucal(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> float:
+def ucal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """U-calibration error: sup over tasks of the external regret to the best fixed action
     (docs/exact-cdl.md), exactly. O(m log m).
 
-    >>> ucal([0, 1], [0.25, 0.75])
+    >>> ucal([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.0
     """
-    q, n, s = _table(y_true, y_prob, bins, sample_weight, n_jobs)
+    q, n, s = _checked_table("ucal", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     return float(ucal_value(q, n, s, n.sum()))
 
 
 @accepts_multiclass("report")
-def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=None) -> CDLReport:
+def cdl_report(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> CDLReport:
     """CDL with its certificate: the worst task (at most 3 actions), its kinks and weights.
 
     O(m log m).
@@ -506,7 +622,7 @@ def cdl_report(y_true, y_prob=None, *, bins=None, sample_weight=None, n_jobs=Non
     >>> r.value, r.kinks.tolist()
     (0.25, [0.25, 0.75])
     """
-    q, n, s = _table(y_true, y_prob, bins, sample_weight, n_jobs)
+    q, n, s = _checked_table("cdl_report", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     value, j1, j2, b, f_left, f_right, vmax, jv = cdl_curve(q, n, s, n.sum())
 
     def side(j):

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from fastcdl.io import FORMATS, InputError
-from fastcdl.metrics import bucket_stats, cdl, cdl_report, decision_loss_curve, ece
+from fastcdl.metrics import bucket_stats, cdl, cdl_report, decision_loss_curve, ece, sample_size_check_off, one_round_share
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -105,10 +105,20 @@ def _save_all(named_figures, out_dir: Path) -> list[Path]:
 class ReliabilityDisplay:
     """Reliability diagram of a bucket table: each bucket i is a disc at (q_i, qhat_i)
     whose area is proportional to n_i, against the diagonal of perfect calibration, with
-    the ECE and the exact CDL of the same table. Cost O(m log m) plus drawing.
+    the ECE and the exact CDL of the same table, and a histogram of the predictions along
+    the bottom. Cost O(m log m) plus drawing.
 
-    Attributes after :meth:`plot`: ``scatter_`` (the buckets' PathCollection; its sizes
-    are the marker areas in points^2), ``ax_``, ``figure_``.
+    A table of more than ``max_points`` buckets (a model's continuous scores: every score is
+    its own bucket, and its frequency is 0 or 1) is shown through equal-mass bins of its
+    rounds (:meth:`fastcdl.BucketStats.rebin`, round(T^(1/3)) bins, at most ``max_points``),
+    so thousands of buckets stay readable; the numbers in the corner are those of the table
+    itself, with CDL_M (fastcdl.cdl_monotone) beside the exact CDL when most rounds sit in
+    buckets of one round. ``n_boot`` > 0 adds a bootstrap band: the 90% percentile interval
+    of each shown point's frequency over n_boot resamples of the rounds (O(points) each).
+
+    Attributes after :meth:`plot`: ``scatter_`` (the shown points' PathCollection; its sizes
+    are the marker areas in points^2), ``hist_`` (the histogram's bars), ``band_`` (the
+    bootstrap band, or None), ``shown`` (the BucketStats drawn), ``ax_``, ``figure_``.
 
     >>> disp = ReliabilityDisplay.from_predictions([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     >>> disp.ece, disp.cdl, disp.scatter_.get_sizes().tolist()
@@ -116,52 +126,132 @@ class ReliabilityDisplay:
     """
 
     max_area = 500.0  # points^2 of the largest bucket's disc
+    max_points = 100  # more buckets than this are drawn as equal-mass bins
+    hist_bins = 50
 
-    def __init__(self, values, frequencies, counts, *, ece, cdl, name=None):
+    def __init__(self, values, frequencies, counts, *, ece, cdl, name=None, stats=None, cdl_monotone=None,
+                 n_boot=0, seed=0):
         self.values = np.asarray(values, dtype=np.float64)
         self.frequencies = np.asarray(frequencies, dtype=np.float64)
         self.counts = np.asarray(counts, dtype=np.float64)
         self.ece = float(ece)
         self.cdl = float(cdl)
+        self.cdl_monotone = None if cdl_monotone is None else float(cdl_monotone)
         self.name = name
+        self.stats = stats
+        self.n_boot = n_boot
+        self.seed = seed
 
     @classmethod
-    def from_stats(cls, stats: BucketStats, *, ax=None, name=None) -> "ReliabilityDisplay":
+    def from_stats(cls, stats: BucketStats, *, ax=None, name=None, n_boot=0, seed=0) -> "ReliabilityDisplay":
         """Reliability diagram of a BucketStats (ECE and CDL computed on the same table)."""
-        disp = cls(stats.values, stats.frequencies, stats.counts, ece=ece(stats), cdl=cdl(stats), name=name)
+        import warnings
+
+        from fastcdl._validate import check_count
+        from fastcdl.metrics import SampleSizeWarning, one_round_share
+        from fastcdl.sample import cdl_monotone
+
+        check_count(n_boot, "n_boot", 0)
+        if n_boot and stats.weighted:
+            from fastcdl._validate import ValidationError
+
+            raise ValidationError("n_boot", "needs unweighted rounds",
+                                  message="the bootstrap band (n_boot > 0) resamples rounds: it needs unweighted rounds")
+        with warnings.catch_warnings():  # the figure says it: CDL_M stands beside the exact CDL
+            warnings.simplefilter("ignore", SampleSizeWarning)
+            e, c = ece(stats), cdl(stats)
+        sparse = one_round_share(stats) >= 0.5
+        disp = cls(stats.values, stats.frequencies, stats.counts, ece=e, cdl=c, name=name, stats=stats,
+                   cdl_monotone=cdl_monotone(stats) if sparse else None, n_boot=n_boot, seed=seed)
         return disp.plot(ax=ax)
 
     @classmethod
-    def from_predictions(cls, y_true, y_prob, *, bins=None, sample_weight=None, ax=None, name=None):
+    def from_predictions(cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None,
+                         name=None, n_boot=0, seed=0):
         """Reliability diagram of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does."""
-        return cls.from_stats(bucket_stats(y_true, y_prob, bins=bins, sample_weight=sample_weight), ax=ax, name=name)
+        st = bucket_stats(y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight)
+        return cls.from_stats(st, ax=ax, name=name, n_boot=n_boot, seed=seed)
+
+    def _shown(self) -> BucketStats:
+        """The table drawn: the table itself, or its rounds in equal-mass bins when it has too many buckets."""
+        st = self.stats
+        if st is None:
+            st = BucketStats.from_table(self.values, self.counts, self.frequencies * self.counts)
+        if st.n_buckets <= self.max_points or st.edges is not None:
+            return st
+        from fastcdl._validate import auto_bins
+
+        n_rounds = st.n_buckets if st.weighted else st.total
+        return st.rebin(min(auto_bins(n_rounds), self.max_points), strategy="quantile")
+
+    def _band(self, shown: BucketStats):
+        """(lo, hi) of each shown point's frequency: 5% and 95% quantiles over n_boot resamples of
+        the rounds (the cells (bin, y) drawn from a multinomial, as in fastcdl.bootstrap)."""
+        rng = np.random.default_rng(self.seed)
+        n = shown.counts.astype(np.float64)
+        s = shown.positives.astype(np.float64)
+        T = n.sum()
+        cells = np.concatenate([n - s, s]) / T
+        draws = rng.multinomial(int(T), cells, size=self.n_boot).astype(np.float64)
+        m = n.shape[0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            freq = draws[:, m:] / (draws[:, :m] + draws[:, m:])
+        return np.nanquantile(freq, 0.05, axis=0), np.nanquantile(freq, 0.95, axis=0)
 
     def plot(self, ax=None, *, name=None) -> "ReliabilityDisplay":
         """Draw on ``ax`` (default: a new figure); ``name`` goes into the title. Returns self."""
         from matplotlib.colors import to_rgba
         from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
 
-        fig, ax = _new_axes(ax, (5.6, 6.4))
+        fig, ax = _new_axes(ax, (5.6, 6.6))
         name = name or self.name
         ax.plot([0, 1], [0, 1], color="0.45", linestyle="--", linewidth=1, zorder=1)
-        sizes = self.counts * (self.max_area / self.counts.max())
+        shown = self._shown()
+        self.shown = shown
+        binned = shown.n_buckets < self.values.shape[0]
+        q, qhat, counts = shown.values, shown.frequencies, shown.counts.astype(np.float64)
+        # the predictions' histogram along the bottom (share of rounds per 1/50 of [0, 1])
+        hist_ax = ax.inset_axes([0.0, 0.0, 1.0, 0.14], zorder=0)
+        weights, _ = np.histogram(self.values, bins=self.hist_bins, range=(0.0, 1.0), weights=self.counts)
+        self.hist_ = hist_ax.bar(np.arange(self.hist_bins) / self.hist_bins, weights / weights.sum(),
+                                 width=1.0 / self.hist_bins, align="edge", color="0.7", edgecolor="none")
+        hist_ax.set_xlim(0, 1)
+        hist_ax.set_ylim(0, max(float(weights.max() / weights.sum()), 1e-12) * 1.05)
+        hist_ax.axis("off")
+        hist_ax.patch.set_alpha(0.0)
+        self.band_ = None
+        if self.n_boot > 0:
+            lo, hi = self._band(shown)
+            self.band_ = ax.fill_between(q, lo, hi, color="C0", alpha=0.18, linewidth=0, zorder=2)
+        sizes = counts * (self.max_area / counts.max())
         self.scatter_ = ax.scatter(
-            self.values, self.frequencies, s=sizes, facecolor="C0", alpha=0.55,
+            q, qhat, s=sizes, facecolor="C0", alpha=0.55,
             edgecolor="C0", linewidth=0.8, zorder=3, clip_on=False,  # whole discs at q = 0 or 1
         )
+        if binned:
+            ax.plot(q, qhat, color="C0", linewidth=0.8, zorder=3)
         total = self.counts.sum()
         t_text = f"{int(total)}" if float(total).is_integer() else f"{total:.4g}"
+        what = (f"{shown.n_buckets} equal-mass bins (area ∝ rounds)" if binned
+                else f"bucket (area ∝ rounds; largest n = {counts.max():.6g})")
         handles = [
             Line2D([], [], color="0.45", linestyle="--", label="perfect calibration"),
             Line2D([], [], linestyle="none", marker="o", markersize=9, markerfacecolor=to_rgba("C0", 0.55),
-                   markeredgecolor="C0", label=f"bucket (area ∝ rounds; largest n = {self.counts.max():.6g})"),
+                   markeredgecolor="C0", label=what),
+            Patch(facecolor="0.7", label="share of predictions (histogram)"),
         ]
+        if self.band_ is not None:
+            handles.append(Patch(facecolor=to_rgba("C0", 0.18), label=f"90% bootstrap band ({self.n_boot} resamples)"))
         # legend and values go under the axes: buckets can sit anywhere in the unit square
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.02, -0.11), fontsize="small",
                   frameon=False, borderaxespad=0)
+        numbers = f"ECE = {self.ece:.4f}\nCDL = {self.cdl:.4f}"
+        if self.cdl_monotone is not None:
+            numbers += f" (noise: one-round buckets)\nCDL_M = {self.cdl_monotone:.4f}"
         ax.text(
             1.0, -0.11,
-            f"ECE = {self.ece:.4f}\nCDL = {self.cdl:.4f}\nT = {t_text} rounds\n{self.values.shape[0]} buckets",
+            f"{numbers}\nT = {t_text} rounds\n{self.values.shape[0]} buckets",
             transform=ax.transAxes, ha="right", va="top", fontsize="small",
         )
         ax.set_xlim(0, 1)
@@ -189,47 +279,62 @@ class DecisionLossDisplay:
     (0.25, 0.16666666666666666)
     """
 
-    def __init__(self, kinks, values, report, *, name=None):
+    def __init__(self, kinks, values, report, *, name=None, monotone=False):
         self.kinks = np.asarray(kinks, dtype=np.float64)
         self.values = np.asarray(values, dtype=np.float64)
         self.report = report
         self.name = name
+        self.monotone = monotone
 
     @classmethod
-    def from_stats(cls, stats: BucketStats, *, ax=None, name=None) -> "DecisionLossDisplay":
-        """Decision-loss curve of a BucketStats and the worst task of its exact CDL."""
+    def from_stats(cls, stats: BucketStats, *, ax=None, name=None, monotone=False) -> "DecisionLossDisplay":
+        """Decision-loss curve of a BucketStats and the worst task of its exact CDL; with
+        monotone=True the curve f_M(mu) / max(mu, 1 - mu) of the best non-decreasing
+        recalibration (fastcdl.decision_loss_curve_monotone) with CDL_M, VCDL_M and the worst
+        task of fastcdl.cdl_monotone_report: the curve that means something on continuous
+        scores (docs/estimators.md)."""
+        if monotone:
+            from fastcdl.sample import cdl_monotone_report, decision_loss_curve_monotone
+
+            mu, v = decision_loss_curve_monotone(stats)
+            return cls(mu, v, cdl_monotone_report(stats), name=name, monotone=True).plot(ax=ax)
         mu, v = decision_loss_curve(stats)
         return cls(mu, v, cdl_report(stats), name=name).plot(ax=ax)
 
     @classmethod
-    def from_predictions(cls, y_true, y_prob, *, bins=None, sample_weight=None, ax=None, name=None):
+    def from_predictions(cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None,
+                         name=None, monotone=False):
         """Decision-loss curve of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does."""
-        return cls.from_stats(bucket_stats(y_true, y_prob, bins=bins, sample_weight=sample_weight), ax=ax, name=name)
+        st = bucket_stats(y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight)
+        return cls.from_stats(st, ax=ax, name=name, monotone=monotone)
 
     def plot(self, ax=None, *, name=None) -> "DecisionLossDisplay":
         """Draw on ``ax`` (default: a new figure); ``name`` goes into the title. Returns self."""
         fig, ax = _new_axes(ax, (7.6, 5.4))
         name = name or self.name
         rep = self.report
-        (self.line_,) = ax.plot(self.kinks, self.values, color="C0", linewidth=1.4,
-                                label=r"CFDL$_\mu$ of the V-shaped task with kink $\mu$")
+        M = "_M" if self.monotone else ""
+        curve = (r"$f_M(\mu)/\max(\mu, 1-\mu)$, V task with kink $\mu$"
+                 if self.monotone else r"CFDL$_\mu$ of the V-shaped task with kink $\mu$")
+        (self.line_,) = ax.plot(self.kinks, self.values, color="C0", linewidth=1.4, label=curve)
         ax.axhline(rep.value, color="C3", linewidth=1.2, linestyle="--",
-                   label=f"CDL = {rep.value:.4g} (worst task, any number of actions)")
+                   label=f"CDL{M} = {rep.value:.4g} (worst task, any number of actions)")
         one = len(rep.kinks) == 1
         for j, (k, w) in enumerate(zip(rep.kinks, rep.weights), start=1):
             idx = "" if one else f"$_{j}$"
             ax.axvline(k, color="C2", linewidth=1.0, linestyle=":",
                        label=rf"worst task: kink $\mu${idx} = {k:.4g}, weight c{idx} = {w:.3g}")
         ax.plot([rep.vcdl_kink], [rep.vcdl], marker="*", markersize=13, color="C1", markeredgecolor="k",
-                linestyle="none", zorder=4, label=rf"VCDL = {rep.vcdl:.4g} at $\mu$ = {rep.vcdl_kink:.4g}")
+                linestyle="none", zorder=4, label=rf"VCDL{M} = {rep.vcdl:.4g} at $\mu$ = {rep.vcdl_kink:.4g}")
         top = max(rep.value, float(self.values.max(initial=0.0)))
         # a little room on both sides: worst-task kinks at 0 or 1 would hide under the spines
         ax.set_xlim(-0.02, 1.02)
         # a calibrated table has CDL = 0 and nothing to scale to
         ax.set_ylim(0, 1.1 * top if top > 0 else 1.0)
         ax.set_xlabel(r"kink $\mu$ (decision threshold)")
-        ax.set_ylabel("CFDL of the V-shaped task")
-        ax.set_title(f"Decision-loss curve\n{name}" if name else "Decision-loss curve", fontsize="medium")
+        ax.set_ylabel("gain of the best monotone recalibration" if self.monotone else "CFDL of the V-shaped task")
+        title = "Monotone decision-loss curve" if self.monotone else "Decision-loss curve"
+        ax.set_title(f"{title}\n{name}" if name else title, fontsize="medium")
         # under the axes: the curve's peaks and the kinks can be anywhere in [0, 1]
         ax.legend(loc="upper left", bbox_to_anchor=(-0.01, -0.14), fontsize="small", ncols=2, frameon=False,
                   borderaxespad=0)
@@ -436,17 +541,23 @@ def _table_figures(rows):
     out = []
     for (f, a), row in sorted(pick.items()):
         st = unpack_table(row["bucket_table"])
-        got = cdl(st)
-        if got != row["cdl"]:
-            raise ValueError(
-                f"trial {f} vs {a}, T = {row['T']}, seed {row['seed']}: the stored table's CDL {float(got)!r} "
-                f"differs from the stored CDL {float(row['cdl'])!r}: the run folder is damaged"
-            )
-        name = f"forecaster '{f}' vs adversary '{a}', T = {_horizon_text(row['T'])}, seed index 0"
-        stem = f"{_slug(f)}_{_slug(a)}_T{row['T']}"
-        out.append((f"reliability_{stem}.png", ReliabilityDisplay.from_stats(st, name=name).figure_))
-        out.append((f"decision_loss_{stem}.png", DecisionLossDisplay.from_stats(st, name=name).figure_))
+        with sample_size_check_off():  # an online sequence's own CDL, whatever its bucket sizes
+            out.extend(_table_pair(st, row, f, a))
     return out
+
+
+def _table_pair(st, row, f, a):
+    """The two figures of one stored trial's table (see _table_figures)."""
+    got = cdl(st)
+    if got != row["cdl"]:
+        raise ValueError(
+            f"trial {f} vs {a}, T = {row['T']}, seed {row['seed']}: the stored table's CDL {float(got)!r} "
+            f"differs from the stored CDL {float(row['cdl'])!r}: the run folder is damaged"
+        )
+    name = f"forecaster '{f}' vs adversary '{a}', T = {_horizon_text(row['T'])}, seed index 0"
+    stem = f"{_slug(f)}_{_slug(a)}_T{row['T']}"
+    return [(f"reliability_{stem}.png", ReliabilityDisplay.from_stats(st, name=name).figure_),
+            (f"decision_loss_{stem}.png", DecisionLossDisplay.from_stats(st, name=name).figure_)]
 
 
 def _out_dir(out_dir, default: Path) -> Path:
@@ -491,7 +602,8 @@ def plot_run(run_dir, out_dir=None) -> list[Path]:
 def plot_file(path, out_dir=None, *, y_col="y", p_col=None, weight_col=None, bins=None, **options) -> list[Path]:
     """Reliability diagram and decision-loss curve of a file of predictions (any format of
     fastcdl.io, read with :func:`fastcdl.io.read_file`), written as ``<stem>_reliability.png``
-    and ``<stem>_decision_loss.png`` next to the file (or into out_dir; the current folder
+    and ``<stem>_decision_loss.png`` (``<stem>_decision_loss_monotone.png``, the monotone
+    curve, when most rounds sit in buckets of one round: continuous scores) next to the file (or into out_dir; the current folder
     for standard input, "-"). Returns their paths. ``options`` are read_file's (p_cols,
     p_prefix, multiclass, fmt, delimiter, skip_missing): a k-class file is drawn as its
     top-label table, or with multiclass="classwise" as one pair of figures per class,
@@ -520,7 +632,11 @@ def plot_file(path, out_dir=None, *, y_col="y", p_col=None, weight_col=None, bin
     figures = []
     for base, name, st in parts:
         figures.append((f"{base}_reliability.png", ReliabilityDisplay.from_stats(st, name=name).figure_))
-        figures.append((f"{base}_decision_loss.png", DecisionLossDisplay.from_stats(st, name=name).figure_))
+        if one_round_share(st) >= 0.5:  # continuous scores: the exact curve is noise, the monotone one is not
+            figures.append((f"{base}_decision_loss_monotone.png",
+                            DecisionLossDisplay.from_stats(st, name=name, monotone=True).figure_))
+        else:
+            figures.append((f"{base}_decision_loss.png", DecisionLossDisplay.from_stats(st, name=name).figure_))
     return _save_all(figures, out)
 
 

@@ -33,7 +33,7 @@ from fastcdl import _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
-from fastcdl.metrics import CertificateWarning, _stats, worst_task
+from fastcdl.metrics import CertificateWarning, _stats, check_sample_size, worst_task
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -58,8 +58,8 @@ __all__ = [
 ]
 
 
-def _table(y_true, y_prob, bins, sample_weight):
-    st = _stats(y_true, y_prob, bins, sample_weight)
+def _table(y_true, y_prob, bins, sample_weight, strategy="uniform"):
+    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     q, n, s = st.table()
     return st, q, n, s
 
@@ -109,7 +109,7 @@ class MonotoneCDLReport:
 
 
 @accepts_multiclass()
-def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """CDL relative to non-decreasing recalibrations: the most a decision maker with payoffs
     in [0, 1] gains per round by acting on the isotonic (PAV) recalibration of the
     predictions instead of the predictions themselves (docs/estimators.md).
@@ -124,12 +124,12 @@ def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float
     >>> cdl_monotone([1, 1, 0, 0], [0.25, 0.25, 0.75, 0.75])  # the monotone fix: 1/2 for both
     0.75
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     return float(_k.monotone_cdl_kernel(q, n, s, n.sum())[0])
 
 
 @accepts_multiclass()
-def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """VCDL relative to non-decreasing recalibrations: sup over kinks mu of
     f_M(mu) / max(mu, 1 - mu), the gain of the best monotone recalibration on the
     two-action task with threshold mu (docs/estimators.md). Exact, O(m).
@@ -137,12 +137,12 @@ def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None) -> floa
     >>> vcdl_monotone([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.16666666666666666
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     return float(_k.monotone_cdl_kernel(q, n, s, n.sum())[6])
 
 
 @accepts_multiclass("report")
-def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -> MonotoneCDLReport:
+def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> MonotoneCDLReport:
     """:func:`cdl_monotone` with its certificate: the worst task (at most three actions, in
     the same form as :func:`fastcdl.cdl_report`) and the fix, the PAV recalibration. O(m).
 
@@ -150,7 +150,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -
     >>> r.value, r.kinks.tolist(), r.recalibration.tolist()
     (0.25, [0.25, 0.75], [0.0, 1.0])
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     value, j1, j2, b, h, right, vmax, jv = _k.monotone_cdl_kernel(q, n, s, n.sum())
 
     def side(j):
@@ -183,7 +183,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None) -
 
 
 @accepts_multiclass("curve")
-def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weight=None, bins=None):
+def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weight=None, bins=None, strategy="uniform"):
     """f_M(mu) / max(mu, 1 - mu): what the best non-decreasing recalibration gains the
     two-action task with threshold mu, per round, at each kink.
 
@@ -196,7 +196,7 @@ def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weig
     >>> v.tolist()
     [0.5]
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     if kinks is None:
         mus = np.unique(np.concatenate([q, np.linspace(0.0, 1.0, 1001)]) + 0.0)
         order = None
@@ -240,7 +240,7 @@ class CutoffCETest:
 
 
 @accepts_multiclass()
-def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Cutoff calibration error (Rossellini et al. 2025): the largest |bias| over intervals,
     sup over intervals I of |(1/T) sum_{t: p_t in I} (y_t - p_t)| (docs/estimators.md).
 
@@ -252,12 +252,12 @@ def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     >>> cutoff_ce([0, 1, 1, 1], [0.5, 0.5, 0.5, 0.5])
     0.25
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     return float(_k.cutoff_kernel(q, n, s)[0])
 
 
 @accepts_multiclass("report")
-def cutoff_ce_test(y_true, y_prob=None, *, sample_weight=None, bins=None) -> CutoffCETest:
+def cutoff_ce_test(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> CutoffCETest:
     """Cutoff CE with the asymptotic p-value of the hypothesis of perfect calibration
     (y_t ~ Bernoulli(p_t) independently).
 
@@ -276,7 +276,7 @@ def cutoff_ce_test(y_true, y_prob=None, *, sample_weight=None, bins=None) -> Cut
     >>> r.value, r.p_value
     (0.0, 1.0)
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     value, k_lo, k_hi, V = _k.cutoff_kernel(q, n, s)
     value = float(value)
     T = float(n.sum())
@@ -361,7 +361,7 @@ def _range_sf_large(r):
 
 
 @accepts_multiclass()
-def atb(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def atb(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Averaged two-bin calibration error (Hartline, Hu, Wu 2026):
 
         ATB = integral over u in [0, 1] of (1/T^2) [ (sum_{t: p_t < u} (p_t - y_t))^2
@@ -374,12 +374,12 @@ def atb(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     >>> atb([0, 1], [0.25, 0.75])
     0.015625
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     return float(_k.atb_kernel(q, n, s))
 
 
 @accepts_multiclass()
-def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """(T ATB - Brier) / (T - 1), an unbiased estimate of the population ATB for T >= 2
     independent, identically distributed rounds (docs/estimators.md). Can be negative. O(m).
 
@@ -389,7 +389,7 @@ def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float
     >>> atb_unbiased([0, 1], [0.25, 0.75])  # (2 * 0.015625 - 0.0625) / 1
     -0.03125
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     if st.edges is not None:
         raise _validate.ValidationError(
             "bins", "must be None for atb_unbiased",
@@ -413,7 +413,7 @@ def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float
 
 
 @accepts_multiclass()
-def smce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Smooth calibration error (Blasiok, Gopalan, Hu, Nakkiran 2023), exactly:
 
         smCE = max (1/T) sum_t w(p_t) (y_t - p_t) over w: [0, 1] -> [-1, 1] 1-Lipschitz.
@@ -426,7 +426,7 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     >>> smce([1, 1], [0.5, 0.5])
     0.5
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     return float(_k.smce_kernel(q, n, s))
 
 
@@ -435,27 +435,29 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
 
 
 @accepts_multiclass()
-def mce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def mce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Maximum calibration error: max over non-empty buckets of |q_i - qhat_i|. O(m).
 
     Meaningful on binned tables; on exact buckets of continuous predictions it is close to
-    1 whatever the model.
+    1 whatever the model (SampleSizeWarning).
 
     >>> mce([0, 1, 1, 1], [0.5, 0.5, 0.9, 0.9])
     0.09999999999999998
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
+    check_sample_size(st, "mce", stacklevel=4)
     return float(_k.mce_kernel(q, n, s)[0])
 
 
 @accepts_multiclass()
-def rmsce(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def rmsce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Root-mean-square calibration error sqrt(K2) = sqrt((1/T) sum_i n_i (q_i - qhat_i)^2). O(m).
 
     >>> rmsce([0, 0], [0.5, 0.5])
     0.5
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight)
+    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
+    check_sample_size(st, "rmsce", stacklevel=4)
     return math.sqrt(max(float(k2_kernel(q, n, s)), 0.0))
 
 
@@ -468,7 +470,7 @@ def _binned_brier_error():
 
 
 @accepts_multiclass()
-def brier(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
+def brier(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Brier score (1/T) sum_t (p_t - y_t)^2 (weighted: sum w (p - y)^2 / sum w).
 
     From raw arrays it is computed on the rounds, O(T), and does not depend on ``bins``; from
@@ -479,18 +481,17 @@ def brier(y_true, y_prob=None, *, sample_weight=None, bins=None) -> float:
     0.15625
     """
     if isinstance(y_true, BucketStats):
-        st = _stats(y_true, y_prob, bins, sample_weight)
+        st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
         if st.edges is not None:
             raise _binned_brier_error()
         return float(_k.brier_table_kernel(*st.table()))
     if y_prob is None:
         raise _validate.ValidationError("y_prob", "is required unless the first argument is a BucketStats")
-    return _brier_rounds(y_true, y_prob, sample_weight, bins)
+    return _brier_rounds(y_true, y_prob, sample_weight, bins, strategy)
 
 
-def _brier_rounds(y_true, y_prob, sample_weight, bins):
-    if bins is not None:
-        _validate.check_bins(bins)
+def _brier_rounds(y_true, y_prob, sample_weight, bins, strategy="uniform"):
+    _validate.check_binning(bins, strategy)
     y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
     _validate.check_rounds(y, p, w)
     return float(_k.brier_rounds_kernel(y, p, w))
@@ -520,7 +521,7 @@ class BrierDecomposition:
 
 
 @accepts_multiclass("report")
-def brier_decomposition(y_true, y_prob=None, *, sample_weight=None, bins=None) -> BrierDecomposition:
+def brier_decomposition(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> BrierDecomposition:
     """Brier score = reliability - resolution + uncertainty (+ within_bin on binned tables).
 
     Exact buckets: the three parts add up to the Brier score (to rounding) and within_bin is
@@ -533,7 +534,7 @@ def brier_decomposition(y_true, y_prob=None, *, sample_weight=None, bins=None) -
     >>> d.brier, d.reliability, d.resolution, d.uncertainty, d.within_bin
     (0.0625, 0.0625, 0.25, 0.25, 0.0)
     """
-    st = _stats(y_true, y_prob, bins, sample_weight)
+    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     q, n, s = st.table()
     rel, res, unc = (float(v) for v in _k.murphy_kernel(q, n, s))
     if st.edges is None:

@@ -109,6 +109,54 @@ class BucketStats:
         keys, (n, s, ps) = _collapse(q, (n, s, ps))
         return cls(keys, n, s, ps)
 
+    def rebin(self, bins, *, strategy="uniform") -> "BucketStats":
+        """This exact table's rounds in bins: ``bins`` and ``strategy`` as in
+        :func:`fastcdl.bucket_stats` (m, "auto", or an array of edges; "uniform" or
+        "quantile"), with the same edge rule, so the counts and outcomes equal those of
+        ``bucket_stats(y, p, bins=..., strategy=...)`` of the table's rounds; the prediction
+        sums are the buckets' q_i n_i added up, equal to the rounds' sums up to rounding.
+
+        This is how quantile bins meet chunked data: quantile edges depend on all the
+        predictions, so chunk tables are merged exactly (bins=None) and the merged table is
+        rebinned (fastcdl.io and fastcdl.dask do so). "auto" needs the number of rounds:
+        refused for a weighted table. O(m log m).
+
+        >>> st = BucketStats.from_table([0.1, 0.2, 0.8, 0.9], [1, 3, 3, 1], [0, 1, 2, 1])
+        >>> q = st.rebin(2, strategy="quantile")
+        >>> q.edges.tolist(), q.counts.tolist()
+        ([0.0, 0.2, 1.0], [4, 4])
+        """
+        from fastcdl import _validate
+        from fastcdl.binning import quantile_edges_of_table
+
+        spec = _validate.check_binning(bins, strategy)
+        if self.edges is not None:
+            raise _validate.ValidationError(
+                "bins", "can only rebin an exact table",
+                message="rebin needs an exact table (built with bins=None): a binned table has lost its predictions",
+            )
+        if spec is None:
+            return self
+        if isinstance(spec, str):
+            if self.weighted:
+                raise _validate.ValidationError(
+                    "bins", "'auto' needs the number of rounds, which a weighted table does not keep",
+                    message="bins='auto' needs the number of rounds, which a weighted table does not keep: pass bins=m",
+                )
+            spec = _validate.auto_bins(self.total)
+        if strategy == "quantile":
+            edges = quantile_edges_of_table(self.values, self.counts, spec)
+        elif isinstance(spec, np.ndarray):
+            edges = spec
+        else:
+            edges = np.arange(spec + 1, dtype=np.float64) / spec
+        which = np.searchsorted(bin_cuts(edges)[1:-1], self.values, side="left")
+        start = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
+        n, s, ps = (np.add.reduceat(c, start) for c in (self.counts, self.positives, self.prob_sums))
+        idx = which[start].astype(np.int64)
+        q = np.clip(ps / n, edges[idx], edges[idx + 1])
+        return BucketStats._owned(q, n, s, ps, edges, idx)
+
     # -- derived quantities ---------------------------------------------------------
     @property
     def n_buckets(self) -> int:

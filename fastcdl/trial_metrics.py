@@ -33,13 +33,23 @@ class TrialMetric:
         return float(self.compute(stats)[self.name])
 
 
+# A trial measures the exact CDL of its online sequence (the quantity the rate experiments
+# study), so the exact metrics' SampleSizeWarning, meant for samples of continuous scores,
+# is off here (fastcdl.metrics.sample_size_check_off). The sample estimators of fastcdl.sample are
+# not trial metrics: they estimate a predictor's calibration from i.i.d. samples, which an
+# online forecaster's sequence is not (docs/estimators.md).
 def _cdl(st):
-    rep = _m.cdl_report(st)
+    with _m.sample_size_check_off():
+        rep = _m.cdl_report(st)
     return {"cdl": rep.value, "kink1": float(rep.kinks[0]), "kink2": float(rep.kinks[-1])}
 
 
 def _one(name, fn):
-    return lambda st: {name: fn(st)}
+    def compute(st):
+        with _m.sample_size_check_off():
+            return {name: fn(st)}
+
+    return compute
 
 
 METRICS = {

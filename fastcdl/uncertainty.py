@@ -23,7 +23,7 @@ import numpy as np
 
 from fastcdl import _validate
 from fastcdl._kernels import resample as _k
-from fastcdl.metrics import _stats
+from fastcdl.metrics import _stats, sample_size_check_off
 from fastcdl.stats import BucketStats, bin_cuts
 
 __all__ = ["bootstrap", "calibration_test", "BootstrapResult", "CalibrationTest", "METRICS"]
@@ -137,10 +137,10 @@ class _Cells:
     count: np.ndarray
 
 
-def _cells(y_true, y_prob, bins, sample_weight, by_outcome: bool) -> _Cells:
+def _cells(y_true, y_prob, bins, sample_weight, by_outcome: bool, strategy="uniform") -> _Cells:
     """The table of the data and its cells; by_outcome=False merges the two outcomes of a
     (bucket, weight) cell (consistency resampling redraws the outcomes)."""
-    st = _stats(y_true, y_prob, bins, sample_weight)
+    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     m = st.n_buckets
     if not st.weighted:
         n = st.counts.astype(np.int64)
@@ -192,7 +192,7 @@ def _batches(total, cells):
 
 
 def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="percentile", seed=None,
-              sample_weight=None, bins=None) -> BootstrapResult:
+              sample_weight=None, bins=None, strategy="uniform") -> BootstrapResult:
     """Bootstrap interval of ``metric`` over rounds, drawn on the bucket table.
 
     metric: a callable taking a BucketStats (fc.cdl, fc.smce, your own, ...) or the name of a
@@ -200,7 +200,9 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
     replacement as counts of the cells (bucket i, y): a multinomial with probabilities
     (n_i - s_i)/T and s_i/T, O(m) per replicate whatever T. Every bucket keeps its value q_i:
     exact for exact buckets (bins=None); on binned tables the bin's mean prediction is held
-    fixed rather than recomputed from the resampled rounds.
+    fixed rather than recomputed from the resampled rounds. ``bins`` and ``strategy`` are
+    as in :func:`fastcdl.bucket_stats`; quantile edges are those of the data, held fixed
+    across replicates.
 
     method="percentile": the (1 - level)/2 and (1 + level)/2 quantiles of the replicates.
     method="bca": bias-corrected and accelerated (Efron 1987), the acceleration from the
@@ -227,7 +229,7 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
         raise _validate.ValidationError("level", "must be < 1", value=level)
     method = _validate.check_name(method, ("percentile", "bca"), "method")
     rng = _rng(seed)
-    cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=True)
+    cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=True, strategy=strategy)
     st = cells.stats
     value = float(func(st))
     K = int(cells.count.sum())
@@ -236,19 +238,20 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
     integer = not st.weighted
     reps = np.empty(n_boot)
     k = 0
-    for size in _batches(n_boot, cells.count.shape[0]):
-        counts = rng.multinomial(K, pvals, size=size)
-        n, s = _k.scatter_cells(counts, cells.bucket, cells.y, cells.weight, m)
-        if integer:
-            n, s = n.astype(np.int64), s.astype(np.int64)
-        for b in range(size):
-            reps[k] = func(_replicate(st, n[b], s[b]))
-            k += 1
-    alpha = (1.0 - level) / 2.0
-    if method == "percentile":
-        lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
-    else:
-        lo, hi = _bca(func, cells, value, reps, alpha)
+    with sample_size_check_off():  # the table itself was checked above; its replicates are not
+        for size in _batches(n_boot, cells.count.shape[0]):
+            counts = rng.multinomial(K, pvals, size=size)
+            n, s = _k.scatter_cells(counts, cells.bucket, cells.y, cells.weight, m)
+            if integer:
+                n, s = n.astype(np.int64), s.astype(np.int64)
+            for b in range(size):
+                reps[k] = func(_replicate(st, n[b], s[b]))
+                k += 1
+        alpha = (1.0 - level) / 2.0
+        if method == "percentile":
+            lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
+        else:
+            lo, hi = _bca(func, cells, value, reps, alpha)
     return BootstrapResult(value=value, lo=float(lo), hi=float(hi), level=level, method=method,
                            n_boot=n_boot, replicates=reps)
 
@@ -309,7 +312,7 @@ def _bca(func, cells: _Cells, value, reps, alpha):
 
 
 def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, seed=None,
-                     sample_weight=None, bins=None) -> CalibrationTest:
+                     sample_weight=None, bins=None, strategy="uniform") -> CalibrationTest:
     """Test of perfect calibration by consistency resampling (Broecker and Smith 2007).
 
     Under the hypothesis y_t ~ Bernoulli(p_t) independently, a bucket's positives are
@@ -333,20 +336,21 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
     func, name = _metric(metric)
     n_sim = _validate.check_count(n_sim, "n_sim", 1)
     rng = _rng(seed)
-    cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=False)
+    cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=False, strategy=strategy)
     st = cells.stats
     stat = float(func(st))
     m = st.n_buckets
     prob = st.values[cells.bucket]
     null = np.empty(n_sim)
     k = 0
-    for size in _batches(n_sim, cells.count.shape[0]):
-        draws = rng.binomial(cells.count, prob, size=(size, cells.count.shape[0]))
-        s = _k.scatter_positives(draws, cells.bucket, cells.weight, m)
-        if not st.weighted:
-            s = s.astype(np.int64)
-        for b in range(size):
-            null[k] = func(BucketStats(st.values, st.counts, s[b], st.prob_sums, st.edges, st.bins))
-            k += 1
+    with sample_size_check_off():  # the simulated tables have the buckets of the table checked above
+        for size in _batches(n_sim, cells.count.shape[0]):
+            draws = rng.binomial(cells.count, prob, size=(size, cells.count.shape[0]))
+            s = _k.scatter_positives(draws, cells.bucket, cells.weight, m)
+            if not st.weighted:
+                s = s.astype(np.int64)
+            for b in range(size):
+                null[k] = func(BucketStats(st.values, st.counts, s[b], st.prob_sums, st.edges, st.bins))
+                k += 1
     p = (1.0 + np.count_nonzero(null >= stat)) / (1.0 + n_sim)
     return CalibrationTest(statistic=stat, p_value=float(p), n_sim=n_sim, metric=name, null=null)

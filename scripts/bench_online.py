@@ -141,6 +141,9 @@ def main():
         f"Python {platform.python_version()}, numba {numba.__version__}, numpy {np.__version__}, "
         f"fastcdl {fastcdl.__version__}. Run took {(time.time() - started) / 60:.1f} min.",
         "",
+        "(The vectorised oracle of cdl version 2: where a round's time goes, its machine code, and the",
+        "issue's targets, with their commands: `oracle.md` beside this file.)",
+        "",
         "## Per-round cost is flat in T (cdl, sparse oracle, against greedy)",
         "",
         "| T | m | K_eta | rounds/s (median) | wall time |",

@@ -62,6 +62,31 @@ def uniform_edges_ref(m):
     return [i / m for i in range(m + 1)]
 
 
+def quantile_edges_ref(p, m, sample_weight=None):
+    """Edges of bins=m, strategy="quantile" (docs/metrics.md, "Quantile bins"), from the definition:
+    for k = 1..m-1 the smallest prediction v with weight(p <= v) >= k W / m (W the total weight,
+    exact Fractions); equal edges once; none at or above the largest prediction or at 1; an
+    edge at 0 becomes the smallest positive float. Plain loops over the sorted distinct values."""
+    p = [float(v) + 0.0 for v in np.asarray(p, dtype=np.float64).tolist()]
+    w = [F(1)] * len(p) if sample_weight is None else [F(float(v)) for v in np.asarray(sample_weight).tolist()]
+    mass = defaultdict(F)
+    for pt, wt in zip(p, w):
+        mass[pt] += wt
+    values = sorted(v for v in mass if mass[v] > 0)
+    W = sum(mass[v] for v in values)
+    inner = []
+    for k in range(1, m):
+        acc = F(0)
+        for v in values:
+            acc += mass[v]
+            if acc * m >= k * W:
+                break
+        if v < values[-1] and v < 1.0 and v not in inner:
+            inner.append(v)
+    inner = [5e-324 if v == 0.0 else v for v in inner]
+    return [0.0] + sorted(set(inner)) + [1.0]
+
+
 def table_ref(y, p, bins=None, sample_weight=None):
     """Group raw rounds into buckets with a plain dict (docs/metrics.md).
 
@@ -433,3 +458,44 @@ REGISTRY = {
     "swap_regret": {"reference": swap_regret_ref, "input": "rounds+payoff", "tol": 1e-12},
     "decision_loss_curve": {"reference": cfdl_mu_ref, "input": "table+kink", "tol": 1e-12},
 }
+
+
+# The sample estimators (docs/estimators.md): their references live in sample_reference.py,
+# which builds on this module, so they are looked up when called (either module may be
+# imported first). "input": "table" = (q, n, s); "rounds" = (y, p). One registry holds every
+# public metric; tests/test_registry.py checks that it does and runs each entry.
+def _sample_ref(name):
+    def ref(*args):
+        import sample_reference
+
+        return getattr(sample_reference, name)(*args)
+
+    ref.__name__ = name
+    return ref
+
+
+def _rmsce_ref(q, n, s):
+    return math.sqrt(k2_ref(q, n, s))
+
+
+def _mce_ref(q, n, s):
+    return max(abs(F(float(qi)) - F(float(si)) / F(float(ni))) for qi, ni, si in zip(q, n, s) if ni > 0)
+
+
+def _atb_unbiased_ref(y, p):
+    T = len(p)
+    return (T * _sample_ref("atb_ref")(y, p) - _sample_ref("brier_ref")(y, p)) / (T - 1)
+
+
+REGISTRY.update({
+    "cdl_monotone": {"reference": _sample_ref("cdl_monotone_lp"), "input": "table", "tol": 1e-8,
+                     "exact": _sample_ref("cdl_monotone_envelope_ref")},
+    "vcdl_monotone": {"reference": _sample_ref("vcdl_monotone_ref"), "input": "table", "tol": 1e-12},
+    "cutoff_ce": {"reference": _sample_ref("cutoff_ce_ref"), "input": "rounds", "tol": 1e-12},
+    "atb": {"reference": _sample_ref("atb_ref"), "input": "rounds", "tol": 1e-12},
+    "atb_unbiased": {"reference": _atb_unbiased_ref, "input": "rounds", "tol": 1e-12},
+    "smce": {"reference": _sample_ref("smce_lp_table"), "input": "table", "tol": 1e-8},
+    "mce": {"reference": lambda q, n, s: float(_mce_ref(q, n, s)), "input": "table", "tol": 1e-12},
+    "rmsce": {"reference": _rmsce_ref, "input": "table", "tol": 1e-12},
+    "brier": {"reference": _sample_ref("brier_ref"), "input": "rounds", "tol": 1e-12},
+})

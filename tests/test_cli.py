@@ -33,7 +33,10 @@ def test_metrics_json_matches_library(capsys):
     assert fc.cfdl(y, p, payoff=np.array(task["payoff"])) == pytest.approx(task["gain"], abs=1e-15)
     assert task["gain"] < out["cdl"] and 1.0 in task["kinks"]
     assert fc.cfdl(y, p, payoff=fc.cdl_report(y, p).payoff) == pytest.approx(out["cdl"], abs=1e-12)
-    assert set(out) == {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"}
+    sample = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
+              "mce", "rmsce", "brier", "one_round_share", "advice"}
+    assert set(out) == {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | sample
+    assert out["advice"] is None and out["cdl_monotone"] == pytest.approx(fc.cdl_monotone(y, p), abs=1e-15)
 
 
 def test_metrics_table_and_bins(capsys):

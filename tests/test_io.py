@@ -140,7 +140,9 @@ def test_multiclass_example():
 
 # -- the command line ------------------------------------------------------------------
 
-KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"}
+SAMPLE_KEYS = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
+               "mce", "rmsce", "brier", "one_round_share", "advice"}
+KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | SAMPLE_KEYS
 
 
 def _expected(y, p, w, bins):
@@ -163,6 +165,20 @@ def _expected(y, p, w, bins):
             "kinks": rep.kinks.tolist(),
             "weights": rep.weights.tolist(),
         },
+        **_expected_sample(fc.bucket_stats(y, p, **kw)),
+    }
+
+
+def _expected_sample(st):
+    """The sample estimators' JSON fields of `fastcdl metrics` for a table (docs/estimators.md)."""
+    exact = st.edges is None
+    share = None if not exact or st.weighted else float(st.counts[st.counts < 2].sum() / st.total)
+    return {
+        "cdl_monotone": fc.cdl_monotone(st), "vcdl_monotone": fc.vcdl_monotone(st),
+        "cutoff_ce": fc.cutoff_ce(st), "cutoff_ce_p_value": fc.cutoff_ce_test(st).p_value, "smce": fc.smce(st),
+        "atb": fc.atb(st), "atb_unbiased": fc.atb_unbiased(st) if exact and not st.weighted else None,
+        "mce": fc.mce(st), "rmsce": fc.rmsce(st), "brier": fc.brier(st) if exact else None,
+        "one_round_share": share, "advice": None,
     }
 
 
@@ -179,7 +195,9 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
     captured = capsys.readouterr()
     assert captured.err == ""
     out = json.loads(captured.out)
-    assert set(out) == KEYS
+    assert set(out) == (KEYS | {"bins"} if bins else KEYS)
+    if bins:
+        assert out["bins"] == {"strategy": "uniform", "asked": bins, "made": bins, "edges": (np.arange(11) / 10).tolist()}
     assert set(out["worst_task"]) == {"actions", "payoff", "bounds", "gain", "kinks", "weights"}
     if weighted:  # quarters: not whole numbers, so T is the total weight
         assert isinstance(out["T"], float) and out["T"] == w.sum()
@@ -190,8 +208,10 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
         assert out == {**want, "T": out["T"]}
     else:
         assert out["n_buckets"] == want["n_buckets"]
-        for key in ("ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal"):
+        for key in ("ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "cdl_monotone", "vcdl_monotone", "cutoff_ce",
+                    "cutoff_ce_p_value", "smce", "atb", "mce", "rmsce"):
             assert out[key] == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
+        assert out["brier"] is out["atb_unbiased"] is out["one_round_share"] is out["advice"] is None
     assert want["cdl"] > 0.01
     # the worst task as stated: rows from low to high beliefs, without dominated actions; it
     # attains the CDL unless a kink at 0 or 1 needed an action that is best only there
@@ -351,7 +371,7 @@ def test_bad_bins_option_exits_2(capsys, bins):
         main(["metrics", str(EXAMPLES / "forecasts.csv"), "--bins", bins])
     captured = capsys.readouterr()
     assert e.value.code == 2 and captured.out == ""
-    assert f"bins must be a positive integer, got {bins}" in captured.err.splitlines()[-1]
+    assert f"bins must be a positive integer or auto, got {bins}" in captured.err.splitlines()[-1]
 
 
 # -- file variants: delimiters, compression, encodings, text cells, formats ----------------
@@ -472,7 +492,9 @@ def test_skip_missing(tmp_path, capsys):
     assert main(["metrics", str(f), "--skip-missing", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["skipped_rows"] == 5 and out["T"] == 2
-    assert out["cdl"] == fc.cdl([1, 0], [0.5, 0.25])
+    with pytest.warns(fc.SampleSizeWarning):  # two rounds, two buckets of one round
+        assert out["cdl"] == fc.cdl([1, 0], [0.5, 0.25])
+    assert out["advice"].startswith("note: 100% of the rounds")
     assert main(["metrics", str(f), "--skip-missing"]) == 0
     assert "5 rows with a missing value skipped" in capsys.readouterr().out
     pq.write_table(pa.table({"y": [1, 0, 1], "p": pa.array([0.5, None, float("nan")], pa.float64())}),

@@ -67,8 +67,11 @@ def _python_calls(q, n, s, mus=MUS):
 def _check_table(q, n, s):
     order = np.argsort(q, kind="stable")  # the contract: q increasing (strategies draw any order)
     q, n, s = q[order], n[order], s[order]
-    ref = _reference(q, n, s)
-    for got in (_python_calls(q, n, s), U.every_metric(q, n, s, MUS)):
+    with warnings.catch_warnings():  # random tables with one-round buckets: the values are compared, not judged
+        warnings.simplefilter("ignore", fc.SampleSizeWarning)
+        ref = _reference(q, n, s)
+        python = _python_calls(q, n, s)
+    for got in (python, U.every_metric(q, n, s, MUS)):
         for a, b in zip(got, ref):
             assert _same(a, b), (a, b)
 

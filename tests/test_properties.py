@@ -15,6 +15,11 @@ from hypothesis import strategies as st
 import fastcdl as fc
 from conftest import binned_rounds, calibrated_tables, float_tables, payoffs, rounds, tables
 
+# These tests compare values with their references (or with each other) on arbitrary small
+# tables, most of whose buckets hold one round; that the exact metrics warn on such tables
+# (SampleSizeWarning) is tested in tests/test_sample_size_warning.py, not here.
+pytestmark = pytest.mark.filterwarnings("ignore::fastcdl.SampleSizeWarning")
+
 RTOL = 1e-12
 
 all_tables = st.one_of(tables(), float_tables(weighted=True))

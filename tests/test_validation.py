@@ -7,6 +7,12 @@ import pytest
 
 import fastcdl as fc
 
+
+# These tests check what is accepted, refused and left unmodified, on a few rounds with
+# distinct predictions; that the exact metrics warn on such tables (SampleSizeWarning) is tested in
+# tests/test_sample_size_warning.py, not here.
+pytestmark = pytest.mark.filterwarnings("ignore::fastcdl.SampleSizeWarning")
+
 Y = np.array([0, 1, 1, 0, 1])
 P = np.array([0.1, 0.9, 0.5, 0.5, 1.0])
 

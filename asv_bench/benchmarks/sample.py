@@ -8,6 +8,8 @@ timed in the same run.
   a different quantity) on the same rounds; skipped when relplot is not installed.
 - ResamplingSuite: 1000 bootstrap replicates and 1000 consistency simulations of a table of
   10^3 buckets. Target: well under a second.
+- QuantileBinningSuite: strategy="quantile" next to equal-width bins of the same rounds.
+  Target: within 2x.
 
 Tables are built in setup() and every kernel is called once on a small table there, so no
 timing includes JIT compilation.
@@ -153,3 +155,30 @@ class ResamplingSuite:
 
     def time_calibration_test_1000(self, metric):
         fu.calibration_test(self.stats, metric=metric, n_sim=1000, seed=1)
+
+
+class QuantileBinningSuite:
+    """Equal-mass bins (strategy="quantile") next to equal-width bins of the same rounds, and
+    the quantile edges passed as an array (binning through the grid of cells). Target
+    (reported, not asserted): quantile within 2x of equal width."""
+
+    params = [[10**6, 10**7], [15, 215, 10**4]]
+    param_names = ["T", "bins"]
+    timeout = 600
+
+    def setup(self, T, bins):
+        self.y, self.p = _rounds(T)
+        self.edges = fc.bucket_stats(self.y, self.p, bins=bins, strategy="quantile").edges
+        fc.bucket_stats(self.y, self.p, bins=bins)
+
+    def time_equal_width(self, T, bins):
+        fc.bucket_stats(self.y, self.p, bins=bins)
+
+    def time_quantile(self, T, bins):
+        fc.bucket_stats(self.y, self.p, bins=bins, strategy="quantile")
+
+    def time_quantile_edges_as_array(self, T, bins):
+        fc.bucket_stats(self.y, self.p, bins=self.edges)
+
+    def time_auto_quantile(self, T, bins):
+        fc.bucket_stats(self.y, self.p, bins="auto", strategy="quantile")

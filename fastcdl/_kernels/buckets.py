@@ -158,6 +158,64 @@ def bin_of(x, edges, m, uniform):
     return lo
 
 
+# Arbitrary edges are found through a grid of GRID equal cells: cell(x) = floor(x GRID) is
+# exact (GRID is a power of two) and non-decreasing in x, so the bins a cell's rounds can
+# fall in are those between the cuts of the cells before it and the cuts of the cells up to
+# it (cell_starts), and only the cuts inside the round's own cell are searched. The result is
+# bin_of's, bit for bit; the cost per round is O(1) unless many cuts share a cell.
+GRID = 1 << 16
+
+
+@kernel(inline="always")
+def cell_of(x):
+    """The grid cell of x in [0, 1] (x slightly above 1, a widened cut, goes to the last cell)."""
+    return min(int(x * GRID), GRID - 1)
+
+
+@kernel
+def cell_starts(edges):
+    """starts[g] = the number of cuts c_j = e_j * EDGE_SLACK (j = 1..m-1) whose cell is below g,
+    g = 0..GRID. A round in cell g lies in a bin between starts[g] and starts[g + 1]. O(m + GRID)."""
+    m = edges.shape[0] - 1
+    starts = np.zeros(GRID + 1, dtype=np.int64)
+    for j in range(1, m):
+        starts[cell_of(edges[j] * EDGE_SLACK) + 1] += 1
+    for g in range(GRID):
+        starts[g + 1] += starts[g]
+    return starts
+
+
+@kernel(inline="always")
+def bin_of_cells(x, edges, starts):
+    """bin_of(x, edges, m, False) through the grid: a search of the cuts in x's cell only."""
+    g = cell_of(x)
+    lo = starts[g]
+    hi = starts[g + 1]  # the bin is in [lo, hi]: invariant cut_{lo} < x <= cut_{hi + 1}
+    while hi > lo:
+        mid = (lo + hi + 1) >> 1
+        if x > edges[mid] * EDGE_SLACK:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@kernel(inline="always")
+def bin_of_table(x, edges, m, uniform, starts):
+    """The bin of x: bin_of for uniform edges, bin_of_cells for others."""
+    if uniform:
+        return bin_of(x, edges, m, True)
+    return bin_of_cells(x, edges, starts)
+
+
+@kernel
+def _starts(edges, uniform):
+    """cell_starts(edges), or a placeholder for uniform edges (found without the grid)."""
+    if uniform:
+        return np.zeros(1, dtype=np.int64)
+    return cell_starts(edges)
+
+
 @kernel
 def chunking(T, m):
     """(n_chunks, step): fixed by T and m alone, never by the thread count."""
@@ -182,7 +240,7 @@ _PACK = np.int64(1) << np.int64(32)
 
 
 @kernel
-def _bin_span(y, p, edges, uniform, start, stop, ny, pp, off):
+def _bin_span(y, p, edges, uniform, starts, start, stop, ny, pp, off):
     """Rounds start..stop-1 into one partial table (packed counts ny, prediction sums pp, from
     index off on). False if some round cannot be binned. No early exit: a branch-free check
     keeps the loop at memory speed on good data.
@@ -193,14 +251,14 @@ def _bin_span(y, p, edges, uniform, start, stop, ny, pp, off):
         x = p[t]
         yt = y[t]
         ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1))
-        j = bin_of(x, edges, m, uniform) if ok else 0
+        j = bin_of_table(x, edges, m, uniform, starts) if ok else 0
         ny[off + j] += _PACK + np.int64(yt != 0)
         pp[off + j] += x
     return ok
 
 
 @kernel
-def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp, off):
+def _bin_span_weighted(y, p, w, edges, uniform, starts, start, stop, pn, ps, pp, off):
     """As _bin_span with weights: weight sums per bin; also refuses negative or non-finite weights."""
     m = edges.shape[0] - 1
     ok = True
@@ -209,7 +267,7 @@ def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp, off):
         yt = y[t]
         wt = w[t]
         ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1)) & (wt >= 0.0) & (wt < np.inf)
-        j = bin_of(x, edges, m, uniform) if ok else 0
+        j = bin_of_table(x, edges, m, uniform, starts) if ok else 0
         pn[off + j] += wt
         if yt != 0:
             ps[off + j] += wt
@@ -218,20 +276,20 @@ def _bin_span_weighted(y, p, w, edges, uniform, start, stop, pn, ps, pp, off):
 
 
 @kernel(parallel=True)
-def _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad):
+def _bin_chunks(y, p, edges, uniform, starts, step, part_ny, part_p, bad):
     T = p.shape[0]
     m = edges.shape[0] - 1
     for c in prange(bad.shape[0]):
-        ok = _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny, part_p, c * m)
+        ok = _bin_span(y, p, edges, uniform, starts, c * step, min(T, (c + 1) * step), part_ny, part_p, c * m)
         bad[c] = 0 if ok else 1
 
 
 @kernel(parallel=True)
-def _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad):
+def _bin_chunks_weighted(y, p, w, edges, uniform, starts, step, part_n, part_s, part_p, bad):
     T = p.shape[0]
     m = edges.shape[0] - 1
     for c in prange(bad.shape[0]):
-        ok = _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
+        ok = _bin_span_weighted(y, p, w, edges, uniform, starts, c * step, min(T, (c + 1) * step),
                                 part_n, part_s, part_p, c * m)
         bad[c] = 0 if ok else 1
 
@@ -266,7 +324,8 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     numba's thread pool with the same result. Callers use this one for a single chunk
     (waking the pool costs more than T < 2^20 rounds, and small inputs then never compile
     the parallel kernel), for one thread, and where the pool is unsafe.
-    Cost O(T) (O(T log m) for arbitrary edges), memory O(n_chunks * m).
+    Cost O(T) (arbitrary edges too, unless many share a cell of the grid: O(log m) at
+    worst), memory O(n_chunks * m).
     """
     T = p.shape[0]
     m = edges.shape[0] - 1
@@ -274,8 +333,9 @@ def bin_rounds(y, p, edges, uniform, counts, positives, prob_sums):
     part_ny = np.zeros(n_chunks * m, dtype=np.int64)
     part_p = np.zeros(n_chunks * m, dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.int64)
+    starts = _starts(edges, uniform)
     for c in range(n_chunks):
-        ok = _bin_span(y, p, edges, uniform, c * step, min(T, (c + 1) * step), part_ny, part_p, c * m)
+        ok = _bin_span(y, p, edges, uniform, starts, c * step, min(T, (c + 1) * step), part_ny, part_p, c * m)
         bad[c] = 0 if ok else 1
     return _add_packed_parts(part_ny, part_p, bad, counts, positives, prob_sums)
 
@@ -289,7 +349,7 @@ def bin_rounds_parallel(y, p, edges, uniform, counts, positives, prob_sums):
     part_ny = np.zeros(n_chunks * m, dtype=np.int64)
     part_p = np.zeros(n_chunks * m, dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.int64)
-    _bin_chunks(y, p, edges, uniform, step, part_ny, part_p, bad)
+    _bin_chunks(y, p, edges, uniform, _starts(edges, uniform), step, part_ny, part_p, bad)
     return _add_packed_parts(part_ny, part_p, bad, counts, positives, prob_sums)
 
 
@@ -321,8 +381,9 @@ def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
     part_s = np.zeros(n_chunks * m, dtype=np.float64)
     part_p = np.zeros(n_chunks * m, dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.int64)
+    starts = _starts(edges, uniform)
     for c in range(n_chunks):
-        ok = _bin_span_weighted(y, p, w, edges, uniform, c * step, min(T, (c + 1) * step),
+        ok = _bin_span_weighted(y, p, w, edges, uniform, starts, c * step, min(T, (c + 1) * step),
                                 part_n, part_s, part_p, c * m)
         bad[c] = 0 if ok else 1
     return _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums)
@@ -338,7 +399,7 @@ def bin_rounds_weighted_parallel(y, p, w, edges, uniform, counts, positives, pro
     part_s = np.zeros(n_chunks * m, dtype=np.float64)
     part_p = np.zeros(n_chunks * m, dtype=np.float64)
     bad = np.zeros(n_chunks, dtype=np.int64)
-    _bin_chunks_weighted(y, p, w, edges, uniform, step, part_n, part_s, part_p, bad)
+    _bin_chunks_weighted(y, p, w, edges, uniform, _starts(edges, uniform), step, part_n, part_s, part_p, bad)
     return _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums)
 
 
@@ -370,3 +431,92 @@ def merge_sorted_keys(ka, kb):
             j += 1
         k += 1
     return keys[:k].copy(), ia, ib
+
+
+# -- equal-mass (quantile) bins ----------------------------------------------------------
+
+
+@kernel
+def _count_cells_span(p, start, stop, hist, off):
+    ok = True
+    for t in range(start, stop):
+        x = p[t]
+        ok &= (x >= 0.0) & (x <= 1.0)
+        hist[off + (cell_of(x) if ok else 0)] += 1
+    return ok
+
+
+@kernel(parallel=True)
+def _count_cells_chunks(p, step, part, bad):
+    T = p.shape[0]
+    for c in prange(bad.shape[0]):
+        ok = _count_cells_span(p, c * step, min(T, (c + 1) * step), part, c * GRID)
+        bad[c] = 0 if ok else 1
+
+
+@kernel
+def _add_cell_parts(part, bad, hist):
+    for c in range(bad.shape[0]):
+        if bad[c] != 0:
+            return False
+    for c in range(bad.shape[0]):
+        for g in range(GRID):
+            hist[g] += part[c * GRID + g]
+    return True
+
+
+@kernel
+def count_cells(p, hist):
+    """Add the number of predictions in each grid cell to hist (GRID,); False, adding nothing,
+    if some p is outside [0, 1] or NaN. O(T), serial."""
+    T = p.shape[0]
+    n_chunks, step = chunking(T, GRID)
+    part = np.zeros(n_chunks * GRID, dtype=np.int64)
+    bad = np.zeros(n_chunks, dtype=np.int64)
+    for c in range(n_chunks):
+        ok = _count_cells_span(p, c * step, min(T, (c + 1) * step), part, c * GRID)
+        bad[c] = 0 if ok else 1
+    return _add_cell_parts(part, bad, hist)
+
+
+@kernel
+def count_cells_parallel(p, hist):
+    """:func:`count_cells` on numba's thread pool; the same counts."""
+    T = p.shape[0]
+    n_chunks, step = chunking(T, GRID)
+    part = np.zeros(n_chunks * GRID, dtype=np.int64)
+    bad = np.zeros(n_chunks, dtype=np.int64)
+    _count_cells_chunks(p, step, part, bad)
+    return _add_cell_parts(part, bad, hist)
+
+
+@kernel
+def values_in_cells(p, slot, offsets, want_slot, want_pos):
+    """Order statistics of the predictions in a few grid cells: cell g's predictions go to slot
+    slot[g] (>= 0 for the cells of interest), gathered into out[offsets[k]:offsets[k + 1]];
+    returns, for each request i, the want_pos[i]-th smallest (0-based) of slot want_slot[i]'s
+    predictions. A slot with at most 4 requests is searched by selection (O(size) per
+    request), others are sorted. O(T) for the gather."""
+    n_slots = offsets.shape[0] - 1
+    buf = np.empty(offsets[n_slots], dtype=np.float64)
+    fill = offsets[:n_slots].copy()
+    for t in range(p.shape[0]):
+        k = slot[cell_of(p[t])]
+        if k >= 0:
+            buf[fill[k]] = p[t]
+            fill[k] += 1
+    asks = np.zeros(n_slots, dtype=np.int64)
+    for i in range(want_slot.shape[0]):
+        asks[want_slot[i]] += 1
+    for k in range(n_slots):
+        if asks[k] > 4:
+            buf[offsets[k]:offsets[k + 1]].sort()
+    out = np.empty(want_slot.shape[0], dtype=np.float64)
+    for i in range(want_slot.shape[0]):
+        k = want_slot[i]
+        seg = buf[offsets[k]:offsets[k + 1]]
+        if asks[k] > 4:
+            out[i] = seg[want_pos[i]]
+        else:
+            out[i] = np.partition(seg, want_pos[i])[want_pos[i]]
+    return out

@@ -12,14 +12,23 @@ so the whole state is (G_i, Q_i) per bucket, and
     Lam solves sum_k (rho_k/K) F_k e^{-eta_k Lam} = 1,
     F_k = 1 + sum_i 2 cosh(eta_k G_i) e^{-32 eta_k^2 Q_i}.
 
-Sparse exact form (notes/msmwc.md section 6): F_k is kept as exp(off_k) * S_k and changed
+Sparse exact form (docs/algorithm1.md): F_k is kept as exp(off_k) * S_k and changed
 only for the drawn bucket, O(K_eta) per round; each bucket's term is cached (memory
 O(m K_eta)) and recomputed from (G_i, Q_i) whenever the bucket is drawn, and every m rounds
 S_k is summed afresh from the cached terms against rounding drift. Lam is found by Newton
 on the convex decreasing log-normaliser, warm-started from the last mixed round and
-safeguarded by bisection; c is needed only at the two buckets of a mixed step, in log
-space. Per round O(K_eta * Newton steps), independent of m. Equal to the dense form up
-to float rounding and the Lam tolerance (tests: ln|c| within 1e-9, in practice ~1e-12).
+safeguarded by bisection; c is needed only at the two buckets of a mixed step. Per round
+O(K_eta * Newton steps), independent of m. Equal to the dense form up to float rounding
+and the Lam tolerance (tests: ln|c| within 1e-9, in practice ~1e-12).
+
+The sparse form runs vectorised (update_lanes, lam_lanes, lanes_logc): the per-copy state
+is a structure of arrays padded to the vector width, every exp is lane_exp's polynomial
+(so the loops compile to AVX-512/AVX2 code), each bucket's tanh(eta_k |G_i|) is cached
+beside its term (so c needs no exps), and the copies' weights at the root are kept from
+solve to solve and moved by a polynomial factor when Lam moves a little. The scalar
+kernels (update_bucket, sparse_lam, sparse_logc) state the same numbers copy by copy;
+update_bucket and sparse_logc are also the fallbacks for the rare offset moves and
+underflows.
 
 Dense form: every weight formed explicitly each round and normalised, O(m K_eta) per
 round. The reference for the sparse form and the benchmark baseline.
@@ -28,7 +37,9 @@ round. The reference for the sparse form and the benchmark baseline.
 import math
 
 import numpy as np
+
 from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.lane_exp import exp_lane, expm1_lane
 
 RESCALE = 600.0  # keep exp(new - off_k) below e^600 in the scaled sums S_k
 TINY_S = 1e-30  # renormalise S_k below this, so S_k stays in [1e-30, (m+1) e^600]
@@ -60,10 +71,10 @@ def copy_rates(m, eta, logpi):
 def refresh_normaliser(G, Q, eta, off, S, terms):
     """Recompute every F_k = exp(off_k) S_k and every bucket's term from scratch, O(m K_eta).
 
-    Bucket i's term in F_k is exp(u) (1 + e) with u = eta_k |G_i| - 32 eta_k^2 Q_i and
-    e = exp(-2 eta_k |G_i|); off_k is the largest u (or 0, the aux expert's exponent), and
-    terms[i, k] holds the term divided by exp(off_k). As eta_{k+1} = eta_k / 2,
-    e_{k+1} = sqrt(e_k): one exp per copy and a square root replace ln(2 cosh).
+    Bucket i's term in F_k is exp(u) (1 + e) with u = eta_k |G_i| - 32 eta_k^2 Q_i - off_k
+    and e = exp(-2 eta_k |G_i|) (= 2 cosh(eta_k G_i) exp(-32 eta_k^2 Q_i - off_k)); off_k is
+    the largest u + off_k (or 0, the aux expert's exponent), and terms[i, k] holds the term.
+    The same formula, to the bit, as update_bucket and update_lanes.
     """
     m = G.shape[0]
     K_eta = eta.shape[0]
@@ -77,13 +88,19 @@ def refresh_normaliser(G, Q, eta, off, S, terms):
         S[k] = math.exp(-top)
     for i in range(m):
         x = abs(G[i])
-        e = math.exp(-2.0 * eta[0] * x)
         for k in range(K_eta):
-            if k > 0:
-                e = math.sqrt(e)
-            t = math.exp(eta[k] * x - 32.0 * eta[k] * eta[k] * Q[i] - off[k]) * (1.0 + e)
+            t, _ = _term(eta[k] * x - 32.0 * eta[k] * eta[k] * Q[i] - off[k], eta[k], x)
             terms[i, k] = t
             S[k] += t
+
+
+@kernel(inline="always")
+def _term(u, eta, x):
+    """(term, tanh): a bucket's term exp(u) (1 + e) in a scaled normaliser, e = exp(-2 eta x),
+    and tanh(eta x) = (1 - e) / (1 + e), both through em = expm1(-2 eta x) = e - 1, which
+    keeps tanh's relative precision for small x (vectorisable)."""
+    em = expm1_lane(-2.0 * eta * x)
+    return exp_lane(u) * (2.0 + em), -em / (2.0 + em)
 
 
 @kernel
@@ -116,30 +133,325 @@ def _shift_offset(k, shift, off, S, terms):
 def update_bucket(i, g, G, Q, eta, off, S, terms):
     """Add gain g to bucket i (G_i += g, Q_i += g^2) and update every F_k for it, O(K_eta).
 
-    S_k += new term - old term (the old one is cached in terms[i, k]); one exp and one
-    square root per copy. One round changes the term by a factor in [e^-1/16, e^1/16]
-    (eta_k <= 1/32, |g| <= 1), so the subtractive update loses at most a constant factor
-    of relative precision per round; resum_normaliser every m rounds removes the drift.
-    off_k moves only when a term would exceed e^RESCALE or S_k falls below TINY_S.
+    S_k += new term - old term (the old one is cached in terms[i, k]). One round changes the
+    term by a factor in [e^-1/16, e^1/16] (eta_k <= 1/32, |g| <= 1), so the subtractive
+    update loses at most a constant factor of relative precision per round;
+    resum_normaliser every m rounds removes the drift. off_k moves only when a term would
+    exceed e^RESCALE or S_k falls below TINY_S. The copy-by-copy form of update_lanes (the
+    same numbers), which calls it when an offset must move.
     """
     Gn = G[i] + g
     Qn = Q[i] + g * g
     x = abs(Gn)
-    e = math.exp(-2.0 * eta[0] * x)
     for k in range(eta.shape[0]):
-        if k > 0:
-            e = math.sqrt(e)
         u = eta[k] * x - 32.0 * eta[k] * eta[k] * Qn - off[k]
         if u > RESCALE:
             _shift_offset(k, u, off, S, terms)
             u = 0.0
-        t = math.exp(u) * (1.0 + e)
+        t, _ = _term(u, eta[k], x)
         S[k] += t - terms[i, k]
         terms[i, k] = t
         if S[k] < TINY_S:
             _shift_offset(k, math.log(S[k]), off, S, terms)
     G[i] = Gn
     Q[i] = Qn
+
+
+# -- the vectorised oracle ---------------------------------------------------------------
+#
+# The per-copy state is kept as rows of one array ``lanes`` (structure of arrays), each row
+# padded from K_eta to a multiple of LANE copies (width P), and per bucket i a row of ``tpad``
+# (m x (2P + 1)): the terms tpad[i, :P], tanh(eta_k |G_i|) in tpad[i, P:2P], and in
+# tpad[i, 2P] the |G_i| those tanh belong to (a bucket whose G was set by other means, then
+# refresh_normaliser, gets them recomputed). Every per-copy loop then runs over whole vector registers, with no
+# scalar remainder, and its exps are exp_lane's arithmetic. Padding copies are neutral: rate
+# 0, prior 0 (ln 0 = -inf), offset 0, S = 1 and terms 2 (= exp(0) (1 + exp(0)), which an
+# update leaves unchanged), so they add exactly 0 to every sum. The state's eta, logpi, off,
+# S, b, w and terms are views of the first K_eta copies.
+
+LANE = 8  # float64 per AVX-512 register; the rows are padded to a multiple of it
+ETA, E32, LOGPI, OFF, SUM, B, W, V, T1, T2, SCALARS = range(11)  # the rows of ``lanes``
+# lanes[SCALARS, .]: TOP the shift of the V row, AT the Lam it holds, AGE its reuses (lam_lanes)
+TOP, AT, AGE = range(3)
+REUSE = 16  # moves of the weights V (lam_lanes) before they are formed afresh with exps
+MOVE = 0.05  # the largest move of Lam done by a polynomial factor (_move)
+
+
+def n_lanes(K_eta):
+    """The padded width: K_eta rounded up to a multiple of LANE."""
+    return LANE * ((K_eta + LANE - 1) // LANE)
+
+
+@kernel
+def new_lanes(m, K_eta):
+    """(lanes, tpad) of a fresh oracle: rates, priors and neutral padding; G = Q = 0 terms
+    are left to refresh_normaliser. O(m K_eta)."""
+    P = LANE * ((K_eta + LANE - 1) // LANE)
+    lanes = np.zeros((SCALARS + 1, P))
+    tpad = np.zeros((m, 2 * P + 1))
+    tpad[:, :P] = 2.0
+    copy_rates(m, lanes[ETA, :K_eta], lanes[LOGPI, :K_eta])
+    for k in range(P):
+        lanes[E32, k] = 32.0 * lanes[ETA, k] * lanes[ETA, k]
+        if k >= K_eta:
+            lanes[LOGPI, k] = -np.inf
+            lanes[B, k] = -np.inf
+            lanes[SUM, k] = 1.0
+    lanes[SCALARS, AGE] = np.inf  # no V yet
+    return lanes, tpad
+
+
+@kernel(inline="always")
+def _tree_sum(lanes, r):
+    """lanes[r, 0] + ... + lanes[r, P-1] (P a multiple of LANE) in a fixed order: eight
+    running sums a_l = sum_j lanes[r, LANE j + l], then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) +
+    (a3 + a7)). The same bits on every machine, and no stores."""
+    a0, a1, a2, a3 = lanes[r, 0], lanes[r, 1], lanes[r, 2], lanes[r, 3]
+    a4, a5, a6, a7 = lanes[r, 4], lanes[r, 5], lanes[r, 6], lanes[r, 7]
+    for j in range(LANE, lanes.shape[1], LANE):
+        a0 += lanes[r, j]
+        a1 += lanes[r, j + 1]
+        a2 += lanes[r, j + 2]
+        a3 += lanes[r, j + 3]
+        a4 += lanes[r, j + 4]
+        a5 += lanes[r, j + 5]
+        a6 += lanes[r, j + 6]
+        a7 += lanes[r, j + 7]
+    return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
+
+
+@kernel(inline="always")
+def _tree_max(lanes, r):
+    """max_k lanes[r, k], folded like _tree_sum."""
+    a0, a1, a2, a3 = lanes[r, 0], lanes[r, 1], lanes[r, 2], lanes[r, 3]
+    a4, a5, a6, a7 = lanes[r, 4], lanes[r, 5], lanes[r, 6], lanes[r, 7]
+    for j in range(LANE, lanes.shape[1], LANE):
+        a0 = max(a0, lanes[r, j])
+        a1 = max(a1, lanes[r, j + 1])
+        a2 = max(a2, lanes[r, j + 2])
+        a3 = max(a3, lanes[r, j + 3])
+        a4 = max(a4, lanes[r, j + 4])
+        a5 = max(a5, lanes[r, j + 5])
+        a6 = max(a6, lanes[r, j + 6])
+        a7 = max(a7, lanes[r, j + 7])
+    return max(max(max(a0, a4), max(a2, a6)), max(max(a1, a5), max(a3, a7)))
+
+
+@kernel
+def _update_moving_offsets(i, g, x, G, Q, lanes, tpad):
+    """update_lanes' rare case, an offset to move (a term above e^RESCALE): update_bucket
+    copy by copy on the first K_eta copies, then the bucket's tanh."""
+    P = lanes.shape[1]
+    K_eta = 0
+    while K_eta < P and lanes[ETA, K_eta] > 0.0:
+        K_eta += 1
+    update_bucket(i, g, G, Q, lanes[ETA, :K_eta], lanes[OFF, :K_eta], lanes[SUM, :K_eta], tpad[:, :K_eta])
+    _tanh_row(i, x, lanes, tpad)
+
+
+# error_model="numpy": a float division by zero gives inf or NaN instead of raising, which
+# keeps the per-copy loops free of branches (none of them divides by zero).
+@kernel(error_model="numpy")
+def update_lanes(i, g, G, Q, lanes, tpad):
+    """update_bucket on whole vector registers: G_i += g, Q_i += g^2, S_k += new term - old
+    term for every copy, O(K_eta) in about K_eta / LANE vector steps.
+
+    The same numbers as update_bucket, to the bit (both form each term with _term); when an
+    offset must move (a term above e^RESCALE, rare) the round is left to update_bucket.
+    """
+    P = lanes.shape[1]
+    Gn = G[i] + g
+    Qn = Q[i] + g * g
+    x = abs(Gn)
+    for k in range(P):
+        u = lanes[ETA, k] * x - lanes[E32, k] * Qn - lanes[OFF, k]
+        lanes[T1, k] = u
+        lanes[T2, k] = u
+    if _tree_max(lanes, T2) > RESCALE:
+        _update_moving_offsets(i, g, x, G, Q, lanes, tpad)
+        return
+    for k in range(P):
+        t, th = _term(lanes[T1, k], lanes[ETA, k], x)
+        lanes[SUM, k] += t - tpad[i, k]
+        tpad[i, k] = t
+        lanes[T2, k] = th  # (a store to tpad[i, P + k] here would keep the loop from vectorising)
+    for k in range(P):
+        tpad[i, P + k] = lanes[T2, k]
+    tpad[i, 2 * P] = x
+    for k in range(P):  # (a flag set in the loop above would keep it from vectorising)
+        if lanes[SUM, k] < TINY_S:
+            _shift_offset(k, math.log(lanes[SUM, k]), lanes[OFF], lanes[SUM], tpad)
+    G[i] = Gn
+    Q[i] = Qn
+
+
+@kernel(inline="always")
+def _evaluate(lanes, lam):
+    """phi(lam) = ln sum_k S_k exp(b_k - eta_k lam) and d = -phi'(lam), as log_normaliser,
+    with every weight formed afresh: V = exp(b - eta lam - top), top = max_k(b_k - eta_k lam)
+    in lanes[SCALARS, TOP], lam in lanes[SCALARS, AT]."""
+    P = lanes.shape[1]
+    for k in range(P):
+        a = lanes[B, k] - lanes[ETA, k] * lam
+        lanes[T1, k] = a
+    top = _tree_max(lanes, T1)
+    for k in range(P):
+        lanes[V, k] = exp_lane(lanes[T1, k] - top)
+    lanes[SCALARS, TOP] = top
+    lanes[SCALARS, AT] = lam
+    lanes[SCALARS, AGE] = 0.0
+    return _sums(lanes)
+
+
+@kernel(inline="always")
+def _sums(lanes):
+    """(phi, d) from the weights V (relative to top) and the current S."""
+    P = lanes.shape[1]
+    for k in range(P):
+        t = lanes[SUM, k] * lanes[V, k]
+        lanes[T1, k] = t
+        lanes[T2, k] = lanes[ETA, k] * t
+    s = _tree_sum(lanes, T1)
+    return lanes[SCALARS, TOP] + math.log(s), _tree_sum(lanes, T2) / s
+
+
+@kernel(inline="always")
+def _move(lanes, lam):
+    """Move the weights V from lanes[SCALARS, AT] to lam (|lam - AT| <= MOVE): V_k *= exp(-a),
+    a = eta_k (lam - AT), |a| <= MOVE / 32 = 1.6e-3, by its Taylor polynomial of degree 6
+    (truncation error a^7 / 7! < 6e-24, far below rounding): no exps."""
+    s = lam - lanes[SCALARS, AT]
+    for k in range(lanes.shape[1]):
+        a = lanes[ETA, k] * s
+        a2 = a * a
+        f = (1.0 - a) + a2 * ((0.5 - a * (1.0 / 6.0)) + a2 * ((1.0 / 24.0 - a * (1.0 / 120.0)) + a2 * (1.0 / 720.0)))
+        lanes[V, k] *= f
+    lanes[SCALARS, AT] = lam
+    lanes[SCALARS, AGE] += 1.0
+
+
+@kernel(error_model="numpy")
+def lam_lanes(lanes, lam0, max_steps=None):
+    """solve_lam for the sparse normaliser (b_k = ln(rho_k/K) + off_k, w_k = S_k) on whole
+    vector registers: the same Newton/bisection steps, stopping rule and results
+    (lam, converged, step). O(K_eta / LANE) vector steps per Newton step.
+
+    Leaves the copies' weights at the root for lanes_logc: V = exp(b - eta Lam - top), top
+    in lanes[SCALARS, TOP] and Lam in lanes[SCALARS, AT]. The weights are kept from solve to
+    solve: as long as no offset moved (the b_k are unchanged), an evaluation at a point
+    within MOVE of the weights' point moves them there by a polynomial factor (_move)
+    instead of forming them with exps; the root returned (lam + step, |step| <= 1e-5) is
+    reached the same way. Each move adds at most 3 ulps to the relative error of V (one
+    rounded factor, one product), so after REUSE moves V is formed afresh.
+    """
+    P = lanes.shape[1]
+    moved = 0
+    for k in range(P):
+        b = lanes[LOGPI, k] + lanes[OFF, k]
+        moved += b != lanes[B, k]
+        lanes[B, k] = b
+    if moved:
+        lanes[SCALARS, AGE] = np.inf
+    lo = -np.inf
+    hi = np.inf
+    lam = lam0
+    step = np.inf
+    cap = LAM_MAX_STEPS if max_steps is None else max_steps
+    for _ in range(cap):
+        if lanes[SCALARS, AGE] < REUSE and abs(lam - lanes[SCALARS, AT]) <= MOVE:
+            _move(lanes, lam)
+            phi, d = _sums(lanes)
+        else:
+            phi, d = _evaluate(lanes, lam)
+        if phi > 0.0:
+            lo = lam
+        elif phi < 0.0:
+            hi = lam
+        elif phi == 0.0:
+            return lam, True, 0.0
+        else:  # NaN: no root to find from here
+            lanes[SCALARS, AGE] = np.inf
+            return lam, False, np.nan
+        nxt = lam + phi / d
+        if not (lo < nxt < hi):
+            nxt = 0.5 * (lo + hi)
+        if abs(nxt - lam) <= LAM_STEP_TOL:
+            if lanes[SCALARS, AGE] < REUSE:
+                _move(lanes, nxt)
+            else:
+                _evaluate(lanes, nxt)
+            return nxt, True, abs(nxt - lam)
+        step = abs(nxt - lam)
+        lam = nxt
+    _evaluate(lanes, lam)
+    return lam, False, step
+
+
+@kernel
+def _tanh_row(i, x, lanes, tpad):
+    """tpad[i, P:2P] = tanh(eta_k x) as _term forms them, and tpad[i, 2P] = x."""
+    P = lanes.shape[1]
+    for k in range(P):
+        em = expm1_lane(-2.0 * lanes[ETA, k] * x)
+        lanes[T2, k] = -em / (2.0 + em)
+    for k in range(P):
+        tpad[i, P + k] = lanes[T2, k]
+    tpad[i, 2 * P] = x
+
+
+@kernel(inline="always")
+def _weighted(lanes, r, i, G, tpad):
+    """Row r = V_k tpad[i, k] tanh(eta_k |G_i|) (the tanh recomputed if G_i was set by other means)."""
+    P = lanes.shape[1]
+    x = abs(G[i])
+    if tpad[i, 2 * P] != x:
+        _tanh_row(i, x, lanes, tpad)
+    for k in range(P):
+        lanes[r, k] = lanes[V, k] * tpad[i, k] * tpad[i, P + k]
+
+
+@kernel(inline="always")
+def _finish_logc(s, i, G, Q, lam, lanes):
+    if G[i] == 0.0:
+        return -np.inf
+    if s > 1e-290 and s < np.inf:
+        return lanes[SCALARS, TOP] + math.log(s)
+    return _logc_in_log_space(i, G, Q, lam, lanes)
+
+
+@kernel
+def _logc_in_log_space(i, G, Q, lam, lanes):
+    """lanes_logc's rare case (its sum underflowed): sparse_logc over the padded rows."""
+    return sparse_logc(i, G, Q, lanes[ETA], lanes[LOGPI], lam)
+
+
+@kernel(error_model="numpy")
+def lanes_logc(i, G, Q, lam, lanes, tpad):
+    """ln|c_i| at the Lam of the last lam_lanes (-inf when G_i = 0; c_i has the sign of G_i),
+    O(K_eta / LANE) vector steps and one log.
+
+    With V_k = exp(b_k - eta_k Lam - top) from the solve, the cached term
+    tpad[i, k] = 2 cosh(eta_k G_i) exp(-32 eta_k^2 Q_i - off_k) and the cached
+    tpad[i, P + k] = tanh(eta_k |G_i|) (both formed by the update, no exps here),
+
+        c_i = e^top sum_k V_k tpad[i, k] tanh(eta_k |G_i|),
+
+    tanh y = -expm1(-2y) / (2 + expm1(-2y)) (relative precision for small and large y). If
+    the sum falls below 1e-290 (terms lost to underflow could matter) it is redone in log
+    space (sparse_logc).
+    """
+    _weighted(lanes, T1, i, G, tpad)
+    return _finish_logc(_tree_sum(lanes, T1), i, G, Q, lam, lanes)
+
+
+@kernel(error_model="numpy")
+def lanes_logc_pair(lo, G, Q, lam, lanes, tpad):
+    """(lanes_logc(lo), lanes_logc(lo + 1)), the same bits."""
+    _weighted(lanes, T1, lo, G, tpad)
+    _weighted(lanes, T2, lo + 1, G, tpad)
+    s0 = _tree_sum(lanes, T1)
+    s1 = _tree_sum(lanes, T2)
+    return _finish_logc(s0, lo, G, Q, lam, lanes), _finish_logc(s1, lo + 1, G, Q, lam, lanes)
 
 
 @kernel

@@ -10,13 +10,21 @@ compares them bit for bit with the stored numbers, so a behaviour change cannot 
 unbumped.
 
 >>> algorithm_version("cdl", "greedy")
-'forecaster=cdl/1 adversary=greedy/1 engine/1 metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1'
+'forecaster=cdl/2 adversary=greedy/1 engine/1 metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1'
 """
 
 from __future__ import annotations
 
 # The simulate engine: the loop, the generators, seeds and the bucket table.
 ENGINE = 1
+
+# Versions a component had before its current one, with what changed. Stored trials keep the
+# version they ran under (they are never re-keyed or mixed with newer ones); a preset resumed
+# after a bump runs that component's trials again.
+SUPERSEDED = {
+    "cdl": {1: "scalar MsMwC oracle (math.exp per copy); version 2 vectorises it, which changes "
+               "the rounding of Lam and of the step-1 probability r"},
+}
 
 # Trials stored before versions were declared carry only the source hash of the code that
 # ran them. These hashes were checked to replay bit for bit under version 1 of every

@@ -36,8 +36,11 @@ from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_c
 # lam: the normaliser Lam (warm start); logc: ln|c_lo|, ln c_hi of the last mixed step
 # (NaN otherwise); capped: Lam solves stopped at their cap; last_step: the final step of
 # the latest such solve; mm: None for step="two-point", else the minimax step's MinimaxScratch.
+# lanes, tpad: the oracle's per-copy rows and bucket terms padded to the vector width
+# (msmwc.new_lanes); eta, logpi, off, S, b, w and terms are views of their first K_eta copies.
 CDLState = namedtuple("CDLState", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "c",
-                                   "lam", "logc", "capped", "last_step", "delta", "dense", "mm"])
+                                   "lam", "logc", "capped", "last_step", "delta", "dense", "mm",
+                                   "lanes", "tpad"])
 # c: every c_b of the round; A: the (2m, 2) gains of the candidate points; idx, prob: the solution
 MinimaxScratch = namedtuple("MinimaxScratch", ["c", "A", "idx", "prob"])
 
@@ -47,15 +50,17 @@ def init(horizon, params, adversary=None):
     m = params["m"]
     dense = params["oracle"] == "dense"
     K_eta = msmwc.n_copies(horizon)
+    lanes, tpad = msmwc.new_lanes(m, K_eta)
+    row = lambda r: lanes[r, :K_eta]  # noqa: E731  (views of the padded rows)
     st = CDLState(
-        G=np.zeros(m), Q=np.zeros(m), eta=np.zeros(K_eta), logpi=np.zeros(K_eta), off=np.zeros(K_eta),
-        S=np.zeros(K_eta), terms=np.zeros((0 if dense else m, K_eta)), b=np.zeros(K_eta), w=np.zeros(K_eta),
+        G=np.zeros(m), Q=np.zeros(m), eta=row(msmwc.ETA), logpi=row(msmwc.LOGPI), off=row(msmwc.OFF),
+        S=row(msmwc.SUM), terms=tpad[:, :K_eta], b=row(msmwc.B), w=row(msmwc.W),
         c=np.zeros(m if dense else 1), lam=np.zeros(1), logc=np.full(2, math.nan),
         capped=np.zeros(1, dtype=np.int64), last_step=np.zeros(1), delta=float(params["delta"]), dense=dense,
         mm=None if params.get("step", "two-point") == "two-point" else MinimaxScratch(
             np.zeros(m), np.zeros((2 * m, 2)), np.full(2, -1, dtype=np.int64), np.zeros(2)),
+        lanes=lanes, tpad=tpad,
     )
-    msmwc.copy_rates(m, st.eta, st.logpi)
     if not dense:
         msmwc.refresh_normaliser(st.G, st.Q, st.eta, st.off, st.S, st.terms)
     return st, np.arange(1, m + 1) / m
@@ -89,10 +94,9 @@ def forecast(st, table, hist, out):
             lc_lo = math.log(-st.c[lo])
             lc_hi = math.log(st.c[lo + 1])
         else:
-            lam, converged, step = msmwc.sparse_lam(st.eta, st.logpi, st.off, st.S, st.b, st.lam[0])
+            lam, converged, step = msmwc.lam_lanes(st.lanes, st.lam[0])
             _keep_lam(st, lam, converged, step)
-            lc_lo = msmwc.sparse_logc(lo, st.G, st.Q, st.eta, st.logpi, st.lam[0])
-            lc_hi = msmwc.sparse_logc(lo + 1, st.G, st.Q, st.eta, st.logpi, st.lam[0])
+            lc_lo, lc_hi = msmwc.lanes_logc_pair(lo, st.G, st.Q, lam, st.lanes, st.tpad)
         st.logc[0] = lc_lo
         st.logc[1] = lc_hi
         # r = c_hi / (c_hi - c_lo) = 1 / (1 + |c_lo| / c_hi)
@@ -124,13 +128,13 @@ def _minimax_step(st, mm, out):
         for b in range(m):
             mm.c[b] = st.c[b]
     else:
-        lam, converged, step = msmwc.sparse_lam(st.eta, st.logpi, st.off, st.S, st.b, st.lam[0])
+        lam, converged, step = msmwc.lam_lanes(st.lanes, st.lam[0])
         _keep_lam(st, lam, converged, step)
         for b in range(m):
             if st.G[b] == 0.0:
                 mm.c[b] = 0.0
             else:
-                v = math.exp(msmwc.sparse_logc(b, st.G, st.Q, st.eta, st.logpi, st.lam[0]))
+                v = math.exp(msmwc.lanes_logc(b, st.G, st.Q, lam, st.lanes, st.tpad))
                 mm.c[b] = v if st.G[b] > 0.0 else -v
     for j in range(2 * m):
         x, b = _candidate(j, m, st.delta)
@@ -161,7 +165,7 @@ def observe(st, table, hist, out, slot, y):
         st.G[b] += g
         st.Q[b] += g * g
     else:
-        msmwc.update_bucket(b, g, st.G, st.Q, st.eta, st.off, st.S, st.terms)
+        msmwc.update_lanes(b, g, st.G, st.Q, st.lanes, st.tpad)
         if (hist.t + 1) % st.G.shape[0] == 0:
             msmwc.resum_normaliser(st.off, st.S, st.terms)
 
@@ -236,5 +240,8 @@ def report(st, rounds, seen):
 FORECASTER = ForecasterSpec(
     "cdl", init, forecast, observe,
     params={"oracle": "sparse", "m": None, "m_scale": 1.0, "delta": None, "step": "two-point"},
-    version=1, resolve=resolve, loop=simulate, report=report, doc=__doc__,
+    # version 2: the vectorised oracle (msmwc.update_lanes, lam_lanes, lanes_logc). Same
+    # algorithm; Lam and c round differently (polynomial exp, pairwise sums), so the step-1
+    # probability r can differ in its last bits and, rarely, a draw with it.
+    version=2, resolve=resolve, loop=simulate, report=report, doc=__doc__,
 )

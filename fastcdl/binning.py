@@ -1,0 +1,119 @@
+"""Equal-mass (quantile) bin edges, chosen among the distinct predictions (docs/metrics.md,
+"Quantile bins").
+
+Asked for m bins over T rounds, the k-th edge (k = 1..m-1) is the smallest prediction v with
+at least k T / m of the weight at or below it: the order statistic of rank ceil(k T / m) for
+unweighted rounds. Equal edges are kept once, an edge at the largest prediction is dropped
+(nothing lies above it) and an edge at 1 is the last edge already, so ties give fewer bins
+than asked, never a prediction value split between bins. The bins are then the usual
+right-closed intervals with the same edge rule as every binned table
+(fastcdl.stats.bin_cuts), so ``bucket_stats(y, p, bins=m, strategy="quantile")`` equals
+``bucket_stats(y, p, bins=its edges)``.
+
+An edge at 0 (at least k T / m of the weight on p = 0) cannot be stored, since edges rise
+strictly from 0; it is stored as the smallest positive float64, 5e-324, which keeps the
+zeros in a bin of their own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastcdl._kernels import buckets as _kb
+
+__all__ = ["quantile_edges_of_rounds", "quantile_edges_of_table", "edges_from_quantiles"]
+
+
+def edges_from_quantiles(v: np.ndarray) -> np.ndarray:
+    """Bin edges from the m quantile values v_1 <= ... <= v_m (v_m the largest prediction).
+
+    >>> edges_from_quantiles(np.array([0.2, 0.2, 0.7, 0.9])).tolist()
+    [0.0, 0.2, 0.7, 1.0]
+    >>> edges_from_quantiles(np.array([0.0, 0.5, 0.5])).tolist()
+    [0.0, 5e-324, 1.0]
+    """
+    top = v[-1]
+    inner = np.unique(v[:-1])
+    inner = inner[(inner < top) & (inner < 1.0)]
+    if inner.shape[0] and inner[0] == 0.0:
+        inner[0] = np.nextafter(0.0, 1.0)
+        inner = np.unique(inner)
+    return np.concatenate([[0.0], inner, [1.0]])
+
+
+def _ranks(T: int, m: int) -> np.ndarray:
+    """ceil(k T / m) for k = 1..m, in exact integer arithmetic."""
+    k = np.arange(1, m + 1, dtype=np.int64)
+    return (k * np.int64(T) + (m - 1)) // m
+
+
+def quantile_edges_of_table(values: np.ndarray, counts: np.ndarray, m: int) -> np.ndarray:
+    """Quantile edges of an exact table (values sorted and distinct, counts > 0). O(m log m').
+
+    >>> quantile_edges_of_table(np.array([0.1, 0.4, 0.8]), np.array([5, 1, 4]), 2).tolist()
+    [0.0, 0.1, 1.0]
+    """
+    C = np.cumsum(counts)
+    T = C[-1]
+    if counts.dtype.kind == "f":  # weight(p <= v) m >= k T, products rather than a quotient
+        idx = np.searchsorted(C * m, np.arange(1, m + 1, dtype=np.float64) * T, side="left")
+    else:
+        idx = np.searchsorted(C, _ranks(int(T), m), side="left")
+    idx = np.minimum(idx, C.shape[0] - 1)
+    return edges_from_quantiles(values[idx])
+
+
+def quantile_edges_of_rounds(p: np.ndarray, m: int, parallel: bool):
+    """Quantile edges of unweighted predictions p (float64), or None if some p is outside
+    [0, 1] or NaN.
+
+    No sort of all the predictions: a count of the predictions in each cell of a fine grid
+    (one pass) says which cells hold the ranks ceil(k T / m); a second pass gathers the
+    predictions of those cells only, cell by cell, and selects the ranks among each cell's few. O(T) unless the predictions crowd into a few cells of width
+    2^-16 (then O(T log T) at worst). Up to 2^16 rounds, a plain sort.
+    """
+    T = p.shape[0]
+    r = _ranks(T, m)
+    if T <= _kb.GRID:  # fewer rounds than cells: a sort is cheaper than the grid
+        if _kb.first_bad_prob(p) >= 0:
+            return None
+        return edges_from_quantiles(np.sort(p)[r - 1])
+    hist = np.zeros(_kb.GRID, dtype=np.int64)
+    counter = _kb.count_cells_parallel if parallel else _kb.count_cells
+    if not counter(p, hist):
+        return None
+    C = np.cumsum(hist)
+    cells = np.searchsorted(C, r, side="left")
+    kept = np.unique(cells)
+    slot = np.full(_kb.GRID, -1, dtype=np.int64)
+    slot[kept] = np.arange(kept.shape[0])
+    offsets = np.zeros(kept.shape[0] + 1, dtype=np.int64)
+    np.cumsum(hist[kept], out=offsets[1:])
+    # rank r in cell g is the (r - rounds in cells before g)-th smallest of g's predictions
+    before = C[cells] - hist[cells]
+    return edges_from_quantiles(_kb.values_in_cells(p, slot, offsets, slot[cells], r - before - 1))
+
+
+def chunk_binning(bins, strategy):
+    """For readers that reduce chunks and merge (fastcdl.io, fastcdl.dask): (the bins each
+    chunk is reduced with, whether the merged table is rebinned at the end).
+
+    Equal-width bins with a known count or edges bin every chunk; quantile edges and
+    bins="auto" depend on all the rounds, so the chunks' exact tables are merged (exactly)
+    and the merged table is rebinned (:meth:`fastcdl.BucketStats.rebin`). Checks both.
+    """
+    from fastcdl._validate import check_binning
+
+    spec = check_binning(bins, strategy)
+    if spec is None or (strategy == "uniform" and not isinstance(spec, str)):
+        return bins, False
+    return None, True
+
+
+def rebin_merged(table, bins, strategy, n_rounds):
+    """The merged exact table of a chunked reader in its final bins; bins="auto" counts
+    ``n_rounds`` rows (weighted or not, as in :func:`fastcdl.bucket_stats`)."""
+    from fastcdl._validate import auto_bins
+
+    m = auto_bins(n_rounds) if isinstance(bins, str) else bins
+    return table.rebin(m, strategy=strategy)

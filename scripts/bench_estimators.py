@@ -1,0 +1,223 @@
+"""Measure the sample estimators, quantile binning and smCE against baselines timed in the same
+run; write the section of results/benchmarks/metrics.md that starts at BEGIN.
+
+    .venv/bin/python scripts/bench_estimators.py [--T 10000000] [--repeat 3] [--no-peer]
+                                                 [--parts estimators,binning,smce]
+
+Every figure is the median of --repeat runs after a warm-up call (JIT excluded). Bars (issue 12):
+each estimator on the exact table of T continuous predictions within 3x of np.sort of those
+predictions; quantile bins within 2x of equal-width bins; smCE at least 10x faster than
+relplot's smECE on the same rounds (relplot from the `peers` extra; skipped with --no-peer or
+when it is not installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import fastcdl as fc
+from fastcdl import sample as fs
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "results" / "benchmarks" / "metrics.md"
+BEGIN = "<!-- scripts/bench_estimators.py -->"
+JSON = ROOT / "results" / "benchmarks" / "estimators.json"
+
+ESTIMATORS = ("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce", "cutoff_ce_test", "atb",
+              "atb_unbiased", "smce", "mce", "rmsce", "brier", "brier_decomposition")
+
+
+def median_time(f, repeat):
+    f()
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return float(np.median(ts))
+
+
+def rounds(T, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.random(T)
+    return rng.random(T) < p, p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--T", type=int, default=10**7)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-peer", action="store_true")
+    ap.add_argument("--parts", default="estimators,binning,smce",
+                    help="which comparisons to run; the others are read from the last run's JSON")
+    args = ap.parse_args()
+    warnings.simplefilter("ignore", fc.SampleSizeWarning)  # mce and rmsce of an exact table: timed, not read
+    T, R = args.T, args.repeat
+    parts = set(args.parts.split(","))
+    y, p = rounds(T)
+    res = json.loads(JSON.read_text()) if JSON.exists() and parts != {"estimators", "binning", "smce"} else {}
+    res.update({"T": T, "repeat": R})
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    res.setdefault("measured", {})
+    if "estimators" in parts:
+        res["estimators"] = time_estimators(y, p, R)
+        res["measured"]["estimators"] = when
+    if "binning" in parts:
+        res["binning"] = time_binning(y, p, R)
+        res["measured"]["binning"] = when
+    if "smce" in parts:
+        res["smce"] = time_smce(T, R, args.no_peer)
+        res["measured"]["smce"] = when
+    JSON.write_text(json.dumps(res, indent=1) + "\n")
+    write(res)
+
+
+def time_estimators(y, p, R):
+    """1. every estimator on the exact table of T continuous predictions, against np.sort(p)"""
+    st = fc.bucket_stats(y, p)
+    small = fc.bucket_stats(*rounds(100, 1))
+    for name in ESTIMATORS:
+        getattr(fs, name)(small)
+    sort = median_time(lambda: np.sort(p), R)
+    table = median_time(lambda: fc.bucket_stats(y, p), R)
+    est = {name: median_time(lambda f=getattr(fs, name): f(st), R) for name in ESTIMATORS}
+    out = {"np_sort": sort, "bucket_stats_exact": table, **est}
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def time_binning(y, p, R):
+    """2. quantile bins against equal-width bins (and arbitrary edges) on the same rounds"""
+    binning = []
+    for m in (15, fc._validate.auto_bins(p.shape[0]), 1000, 10**4):
+        uni = median_time(lambda m=m: fc.bucket_stats(y, p, bins=m), R)
+        qua = median_time(lambda m=m: fc.bucket_stats(y, p, bins=m, strategy="quantile"), R)
+        edges = fc.bucket_stats(y, p, bins=m, strategy="quantile").edges
+        arb = median_time(lambda e=edges: fc.bucket_stats(y, p, bins=e), R)
+        binning.append({"m": m, "uniform": uni, "quantile": qua, "edges": arb})
+        print(json.dumps(binning[-1]), flush=True)
+    return binning
+
+
+def time_smce(T, R, no_peer):
+    """3. smCE against relplot's smECE on the same rounds, and the floor: one sort of p"""
+    peer = []
+    smece = None
+    if not no_peer:
+        try:
+            from relplot import smECE as smece
+        except ImportError:
+            smece = None
+    for t in (10**5, 10**6, T):
+        yy, pp = rounds(t, 2)
+        yf = yy.astype(np.float64)
+        row = {"T": t, "np_sort": median_time(lambda: np.sort(pp), R),
+               "bucket_stats": median_time(lambda: fc.bucket_stats(yy, pp), R),
+               "smce_rounds": median_time(lambda: fs.smce(yy, pp), R)}
+        tab = fc.bucket_stats(yy, pp)
+        row["smce_table"] = median_time(lambda: fs.smce(tab), R)
+        if smece is not None:
+            row["relplot_smece"] = median_time(lambda: smece(pp, yf), R)
+        peer.append(row)
+        print(json.dumps(row), flush=True)
+    return peer
+
+
+def write(res):
+    T, R = res["T"], res["repeat"]
+    e = res["estimators"]
+    lines = [BEGIN, "", "## Sample estimators, quantile bins and smCE (issue 12)", "",
+             f"Command: `.venv/bin/python scripts/bench_estimators.py --T {T} --repeat {R}` (medians of {R} runs after "
+             "a warm-up call, one process, the same arrays for each comparison; raw figures in "
+             "results/benchmarks/estimators.json). The machine was shared with other jobs while this ran: the "
+             "absolute times are noisy, the ratios (measured side by side) less so. Measured: "
+             + "; ".join(f"{k} {v}" for k, v in res.get("measured", {}).items()) + " (`--parts` re-runs one "
+             "comparison; the binning was re-run after the quantile path changed).", "",
+             f"### Each estimator on the exact table of T = {T:.0e} continuous predictions (T buckets)", "",
+             f"Baseline: np.sort of the predictions, {e['np_sort']:.3f} s (building the exact table itself, "
+             f"fc.bucket_stats: {e['bucket_stats_exact']:.3f} s = {e['bucket_stats_exact'] / e['np_sort']:.2f}x). "
+             "Bar: within 3x.", "",
+             "| estimator (from the table) | median (s) | / np.sort | bar 3x |", "|---|---|---|---|"]
+    for name in ESTIMATORS:
+        r = e[name] / e["np_sort"]
+        lines.append(f"| {name} | {e[name]:.3f} | {r:.2f}x | {'met' if r <= 3 else 'missed'} |")
+    lines += ["", f"### Quantile bins against equal-width bins, T = {T:.0e}", "",
+              "Quantile edges are found without a sort (a count over a grid of 2^16 cells, then the predictions of "
+              "the cells that hold the quantile ranks), then the rounds are binned through the grid "
+              "(fastcdl/_kernels/buckets.py). Bar: quantile within 2x of equal width.", "",
+              "| bins | equal width (s) | quantile (s) | quantile / equal width | bar 2x | the quantile edges given as an array (s) |",
+              "|---|---|---|---|---|---|"]
+    for b in res["binning"]:
+        r = b["quantile"] / b["uniform"]
+        lines.append(f"| {b['m']} | {b['uniform']:.3f} | {b['quantile']:.3f} | {r:.2f}x | "
+                     f"{'met' if r <= 2 else 'missed'} | {b['edges']:.3f} |")
+    lines += ["", "### smCE (exact LP value) against relplot's smECE on the same rounds", "",
+              "relplot's smECE is a kernel-smoothed ECE (a different quantity, the nearest peer). fastcdl's smCE from "
+              "rounds builds the exact table (one sort) and runs the dual programme on it. Bar: at least 10x faster.",
+              "", "| T | np.sort (s) | exact table (s) | smCE from the table (s) | smCE from rounds (s) | "
+              "relplot smECE (s) | relplot / smCE (rounds) | relplot / np.sort |", "|---|---|---|---|---|---|---|---|"]
+    for r in res["smce"]:
+        rel = r.get("relplot_smece")
+        if rel is None:
+            peer = "— | — | —"
+        else:
+            peer = f"{rel:.3f} | {rel / r['smce_rounds']:.1f}x | {rel / r['np_sort']:.1f}x"
+        lines.append(f"| {r['T']:.0e} | {r['np_sort']:.3f} | {r['bucket_stats']:.3f} | {r['smce_table']:.3f} | "
+                     f"{r['smce_rounds']:.3f} | {peer} |")
+    lines += ["", "### Reading", ""] + reading(res)
+    text = OUT.read_text() if OUT.exists() else ""
+    head = text[: text.index(BEGIN)] if BEGIN in text else text
+    OUT.write_text(head.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n")
+
+
+def reading(res):
+    """What the tables show, in words, from the numbers themselves."""
+    e = res["estimators"]
+    worst = max(ESTIMATORS, key=lambda k: e[k])
+    out = [f"- Estimators: the slowest, `{worst}`, takes {e[worst] / e['np_sort']:.2f}x np.sort of the predictions; "
+           + ("every estimator meets the 3x bar." if e[worst] <= 3 * e["np_sort"] else "the 3x bar is missed.")]
+    met = [b["m"] for b in res["binning"] if b["quantile"] <= 2 * b["uniform"]]
+    missed = [b for b in res["binning"] if b["quantile"] > 2 * b["uniform"]]
+    line = f"- Quantile bins: within 2x of equal width for {', '.join(str(m) for m in met) or 'no'} bins"
+    if missed:
+        ratios = ", ".join("{:.1f}x".format(b["quantile"] / b["uniform"]) for b in missed)
+        line += (f"; not for {', '.join(str(b['m']) for b in missed)} bins "
+                 f"({ratios}). With m quantile ranks, up "
+                 "to m of the 2^16 grid cells are gathered (about m / 2^16 of the rounds, 15% at m = 10^4) and the "
+                 "ranks are selected inside them; binning by the resulting edges alone costs about as much as "
+                 "equal width (last column)")
+    out.append(line + ".")
+    sm = res["smce"]
+    if all("relplot_smece" in r for r in sm):
+        lo = min(r["relplot_smece"] / r["smce_rounds"] for r in sm)
+        hi = max(r["relplot_smece"] / r["smce_rounds"] for r in sm)
+        flo = min(r["relplot_smece"] / r["np_sort"] for r in sm)
+        fhi = max(r["relplot_smece"] / r["np_sort"] for r in sm)
+        big = sm[-1]
+        out.append(
+            f"- smCE against relplot's smECE: {lo:.1f}x to {hi:.1f}x faster from rounds, so the 10x bar is **not met**. "
+            f"It cannot be met from rounds: smCE needs the predictions in order (the exact table, one sort), and "
+            f"relplot's smECE, a kernel smoothing on a grid, costs only {flo:.1f}x to {fhi:.1f}x one np.sort of the same "
+            f"predictions. Even a free dual programme would leave fastcdl at most that much faster. Where the time "
+            f"goes at T = {big['T']:.0e}: the exact table {big['bucket_stats']:.2f} s "
+            f"({big['bucket_stats'] / big['np_sort']:.2f}x np.sort), the dual programme on it {big['smce_table']:.2f} s "
+            f"({big['smce_table'] / big['np_sort']:.2f}x np.sort; two heaps of up to m breakpoints, O(m log m)). From an "
+            f"existing table (merged chunks, a stream) smCE is {big['relplot_smece'] / big['smce_table']:.1f}x faster "
+            "than relplot from rounds.")
+        out.append(
+            "- Tried and not kept (a one-off profile on the same loaded machine, not produced by this script): the "
+            "breakpoints' positions are known in advance (minus the prefix sums of s_i - q_i n_i), so they can be "
+            "sorted once and the live ones kept as ranks in a 64-ary bitmap, O(m) after the sort. At T = 10^7 the "
+            "argsort of the m keys and the bitmap pass together (4.3 s + 3.5 s) took longer than the heap programme "
+            "(7.4 s; np.sort of p 3.4 s in that run): the sort it needs costs what the heaps cost, so the heaps stay.")
+    return out
+
+
+if __name__ == "__main__":
+    main()

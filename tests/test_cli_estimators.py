@@ -1,0 +1,122 @@
+"""`fastcdl metrics` on continuous scores: the one-line advice, the sample estimators in text and
+JSON, --bins auto and --strategy quantile; through the command line's entry point."""
+
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import fastcdl as fc
+from fastcdl.cli import main
+
+
+def _csv(path, y, p, w=None):
+    head = "y,p" + (",w" if w is not None else "")
+    rows = (f"{int(a)},{float(b)!r}" + (f",{float(c)!r}" if w is not None else "")
+            for a, b, c in zip(y, p, w if w is not None else p))
+    path.write_text(head + "\n" + "\n".join(rows) + "\n")
+    return str(path)
+
+
+@pytest.fixture
+def continuous(tmp_path):
+    rng = np.random.default_rng(0)
+    p = rng.random(1500)
+    y = rng.random(1500) < p
+    return _csv(tmp_path / "scores.csv", y, p), y, p
+
+
+def _quiet(f, *a, **k):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fc.SampleSizeWarning)
+        return f(*a, **k)
+
+
+def test_continuous_scores_get_the_advice_and_the_sample_estimators(continuous, capsys):
+    path, y, p = continuous
+    assert main(["metrics", path]) == 0
+    captured = capsys.readouterr()
+    text = captured.out
+    assert captured.err == ""  # no Python warning text: the advice is one line of the report
+    notes = [line for line in text.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "100% of the rounds sit in buckets of one round" in notes[0]
+    assert "--bins auto --strategy quantile" in notes[0]
+    assert f"{fc.cdl_monotone(y, p):.4g}" in text and f"{fc.smce(y, p):.4g}" in text
+    test = fc.cutoff_ce_test(y, p)
+    assert f"{test.value:.4g}" in text and f"p = {test.p_value:.4g}" in text
+    assert f"{fc.atb(y, p):.4g}" in text
+    assert "worst decision task: not shown" in text and "gains it" not in text
+
+
+def test_json_has_the_new_metrics(continuous, capsys):
+    path, y, p = continuous
+    assert main(["metrics", path, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    want = {"cdl_monotone": fc.cdl_monotone, "vcdl_monotone": fc.vcdl_monotone, "cutoff_ce": fc.cutoff_ce,
+            "smce": fc.smce, "atb": fc.atb, "atb_unbiased": fc.atb_unbiased, "mce": fc.mce, "rmsce": fc.rmsce,
+            "brier": fc.brier}
+    for key, f in want.items():
+        assert out[key] == pytest.approx(_quiet(f, y, p), rel=1e-12, abs=1e-15), key
+    assert out["cutoff_ce_p_value"] == pytest.approx(fc.cutoff_ce_test(y, p).p_value, rel=1e-12)
+    assert out["one_round_share"] == 1.0 and out["advice"].startswith("note: 100%")
+    assert out["cdl"] == pytest.approx(_quiet(fc.cdl, y, p), abs=1e-15)
+
+
+def test_grid_forecasts_keep_the_exact_report(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    p = rng.integers(0, 11, 800) / 10
+    y = rng.random(800) < p
+    path = _csv(tmp_path / "grid.csv", y, p)
+    assert main(["metrics", path]) == 0
+    text = capsys.readouterr().out
+    assert "note:" not in text and "sample estimators" not in text and "gains it" in text
+    assert main(["metrics", path, "--estimators"]) == 0
+    assert f"{fc.cdl_monotone(y, p):.4g}" in capsys.readouterr().out
+    assert main(["metrics", path, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["advice"] is None and out["one_round_share"] == 0.0
+    assert out["cdl_monotone"] == pytest.approx(fc.cdl_monotone(y, p), abs=1e-15)
+
+
+def test_quantile_bins_and_auto_on_the_command_line(tmp_path, capsys):
+    p = np.repeat([0.05, 0.2, 0.4, 0.6, 0.95], [100, 100, 600, 100, 100])
+    y = np.arange(p.shape[0]) % 3 == 0
+    path = _csv(tmp_path / "tree.csv", y, p)
+    assert main(["metrics", path, "--bins", "10", "--strategy", "quantile"]) == 0
+    text = capsys.readouterr().out
+    assert "(5 equal-mass bins, 10 asked (tied predictions))" in text
+    assert f"{fc.ece(y, p, bins=10, strategy='quantile'):.4g}" in text
+    assert main(["metrics", path, "--bins", "auto", "--strategy", "quantile", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["bins"]["made"] == 5 and out["bins"]["asked"] == "auto" and out["bins"]["strategy"] == "quantile"
+    assert out["ece"] == pytest.approx(fc.ece(y, p, bins="auto", strategy="quantile"), abs=1e-15)
+    assert main(["metrics", path, "--bins", "auto", "--json"]) == 0  # round(1000^(1/3)) = 10 equal-width bins
+    assert json.loads(capsys.readouterr().out)["bins"]["made"] == 10
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--strategy", "quantile"], "--strategy quantile needs --bins M or --bins auto"),
+    (["--bins", "many"], "bins must be a positive integer or auto"),
+    (["--strategy", "equal"], "invalid choice: 'equal'"),
+])
+def test_bad_binning_options_exit_2_with_one_line(continuous, capsys, argv, needle):
+    path, _, _ = continuous
+    try:
+        status = main(["metrics", path, *argv])
+    except SystemExit as e:  # argparse's errors
+        status = e.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_python_dash_m_json_on_continuous_scores(continuous):
+    path, y, p = continuous
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", path, "--json"], capture_output=True, text=True,
+                       check=True)
+    out = json.loads(r.stdout)
+    assert r.stderr == ""
+    assert out["smce"] == pytest.approx(fc.smce(y, p), rel=1e-12)

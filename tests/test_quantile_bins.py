@@ -1,0 +1,239 @@
+"""Equal-mass bins (strategy="quantile"), bins="auto", and binning by arbitrary edges through
+the grid of cells, against the slow references of tests/reference.py."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fastcdl as fc
+from fastcdl._kernels import buckets as kb
+from fastcdl.binning import quantile_edges_of_rounds
+from reference import bin_index_ref, quantile_edges_ref, table_ref
+
+
+def _same_table(st_, ref):
+    q, n, s, ps, idx = ref
+    assert st_.counts.tolist() == n.tolist()
+    assert st_.positives.tolist() == s.tolist()
+    assert st_.bins.tolist() == idx.tolist()
+    # (a weighted sum of subnormal predictions may round to 0 in float64)
+    np.testing.assert_allclose(st_.prob_sums, ps, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(st_.values, q, rtol=1e-12, atol=1e-300)
+
+
+tied = st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.5 + 2**-52, 0.7, 0.9, 1.0, 5e-324]), min_size=1, max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(tied, st.integers(1, 12), st.randoms(use_true_random=False))
+def test_quantile_edges_and_table_match_reference(p, m, rnd):
+    p = np.array(p)
+    y = np.array([rnd.random() < 0.5 for _ in p])
+    edges = quantile_edges_ref(p, m)
+    st_ = fc.bucket_stats(y, p, bins=m, strategy="quantile")
+    assert st_.edges.tolist() == edges
+    _same_table(st_, table_ref(y, p, bins=edges))
+    # never more bins than asked; every interior edge is a prediction (5e-324 stands for 0)
+    assert len(edges) - 1 <= m
+    assert set(edges[1:-1]) <= set(p.tolist()) | {5e-324}
+
+
+@settings(max_examples=60, deadline=None)
+@given(tied, st.integers(1, 9), st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=60, max_size=60))
+def test_weighted_quantile_edges_match_reference(p, m, w):
+    p = np.array(p)
+    w = np.array(w[: p.shape[0]])
+    y = (np.arange(p.shape[0]) % 3 == 0)
+    edges = quantile_edges_ref(p, m, w)
+    st_ = fc.bucket_stats(y, p, bins=m, strategy="quantile", sample_weight=w)
+    assert st_.edges.tolist() == edges
+    _same_table(st_, table_ref(y, p, bins=edges, sample_weight=w))
+
+
+def test_ties_give_fewer_bins_and_never_split_a_value():
+    # a tree model: five distinct scores, one of them holding 60% of the rounds
+    p = np.repeat([0.05, 0.2, 0.4, 0.6, 0.95], [100, 100, 600, 100, 100])
+    y = np.zeros(p.shape[0], dtype=bool)
+    st_ = fc.bucket_stats(y, p, bins=10, strategy="quantile")
+    assert st_.edges.tolist() == [0.0, 0.05, 0.2, 0.4, 0.6, 1.0]
+    assert st_.counts.tolist() == [100, 100, 600, 100, 100]
+    assert repr(st_).startswith("BucketStats(5 bins")
+
+
+def test_zeros_keep_a_bin_of_their_own():
+    p = np.r_[np.zeros(50), np.linspace(0.01, 1.0, 50)]
+    st_ = fc.bucket_stats(np.zeros(100, bool), p, bins=4, strategy="quantile")
+    assert st_.edges[1] == 5e-324
+    assert st_.counts[0] == 50 and st_.values[0] == 0.0
+
+
+@pytest.mark.parametrize("kind", ["uniform", "crowded", "grid", "subnormal"])
+def test_large_inputs_match_a_sort(kind):
+    """The grid count and gather (no sort) against np.sort's order statistics, over several
+    chunks, serial and parallel; "crowded" puts every prediction in one cell of the grid."""
+    rng = np.random.default_rng(5)
+    T = 2 * kb.CHUNK + 1001
+    p = {"uniform": rng.random(T), "crowded": 0.3 + rng.random(T) * 1e-6,
+         "grid": np.round(rng.random(T) * 40) / 40, "subnormal": rng.random(T) * 1e-300}[kind]
+    srt = np.sort(p)
+    for m in (1, 7, 215, 5000):
+        ranks = (np.arange(1, m + 1) * T + m - 1) // m
+        want = fc.binning.edges_from_quantiles(srt[ranks - 1])
+        for parallel in (False, True):
+            assert np.array_equal(quantile_edges_of_rounds(p, m, parallel), want)
+    y = rng.random(T) < p
+    st_ = fc.bucket_stats(y, p, bins=215, strategy="quantile")
+    assert st_ == fc.bucket_stats(y, p, bins=st_.edges)
+    assert st_ == fc.bucket_stats(y, p, bins=215, strategy="quantile", n_jobs=1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40, unique=True),
+       st.lists(st.floats(0.0, 1.0), min_size=1, max_size=80))
+def test_arbitrary_edges_through_the_grid_match_the_definition(cuts, p):
+    edges = np.array([0.0, *sorted(c for c in cuts if 0.0 < c < 1.0), 1.0])
+    edges = np.unique(edges)
+    # points on and a few ulps around every edge
+    pts = np.array(p + [float(x) for e in edges for x in (e, np.nextafter(e, 0), np.nextafter(e, 2),
+                                                            e * (1 + 2.0**-50), np.nextafter(e * (1 + 2.0**-50), 2))
+                        if 0.0 <= x <= 1.0])
+    starts = kb.cell_starts(edges)
+    got = [kb.bin_of_cells(x, edges, starts) for x in pts]
+    assert got == [bin_index_ref(x, edges.tolist()) for x in pts]
+
+
+def test_many_edges_in_one_cell():
+    edges = np.r_[0.0, 0.5 + np.arange(1, 200) * 1e-9, 1.0]
+    rng = np.random.default_rng(0)
+    p = np.r_[0.5 + rng.random(2000) * 2.1e-7, rng.random(100)]
+    y = np.zeros(p.shape[0], bool)
+    _same_table(fc.bucket_stats(y, p, bins=edges), table_ref(y, p, bins=edges))
+
+
+def test_auto_is_the_cube_root_of_T():
+    rng = np.random.default_rng(2)
+    for T, m in ((1, 1), (7, 2), (1000, 10), (1001, 10), (91125, 45)):
+        p = rng.random(T)
+        y = rng.random(T) < p
+        assert fc.bucket_stats(y, p, bins="auto").edges.shape[0] - 1 == m
+        assert fc.bucket_stats(y, p, bins="auto", strategy="quantile") == \
+            fc.bucket_stats(y, p, bins=m, strategy="quantile")
+    # weights do not change the count of rounds
+    assert fc.bucket_stats(y, p, bins="auto", sample_weight=np.full(T, 0.5)).edges.shape[0] - 1 == 45
+
+
+def test_rebin_of_the_exact_table_equals_binning_the_rounds():
+    rng = np.random.default_rng(3)
+    p = np.round(rng.random(4000), 3)
+    y = rng.random(4000) < p
+    exact = fc.bucket_stats(y, p)
+    for bins, strategy in ((12, "quantile"), ("auto", "quantile"), (12, "uniform"), ("auto", "uniform"),
+                           (np.array([0.0, 0.3, 0.31, 1.0]), "uniform")):
+        direct = fc.bucket_stats(y, p, bins=bins, strategy=strategy)
+        again = exact.rebin(bins, strategy=strategy)
+        assert np.array_equal(again.edges, direct.edges)
+        assert again.counts.tolist() == direct.counts.tolist()
+        assert again.positives.tolist() == direct.positives.tolist()
+        np.testing.assert_allclose(again.prob_sums, direct.prob_sums, rtol=1e-12)
+    # chunks: merge the exact tables, then rebin (quantile tables of chunks have other edges)
+    a, b = fc.bucket_stats(y[:1500], p[:1500]), fc.bucket_stats(y[1500:], p[1500:])
+    assert (a + b).rebin(12, strategy="quantile").counts.tolist() == \
+        fc.bucket_stats(y, p, bins=12, strategy="quantile").counts.tolist()
+    qa = fc.bucket_stats(y[:1500], p[:1500], bins=12, strategy="quantile")
+    qb = fc.bucket_stats(y[1500:], p[1500:], bins=12, strategy="quantile")
+    if not np.array_equal(qa.edges, qb.edges):
+        with pytest.raises(ValueError, match="different bins"):
+            qa + qb
+
+
+def test_metrics_and_estimators_take_strategy():
+    rng = np.random.default_rng(4)
+    p = rng.random(3000)
+    y = rng.random(3000) < p
+    st_ = fc.bucket_stats(y, p, bins="auto", strategy="quantile")
+    for f in (fc.ece, fc.k2, fc.cdl, fc.vcdl, fc.ucal, fc.cdl_monotone, fc.vcdl_monotone, fc.cutoff_ce,
+              fc.atb, fc.smce, fc.mce, fc.rmsce):
+        assert f(y, p, bins="auto", strategy="quantile") == f(st_)
+    assert fc.cdl_report(y, p, bins=9, strategy="quantile").value == fc.cdl(y, p, bins=9, strategy="quantile")
+    b1 = fc.bootstrap("ece", y, p, bins=9, strategy="quantile", n_boot=50, seed=1)
+    b2 = fc.bootstrap("ece", fc.bucket_stats(y, p, bins=9, strategy="quantile"), n_boot=50, seed=1)
+    assert b1.value == b2.value and np.array_equal(b1.replicates, b2.replicates)
+    t = fc.calibration_test(y, p, metric="ece", bins=9, strategy="quantile", n_sim=50, seed=1)
+    assert t.statistic == fc.ece(y, p, bins=9, strategy="quantile")
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"bins": None, "strategy": "quantile"}, "strategy='quantile' needs bins"),
+    ({"bins": np.array([0.0, 0.5, 1.0]), "strategy": "quantile"}, "chooses its own edges"),
+    ({"bins": 10, "strategy": "equal"}, "strategy must be one of uniform, quantile"),
+    ({"bins": "many"}, "bins must be a positive integer, 'auto' or an array of edges"),
+    ({"bins": 0, "strategy": "quantile"}, "bins must be a positive integer"),
+    ({"bins": 2.5}, "bins must be a positive integer, 'auto' or an array of edges"),
+])
+def test_bad_binning_is_refused_by_name(kwargs, needle):
+    for f in (fc.bucket_stats, fc.ece, fc.cdl_monotone, fc.brier):
+        with pytest.raises(ValueError, match=needle.replace("(", r"\(")):
+            f([0, 1], [0.2, 0.8], **kwargs)
+
+
+def test_strategy_with_a_bucket_stats_is_refused():
+    st_ = fc.bucket_stats([0, 1], [0.2, 0.8])
+    with pytest.raises(ValueError, match="strategy is not accepted with a BucketStats.*rebin"):
+        fc.ece(st_, strategy="quantile")
+    with pytest.raises(ValueError, match="exact table"):
+        fc.bucket_stats([0, 1], [0.2, 0.8], bins=2).rebin(2)
+    with pytest.raises(ValueError, match="weighted table"):
+        fc.bucket_stats([0, 1], [0.2, 0.8], sample_weight=[1.0, 2.0]).rebin("auto")
+
+
+def _same_counts(a, b):
+    assert np.array_equal(a.edges, b.edges)
+    if a.weighted:  # weights are added in another order
+        np.testing.assert_allclose(a.counts, b.counts, rtol=1e-12)
+        np.testing.assert_allclose(a.positives, b.positives, rtol=1e-12)
+    else:
+        assert a.counts.tolist() == b.counts.tolist() and a.positives.tolist() == b.positives.tolist()
+    np.testing.assert_allclose(a.prob_sums, b.prob_sums, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bins, strategy", [(7, "quantile"), ("auto", "quantile"), ("auto", "uniform")])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_chunked_file_reading_rebins_the_exact_table(tmp_path, monkeypatch, bins, strategy, weighted):
+    """A file read in chunks of 7 rows gives the table of the whole arrays: quantile edges and
+    'auto' are decided once, on the merged exact table, never per chunk."""
+    import fastcdl.io
+    from fastcdl.io import read_stats
+
+    rng = np.random.default_rng(9)
+    T = 203
+    p = np.round(rng.random(T), 2)
+    y = (rng.random(T) < p).astype(int)
+    w = np.round(rng.random(T) * 3, 1) + 0.1
+    f = tmp_path / "f.csv"
+    f.write_text("y,p,w\n" + "".join(f"{a},{float(b)!r},{float(c)!r}\n" for a, b, c in zip(y, p, w)))
+    monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 7)
+    kw = {"weight_col": "w"} if weighted else {}
+    got = read_stats(f, bins=bins, strategy=strategy, **kw)
+    _same_counts(got, fc.bucket_stats(y, p, bins=bins, strategy=strategy, sample_weight=w if weighted else None))
+    with pytest.raises(ValueError, match="strategy='quantile' needs bins"):
+        read_stats(f, strategy="quantile")
+
+
+def test_dask_quantile_bins_equal_in_memory():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    import fastcdl.dask as fd
+
+    rng = np.random.default_rng(10)
+    p = np.round(rng.random(5000), 3)
+    y = rng.random(5000) < p
+    with dask.config.set(scheduler="synchronous"):
+        for bins, strategy in ((11, "quantile"), ("auto", "quantile"), ("auto", "uniform")):
+            got = fd.bucket_stats(da.from_array(y, chunks=700), da.from_array(p, chunks=700), bins=bins,
+                                  strategy=strategy)
+            _same_counts(got, fc.bucket_stats(y, p, bins=bins, strategy=strategy))
+        with pytest.raises(ValueError, match="chooses its own edges"):
+            fd.bucket_stats(da.from_array(y, chunks=700), da.from_array(p, chunks=700),
+                            bins=np.array([0.0, 0.5, 1.0]), strategy="quantile")

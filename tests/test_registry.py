@@ -1,0 +1,63 @@
+"""The test registry (tests/reference.py REGISTRY) holds every public metric, every entry's
+reference agrees with fastcdl on random tables, and the names bootstrap and calibration_test
+accept (fastcdl.uncertainty.METRICS) and the command line's JSON cover the same metrics.
+
+The sample estimators are deliberately not trial metrics (fastcdl.trial_metrics): a rate
+experiment measures the exact CDL of an online sequence, and adding names there would change
+every stored trial's key (fastcdl.online.versions)."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import fastcdl as fc
+from fastcdl.uncertainty import METRICS as NAMED
+from reference import REGISTRY, table_ref
+
+SAMPLE = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier")
+
+
+def test_every_named_metric_has_a_reference():
+    assert set(NAMED) <= set(REGISTRY)
+    assert set(SAMPLE) <= set(NAMED)
+
+
+def test_trial_metrics_are_unchanged():
+    from fastcdl.online.versions import algorithm_version
+    from fastcdl.trial_metrics import METRICS
+
+    assert list(METRICS) == ["cdl", "vcdl", "ece", "k2", "ucal"]
+    assert algorithm_version("cdl", "greedy") == \
+        "forecaster=cdl/1 adversary=greedy/1 engine/1 metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1"
+
+
+@pytest.mark.parametrize("name", SAMPLE)
+@pytest.mark.parametrize("seed", range(4))
+def test_sample_entries_agree_with_fastcdl(name, seed):
+    rng = np.random.default_rng(seed)
+    T = 9
+    p = rng.choice([0.0, 0.125, 0.5, 0.5, 0.7, 0.9, 1.0, rng.random()], T)
+    y = (rng.random(T) < p).astype(int)
+    entry = REGISTRY[name]
+    f = getattr(fc, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fc.SampleSizeWarning)
+        got = f(y, p)
+    if entry["input"] == "rounds":
+        want = entry["reference"](y, p)
+    else:
+        q, n, s, _, _ = table_ref(y, p)
+        want = entry["reference"](q, n, s)
+    assert abs(got - want) <= entry["tol"], (name, got, want)
+
+
+def test_cli_json_has_every_named_metric(tmp_path, capsys):
+    from fastcdl.cli import main
+
+    f = tmp_path / "f.csv"
+    f.write_text("y,p\n0,0.2\n1,0.2\n1,0.7\n1,0.7\n0,0.9\n1,0.9\n")
+    assert main(["metrics", str(f), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(NAMED) <= set(out)
