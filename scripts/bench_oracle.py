@@ -116,9 +116,9 @@ def parts(T, repeats, n=200_000):
 def machine_code():
     """Counts of instructions in the kernels' machine code (compiled afresh, not from the cache)."""
     import numpy as np
+    from numba import njit
 
     from fastcdl._kernels import msmwc
-    from fastcdl._kernels.lane_exp import exp_lane  # noqa: F401
 
     lanes, tpad = msmwc.new_lanes.py_func(4, 11)
     G = np.array([-1.0, 2.0, 0.5, 0.0])
@@ -127,7 +127,7 @@ def machine_code():
     for name, fn, args in (("update_lanes", msmwc.update_lanes, (1, 0.3, G, Q, lanes, tpad)),
                            ("lam_lanes", msmwc.lam_lanes, (lanes, 0.0)),
                            ("lanes_logc_pair", msmwc.lanes_logc_pair, (0, G, Q, 0.0, lanes, tpad))):
-        fresh = type(fn)(fn.py_func, targetoptions={**fn.targetoptions, "cache": False})
+        fresh = njit(**{k: v for k, v in fn.targetoptions.items() if k != "cache"})(fn.py_func)
         fresh(*args)
         asm = "\n".join(fresh.inspect_asm().values())
         count = lambda pat: len(re.findall(pat, asm))  # noqa: E731

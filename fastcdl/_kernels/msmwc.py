@@ -249,14 +249,6 @@ def _update_moving_offsets(i, g, x, G, Q, lanes, tpad):
     _tanh_row(i, x, lanes, tpad)
 
 
-@kernel
-def _renormalise(lanes, tpad):
-    """update_lanes' rare case, an S_k below TINY_S: move its offset by ln S_k (as update_bucket)."""
-    for k in range(lanes.shape[1]):
-        if lanes[SUM, k] < TINY_S:
-            _shift_offset(k, math.log(lanes[SUM, k]), lanes[OFF], lanes[SUM], tpad)
-
-
 # error_model="numpy": a float division by zero gives inf or NaN instead of raising, which
 # keeps the per-copy loops free of branches (none of them divides by zero).
 @kernel(error_model="numpy")
@@ -271,27 +263,24 @@ def update_lanes(i, g, G, Q, lanes, tpad):
     Gn = G[i] + g
     Qn = Q[i] + g * g
     x = abs(Gn)
-    big = 0
     for k in range(P):
         u = lanes[ETA, k] * x - lanes[E32, k] * Qn - lanes[OFF, k]
         lanes[T1, k] = u
-        big |= u > RESCALE
-    if big:
+        lanes[T2, k] = u
+    if _tree_max(lanes, T2) > RESCALE:
         _update_moving_offsets(i, g, x, G, Q, lanes, tpad)
         return
-    tiny = 0
     for k in range(P):
         t, th = _term(lanes[T1, k], lanes[ETA, k], x)
-        s = lanes[SUM, k] + (t - tpad[i, k])
-        lanes[SUM, k] = s
-        tiny |= s < TINY_S
+        lanes[SUM, k] += t - tpad[i, k]
         tpad[i, k] = t
         lanes[T2, k] = th  # (a store to tpad[i, P + k] here would keep the loop from vectorising)
     for k in range(P):
         tpad[i, P + k] = lanes[T2, k]
     tpad[i, 2 * P] = x
-    if tiny:
-        _renormalise(lanes, tpad)
+    for k in range(P):  # (a flag set in the loop above would keep it from vectorising)
+        if lanes[SUM, k] < TINY_S:
+            _shift_offset(k, math.log(lanes[SUM, k]), lanes[OFF], lanes[SUM], tpad)
     G[i] = Gn
     Q[i] = Qn
 
