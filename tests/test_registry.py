@@ -29,7 +29,7 @@ def test_trial_metrics_are_unchanged():
     from fastcdl.trial_metrics import METRICS
 
     assert list(METRICS) == ["cdl", "vcdl", "ece", "k2", "ucal"]
-    # the metrics part of every trial's key, which the sample estimators must not change
+    # the metrics' part of every trial's version string (forecasters may be bumped on their own)
     assert algorithm_version("cdl", "greedy").endswith(" metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1")
 
 
