@@ -32,7 +32,7 @@ class RawPoint:
 
 
 class GridEdge:
-    def __init__(self, position=0.0):
+    def __init__(self, position=0.5):
         self.position = Fraction(position)
 
     def target(self, entries, table_q):

@@ -29,8 +29,8 @@ def test_trial_metrics_are_unchanged():
     from fastcdl.trial_metrics import METRICS
 
     assert list(METRICS) == ["cdl", "vcdl", "ece", "k2", "ucal"]
-    assert algorithm_version("cdl", "greedy") == \
-        "forecaster=cdl/2 adversary=greedy/1 engine/1 metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1"
+    # the metrics' part of every trial's version string (forecasters may be bumped on their own)
+    assert algorithm_version("cdl", "greedy").endswith(" metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1")
 
 
 @pytest.mark.parametrize("name", SAMPLE)

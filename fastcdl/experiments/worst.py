@@ -93,6 +93,7 @@ FAMILIES = {
     "sweep": Family("sweep", (Dim("low", 0.0, 0.5), Dim("high", 0.5, 1.0), Dim("amp", 0.0, 0.3),
                               Dim("cycles", 0.5, 256.0, log=True))),
     "lookahead": Family("lookahead", fixed={"kinks": 32}),
+    "signpreserve": Family("signpreserve"),
 }
 
 

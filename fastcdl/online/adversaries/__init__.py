@@ -94,8 +94,9 @@ def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **pa
     - "contrarian": y = 1 when the expected stated prediction is below 1/2, else 0;
     - "greedy": the y with the larger expected increase of sum over stated values of
       |bias| (bias = sum of stated prediction minus outcome); ties by a fair coin;
-    - "rawpoint": shift=0, mix=0, outcomes calibrated at the raw points (plus shift);
-    - "gridedge": position=0, outcomes at a position inside the stated values' buckets;
+    - "rawpoint": shift=0, mix=0, outcomes at the raw points (mix = 0) or the stated
+      values (mix = 1) or between, plus shift;
+    - "gridedge": position=0.5, outcomes at a position inside the stated values' buckets;
     - "sweep": low=0.1, high=0.9, amp=0.05, period=horizon/8, a sweeping target with
       biases of alternating sign from bucket to bucket;
     - "lookahead": kinks=32, one-step lookahead on the CDL over a kink grid;

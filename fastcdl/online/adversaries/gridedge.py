@@ -1,15 +1,16 @@
-"""gridedge(position = 0): knows the forecaster's grid of stated values and its buckets.
+"""gridedge(position = 1/2): knows the forecaster's grid of stated values and its buckets.
 
 The bucket of stated value q_b is taken to be the interval (q_{b-1}, q_b] between it and
 the stated value below it (q_{-1} = 0): Algorithm 1's buckets ((b-1)/m, b/m] with stated
 value b/m. y ~ Bernoulli(x), x = sum over the round's slots of prob_k (L_k + position
 (U_k - L_k)), where (L_k, U_k] is the bucket of slot k: position = 0 answers at the lower
 edges, so every stated value is too high by about one bucket width, the largest offset a
-forecaster that states the upper end of its buckets can be made to carry; position = 1
-answers at the stated values (calibrated).
+forecaster that states the upper end of its buckets can be made to carry (Algorithm 1
+then never leaves its first raw point 0, whose bucket's lower edge is 0); position = 1
+answers at the stated values (calibrated); the default, 1/2, at the buckets' midpoints.
 
 >>> ADVERSARY.resolve_params({})
-{'position': 0.0}
+{'position': 0.5}
 """
 
 from fastcdl._kernels._jit import kernel
@@ -38,7 +39,7 @@ def respond(view, table, par, rng):
 
 
 def resolve(params, horizon):
-    return {"position": check_real(params.get("position", 0.0), "position", 0.0, 1.0)}
+    return {"position": check_real(params.get("position", 0.5), "position", 0.0, 1.0)}
 
 
-ADVERSARY = AdversarySpec("gridedge", respond, {"position": 0.0}, version=1, resolve=resolve, doc=__doc__)
+ADVERSARY = AdversarySpec("gridedge", respond, {"position": 0.5}, version=1, resolve=resolve, doc=__doc__)

@@ -5,8 +5,9 @@ expectations are over the round's distribution (never the draw); x <= 0 gives y 
 x >= 1 gives y = 1. With mix = 0 and shift = 0 the outcomes are calibrated at the raw
 points: a forecaster that states rounded values (Algorithm 1 states i/m for a raw point
 just above (i-1)/m) then carries the whole rounding offset in what it states, while its
-own bookkeeping, kept at the raw points, sees no bias to correct. mix = 1 is calibrated
-at the stated values; shift moves the target by a fixed amount.
+own bookkeeping, kept at the raw points, sees no bias to correct (Algorithm 1 starts at
+the raw point 0, stated 1/m, and then never moves). mix = 1 is calibrated at the stated
+values; shift moves the target by a fixed amount.
 
 >>> ADVERSARY.resolve_params({"shift": -0.01})
 {'shift': -0.01, 'mix': 0.0}
