@@ -39,7 +39,8 @@ class SimulateSuite:
 class SimulateAdversarySuite:
     """cdl (sparse oracle) against each adversary at one horizon."""
 
-    params = (["bernoulli", "drift", "markov", "contrarian", "greedy"],)
+    params = (["bernoulli", "drift", "markov", "contrarian", "greedy", "rawpoint", "gridedge", "sweep",
+               "lookahead", "signpreserve"],)
     param_names = ["adversary"]
     timeout = 300
 
