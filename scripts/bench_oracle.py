@@ -49,6 +49,36 @@ def per_round(name, T, repeats):
     return float(np.median(ts))
 
 
+def per_round_without_refcounts(name, T, repeats):
+    """A forecaster's simulate loop compiled without numba's reference counting (``_nrt=False``,
+    as cdl's own loop is), per round against greedy: the same rounds as simulate (checked)."""
+    from numba import njit
+
+    from fastcdl.online import make_adversary, make_forecaster
+    from fastcdl.online.simulate import _entry, _run_loop
+
+    spec = make_forecaster(name, horizon=1000, seed=0).spec
+    loop = njit(_nrt=False, **{k: v for k, v in spec.loop.targetoptions.items() if k not in ("cache", "_nrt")})(
+        spec.loop.py_func)
+    ts = []
+    for rep in range(repeats + 1):
+        n = 1000 if rep == 0 else T
+        f = make_forecaster(name, horizon=n, seed=1)
+        a = make_adversary("greedy", horizon=n, seed=1)
+        args = (n, f.state, f.table, f.out, f._rng, a.spec.compiled(), a._par, a._rng, f.hist,
+                np.zeros(0), np.zeros(0, dtype=np.int8))
+        run = _entry(loop, args, 5)
+        t0 = time.process_time()
+        run(*args)
+        if rep:
+            ts.append((time.process_time() - t0) / n)
+        else:  # the same rounds as simulate's loop
+            g = make_forecaster(name, horizon=n, seed=1)
+            _run_loop(g, make_adversary("greedy", horizon=n, seed=1), n, np.zeros(0), np.zeros(0, dtype=np.int8))
+            assert np.array_equal(f.table.n, g.table.n) and np.array_equal(f.table.s, g.table.s)
+    return float(np.median(ts))
+
+
 def parts(T, repeats, n=200_000):
     from numba import njit
 

@@ -251,7 +251,12 @@ def _update_moving_offsets(i, g, x, G, Q, lanes, tpad):
 
 # error_model="numpy": a float division by zero gives inf or NaN instead of raising, which
 # keeps the per-copy loops free of branches (none of them divides by zero).
-@kernel(error_model="numpy")
+# _nrt=False: update_lanes, lam_lanes and lanes_logc(_pair) allocate nothing, so they are
+# compiled without numba's runtime, and numba then emits no reference counting of their array
+# arguments (an atomic increment and decrement of each array's count at every call and at every
+# inlined helper that takes an array: measured, more time than their arithmetic). Their callers
+# hold the arrays. An allocation added to them fails to compile rather than leak.
+@kernel(error_model="numpy", _nrt=False)
 def update_lanes(i, g, G, Q, lanes, tpad):
     """update_bucket on whole vector registers: G_i += g, Q_i += g^2, S_k += new term - old
     term for every copy, O(K_eta) in about K_eta / LANE vector steps.
@@ -330,7 +335,7 @@ def _move(lanes, lam):
     lanes[SCALARS, AGE] += 1.0
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", _nrt=False)
 def lam_lanes(lanes, lam0, max_steps=None):
     """solve_lam for the sparse normaliser (b_k = ln(rho_k/K) + off_k, w_k = S_k) on whole
     vector registers: the same Newton/bisection steps, stopping rule and results
@@ -425,7 +430,7 @@ def _logc_in_log_space(i, G, Q, lam, lanes):
     return sparse_logc(i, G, Q, lanes[ETA], lanes[LOGPI], lam)
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", _nrt=False)
 def lanes_logc(i, G, Q, lam, lanes, tpad):
     """ln|c_i| at the Lam of the last lam_lanes (-inf when G_i = 0; c_i has the sign of G_i),
     O(K_eta / LANE) vector steps and one log.
@@ -444,7 +449,7 @@ def lanes_logc(i, G, Q, lam, lanes, tpad):
     return _finish_logc(_tree_sum(lanes, T1), i, G, Q, lam, lanes)
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", _nrt=False)
 def lanes_logc_pair(lo, G, Q, lam, lanes, tpad):
     """(lanes_logc(lo), lanes_logc(lo + 1)), the same bits."""
     _weighted(lanes, T1, lo, G, tpad)
