@@ -202,6 +202,14 @@ def new_lanes(m, K_eta):
 
 
 @kernel(inline="always")
+def _u(k):
+    """k as an unsigned index. numba adds a negative-index wraparound to a signed index unless
+    LLVM can prove it non-negative, which it cannot for a runtime sum like P + k or j + 1; that
+    select keeps a loop from vectorising. An unsigned index has none (the indices here are >= 0)."""
+    return np.uint64(k)
+
+
+@kernel(inline="always")
 def _tree_sum(lanes, r):
     """lanes[r, 0] + ... + lanes[r, P-1] (P a multiple of LANE) in a fixed order: eight
     running sums a_l = sum_j lanes[r, LANE j + l], then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) +
@@ -209,14 +217,14 @@ def _tree_sum(lanes, r):
     a0, a1, a2, a3 = lanes[r, 0], lanes[r, 1], lanes[r, 2], lanes[r, 3]
     a4, a5, a6, a7 = lanes[r, 4], lanes[r, 5], lanes[r, 6], lanes[r, 7]
     for j in range(LANE, lanes.shape[1], LANE):
-        a0 += lanes[r, j]
-        a1 += lanes[r, j + 1]
-        a2 += lanes[r, j + 2]
-        a3 += lanes[r, j + 3]
-        a4 += lanes[r, j + 4]
-        a5 += lanes[r, j + 5]
-        a6 += lanes[r, j + 6]
-        a7 += lanes[r, j + 7]
+        a0 += lanes[r, _u(j)]
+        a1 += lanes[r, _u(j + 1)]
+        a2 += lanes[r, _u(j + 2)]
+        a3 += lanes[r, _u(j + 3)]
+        a4 += lanes[r, _u(j + 4)]
+        a5 += lanes[r, _u(j + 5)]
+        a6 += lanes[r, _u(j + 6)]
+        a7 += lanes[r, _u(j + 7)]
     return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
 
 
@@ -226,14 +234,14 @@ def _tree_max(lanes, r):
     a0, a1, a2, a3 = lanes[r, 0], lanes[r, 1], lanes[r, 2], lanes[r, 3]
     a4, a5, a6, a7 = lanes[r, 4], lanes[r, 5], lanes[r, 6], lanes[r, 7]
     for j in range(LANE, lanes.shape[1], LANE):
-        a0 = max(a0, lanes[r, j])
-        a1 = max(a1, lanes[r, j + 1])
-        a2 = max(a2, lanes[r, j + 2])
-        a3 = max(a3, lanes[r, j + 3])
-        a4 = max(a4, lanes[r, j + 4])
-        a5 = max(a5, lanes[r, j + 5])
-        a6 = max(a6, lanes[r, j + 6])
-        a7 = max(a7, lanes[r, j + 7])
+        a0 = max(a0, lanes[r, _u(j)])
+        a1 = max(a1, lanes[r, _u(j + 1)])
+        a2 = max(a2, lanes[r, _u(j + 2)])
+        a3 = max(a3, lanes[r, _u(j + 3)])
+        a4 = max(a4, lanes[r, _u(j + 4)])
+        a5 = max(a5, lanes[r, _u(j + 5)])
+        a6 = max(a6, lanes[r, _u(j + 6)])
+        a7 = max(a7, lanes[r, _u(j + 7)])
     return max(max(max(a0, a4), max(a2, a6)), max(max(a1, a5), max(a3, a7)))
 
 
@@ -281,7 +289,7 @@ def update_lanes(i, g, G, Q, lanes, tpad):
         tpad[i, k] = t
         lanes[T2, k] = th  # (a store to tpad[i, P + k] here would keep the loop from vectorising)
     for k in range(P):
-        tpad[i, P + k] = lanes[T2, k]
+        tpad[i, _u(P + k)] = lanes[T2, k]
     tpad[i, 2 * P] = x
     for k in range(P):  # (a flag set in the loop above would keep it from vectorising)
         if lanes[SUM, k] < TINY_S:
@@ -400,7 +408,7 @@ def _tanh_row(i, x, lanes, tpad):
         em = expm1_lane(-2.0 * lanes[ETA, k] * x)
         lanes[T2, k] = -em / (2.0 + em)
     for k in range(P):
-        tpad[i, P + k] = lanes[T2, k]
+        tpad[i, _u(P + k)] = lanes[T2, k]
     tpad[i, 2 * P] = x
 
 
@@ -412,7 +420,7 @@ def _weighted(lanes, r, i, G, tpad):
     if tpad[i, 2 * P] != x:
         _tanh_row(i, x, lanes, tpad)
     for k in range(P):
-        lanes[r, k] = lanes[V, k] * tpad[i, k] * tpad[i, P + k]
+        lanes[r, k] = lanes[V, k] * tpad[i, k] * tpad[i, _u(P + k)]
 
 
 @kernel(inline="always")
