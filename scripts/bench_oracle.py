@@ -10,12 +10,14 @@ a shared machine inflates them less than wall time; every figure is also given a
 the kt round measured in the same run.
 
 1. Whole runs against greedy (simulate): cdl, kt, and sign (step 1 with r = 1/2: the round
-   without any oracle), per round.
+   without any oracle), per round; and kt and sign with their loops compiled without numba's
+   reference counting (``_nrt=False``), as cdl's loop is.
 2. The oracle's parts on the state of a cdl run after 10^5 rounds (m and K_eta of --T), each
    called in a compiled loop: the Lam solve warm-started at the last root (the weights kept),
    the Lam solve with every weight formed afresh (exps), ln|c| at the two buckets of a mixed
    step, and the update of a bucket drawn at random.
-With --targets instead: cdl and kt per round at T = 1e7 (interleaved, medians of 3), cdl at
+With --targets instead: cdl and kt per round at T = 1e7 (interleaved, medians of 3; kt also with
+its loop compiled without reference counting), cdl at
 1e5 (3) against 1e8 (1 run), sparse against dense at the T = 1e7 configuration (dense over its
 first 2e5 rounds), and the peak RSS of fresh processes running cdl at 1e6 and 1e8.
 With --one NAME T: one run against greedy in a fresh process, its CPU and wall seconds and peak RSS.
@@ -211,6 +213,7 @@ def targets(repeats):
     c0 = time.process_time()
     simulate("cdl", "greedy", horizon=10**8, seed=1)
     big = (time.process_time() - c0) / 1e8
+    kt_free = per_round_without_refcounts("kt", 10**7, repeats)
     f = make_forecaster("cdl", horizon=10**7, seed=1, oracle="dense")
     a = make_adversary("greedy", horizon=10**7, seed=1)
     from fastcdl.online.simulate import _run_loop
@@ -224,6 +227,8 @@ def targets(repeats):
           f"{cpu['cdl'] / cpu['kt']:.2f}x ({cpu['cdl'] * 1e9:.0f} / {cpu['kt'] * 1e9:.0f} ns) | within 1.6x |")
     print(f"| same, wall time | {wall['cdl'] / wall['kt']:.2f}x ({wall['cdl'] * 1e9:.0f} / "
           f"{wall['kt'] * 1e9:.0f} ns) | |")
+    print(f"| cdl / kt with kt's loop also compiled without reference counting, CPU | "
+          f"{cpu['cdl'] / kt_free:.2f}x ({cpu['cdl'] * 1e9:.0f} / {kt_free * 1e9:.0f} ns) | |")
     print(f"| cdl per round, T = 1e8 / T = 1e5 (CPU) | {big / float(np.median(small)):.2f} "
           f"({big * 1e9:.0f} / {float(np.median(small)) * 1e9:.0f} ns) | within 1.3 |")
     print(f"| dense / sparse per round at the T = 1e7 configuration (CPU) | {dense / cpu['cdl']:.0f}x | "
@@ -252,6 +257,8 @@ def main():
     T = int(args.T)
     whole = {name: per_round(name, T, args.repeats) for name in ("cdl", "kt", "sign")}
     kt = whole["kt"]
+    for name in ("kt", "sign"):
+        whole[f"{name}, its loop without reference counting,"] = per_round_without_refcounts(name, T, args.repeats)
     part, m, K_eta, P = parts(T, args.repeats)
     code = machine_code()
     load = os.getloadavg()[0]

@@ -25,7 +25,8 @@ The sparse form runs vectorised (update_lanes, lam_lanes, lanes_logc): the per-c
 is a structure of arrays padded to the vector width, every exp is lane_exp's polynomial
 (so the loops compile to AVX-512/AVX2 code), each bucket's tanh(eta_k |G_i|) is cached
 beside its term (so c needs no exps), and the copies' weights at the root are kept from
-solve to solve and moved by a polynomial factor when Lam moves a little. The scalar
+solve to solve and moved by a polynomial factor when Lam moves a little; the three kernels
+are compiled without numba's reference counting (_nrt=False: they allocate nothing). The scalar
 kernels (update_bucket, sparse_lam, sparse_logc) state the same numbers copy by copy;
 update_bucket and sparse_logc are also the fallbacks for the rare offset moves and
 underflows.
