@@ -60,8 +60,8 @@ def per_round_without_refcounts(name, T, repeats):
     from fastcdl.online.simulate import _entry, _run_loop
 
     spec = make_forecaster(name, horizon=1000, seed=0).spec
-    loop = njit(_nrt=False, **{k: v for k, v in spec.loop.targetoptions.items() if k not in ("cache", "_nrt")})(
-        spec.loop.py_func)
+    options = {k: v for k, v in spec.loop.targetoptions.items() if k not in ("cache", "_nrt", "nopython")}
+    loop = njit(_nrt=False, **options)(spec.loop.py_func)
     ts = []
     for rep in range(repeats + 1):
         n = 1000 if rep == 0 else T
@@ -94,7 +94,7 @@ def parts(T, repeats, n=200_000):
     st = f.state
     lo = max(0, min(st.G.shape[0] - 2, int(np.searchsorted(st.G >= 0, True)) - 1))
 
-    @njit
+    @njit(_nrt=False)  # like the kernels and cdl's loop: no reference counting in the harness
     def lam_kept(n, st):
         s = 0.0
         for _ in range(n):
@@ -103,7 +103,7 @@ def parts(T, repeats, n=200_000):
             s += lam
         return s
 
-    @njit
+    @njit(_nrt=False)  # like the kernels and cdl's loop: no reference counting in the harness
     def lam_fresh(n, st):
         s = 0.0
         for _ in range(n):
@@ -113,7 +113,7 @@ def parts(T, repeats, n=200_000):
             s += lam
         return s
 
-    @njit
+    @njit(_nrt=False)  # like the kernels and cdl's loop: no reference counting in the harness
     def logc_pair(n, st, lo):
         s = 0.0
         for _ in range(n):
@@ -121,7 +121,7 @@ def parts(T, repeats, n=200_000):
             s += a + b
         return s
 
-    @njit
+    @njit(_nrt=False)  # like the kernels and cdl's loop: no reference counting in the harness
     def update(n, st, bs, gs):
         for r in range(n):
             msmwc.update_lanes(bs[r], gs[r], st.G, st.Q, st.lanes, st.tpad)
