@@ -215,7 +215,7 @@ def reading(res):
         out.append(
             "- Tried and not kept (one-off profiles, not produced by this script). (1) With the two-sided dual "
             "(two heaps, lazy deletion; the previous version) the programme took 2.45 s against 0.70 s for the "
-            "one-sided one on the same calibrated table of 10^7 rounds (CPU time, quiet machine). (2) A bucket "
+            "one-sided one on the same calibrated table of 10^7 rounds (wall time, best of 3, load average about 1). (2) A bucket "
             "queue: the breakpoints' positions are known in advance (prefix sums of r_i), so they can be counted "
             "into about m/2 buckets by value, with a small heap per bucket and a two-level bitmap to find the "
             "highest live bucket. On four calibrated tables of 10^7 rounds it took 0.16, 0.90, 1.12 and 0.39 s "
