@@ -278,23 +278,23 @@ def update_lanes(i, g, G, Q, lanes, tpad):
     Qn = Q[i] + g * g
     x = abs(Gn)
     for k in range(P):
-        u = lanes[ETA, k] * x - lanes[E32, k] * Qn - lanes[OFF, k]
-        lanes[T1, k] = u
-        lanes[T2, k] = u
-    if _tree_max(lanes, T2) > RESCALE:
+        lanes[T1, k] = lanes[ETA, k] * x - lanes[E32, k] * Qn - lanes[OFF, k]
+    if _tree_max(lanes, T1) > RESCALE:
         _update_moving_offsets(i, g, x, G, Q, lanes, tpad)
         return
     for k in range(P):
         t, th = _term(lanes[T1, k], lanes[ETA, k], x)
         lanes[SUM, k] += t - tpad[i, k]
         tpad[i, k] = t
-        lanes[T2, k] = th  # (a store to tpad[i, P + k] here would keep the loop from vectorising)
-    for k in range(P):
-        tpad[i, _u(P + k)] = lanes[T2, k]
+        tpad[i, _u(P + k)] = th
     tpad[i, 2 * P] = x
-    for k in range(P):  # (a flag set in the loop above would keep it from vectorising)
-        if lanes[SUM, k] < TINY_S:
-            _shift_offset(k, math.log(lanes[SUM, k]), lanes[OFF], lanes[SUM], tpad)
+    small = 0
+    for k in range(P):  # (a count kept in the loop above would keep it from vectorising)
+        small += lanes[SUM, k] < TINY_S
+    if small:  # rare: each shift changes copy k's S only, so testing first changes nothing
+        for k in range(P):
+            if lanes[SUM, k] < TINY_S:
+                _shift_offset(k, math.log(lanes[SUM, k]), lanes[OFF], lanes[SUM], tpad)
     G[i] = Gn
     Q[i] = Qn
 
@@ -335,7 +335,7 @@ def _move(lanes, lam):
     a = eta_k (lam - AT), |a| <= MOVE / 32 = 1.6e-3, by its Taylor polynomial of degree 6
     (truncation error a^7 / 7! < 6e-24, far below rounding): no exps."""
     s = lam - lanes[SCALARS, AT]
-    for k in range(lanes.shape[1]):
+    for k in range(lanes.shape[1] if s != 0.0 else 0):  # s = 0 (a warm start): every factor is 1 exactly
         a = lanes[ETA, k] * s
         a2 = a * a
         f = (1.0 - a) + a2 * ((0.5 - a * (1.0 / 6.0)) + a2 * ((1.0 / 24.0 - a * (1.0 / 120.0)) + a2 * (1.0 / 720.0)))
