@@ -133,3 +133,44 @@ def test_pathwise_regret_bound(adversary, record_property):
     print(f"cdl vs {adversary}: largest regret / bound = {ratio:.4f}")
     assert ratio <= 1.0
     assert math.isfinite(X)
+
+
+@pytest.mark.parametrize("shift", [0.0, 100.0, -599.99])
+def test_update_lanes_equals_update_bucket_to_the_bit(shift):
+    """The vector update and the copy-by-copy one give the same G, Q, off, S and terms, bit for
+    bit, also on their rare paths: shift = 100 raises every offset so that S_k < 1e-30 (the
+    renormalisation), shift = -599.99 lowers them so that a term soon exceeds e^600 (the offset
+    move)."""
+    from fastcdl._kernels import msmwc
+
+    m, K = 6, 11
+    rng = np.random.default_rng(5)
+    lanes, tpad = msmwc.new_lanes(m, K)
+    G, Q = rng.normal(0.0, 30.0, m), rng.uniform(0.0, 40.0, m)
+    G[2] = 0.0
+    eta, off, S, terms = lanes[msmwc.ETA, :K], lanes[msmwc.OFF, :K], lanes[msmwc.SUM, :K], tpad[:, :K]
+    msmwc.refresh_normaliser(G, Q, eta, off, S, terms)
+    for k in range(K):
+        msmwc._shift_offset(k, shift, off, S, terms)
+    ref = [a.copy() for a in (G, Q, off, S, terms)]
+    seen = {"tiny": 0, "moved": 0}
+    for _ in range(400):
+        i, g = int(rng.integers(0, m)), float(rng.choice([-1.0, -0.3, 0.0, 0.7, 1.0]))
+        if rng.uniform() < 0.7:  # mostly away from 0, so that |G_i| and the terms grow
+            g = abs(g) * (1.0 if G[i] >= 0.0 else -1.0)
+        before = off.copy()
+        msmwc.update_lanes(i, g, G, Q, lanes, tpad)
+        msmwc.update_bucket(i, g, ref[0], ref[1], eta.copy(), *ref[2:])
+        seen["tiny"] += int(np.any(off < before))
+        seen["moved"] += int(np.any(off > before))
+        for got, want in zip((G, Q, off, S, terms), ref):
+            assert np.array_equal(got, want)
+        # the bucket's cached tanh is that of its |G_i|, as _term forms it
+        P = lanes.shape[1]
+        assert tpad[i, 2 * P] == abs(G[i])
+        em = np.array([msmwc.expm1_lane(-2.0 * e * abs(G[i])) for e in eta])
+        assert np.array_equal(tpad[i, P:P + K], -em / (2.0 + em))
+    if shift > 0:
+        assert seen["tiny"] > 0
+    if shift < 0:
+        assert seen["moved"] > 0
