@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import fastcdl as fc
 from fastcdl._kernels import buckets as kb
 from fastcdl.binning import quantile_edges_of_rounds
-from reference import bin_index_ref, quantile_edges_ref, table_ref
+from reference import bin_index_ref, quantile_edges_ref, quantile_edges_sorted_ref, table_ref
 
 
 def _same_table(st_, ref):
@@ -86,6 +86,79 @@ def test_large_inputs_match_a_sort(kind):
     st_ = fc.bucket_stats(y, p, bins=215, strategy="quantile")
     assert st_ == fc.bucket_stats(y, p, bins=st_.edges)
     assert st_ == fc.bucket_stats(y, p, bins=215, strategy="quantile", n_jobs=1)
+
+
+def _skewed(kind, T, rng):
+    """Predictions for the fine counting grid of many quantile ranks: spread, crowded into one
+    cell of width 2^-20, tied on a few values, heaped at 0 and 1, on the grid's cell bounds."""
+    if kind == "uniform":
+        return rng.random(T)
+    if kind == "crowded":  # every prediction in one cell of the finest grid
+        return 0.3 + rng.random(T) * 2.0**-22
+    if kind == "ties":  # a tree model: 41 scores, one of them holding half the rounds
+        p = np.round(rng.random(T) * 40) / 40
+        p[: T // 2] = 0.625
+        return rng.permutation(p)
+    if kind == "zeros_and_ones":
+        p = rng.random(T)
+        p[: T // 2] = 0.0
+        p[T // 2: T // 2 + T // 4] = 1.0
+        p[-5:] = -0.0  # a valid zero too
+        return rng.permutation(p)
+    if kind == "cell_bounds":  # exactly on, and one ulp around, bounds of cells of the 2^20 grid
+        c = rng.integers(0, 2**20 + 1, T) / 2.0**20
+        return np.clip(c + rng.choice([-1, 0, 0, 1], T) * np.spacing(c), 0.0, 1.0)
+    if kind == "two_cells":  # mass in two far cells, a few rounds between
+        p = np.where(rng.random(T) < 0.5, 0.1 + rng.random(T) * 1e-9, 0.9 - rng.random(T) * 1e-9)
+        p[:7] = rng.random(7)
+        return p
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "crowded", "ties", "zeros_and_ones", "cell_bounds", "two_cells"])
+def test_fine_grid_edges_match_a_sort(kind):
+    """Many quantile ranks (a counting grid finer than 2^16 cells) against the order statistics
+    of np.sort, written from the definition (tests/reference.py); serial and parallel count."""
+    rng = np.random.default_rng(11)
+    T = 300_007
+    p = _skewed(kind, T, rng)
+    for m in (1, 2, 1025, 5000, 40_000, T, T + 13):
+        assert fc.binning.edge_grid(T, m) == min(max(2**16, 2 ** int(np.ceil(np.log2(64 * m)))), 2**19)
+        want = quantile_edges_sorted_ref(p, m)
+        for parallel in (False, True):
+            got = quantile_edges_of_rounds(p, m, parallel)
+            assert got.tolist() == want, (kind, m, parallel)
+    y = rng.random(T) < 0.5
+    st_ = fc.bucket_stats(y, p, bins=5000, strategy="quantile")
+    assert st_.edges.tolist() == quantile_edges_sorted_ref(p, 5000)
+    assert st_ == fc.bucket_stats(y, p, bins=st_.edges)
+    assert st_.edges.shape[0] - 1 <= 5000
+    if kind in ("ties", "zeros_and_ones"):  # ties give fewer bins than asked
+        assert st_.edges.shape[0] - 1 < 5000
+    # every interior edge is a prediction (5e-324 stands for 0)
+    assert set(st_.edges[1:-1].tolist()) <= set(np.unique(p).tolist()) | {5e-324}
+
+
+def test_the_sorted_reference_agrees_with_the_exact_one():
+    """quantile_edges_sorted_ref (np.sort) against quantile_edges_ref (Fractions) on small cases."""
+    rng = np.random.default_rng(12)
+    for _ in range(40):
+        T = int(rng.integers(1, 60))
+        p = rng.choice([0.0, -0.0, 5e-324, 0.1, 0.5, 0.5 + 2**-52, 0.9, 1.0, rng.random()], T)
+        for m in (1, 2, 3, 7, T, T + 5):
+            assert quantile_edges_sorted_ref(p, m) == quantile_edges_ref(p, m)
+
+
+def test_the_fine_grid_refuses_bad_predictions():
+    rng = np.random.default_rng(13)
+    for bad in (np.nan, 1.0 + 2**-52, -5e-324, np.inf, -np.inf, -1.0):
+        p = rng.random(2**20 + 77)
+        p[2**20 + 5] = bad
+        for m in (3, 10**4):
+            for parallel in (False, True):
+                assert quantile_edges_of_rounds(p, m, parallel) is None
+        with pytest.raises(ValueError, match="y_prob"):
+            fc.bucket_stats(np.zeros(p.shape[0], bool), p, bins=10**4, strategy="quantile")
 
 
 @settings(max_examples=200, deadline=None)
