@@ -455,7 +455,7 @@ def merge_sorted_keys(ka, kb):
 
 # Counting is split into at most COUNT_PARTS partial histograms, fixed by T alone; the counts
 # are integers, so any split gives the same histogram (and memory stays COUNT_PARTS * G).
-COUNT_PARTS = 4
+COUNT_PARTS = 2
 
 
 # 1.0 as float64 bits: for p in [0, 1] the bits are at most ONE_BITS, and the only other bit
