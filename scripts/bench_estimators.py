@@ -197,11 +197,12 @@ def reading(res):
         ratios = ", ".join("{:.1f}x".format(b["quantile"] / b["uniform"]) for b in missed)
         line += f"; not for {', '.join(str(b['m']) for b in missed)} bins ({ratios})"
     worst = max(res["binning"], key=lambda b: b["quantile"] / b["uniform"])
+    rest = (worst["quantile"] - worst["edges"]) / worst["uniform"]
     line += (f". Where the time goes at {worst['m']} bins: binning by the quantile edges alone (last column) costs "
              f"{worst['edges'] / worst['uniform']:.2f}x equal width, and finding the edges (two passes over the "
-             f"predictions: the count and the gather) the remaining {(worst['quantile'] - worst['edges']) / worst['uniform']:.2f}x. "
-             "Before the counting grid grew with m (a fixed 2^16 cells, which at 10^4 bins gathered 15% of the rounds), "
-             "10^4 bins took 3.1x (2026-11-24 16:22 UTC, same command)")
+             f"predictions: the count and the gather) the remaining {rest:.2f}x. Before the counting grid grew with m "
+             "(a fixed 2^16 cells, which at 10^4 bins gathered 15% of the rounds), 10^4 bins took 3.1x "
+             "(2026-11-24 16:22 UTC, same command)")
     out.append(line + ".")
     sm = res["smce"]
     if all("relplot_smece" in r for r in sm):

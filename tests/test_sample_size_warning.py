@@ -283,3 +283,20 @@ def test_cdl_multiclass_rule_on_rows():
         warnings.simplefilter("error", fc.SampleSizeWarning)
         with fc.metrics.sample_size_check_off():
             fc.cdl_multiclass(y2, P2)
+
+
+def test_dask_weighted_table_keeps_its_rounds():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    import fastcdl.dask as fd
+
+    rng = np.random.default_rng(12)
+    p = np.r_[rng.random(500), np.full(500, 0.25)]
+    y = rng.random(1000) < p
+    w = rng.random(1000) + 0.1
+    with dask.config.set(scheduler="synchronous"):
+        st = fd.bucket_stats(da.from_array(y, chunks=300), da.from_array(p, chunks=300),
+                             sample_weight=da.from_array(w, chunks=300))
+    assert st.rounds.tolist() == fc.bucket_stats(y, p, sample_weight=w).rounds.tolist()
+    assert fc.metrics.one_round_share(st) == pytest.approx(_share_ref(p, w), rel=1e-12)

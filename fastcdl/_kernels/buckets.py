@@ -448,10 +448,10 @@ def merge_sorted_keys(ka, kb):
 
 # -- equal-mass (quantile) bins ----------------------------------------------------------
 # Quantile edges are found through a counting grid of their own, G cells of width 1/G (G a
-# power of two, so the cell min(floor(x G), G - 1) is exact and non-decreasing in x). G grows with the
-# number of quantile ranks (fastcdl.binning.edge_grid) so that the cells holding ranks, whose
-# predictions are gathered, hold a small share of the rounds (at 10^4 ranks, 2^20 cells: about
-# 1% of the rounds, where 2^16 cells gathered 15%).
+# power of two, so the cell min(floor(x G), G - 1) is exact and non-decreasing in x). G grows
+# with the number of quantile ranks (fastcdl.binning.edge_grid) so that the cells holding
+# ranks, whose predictions are gathered, hold a small share of the rounds (at 10^4 ranks,
+# 2^20 cells: about 1% of the rounds, where 2^16 cells gathered 15%).
 
 # Counting is split into at most COUNT_PARTS partial histograms, fixed by T alone; the counts
 # are integers, so any split gives the same histogram (and memory stays COUNT_PARTS * G).
