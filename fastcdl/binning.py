@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastcdl import _parallel
 from fastcdl._kernels import buckets as _kb
 
 __all__ = ["quantile_edges_of_rounds", "quantile_edges_of_table", "edges_from_quantiles"]
@@ -85,7 +84,7 @@ def edge_grid(T: int, m: int) -> int:
     return G
 
 
-def quantile_edges_of_rounds(p: np.ndarray, m: int, parallel: bool):
+def quantile_edges_of_rounds(p: np.ndarray, m: int):
     """Quantile edges of unweighted predictions p (float64), or None if some p is outside
     [0, 1] or NaN.
 
@@ -103,29 +102,17 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int, parallel: bool):
         return edges_from_quantiles(np.sort(p)[r - 1])
     G = edge_grid(T, m)
     hist = np.zeros(G, dtype=np.int64)
-    if parallel:
-        part = _kb.count_grid_parallel(p, p.view(np.uint64), G, hist)
-        if not part.shape[0]:
-            return None
-    elif not _kb.count_grid(p, p.view(np.uint64), G, hist):
+    if not _kb.count_grid(p, p.view(np.uint64), G, hist):
         return None
     C = np.cumsum(hist)
     cells = np.searchsorted(C, r, side="left")
     kept = np.unique(cells)
     offsets = np.zeros(kept.shape[0] + 1, dtype=np.int64)
     np.cumsum(hist[kept], out=offsets[1:])
-    if parallel:
-        buf = _kb.gather_grid_cells_parallel(p, G, kept, offsets, part)
-    else:
-        buf = _kb.gather_grid_cells(p, G, kept, offsets)
+    buf = _kb.gather_grid_cells(p, G, kept, offsets)
     # rank r in cell g is the (r - rounds in cells before g)-th smallest of g's predictions
     before = C[cells] - hist[cells]
     return edges_from_quantiles(_kb.order_statistics(buf, offsets, np.searchsorted(kept, cells), r - before - 1))
-
-
-def parallel_count(T: int, n_jobs) -> bool:
-    """Whether the count of :func:`quantile_edges_of_rounds` runs on the thread pool."""
-    return _kb.count_parts(T)[0] > 1 and n_jobs != 1 and _parallel.parallel_safe()
 
 
 def chunk_binning(bins, strategy):

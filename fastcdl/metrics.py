@@ -25,7 +25,7 @@ from fastcdl._multi import ClasswiseResult, accepts_multiclass
 from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
-from fastcdl.binning import parallel_count, quantile_edges_of_rounds, quantile_edges_of_table
+from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -193,9 +193,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
             exact = _exact_table(y, p, w)
             edges = quantile_edges_of_table(exact.values, exact.counts, m)
         else:
-            parallel = parallel_count(p.shape[0], n_jobs)
-            with _parallel.num_threads(n_jobs if parallel else None):
-                edges = quantile_edges_of_rounds(p, m, parallel)
+            edges = quantile_edges_of_rounds(p, m)
             if edges is None:
                 _validate.check_rounds(y, p, w)  # raises, naming the first bad value
         return _binned_table(y, p, w, edges, False, n_jobs)

@@ -97,9 +97,7 @@ def _binning():
     def parallel():
         fc.bucket_stats(*big, bins=15)
         fc.bucket_stats(*big, bins=15, sample_weight=np.ones(CHUNK + 1))
-        # the quantile edges' count runs on the pool from two parts of 2^20 rounds
-        fc.bucket_stats(np.zeros(2 * CHUNK + 1, dtype=np.uint8), np.full(2 * CHUNK + 1, 0.5), bins=15,
-                        strategy="quantile")
+        fc.bucket_stats(*big, bins=15, strategy="quantile")
 
     return [("binned tables (equal width, edges, quantile, weighted)", binned),
             ("parallel binning (T > 2^20)", parallel)]

@@ -71,7 +71,7 @@ def test_zeros_keep_a_bin_of_their_own():
 @pytest.mark.parametrize("kind", ["uniform", "crowded", "grid", "subnormal"])
 def test_large_inputs_match_a_sort(kind):
     """The grid count and gather (no sort) against np.sort's order statistics, over several
-    chunks, serial and parallel; "crowded" puts every prediction in one cell of the grid."""
+    chunks; "crowded" puts every prediction in one cell of the grid."""
     rng = np.random.default_rng(5)
     T = 2 * kb.CHUNK + 1001
     p = {"uniform": rng.random(T), "crowded": 0.3 + rng.random(T) * 1e-6,
@@ -80,8 +80,7 @@ def test_large_inputs_match_a_sort(kind):
     for m in (1, 7, 215, 5000):
         ranks = (np.arange(1, m + 1) * T + m - 1) // m
         want = fc.binning.edges_from_quantiles(srt[ranks - 1])
-        for parallel in (False, True):
-            assert np.array_equal(quantile_edges_of_rounds(p, m, parallel), want)
+        assert np.array_equal(quantile_edges_of_rounds(p, m), want)
     y = rng.random(T) < p
     st_ = fc.bucket_stats(y, p, bins=215, strategy="quantile")
     assert st_ == fc.bucket_stats(y, p, bins=st_.edges)
@@ -118,16 +117,13 @@ def _skewed(kind, T, rng):
 @pytest.mark.parametrize("kind", ["uniform", "crowded", "ties", "zeros_and_ones", "cell_bounds", "two_cells"])
 def test_fine_grid_edges_match_a_sort(kind):
     """Many quantile ranks (a counting grid finer than 2^16 cells) against the order statistics
-    of np.sort, written from the definition (tests/reference.py); serial and parallel count."""
+    of np.sort, written from the definition (tests/reference.py)."""
     rng = np.random.default_rng(11)
     T = 300_007
     p = _skewed(kind, T, rng)
     for m in (1, 2, 1025, 5000, 40_000, T, T + 13):
         assert fc.binning.edge_grid(T, m) == min(max(2**16, 2 ** int(np.ceil(np.log2(64 * m)))), 2**19)
-        want = quantile_edges_sorted_ref(p, m)
-        for parallel in (False, True):
-            got = quantile_edges_of_rounds(p, m, parallel)
-            assert got.tolist() == want, (kind, m, parallel)
+        assert quantile_edges_of_rounds(p, m).tolist() == quantile_edges_sorted_ref(p, m), (kind, m)
     y = rng.random(T) < 0.5
     st_ = fc.bucket_stats(y, p, bins=5000, strategy="quantile")
     assert st_.edges.tolist() == quantile_edges_sorted_ref(p, 5000)
@@ -155,8 +151,7 @@ def test_the_fine_grid_refuses_bad_predictions():
         p = rng.random(2**20 + 77)
         p[2**20 + 5] = bad
         for m in (3, 10**4):
-            for parallel in (False, True):
-                assert quantile_edges_of_rounds(p, m, parallel) is None
+            assert quantile_edges_of_rounds(p, m) is None
         with pytest.raises(ValueError, match="y_prob"):
             fc.bucket_stats(np.zeros(p.shape[0], bool), p, bins=10**4, strategy="quantile")
 

@@ -453,11 +453,6 @@ def merge_sorted_keys(ka, kb):
 # ranks, whose predictions are gathered, hold a small share of the rounds (at 10^4 ranks,
 # 2^20 cells: about 1% of the rounds, where 2^16 cells gathered 15%).
 
-# Counting is split into at most COUNT_PARTS partial histograms, fixed by T alone; the counts
-# are integers, so any split gives the same histogram (and memory stays COUNT_PARTS * G).
-COUNT_PARTS = 2
-
-
 # 1.0 as float64 bits: for p in [0, 1] the bits are at most ONE_BITS, and the only other bit
 # pattern of a valid p is -0.0's. An integer test keeps the count loop at memory speed, and a
 # round that fails it is counted in cell 0 (so no index is ever computed from NaN).
@@ -467,8 +462,8 @@ MINUS_ZERO_BITS = np.uint64(0x8000000000000000)
 
 @kernel
 def _count_grid_span(p, p_bits, G, hist):
-    """Count p into hist; False if some p is bad. Callers pass slices: a loop over a whole
-    array runs about twice as fast here as one over range(start, stop)."""
+    """Count p into hist; False if some p is bad. A loop over a whole array (callers pass
+    slices) runs about twice as fast here as one over range(start, stop)."""
     n_bad = 0
     for t in range(p.shape[0]):
         b = p_bits[t]
@@ -479,54 +474,12 @@ def _count_grid_span(p, p_bits, G, hist):
 
 
 @kernel
-def count_parts(T):
-    """(parts, step) of the parallel count: at most COUNT_PARTS, at least 2^20 rounds each
-    (fewer is not worth waking the pool), fewer than 2^31 each (int32 partial counts)."""
-    parts = min(COUNT_PARTS, max(1, T >> 20))
-    if parts < (T >> 31) + 1:
-        parts = (T >> 31) + 1
-    return parts, (T + parts - 1) // parts
-
-
-@kernel
 def count_grid(p, p_bits, G, hist):
     """Add the number of predictions p in each of the G grid cells to hist (G,); False if some
     p is outside [0, 1] or NaN (hist is then meaningless). p_bits is p viewed as uint64.
-    O(T), serial."""
+    O(T), serial: on the 2-core machine of results/benchmarks/metrics.md, shared with other
+    jobs, two threads (partial histograms added afterwards) counted slower than one."""
     return _count_grid_span(p, p_bits, G, hist)
-
-
-@kernel(parallel=True)
-def _count_grid_chunks(p, p_bits, G, step, part, bad):
-    T = p.shape[0]
-    for c in prange(bad.shape[0]):
-        start, stop = c * step, min(T, (c + 1) * step)
-        ok = _count_grid_span(p[start:stop], p_bits[start:stop], G, part[c * G:(c + 1) * G])
-        bad[c] = 0 if ok else 1
-
-
-@kernel(parallel=True)
-def _add_grid_parts(part, parts, hist):
-    G = hist.shape[0]
-    for g in prange(G):
-        for c in range(parts):
-            hist[g] += part[c * G + g]
-
-
-@kernel
-def count_grid_parallel(p, p_bits, G, hist):
-    """:func:`count_grid` on numba's thread pool; the same counts (hist untouched on False).
-    Returns the :func:`count_parts` partial histograms (parts G int32 counts, part c's cell g
-    at c G + g; empty if some p is bad), for :func:`gather_grid_cells_parallel`."""
-    parts, step = count_parts(p.shape[0])
-    part = np.zeros(parts * G, dtype=np.int32)
-    bad = np.zeros(parts, dtype=np.int64)
-    _count_grid_chunks(p, p_bits, G, step, part, bad)
-    for c in range(parts):
-        if bad[c] != 0:
-            return np.zeros(0, dtype=np.int32)
-    _add_grid_parts(part, parts, hist)
-    return part
 
 
 @kernel(inline="always")
@@ -577,28 +530,6 @@ def gather_grid_cells(p, G, cells, offsets):
     words, below = cell_bitmap(cells, G)
     buf = np.empty(offsets[cells.shape[0]], dtype=np.float64)
     _gather_span(p, G, words, below, buf, offsets[:cells.shape[0]].copy())
-    return buf
-
-
-@kernel(parallel=True)
-def gather_grid_cells_parallel(p, G, cells, offsets, part):
-    """:func:`gather_grid_cells` on numba's thread pool, over the parts of
-    :func:`count_grid_parallel` (``part``, its partial counts): part c writes cell k's
-    predictions after those of the parts before it, so the buffer is the serial one."""
-    n_slots = cells.shape[0]
-    T = p.shape[0]
-    parts, step = count_parts(T)
-    words, below = cell_bitmap(cells, G)
-    fill = np.empty(parts * n_slots, dtype=np.int64)
-    for k in range(n_slots):
-        at = offsets[k]
-        for c in range(parts):
-            fill[c * n_slots + k] = at
-            at += part[c * G + cells[k]]
-    buf = np.empty(offsets[n_slots], dtype=np.float64)
-    for c in prange(parts):
-        start, stop = c * step, min(T, (c + 1) * step)
-        _gather_span(p[start:stop], G, words, below, buf, fill[c * n_slots:(c + 1) * n_slots])
     return buf
 
 
