@@ -23,7 +23,8 @@ BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/
 	tests/test_binning_chunks.py tests/test_validation.py tests/test_online_step1.py \
 	tests/test_online_oracle.py tests/test_online_api.py tests/test_versions.py \
 	tests/test_sample.py tests/test_uncertainty.py tests/test_ablations.py tests/test_acrs.py \
-	tests/test_baselines.py tests/test_plugins.py tests/test_signpreserve.py tests/test_quantile_bins.py
+	tests/test_baselines.py tests/test_plugins.py tests/test_signpreserve.py tests/test_quantile_bins.py \
+	tests/test_sort_keys.py
 
 test: $(STAMP)
 	$(PY) -m fastcdl warmup

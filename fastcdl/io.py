@@ -389,9 +389,18 @@ def _text_column(arr, col, kind, source, rows, where, delimiter):
 
     convert = _to_outcome if kind == "outcome" else _to_float
     try:
-        return convert(arr).to_numpy(zero_copy_only=False)
+        out = convert(arr)
     except pa.ArrowInvalid:
         pass
+    else:
+        if isinstance(out, pa.ChunkedArray):
+            out = out.combine_chunks()
+        if out.null_count == 0 and out.type == pa.float64():
+            # read from the data buffer: pyarrow's to_numpy goes through its pandas shim, which
+            # imports pandas whenever it is installed
+            data = np.frombuffer(out.buffers()[1], dtype=np.float64, count=out.offset + len(out))
+            return data[out.offset:].copy()
+        return out.to_numpy(zero_copy_only=False)
     i = _first_failing(arr, convert)
     text = arr[i].as_py()
     if not text.strip():

@@ -418,10 +418,12 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
 
         smCE = max (1/T) sum_t w(p_t) (y_t - p_t) over w: [0, 1] -> [-1, 1] 1-Lipschitz.
 
-    Within constant factors of the lower distance to calibration. Solved as its dual, a
-    dynamic programme over a convex piecewise-linear function kept in two heaps:
-    O(m log m), no LP solver (docs/estimators.md). On a binned table the bin means stand
-    for the predictions.
+    Within constant factors of the lower distance to calibration. Since the predictions lie
+    in [0, 1], w cannot touch both -1 and 1, so one side of the box suffices; that LP is
+    solved as its dual, a dynamic programme over a convex piecewise-linear function whose
+    breakpoints sit in one heap: O(m log m), no LP solver (docs/estimators.md). From raw
+    rounds add the exact table's sort. On a binned table the bin means stand for the
+    predictions.
 
     >>> smce([1, 1], [0.5, 0.5])
     0.5

@@ -720,3 +720,14 @@ def test_messages_carry_no_numpy_reprs(tmp_path, capsys):
     messages.append(_run_bad(capsys, ["metrics", str(f)]))
     for m in messages:
         assert "np." not in m and "float64(" not in m and "int64(" not in m, m
+
+
+def test_text_columns_convert_sliced_and_chunked_arrays():
+    pa = pytest.importorskip("pyarrow")
+    outcomes = pa.array([" 0.5", "1", "0.25", "true", "0", "FALSE"])
+    probs = pa.array(["0.5", " 0.125 ", "1", "0", "0.75", "1e-3"])
+    for kind, cells in (("outcome", outcomes), ("prob", probs)):
+        for arr in (cells, cells.slice(2), cells.slice(1, 3), pa.chunked_array([cells.slice(0, 2), cells.slice(4)])):
+            want = [float({"true": 1, "false": 0}.get(c.strip().lower(), c)) for c in arr.to_pylist()]
+            got = fastcdl.io._text_column(arr, 0, kind, "x.csv", 0, None, ",")
+            assert got.dtype == np.float64 and got.tolist() == want

@@ -13,8 +13,8 @@ plain numbers or arrays. Nothing here sorts or validates; fastcdl/sample.py does
 - cutoff_kernel: the range of the prefix sums of s_i - q_i n_i, P_0 = 0 included. O(m).
 - brier_*, murphy_kernel, mce_kernel: the classic numbers. O(m) (O(T) on raw rounds).
 - atb_kernel: the two-bin integral in closed form over the pieces between predictions. O(m).
-- smce_kernel: the dual of the smooth-calibration LP as a dynamic programme over a convex
-  piecewise-linear function kept in two heaps. O(m log m).
+- smce_kernel: the dual of the one-sided smooth-calibration LP as a dynamic programme over a
+  convex piecewise-linear function whose breakpoints sit in one heap. O(m log m).
 """
 
 import numpy as np
@@ -286,13 +286,13 @@ def mce_kernel(q, n, s):
 
 
 # --------------------------------------------------------------------------------------
-# smooth calibration error: two heaps of (position, id) pairs
+# smooth calibration error: one 4-ary min-heap of (position, weight) pairs
 
 
 @kernel
-def _heap_push(h, size, key, ident):
-    """Push (key, ident) on a 4-ary min-heap stored as interleaved pairs in a float64 array
-    (ids are exact in float64 below 2^53). Returns the new size."""
+def _heap_push(h, size, key, weight):
+    """Push (key, weight) on a 4-ary min-heap by key, stored as interleaved pairs in a
+    float64 array. Returns the new size. O(log size)."""
     j = size
     while j > 0:
         p = (j - 1) >> 2
@@ -302,16 +302,16 @@ def _heap_push(h, size, key, ident):
         h[2 * j + 1] = h[2 * p + 1]
         j = p
     h[2 * j] = key
-    h[2 * j + 1] = ident
+    h[2 * j + 1] = weight
     return size + 1
 
 
 @kernel
 def _heap_pop(h, size):
-    """Remove the top of the heap of :func:`_heap_push`. Returns the new size."""
+    """Remove the top of the heap of :func:`_heap_push`. Returns the new size. O(log size)."""
     size -= 1
     key = h[2 * size]
-    ident = h[2 * size + 1]
+    weight = h[2 * size + 1]
     j = 0
     while True:
         c = 4 * j + 1
@@ -330,83 +330,69 @@ def _heap_pop(h, size):
         h[2 * j + 1] = h[2 * best + 1]
         j = best
     h[2 * j] = key
-    h[2 * j + 1] = ident
+    h[2 * j + 1] = weight
     return size
 
 
 @kernel
 def smce_kernel(q, n, s):
     """smCE = max (1/T) sum_i w_i r_i over |w_i| <= 1, |w_{i+1} - w_i| <= d_i, with
-    r_i = s_i - q_i n_i and d_i = q_{i+1} - q_i, computed as its LP dual (docs/estimators.md)
+    r_i = s_i - q_i n_i and d_i = q_{i+1} - q_i (docs/estimators.md). O(m log m).
 
-        min over z (z_0 = z_m = 0) of  sum_i |r_i - z_i + z_{i-1}| + sum_i d_i |z_i|
+    One side of the box suffices: the q_i lie in [0, 1], so any feasible w varies by at
+    most 1 < 2 and cannot touch both -1 and 1. With R = sum_i r_i >= 0 (else r -> -r) and
+    w = 1 + u, T smCE = R + max { sum_i r_i u_i : u_i <= 0, |u_{i+1} - u_i| <= d_i }, and
+    that maximum equals its LP dual
 
-    by a forward dynamic programme. F_1(z) = |z - r_1| and F_{i+1}(z) = K_i(z - r_{i+1}),
-    K_i the largest 1-Lipschitz minorant of F_i + d_i |.| (an inf-convolution with |.|);
-    the answer is F_m(0). Each F_i is convex piecewise linear with slopes from -1 to 1,
-    kept as beta - z + sum_k w_k max(0, z - x_k) (total weight 2). A step adds a breakpoint
-    at 0 of weight 2 d_i (and slope -d_i on the left), removes weight d_i from the leftmost
-    breakpoints (beta -= delta x) and d_i from the rightmost, and shifts every breakpoint by
-    r_{i+1}, which is one offset for all of them. Two heaps (smallest and largest stored
-    positions) with lazy deletion find the ends; each breakpoint enters each heap once
-    and leaves it at most once: O(m log m).
+        min over z (z_0 = z_m = 0) of  sum_i d_i |z_i|  subject to  z_i - z_{i-1} <= r_i.
+
+    A forward dynamic programme: S_i(x) = min over z_i >= x of the cost with z_i, a
+    non-decreasing convex piecewise-linear function of x <= U_i = r_1 + ... + r_i, flat
+    (at its minimum M) on the left, then rising at breakpoints of positive weight. A step
+    shifts S by r_{i+1} (one offset for every breakpoint), adds d_{i+1} |z| (a breakpoint
+    at 0 of weight 2 d_{i+1}, and slope -d_{i+1} on the flat part) and takes the suffix
+    minimum again, which removes weight d_{i+1} from the leftmost breakpoints while M
+    follows the walk. The answer is S_{m-1}(-r_m). One min-heap finds the leftmost
+    breakpoint; each enters it once and leaves it at most once.
     """
     m = q.shape[0]
     T = 0.0
+    R = 0.0
     for i in range(m):
         T += n[i]
-    w = np.empty(m)  # remaining weight of breakpoint id (position = stored key + off)
-    lh = np.empty(2 * m)  # min-heap of stored keys
-    rh = np.empty(2 * m)  # min-heap of negated stored keys
-    r0 = s[0] - q[0] * n[0]
-    beta = r0
-    off = r0
-    w[0] = 2.0
-    ls = _heap_push(lh, 0, 0.0, 0.0)
-    rs = _heap_push(rh, 0, 0.0, 0.0)
-    for i in range(1, m):
-        d = q[i] - q[i - 1]
-        key = -off  # the current z = 0
-        w[i] = 2.0 * d
-        ls = _heap_push(lh, ls, key, i)
-        rs = _heap_push(rh, rs, -key, i)
-        need = d
-        while need > 0.0 and ls > 0:
-            j = np.int64(lh[1])
-            wj = w[j]
-            if wj <= 0.0:  # already removed from the other end
-                ls = _heap_pop(lh, ls)
-            elif wj <= need:
-                beta -= wj * (lh[0] + off)
-                need -= wj
-                w[j] = 0.0
-                ls = _heap_pop(lh, ls)
-            else:
-                beta -= need * (lh[0] + off)
-                w[j] = wj - need
-                need = 0.0
-        need = d
-        while need > 0.0 and rs > 0:
-            j = np.int64(rh[1])
-            wj = w[j]
-            if wj <= 0.0:
-                rs = _heap_pop(rh, rs)
-            elif wj <= need:
-                need -= wj
-                w[j] = 0.0
-                rs = _heap_pop(rh, rs)
-            else:
-                w[j] = wj - need
-                need = 0.0
-        r = s[i] - q[i] * n[i]
-        beta += r  # F(z) -> F(z - r): beta - (z - r) = (beta + r) - z
+        R += s[i] - q[i] * n[i]
+    sign = 1.0 if R >= 0.0 else -1.0
+    h = np.empty(2 * m)  # the breakpoints: stored position (position - off) and weight
+    size = 0
+    off = 0.0  # every breakpoint's position is its stored key plus off
+    U = 0.0  # the right end of the domain of S
+    M = 0.0  # the minimum of S, its value on the flat part
+    for i in range(m - 1):
+        r = sign * (s[i] - q[i] * n[i])
         off += r
-    total = beta  # F_m(0) = beta + sum over breakpoints x_k < 0 of w_k (-x_k)
-    for k in range(ls):  # every breakpoint with weight left is still in the left heap
-        j = np.int64(lh[2 * k + 1])
-        if w[j] > 0.0:
-            x = lh[2 * k] + off
-            if x < 0.0:
-                total -= w[j] * x
-            w[j] = 0.0
-    return max(total, 0.0) / T
+        U += r
+        d = q[i + 1] - q[i]
+        if U > 0.0:
+            size = _heap_push(h, size, -off, 2.0 * d)
+        # the flat part now falls with slope -d: walk right to the new minimum
+        g = -d
+        x = h[0] + off if size > 0 else U  # the leftmost breakpoint, at or left of 0
+        M += d * abs(x)
+        while size > 0:
+            w = h[1]
+            if g + w < 0.0:
+                size = _heap_pop(h, size)
+                g += w
+                nx = h[0] + off if size > 0 else U
+                M += g * (nx - x)
+                x = nx
+            else:
+                h[1] = g + w  # the part of the weight left of the new minimum is gone
+                break
+    off += sign * (s[m - 1] - q[m - 1] * n[m - 1])
+    value = M  # S_{m-1}(-r_m): the breakpoints left of it add their weight times the distance
+    for k in range(size):
+        x = h[2 * k] + off
+        if x < 0.0:
+            value -= h[2 * k + 1] * x
+    return (abs(R) + max(value, 0.0)) / T

@@ -12,8 +12,12 @@ loops that compile in a fraction of a second:
   with the fixed points it builds ``np.unique(np.concatenate(...) + 0.0)``.
 - :func:`pairwise_sum`: numpy's pairwise summation of a float64 array (``np.sum``), so a
   total of float counts rounds exactly as ``n.sum()`` does.
+- :func:`sort_keys`: uint64 keys sorted by an LSD radix sort, for the exact table's outcome
+  keys; equal to ``np.sort(keys)`` (a sorted array of integers is unique) and, measured, 2.5-3.4x
+  faster than it from 10^4 keys on (results/benchmarks/metrics.md).
 """
 
+import numba as nb
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
@@ -126,6 +130,51 @@ def _radix(x, ia):
     for i in range(n):
         out[i] = x[ia[i]]
     return out, ia
+
+
+@kernel
+def sort_keys(keys):
+    """A sorted copy of the uint64 array ``keys``: equal to ``np.sort(keys)``.
+
+    LSD radix sort with 8-bit digits: one pass counts all eight digit histograms, then one
+    stable scatter per digit, skipping a digit that is the same for every key (the high
+    bytes of the outcome keys of predictions in [0, 1] often are). O(8 (n + 256)) time,
+    2n words of memory. Faster than numpy's comparison sort from about 10^4 keys on.
+
+    >>> import numpy as np
+    >>> sort_keys(np.array([3, 1, 2**63 + 5, 2], dtype=np.uint64)).tolist()
+    [1, 2, 3, 9223372036854775813]
+    """
+    n = keys.shape[0]
+    hist = np.zeros((8, 256), dtype=np.int64)
+    byte = nb.uint64(255)
+    for i in range(n):
+        k = keys[i]
+        for d in range(8):
+            hist[d, (k >> nb.uint64(8 * d)) & byte] += 1
+    a = keys.copy()
+    b = np.empty(n, dtype=np.uint64)
+    pos = np.empty(256, dtype=np.int64)
+    for d in range(8):
+        constant = False
+        for v in range(256):
+            if hist[d, v] == n:
+                constant = True
+        if constant:
+            continue
+        c = 0
+        for v in range(256):
+            pos[v] = c
+            c += hist[d, v]
+        shift = nb.uint64(8 * d)
+        for i in range(n):
+            k = a[i]
+            v = (k >> shift) & byte
+            j = pos[v]
+            b[j] = k
+            pos[v] = j + 1
+        a, b = b, a
+    return a
 
 
 @kernel
