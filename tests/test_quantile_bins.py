@@ -89,7 +89,7 @@ def test_large_inputs_match_a_sort(kind):
 
 def _skewed(kind, T, rng):
     """Predictions for the fine counting grid of many quantile ranks: spread, crowded into one
-    cell of width 2^-20, tied on a few values, heaped at 0 and 1, on the grid's cell bounds."""
+    cell of the finest grid (2^-19 wide), tied on a few values, heaped at 0 and 1, on the grid's cell bounds."""
     if kind == "uniform":
         return rng.random(T)
     if kind == "crowded":  # every prediction in one cell of the finest grid
@@ -104,7 +104,7 @@ def _skewed(kind, T, rng):
         p[T // 2: T // 2 + T // 4] = 1.0
         p[-5:] = -0.0  # a valid zero too
         return rng.permutation(p)
-    if kind == "cell_bounds":  # exactly on, and one ulp around, bounds of cells of the 2^20 grid
+    if kind == "cell_bounds":  # exactly on, and one ulp around, bounds of cells of 2^20-cell (and 2^19-cell) grids
         c = rng.integers(0, 2**20 + 1, T) / 2.0**20
         return np.clip(c + rng.choice([-1, 0, 0, 1], T) * np.spacing(c), 0.0, 1.0)
     if kind == "two_cells":  # mass in two far cells, a few rounds between

@@ -451,7 +451,7 @@ def merge_sorted_keys(ka, kb):
 # power of two, so the cell min(floor(x G), G - 1) is exact and non-decreasing in x). G grows
 # with the number of quantile ranks (fastcdl.binning.edge_grid) so that the cells holding
 # ranks, whose predictions are gathered, hold a small share of the rounds (at 10^4 ranks,
-# 2^20 cells: about 1% of the rounds, where 2^16 cells gathered 15%).
+# 2^19 cells: about 2% of the rounds, where 2^16 cells gathered 15%).
 
 # 1.0 as float64 bits: for p in [0, 1] the bits are at most ONE_BITS, and the only other bit
 # pattern of a valid p is -0.0's. An integer test keeps the count loop at memory speed, and a
