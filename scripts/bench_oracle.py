@@ -10,12 +10,14 @@ a shared machine inflates them less than wall time; every figure is also given a
 the kt round measured in the same run.
 
 1. Whole runs against greedy (simulate): cdl, kt, and sign (step 1 with r = 1/2: the round
-   without any oracle), per round.
+   without any oracle), per round; and kt and sign with their loops compiled without numba's
+   reference counting (``_nrt=False``), as cdl's loop is.
 2. The oracle's parts on the state of a cdl run after 10^5 rounds (m and K_eta of --T), each
    called in a compiled loop: the Lam solve warm-started at the last root (the weights kept),
    the Lam solve with every weight formed afresh (exps), ln|c| at the two buckets of a mixed
    step, and the update of a bucket drawn at random.
-With --targets instead: cdl and kt per round at T = 1e7 (interleaved, medians of 3), cdl at
+With --targets instead: cdl and kt per round at T = 1e7 (interleaved, medians of 3; kt also with
+its loop compiled without reference counting), cdl at
 1e5 (3) against 1e8 (1 run), sparse against dense at the T = 1e7 configuration (dense over its
 first 2e5 rounds), and the peak RSS of fresh processes running cdl at 1e6 and 1e8.
 With --one NAME T: one run against greedy in a fresh process, its CPU and wall seconds and peak RSS.
@@ -49,6 +51,36 @@ def per_round(name, T, repeats):
     return float(np.median(ts))
 
 
+def per_round_without_refcounts(name, T, repeats):
+    """A forecaster's simulate loop compiled without numba's reference counting (``_nrt=False``,
+    as cdl's own loop is), per round against greedy: the same rounds as simulate (checked)."""
+    from numba import njit
+
+    from fastcdl.online import make_adversary, make_forecaster
+    from fastcdl.online.simulate import _entry, _run_loop
+
+    spec = make_forecaster(name, horizon=1000, seed=0).spec
+    options = {k: v for k, v in spec.loop.targetoptions.items() if k not in ("cache", "_nrt", "nopython")}
+    loop = njit(_nrt=False, **options)(spec.loop.py_func)
+    ts = []
+    for rep in range(repeats + 1):
+        n = 1000 if rep == 0 else T
+        f = make_forecaster(name, horizon=n, seed=1)
+        a = make_adversary("greedy", horizon=n, seed=1)
+        args = (n, f.state, f.table, f.out, f._rng, a.spec.compiled(), a._par, a._rng, f.hist,
+                np.zeros(0), np.zeros(0, dtype=np.int8))
+        run = _entry(loop, args, 5)
+        t0 = time.process_time()
+        run(*args)
+        if rep:
+            ts.append((time.process_time() - t0) / n)
+        else:  # the same rounds as simulate's loop
+            g = make_forecaster(name, horizon=n, seed=1)
+            _run_loop(g, make_adversary("greedy", horizon=n, seed=1), n, np.zeros(0), np.zeros(0, dtype=np.int8))
+            assert np.array_equal(f.table.n, g.table.n) and np.array_equal(f.table.s, g.table.s)
+    return float(np.median(ts))
+
+
 def parts(T, repeats, n=200_000):
     from numba import njit
 
@@ -62,7 +94,7 @@ def parts(T, repeats, n=200_000):
     st = f.state
     lo = max(0, min(st.G.shape[0] - 2, int(np.searchsorted(st.G >= 0, True)) - 1))
 
-    @njit
+    @njit(_nrt=False)  # like the kernels and cdl's loop: no reference counting in the harness
     def lam_kept(n, st):
         s = 0.0
         for _ in range(n):
@@ -71,7 +103,7 @@ def parts(T, repeats, n=200_000):
             s += lam
         return s
 
-    @njit
+    @njit(_nrt=False)  # like the kernels and cdl's loop: no reference counting in the harness
     def lam_fresh(n, st):
         s = 0.0
         for _ in range(n):
@@ -81,7 +113,7 @@ def parts(T, repeats, n=200_000):
             s += lam
         return s
 
-    @njit
+    @njit(_nrt=False)  # like the kernels and cdl's loop: no reference counting in the harness
     def logc_pair(n, st, lo):
         s = 0.0
         for _ in range(n):
@@ -89,7 +121,7 @@ def parts(T, repeats, n=200_000):
             s += a + b
         return s
 
-    @njit
+    @njit(_nrt=False)  # like the kernels and cdl's loop: no reference counting in the harness
     def update(n, st, bs, gs):
         for r in range(n):
             msmwc.update_lanes(bs[r], gs[r], st.G, st.Q, st.lanes, st.tpad)
@@ -181,6 +213,7 @@ def targets(repeats):
     c0 = time.process_time()
     simulate("cdl", "greedy", horizon=10**8, seed=1)
     big = (time.process_time() - c0) / 1e8
+    kt_free = per_round_without_refcounts("kt", 10**7, repeats)
     f = make_forecaster("cdl", horizon=10**7, seed=1, oracle="dense")
     a = make_adversary("greedy", horizon=10**7, seed=1)
     from fastcdl.online.simulate import _run_loop
@@ -194,6 +227,8 @@ def targets(repeats):
           f"{cpu['cdl'] / cpu['kt']:.2f}x ({cpu['cdl'] * 1e9:.0f} / {cpu['kt'] * 1e9:.0f} ns) | within 1.6x |")
     print(f"| same, wall time | {wall['cdl'] / wall['kt']:.2f}x ({wall['cdl'] * 1e9:.0f} / "
           f"{wall['kt'] * 1e9:.0f} ns) | |")
+    print(f"| cdl / kt with kt's loop also compiled without reference counting, CPU | "
+          f"{cpu['cdl'] / kt_free:.2f}x ({cpu['cdl'] * 1e9:.0f} / {kt_free * 1e9:.0f} ns) | |")
     print(f"| cdl per round, T = 1e8 / T = 1e5 (CPU) | {big / float(np.median(small)):.2f} "
           f"({big * 1e9:.0f} / {float(np.median(small)) * 1e9:.0f} ns) | within 1.3 |")
     print(f"| dense / sparse per round at the T = 1e7 configuration (CPU) | {dense / cpu['cdl']:.0f}x | "
@@ -222,6 +257,8 @@ def main():
     T = int(args.T)
     whole = {name: per_round(name, T, args.repeats) for name in ("cdl", "kt", "sign")}
     kt = whole["kt"]
+    for name in ("kt", "sign"):
+        whole[f"{name}, its loop without reference counting,"] = per_round_without_refcounts(name, T, args.repeats)
     part, m, K_eta, P = parts(T, args.repeats)
     code = machine_code()
     load = os.getloadavg()[0]

@@ -2,6 +2,7 @@
 
     nice -n 10 .venv/bin/python scripts/recompute_cdl.py --max-T 1048576 --out results/benchmarks/cdl_replay.csv
     nice -n 10 .venv/bin/python scripts/recompute_cdl.py --min-T 2097152 --per-T 2 --out ...  # a sample of larger T
+    .venv/bin/python scripts/recompute_cdl.py --out new.csv --compare old.csv  # the same replayed CDLs?
 
 For every stored trial of the cdl forecaster (any version) in results/{paper,paper-wide,msweep}
 with min-T <= T <= max-T (at most --per-T per folder, horizon and version if given, the lowest
@@ -57,7 +58,11 @@ def main():
     ap.add_argument("--per-T", type=int, default=0, help="at most this many seeds per (folder, T, labels); 0 = all")
     ap.add_argument("--folders", default=",".join(FOLDERS))
     ap.add_argument("--out", required=True)
+    ap.add_argument("--compare", help="an earlier output: only compare --out's replayed CDLs with its, by trial")
     args = ap.parse_args()
+    if args.compare:
+        compare(args.out, args.compare)
+        return
     from fastcdl.experiments import run_trial
     from fastcdl.experiments.runner import Trial
     from fastcdl.online import versions
@@ -92,6 +97,29 @@ def main():
                             "seconds": f"{got['seconds']:.3f}"})
                 fh.flush()
     summarise(out)
+
+
+def compare(path, earlier):
+    """How many trials of ``path`` that ``earlier`` also has (same folder, labels, T, seed index;
+    only where that names one trial in both) have the same replayed CDL, to the bit (its repr)."""
+    key = ("folder", "forecaster_label", "adversary_label", "T", "seed_index")
+
+    def rows(p):
+        with Path(p).open() as fh:
+            out = {}
+            for r in csv.DictReader(fh):
+                out.setdefault(tuple(r[c] for c in key), []).append(r)
+        return {k: v[0] for k, v in out.items() if len(v) == 1}
+
+    new, old = rows(path), rows(earlier)
+    both = [k for k in new if k in old]
+    same = [k for k in both if new[k]["cdl_replayed"] == old[k]["cdl_replayed"]]
+    print(f"{len(both)} trials in both ({sum(int(k[3]) for k in both):.3g} rounds): {len(same)} with the same "
+          f"replayed CDL bit for bit")
+    for k in both:
+        if k not in same:
+            print("differs:", k, new[k]["cdl_replayed"], old[k]["cdl_replayed"])
+    return len(both), len(same)
 
 
 def summarise(path):

@@ -109,7 +109,8 @@ class PluginAdversarySuite:
 class OracleSuite:
     """The vectorised MsMwC oracle's kernels on the state of a cdl run (10^5 rounds against
     greedy, the m and K_eta of T = 10^7), each called 10^4 times in a compiled loop; and a cdl
-    round in kt rounds (CPU time, the same process), the ratio the vectorised oracle aims at."""
+    round in kt rounds (CPU time, the same process), the ratio the vectorised oracle aims at,
+    against kt as it ships and against kt's loop compiled without reference counting as cdl's is."""
 
     timeout = 600
 
@@ -174,3 +175,33 @@ class OracleSuite:
         return cpu["cdl"] / cpu["kt"]
 
     track_cdl_round_in_kt_rounds.unit = "kt rounds"
+
+    def track_cdl_round_in_refcount_free_kt_rounds(self):
+        """The same ratio against kt's loop compiled, like cdl's, without numba's reference
+        counting (_nrt=False): the oracle's own cost, without the engine's counting that kt pays."""
+        import time
+
+        import numpy as np
+        from numba import njit
+
+        from fastcdl.online import make_adversary, make_forecaster
+        from fastcdl.online.simulate import _entry
+
+        spec = make_forecaster("kt", horizon=1000, seed=0).spec
+        loop = njit(_nrt=False)(spec.loop.py_func)
+        cpu = {}
+        for T in (1000, 10**6):
+            f = make_forecaster("kt", horizon=T, seed=1)
+            a = make_adversary("greedy", horizon=T, seed=1)
+            args = (T, f.state, f.table, f.out, f._rng, a.spec.compiled(), a._par, a._rng, f.hist,
+                    np.zeros(0), np.zeros(0, dtype=np.int8))
+            run = _entry(loop, args, 5)
+            t0 = time.process_time()
+            run(*args)
+            cpu["kt"] = time.process_time() - t0
+        t0 = time.process_time()
+        simulate("cdl", "greedy", horizon=10**6, seed=1)
+        cpu["cdl"] = time.process_time() - t0
+        return cpu["cdl"] / cpu["kt"]
+
+    track_cdl_round_in_refcount_free_kt_rounds.unit = "kt rounds"

@@ -25,7 +25,8 @@ The sparse form runs vectorised (update_lanes, lam_lanes, lanes_logc): the per-c
 is a structure of arrays padded to the vector width, every exp is lane_exp's polynomial
 (so the loops compile to AVX-512/AVX2 code), each bucket's tanh(eta_k |G_i|) is cached
 beside its term (so c needs no exps), and the copies' weights at the root are kept from
-solve to solve and moved by a polynomial factor when Lam moves a little. The scalar
+solve to solve and moved by a polynomial factor when Lam moves a little; the three kernels
+are compiled without numba's reference counting (_nrt=False: they allocate nothing). The scalar
 kernels (update_bucket, sparse_lam, sparse_logc) state the same numbers copy by copy;
 update_bucket and sparse_logc are also the fallbacks for the rare offset moves and
 underflows.
@@ -202,6 +203,14 @@ def new_lanes(m, K_eta):
 
 
 @kernel(inline="always")
+def _u(k):
+    """k as an unsigned index. numba adds a negative-index wraparound to a signed index unless
+    LLVM can prove it non-negative, which it cannot for a runtime sum like P + k or j + 1; that
+    select keeps a loop from vectorising. An unsigned index has none (the indices here are >= 0)."""
+    return np.uint64(k)
+
+
+@kernel(inline="always")
 def _tree_sum(lanes, r):
     """lanes[r, 0] + ... + lanes[r, P-1] (P a multiple of LANE) in a fixed order: eight
     running sums a_l = sum_j lanes[r, LANE j + l], then ((a0 + a4) + (a2 + a6)) + ((a1 + a5) +
@@ -209,14 +218,14 @@ def _tree_sum(lanes, r):
     a0, a1, a2, a3 = lanes[r, 0], lanes[r, 1], lanes[r, 2], lanes[r, 3]
     a4, a5, a6, a7 = lanes[r, 4], lanes[r, 5], lanes[r, 6], lanes[r, 7]
     for j in range(LANE, lanes.shape[1], LANE):
-        a0 += lanes[r, j]
-        a1 += lanes[r, j + 1]
-        a2 += lanes[r, j + 2]
-        a3 += lanes[r, j + 3]
-        a4 += lanes[r, j + 4]
-        a5 += lanes[r, j + 5]
-        a6 += lanes[r, j + 6]
-        a7 += lanes[r, j + 7]
+        a0 += lanes[r, _u(j)]
+        a1 += lanes[r, _u(j + 1)]
+        a2 += lanes[r, _u(j + 2)]
+        a3 += lanes[r, _u(j + 3)]
+        a4 += lanes[r, _u(j + 4)]
+        a5 += lanes[r, _u(j + 5)]
+        a6 += lanes[r, _u(j + 6)]
+        a7 += lanes[r, _u(j + 7)]
     return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
 
 
@@ -226,14 +235,14 @@ def _tree_max(lanes, r):
     a0, a1, a2, a3 = lanes[r, 0], lanes[r, 1], lanes[r, 2], lanes[r, 3]
     a4, a5, a6, a7 = lanes[r, 4], lanes[r, 5], lanes[r, 6], lanes[r, 7]
     for j in range(LANE, lanes.shape[1], LANE):
-        a0 = max(a0, lanes[r, j])
-        a1 = max(a1, lanes[r, j + 1])
-        a2 = max(a2, lanes[r, j + 2])
-        a3 = max(a3, lanes[r, j + 3])
-        a4 = max(a4, lanes[r, j + 4])
-        a5 = max(a5, lanes[r, j + 5])
-        a6 = max(a6, lanes[r, j + 6])
-        a7 = max(a7, lanes[r, j + 7])
+        a0 = max(a0, lanes[r, _u(j)])
+        a1 = max(a1, lanes[r, _u(j + 1)])
+        a2 = max(a2, lanes[r, _u(j + 2)])
+        a3 = max(a3, lanes[r, _u(j + 3)])
+        a4 = max(a4, lanes[r, _u(j + 4)])
+        a5 = max(a5, lanes[r, _u(j + 5)])
+        a6 = max(a6, lanes[r, _u(j + 6)])
+        a7 = max(a7, lanes[r, _u(j + 7)])
     return max(max(max(a0, a4), max(a2, a6)), max(max(a1, a5), max(a3, a7)))
 
 
@@ -251,7 +260,12 @@ def _update_moving_offsets(i, g, x, G, Q, lanes, tpad):
 
 # error_model="numpy": a float division by zero gives inf or NaN instead of raising, which
 # keeps the per-copy loops free of branches (none of them divides by zero).
-@kernel(error_model="numpy")
+# _nrt=False: update_lanes, lam_lanes and lanes_logc(_pair) allocate nothing, so they are
+# compiled without numba's runtime, and numba then emits no reference counting of their array
+# arguments (an atomic increment and decrement of each array's count at every call and at every
+# inlined helper that takes an array: measured, more time than their arithmetic). Their callers
+# hold the arrays. An allocation added to them fails to compile rather than leak.
+@kernel(error_model="numpy", _nrt=False)
 def update_lanes(i, g, G, Q, lanes, tpad):
     """update_bucket on whole vector registers: G_i += g, Q_i += g^2, S_k += new term - old
     term for every copy, O(K_eta) in about K_eta / LANE vector steps.
@@ -276,7 +290,7 @@ def update_lanes(i, g, G, Q, lanes, tpad):
         tpad[i, k] = t
         lanes[T2, k] = th  # (a store to tpad[i, P + k] here would keep the loop from vectorising)
     for k in range(P):
-        tpad[i, P + k] = lanes[T2, k]
+        tpad[i, _u(P + k)] = lanes[T2, k]
     tpad[i, 2 * P] = x
     for k in range(P):  # (a flag set in the loop above would keep it from vectorising)
         if lanes[SUM, k] < TINY_S:
@@ -330,7 +344,7 @@ def _move(lanes, lam):
     lanes[SCALARS, AGE] += 1.0
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", _nrt=False)
 def lam_lanes(lanes, lam0, max_steps=None):
     """solve_lam for the sparse normaliser (b_k = ln(rho_k/K) + off_k, w_k = S_k) on whole
     vector registers: the same Newton/bisection steps, stopping rule and results
@@ -395,7 +409,7 @@ def _tanh_row(i, x, lanes, tpad):
         em = expm1_lane(-2.0 * lanes[ETA, k] * x)
         lanes[T2, k] = -em / (2.0 + em)
     for k in range(P):
-        tpad[i, P + k] = lanes[T2, k]
+        tpad[i, _u(P + k)] = lanes[T2, k]
     tpad[i, 2 * P] = x
 
 
@@ -407,7 +421,7 @@ def _weighted(lanes, r, i, G, tpad):
     if tpad[i, 2 * P] != x:
         _tanh_row(i, x, lanes, tpad)
     for k in range(P):
-        lanes[r, k] = lanes[V, k] * tpad[i, k] * tpad[i, P + k]
+        lanes[r, k] = lanes[V, k] * tpad[i, k] * tpad[i, _u(P + k)]
 
 
 @kernel(inline="always")
@@ -425,7 +439,7 @@ def _logc_in_log_space(i, G, Q, lam, lanes):
     return sparse_logc(i, G, Q, lanes[ETA], lanes[LOGPI], lam)
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", _nrt=False)
 def lanes_logc(i, G, Q, lam, lanes, tpad):
     """ln|c_i| at the Lam of the last lam_lanes (-inf when G_i = 0; c_i has the sign of G_i),
     O(K_eta / LANE) vector steps and one log.
@@ -444,7 +458,7 @@ def lanes_logc(i, G, Q, lam, lanes, tpad):
     return _finish_logc(_tree_sum(lanes, T1), i, G, Q, lam, lanes)
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", _nrt=False)
 def lanes_logc_pair(lo, G, Q, lam, lanes, tpad):
     """(lanes_logc(lo), lanes_logc(lo + 1)), the same bits."""
     _weighted(lanes, T1, lo, G, tpad)
