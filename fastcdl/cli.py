@@ -127,9 +127,10 @@ def _sparse(out) -> bool:
     return share is not None and share >= 0.5
 
 
-def _advice(share) -> str:
+def _advice(share, weighted=False) -> str:
     """The SampleSizeWarning's advice in one line, in the command line's words."""
-    return (f"note: {100 * share:.0f}% of the rounds sit in buckets of one round (continuous scores), so the "
+    of = "the weight of the rounds sits" if weighted else "the rounds sit"
+    return (f"note: {100 * share:.0f}% of {of} in buckets of one round (continuous scores), so the "
             "exact numbers measure noise; use the sample estimators (CDL_M, cutoff CE, smCE, ATB) or bin the "
             "predictions (--bins auto --strategy quantile)")
 
@@ -156,6 +157,9 @@ def _json_bins(fs, args):
 
 def _exact_multiclass(fs, limit):
     """(value or None, words): the exact CDL over all k outcomes, from the file's distinct rows."""
+    import warnings
+
+    from fastcdl.metrics import SampleSizeWarning
     from fastcdl.multiclass import cdl_multiclass
 
     if fs.rows is None:
@@ -164,7 +168,11 @@ def _exact_multiclass(fs, limit):
     Q, C = fs.rows
     k = Q.shape[1]
     i, j = np.nonzero(C > 0)
-    value = cdl_multiclass(j, Q[i], sample_weight=C[i, j], max_rows=max(limit, 1))
+    # the file's rounds come aggregated by row, so cdl_multiclass cannot count them; the advice
+    # line, from the binary tables, speaks for the file
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SampleSizeWarning)
+        value = cdl_multiclass(j, Q[i], sample_weight=C[i, j], max_rows=max(limit, 1))
     return value, f"the LP over the {Q.shape[0]} distinct rows"
 
 
@@ -190,7 +198,7 @@ def cmd_metrics(args) -> int:
         out = {"n_buckets": out.pop("n_buckets"), "T": _json_T(fs), **out, "worst_task": task,
                **_json_bins(fs, args), **extra}
         sparse = _sparse(out)
-        out["advice"] = _advice(out["one_round_share"]) if sparse else None
+        out["advice"] = _advice(out["one_round_share"], fs.stats.weighted) if sparse else None
         exact = None
         if cols.multiclass:
             exact, how = _exact_multiclass(fs, args.lp_rows)
@@ -235,7 +243,7 @@ def cmd_metrics(args) -> int:
     share = max((r["one_round_share"] or 0.0) for r in per)
     out = {"multiclass": "classwise", "T": _json_T(fs), "classes": list(cols.p), "weights": [1.0 / k] * k,
            "per_class": per, "mean": mean, "cdl_multiclass": exact, **_json_bins(fs, args),
-           "advice": _advice(share) if sparse else None, **extra}
+           "advice": _advice(share, fs.per_class[0].weighted) if sparse else None, **extra}
     if args.json:
         print(json.dumps(out))
         return 0

@@ -1014,7 +1014,10 @@ def _merge_exact(tables) -> BucketStats:
     n = np.add.reduceat(np.concatenate([t.counts for t in tables])[order], start)
     s = np.add.reduceat(np.concatenate([t.positives for t in tables])[order], start)
     keys = q[start]
-    return BucketStats._owned(keys, n, s, keys * n)
+    rounds = None
+    if n.dtype.kind == "f" and all(t.rounds_known for t in tables):  # weighted: the rounds per bucket too
+        rounds = np.add.reduceat(np.concatenate([t.rounds_per_bucket for t in tables])[order], start)
+    return BucketStats._owned(keys, n, s, keys * n, rounds=rounds)
 
 
 def _rechunk(chunks, reducer):

@@ -62,8 +62,10 @@ class SampleSizeWarning(UserWarning):
     calibrated model gets CDL about 0.25 at any T). The value is still returned. What fits
     such data: fastcdl.cdl_monotone (and cutoff_ce, smce, atb), or binning
     (bins="auto", strategy="quantile"). Raised when at least half of the rounds sit in
-    buckets with n_i < 2; weighted tables do not keep their number of rounds per bucket
-    and are not checked. docs/estimators.md says which number to use when.
+    buckets with n_i < 2; with sample weights, when at least half of the weight sits in
+    buckets that hold a single round of positive weight (the table counts them,
+    BucketStats.rounds). fastcdl.cdl_multiclass applies the same rule to its buckets, the
+    distinct rows of P. docs/estimators.md says which number to use when.
     """
 
 
@@ -90,26 +92,49 @@ def sample_size_check_off():
         _quiet.on = before
 
 
+def single_round_share(rounds, weight) -> float:
+    """The share of the weight in buckets that hold a single round (rounds_i < 2), from each
+    bucket's rounds and weight (its count without weights). O(m).
+
+    >>> single_round_share(np.array([1, 1, 4]), np.array([0.5, 2.0, 2.5]))
+    0.5
+    """
+    return float(weight[rounds < 2].sum()) / float(weight.sum())
+
+
 def one_round_share(stats: BucketStats) -> float:
-    """The share of the rounds that sit in buckets of one round (n_i < 2); NaN for binned or
-    weighted tables (the check applies to exact, unweighted tables). O(m)."""
-    if stats.edges is not None or stats.weighted:
+    """The share of the rounds that sit in buckets of one round (n_i < 2) or, for a weighted
+    table, the share of the weight in buckets of one round (of positive weight); NaN for
+    binned tables and for weighted tables that do not know their rounds (built with
+    BucketStats.from_table). O(m)."""
+    if stats.edges is not None or not stats.rounds_known:
         return math.nan
-    n = stats.counts
-    return float(n[n < 2].sum()) / float(stats.total)
+    return single_round_share(stats.rounds_per_bucket, stats.counts)
+
+
+def warn_sample_size(share: float, name: str, what: str, stacklevel: int) -> None:
+    """Warn (SampleSizeWarning) if share >= 1/2, unless switched off on this thread. ``what``
+    says of what the share is taken ("the 400 rounds", "the weight of the 400 rounds");
+    ``stacklevel`` counts from this function's caller, as warnings.warn's from its own."""
+    if getattr(_quiet, "on", False) or not share >= 0.5:
+        return
+    warnings.warn(SampleSizeWarning(
+        f"{name}: {100 * share:.0f}% of {what} sit in buckets of one round (each distinct prediction is its own "
+        f"bucket), so the exact {name} measures sampling noise; " + SAMPLE_SIZE_ADVICE), stacklevel=stacklevel + 1)
 
 
 def check_sample_size(stats: BucketStats, name: str, stacklevel: int = 4) -> None:
-    """Warn (SampleSizeWarning) when at least half of an exact table's rounds sit in buckets of
-    one round. ``stacklevel`` points at the user's call (public function, multiclass wrapper)."""
+    """Warn (SampleSizeWarning) when at least half of an exact table's rounds (or of its weight)
+    sit in buckets of one round. ``stacklevel`` points at the user's call (public function,
+    multiclass wrapper)."""
     if getattr(_quiet, "on", False):
         return
     share = one_round_share(stats)
-    if share >= 0.5:
-        warnings.warn(SampleSizeWarning(
-            f"{name}: {100 * share:.0f}% of the {int(stats.total)} rounds sit in buckets of one round (each "
-            f"distinct prediction is its own bucket), so the exact {name} measures sampling noise; "
-            + SAMPLE_SIZE_ADVICE), stacklevel=stacklevel)
+    if stats.weighted:
+        what = f"the weight of the {int(stats.rounds_per_bucket.sum())} rounds" if share == share else ""
+    else:
+        what = f"the {int(stats.total)} rounds"
+    warn_sample_size(share, name, what, stacklevel)
 
 
 @accepts_multiclass("table")
@@ -169,9 +194,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
             exact = _exact_table(y, p, w)
             edges = quantile_edges_of_table(exact.values, exact.counts, m)
         else:
-            parallel = _kb.chunking(p.shape[0], _kb.GRID)[0] > 1 and n_jobs != 1 and _parallel.parallel_safe()
-            with _parallel.num_threads(n_jobs if parallel else None):
-                edges = quantile_edges_of_rounds(p, m, parallel)
+            edges = quantile_edges_of_rounds(p, m)
             if edges is None:
                 _validate.check_rounds(y, p, w)  # raises, naming the first bad value
         return _binned_table(y, p, w, edges, False, n_jobs)
@@ -198,9 +221,10 @@ def _exact_table(y, p, w) -> BucketStats:
         q = value_bits.view(np.float64)
     else:
         order = np.argsort(p, kind="stable")
-        q, n, s = _kb.runs_weighted(p[order], y[order], w[order])
+        q, n, s, rounds = _kb.runs_weighted(p[order], y[order], w[order])
         keep = n > 0
-        q, n, s = q[keep], n[keep], s[keep]
+        q, n, s, rounds = q[keep], n[keep], s[keep], rounds[keep]
+        return BucketStats._owned(q, n, s, q * n, rounds=rounds)
     return BucketStats._owned(q, n, s, q * n)
 
 

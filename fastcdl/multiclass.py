@@ -158,8 +158,8 @@ def _lp_all_pairs(R, obj):
 
 
 def _buckets(y, P, w=None):
-    """(distinct rows Q float64, empirical distributions Qhat, weights n_i / T); rows of zero
-    weight are left out."""
+    """(distinct rows Q float64, empirical distributions Qhat, weights n_i / T, rounds per
+    bucket); rows of zero weight are left out."""
     T, k = P.shape
     if w is not None:
         keep = w > 0
@@ -169,14 +169,14 @@ def _buckets(y, P, w=None):
     m = Q.shape[0]
     counts = np.bincount(bucket * k + y, weights=w, minlength=m * k).reshape(m, k).astype(np.float64)
     n = counts.sum(axis=1)
-    return Q.astype(np.float64), counts / n[:, None], n / n.sum()
+    return Q.astype(np.float64), counts / n[:, None], n / n.sum(), np.bincount(bucket, minlength=m)
 
 
 def _cdl_lp_all_pairs(y_true, P) -> float:
     """cdl_multiclass by the first formulation (:func:`_lp_all_pairs`, point masses in R)."""
     y, P = check_distributions(y_true, P)
     k = P.shape[1]
-    Q, Qhat, w = _buckets(y, P)
+    Q, Qhat, w, _ = _buckets(y, P)
     m = Q.shape[0]
     R, idx = np.unique(np.concatenate([Q, Qhat, np.eye(k)]), axis=0, return_inverse=True)
     idx = idx.ravel()
@@ -209,7 +209,10 @@ def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float
     bucket the predictions first (round them, or use multiclass="top-label" with the
     binary metrics) if you have more. For continuous rows (every row distinct) the exact
     CDL measures sampling noise, not miscalibration: use the top-label or class-wise
-    reductions of the binary metrics with bins.
+    reductions of the binary metrics with bins. It says so with
+    :class:`fastcdl.SampleSizeWarning`, under the binary metrics' rule with the distinct rows
+    as buckets: when at least half of the rounds (with weights, of the weight) sit in rows
+    that occur in a single round (of positive weight).
 
     Raises ValueError naming the problem for NaN or infinite entries, entries outside
     [0, 1], rows not summing to 1, labels outside 0..k-1, wrong shapes, or empty input.
@@ -230,7 +233,8 @@ def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float
         T = P.shape[0]
         w = prepare_rounds(np.zeros(T, np.uint8), np.zeros(T), sample_weight)[2]
         check_rounds(np.zeros(T, np.uint8), np.zeros(T), w)
-    Q, Qhat, w = _buckets(y, P, w)
+    weighted = w is not None
+    Q, Qhat, w, rounds = _buckets(y, P, w)
     m = Q.shape[0]
     if m > max_rows:
         raise ValidationError(
@@ -239,4 +243,9 @@ def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float
             "minutes to hours; round or bin the predictions first (or measure the top-label or "
             "class-wise reductions, fc.ece(y, P, multiclass='top-label', bins=15)), or raise max_rows",
         )
+    from fastcdl.metrics import single_round_share, warn_sample_size
+
+    T = int(rounds.sum())
+    what = f"the weight of the {T} rounds" if weighted else f"the {T} rounds"
+    warn_sample_size(single_round_share(rounds, w), "cdl_multiclass", what, stacklevel=2)
     return _cdl_lp(Q, Qhat, w)

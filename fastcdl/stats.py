@@ -9,7 +9,11 @@ bucket's prediction value:
 - ``positives`` s_i, the number (or weight) of those rounds with y = 1;
 - ``prob_sums`` the sum of the (weighted) predictions in the bucket;
 - ``edges``     None for exact buckets, else the bin edges the table was built with;
-- ``bins``      None for exact buckets, else the index of each bucket's bin.
+- ``bins``      None for exact buckets, else the index of each bucket's bin;
+- ``rounds``    for a weighted exact table, the number of rounds (rows of positive weight) in
+  each bucket, which the weight sums do not say; None otherwise (without weights ``counts``
+  are the rounds; a weighted table from :meth:`BucketStats.from_table` does not know them).
+  Only the SampleSizeWarning reads it (:func:`fastcdl.metrics.one_round_share`).
 
 Counts and positives are int64 when no sample weights were given (so sums over 10^10
 rounds stay exact) and float64 otherwise. Two tables over the same binning merge
@@ -67,11 +71,12 @@ class BucketStats:
     prob_sums: np.ndarray
     edges: np.ndarray | None = None
     bins: np.ndarray | None = None
+    rounds: np.ndarray | None = None
 
     def __post_init__(self):
         # The table owns read-only copies: freezing an array passed in would freeze the
         # caller's array too (O(m), small next to building the table).
-        for name in ("values", "counts", "positives", "prob_sums", "edges", "bins"):
+        for name in ("values", "counts", "positives", "prob_sums", "edges", "bins", "rounds"):
             arr = getattr(self, name)
             if arr is not None:
                 arr = np.array(arr, copy=True)
@@ -80,12 +85,12 @@ class BucketStats:
 
     # -- construction ---------------------------------------------------------------
     @classmethod
-    def _owned(cls, values, counts, positives, prob_sums, edges=None, bins=None) -> "BucketStats":
+    def _owned(cls, values, counts, positives, prob_sums, edges=None, bins=None, rounds=None) -> "BucketStats":
         """A table of arrays that the caller has just made and holds nowhere else: frozen in
         place instead of copied (a table of 10^7 buckets saves four copies)."""
         obj = object.__new__(cls)
         for name, arr in (("values", values), ("counts", counts), ("positives", positives),
-                          ("prob_sums", prob_sums), ("edges", edges), ("bins", bins)):
+                          ("prob_sums", prob_sums), ("edges", edges), ("bins", bins), ("rounds", rounds)):
             if arr is not None:
                 arr.setflags(write=False)
             object.__setattr__(obj, name, arr)
@@ -176,6 +181,18 @@ class BucketStats:
     def weighted(self) -> bool:
         return self.counts.dtype.kind == "f"
 
+    @property
+    def rounds_known(self) -> bool:
+        """Whether the number of rounds in each bucket is known: unweighted tables (the counts),
+        weighted exact tables built from rounds (``rounds``)."""
+        return not self.weighted or self.rounds is not None
+
+    @property
+    def rounds_per_bucket(self) -> np.ndarray | None:
+        """The number of rounds in each bucket (int64): the counts without weights, ``rounds``
+        with weights; None when unknown."""
+        return self.counts.astype(np.int64) if not self.weighted else self.rounds
+
     def table(self):
         """(q, n, s) as float64 arrays, the form the metric kernels take."""
         return (
@@ -200,10 +217,14 @@ class BucketStats:
             t.prob_sums.astype(np.float64),
         )
         if self.edges is None:
-            keys, (n, s, _) = _merge(self.values, cols(self), other.values, cols(other))
+            # a weighted merge keeps the rounds per bucket when both sides know them
+            track = dtype.kind == "f" and self.rounds_known and other.rounds_known
+            extra = lambda t: (t.rounds_per_bucket,) if track else ()  # noqa: E731
+            keys, merged = _merge(self.values, cols(self) + extra(self), other.values, cols(other) + extra(other))
+            n, s = merged[0], merged[1]
             # an exact bucket's prediction sum is q_i n_i by definition; recomputing it
             # (rather than adding two rounded products) keeps merge(a, b) == stats(a ++ b)
-            return BucketStats(keys, n, s, keys * n)
+            return BucketStats(keys, n, s, keys * n, rounds=merged[3] if track else None)
         keys, (n, s, ps) = _merge(
             self.bins.astype(np.float64), cols(self), other.bins.astype(np.float64), cols(other)
         )

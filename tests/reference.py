@@ -87,6 +87,21 @@ def quantile_edges_ref(p, m, sample_weight=None):
     return [0.0] + sorted(set(inner)) + [1.0]
 
 
+def quantile_edges_sorted_ref(p, m):
+    """quantile_edges_ref for many unweighted rounds, from one np.sort: the k-th edge is the
+    order statistic of rank ceil(k T / m) (exact integers), k = 1..m-1; the same rules for
+    ties, the largest prediction, 1 and 0, in plain Python over the m - 1 picks."""
+    srt = np.sort(np.asarray(p, dtype=np.float64)).tolist()
+    T = len(srt)
+    top = srt[-1] + 0.0
+    inner = set()
+    for k in range(1, m):
+        v = srt[-(-k * T // m) - 1] + 0.0
+        if v < top and v < 1.0:
+            inner.add(5e-324 if v == 0.0 else v)
+    return [0.0] + sorted(inner) + [1.0]
+
+
 def table_ref(y, p, bins=None, sample_weight=None):
     """Group raw rounds into buckets with a plain dict (docs/metrics.md).
 

@@ -31,7 +31,7 @@ BIN_IDS = ["exact", "bins=15", "edges"]
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, scheduler_port=0, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, scheduler_port=0, dashboard_address=":0"
     ) as cluster, distributed.Client(cluster) as c:
         yield c
 

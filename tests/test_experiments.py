@@ -228,7 +228,7 @@ def test_local_pool_and_dask_give_identical_rows(tmp_path):
     preset = tiny(t_max=256, seeds=2)
     run(preset, tmp_path / "pool", workers=2, progress=False)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, scheduler_port=0,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         run(preset, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
     a, b = _rows(tmp_path / "pool" / "trials.sqlite"), _rows(tmp_path / "dask" / "trials.sqlite")
     assert a.keys() == b.keys() and len(a) == 4 * 2 * 3

@@ -172,7 +172,9 @@ def _expected(y, p, w, bins):
 def _expected_sample(st):
     """The sample estimators' JSON fields of `fastcdl metrics` for a table (docs/estimators.md)."""
     exact = st.edges is None
-    share = None if not exact or st.weighted else float(st.counts[st.counts < 2].sum() / st.total)
+    # with weights: the share of the weight in buckets of one round (tests/test_sample_size_warning.py)
+    rounds = st.rounds if st.weighted else st.counts
+    share = None if not exact else float(st.counts[rounds < 2].sum() / st.total)
     return {
         "cdl_monotone": fc.cdl_monotone(st), "vcdl_monotone": fc.vcdl_monotone(st),
         "cutoff_ce": fc.cutoff_ce(st), "cutoff_ce_p_value": fc.cutoff_ce_test(st).p_value, "smce": fc.smce(st),

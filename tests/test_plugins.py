@@ -140,7 +140,7 @@ def test_rates_runs_plugins_on_the_local_pool_and_dask(tmp_path, monkeypatch):
     preset = load_preset(str(tmp_path / "p.toml"))
     assert main(["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / "pool"),
                  "--workers", "2", "--no-progress"]) == 0
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   scheduler_port=0) as cluster:
         run(preset, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
     a, b = _rows(tmp_path / "pool" / "trials.sqlite"), _rows(tmp_path / "dask" / "trials.sqlite")

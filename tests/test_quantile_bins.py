@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import fastcdl as fc
 from fastcdl._kernels import buckets as kb
 from fastcdl.binning import quantile_edges_of_rounds
-from reference import bin_index_ref, quantile_edges_ref, table_ref
+from reference import bin_index_ref, quantile_edges_ref, quantile_edges_sorted_ref, table_ref
 
 
 def _same_table(st_, ref):
@@ -71,7 +71,7 @@ def test_zeros_keep_a_bin_of_their_own():
 @pytest.mark.parametrize("kind", ["uniform", "crowded", "grid", "subnormal"])
 def test_large_inputs_match_a_sort(kind):
     """The grid count and gather (no sort) against np.sort's order statistics, over several
-    chunks, serial and parallel; "crowded" puts every prediction in one cell of the grid."""
+    chunks; "crowded" puts every prediction in one cell of the grid."""
     rng = np.random.default_rng(5)
     T = 2 * kb.CHUNK + 1001
     p = {"uniform": rng.random(T), "crowded": 0.3 + rng.random(T) * 1e-6,
@@ -80,12 +80,80 @@ def test_large_inputs_match_a_sort(kind):
     for m in (1, 7, 215, 5000):
         ranks = (np.arange(1, m + 1) * T + m - 1) // m
         want = fc.binning.edges_from_quantiles(srt[ranks - 1])
-        for parallel in (False, True):
-            assert np.array_equal(quantile_edges_of_rounds(p, m, parallel), want)
+        assert np.array_equal(quantile_edges_of_rounds(p, m), want)
     y = rng.random(T) < p
     st_ = fc.bucket_stats(y, p, bins=215, strategy="quantile")
     assert st_ == fc.bucket_stats(y, p, bins=st_.edges)
     assert st_ == fc.bucket_stats(y, p, bins=215, strategy="quantile", n_jobs=1)
+
+
+def _skewed(kind, T, rng):
+    """Predictions for the fine counting grid of many quantile ranks: spread, crowded into one
+    cell of the finest grid (2^-19 wide), tied on a few values, heaped at 0 and 1, on the grid's cell bounds."""
+    if kind == "uniform":
+        return rng.random(T)
+    if kind == "crowded":  # every prediction in one cell of the finest grid
+        return 0.3 + rng.random(T) * 2.0**-22
+    if kind == "ties":  # a tree model: 41 scores, one of them holding half the rounds
+        p = np.round(rng.random(T) * 40) / 40
+        p[: T // 2] = 0.625
+        return rng.permutation(p)
+    if kind == "zeros_and_ones":
+        p = rng.random(T)
+        p[: T // 2] = 0.0
+        p[T // 2: T // 2 + T // 4] = 1.0
+        p[-5:] = -0.0  # a valid zero too
+        return rng.permutation(p)
+    if kind == "cell_bounds":  # exactly on, and one ulp around, bounds of cells of 2^20-cell (and 2^19-cell) grids
+        c = rng.integers(0, 2**20 + 1, T) / 2.0**20
+        return np.clip(c + rng.choice([-1, 0, 0, 1], T) * np.spacing(c), 0.0, 1.0)
+    if kind == "two_cells":  # mass in two far cells, a few rounds between
+        p = np.where(rng.random(T) < 0.5, 0.1 + rng.random(T) * 1e-9, 0.9 - rng.random(T) * 1e-9)
+        p[:7] = rng.random(7)
+        return p
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "crowded", "ties", "zeros_and_ones", "cell_bounds", "two_cells"])
+def test_fine_grid_edges_match_a_sort(kind):
+    """Many quantile ranks (a counting grid finer than 2^16 cells) against the order statistics
+    of np.sort, written from the definition (tests/reference.py)."""
+    rng = np.random.default_rng(11)
+    T = 300_007
+    p = _skewed(kind, T, rng)
+    for m in (1, 2, 1025, 5000, 40_000, T, T + 13):
+        assert fc.binning.edge_grid(T, m) == min(max(2**16, 2 ** int(np.ceil(np.log2(64 * m)))), 2**19)
+        assert quantile_edges_of_rounds(p, m).tolist() == quantile_edges_sorted_ref(p, m), (kind, m)
+    y = rng.random(T) < 0.5
+    st_ = fc.bucket_stats(y, p, bins=5000, strategy="quantile")
+    assert st_.edges.tolist() == quantile_edges_sorted_ref(p, 5000)
+    assert st_ == fc.bucket_stats(y, p, bins=st_.edges)
+    assert st_.edges.shape[0] - 1 <= 5000
+    if kind in ("ties", "zeros_and_ones"):  # ties give fewer bins than asked
+        assert st_.edges.shape[0] - 1 < 5000
+    # every interior edge is a prediction (5e-324 stands for 0)
+    assert set(st_.edges[1:-1].tolist()) <= set(np.unique(p).tolist()) | {5e-324}
+
+
+def test_the_sorted_reference_agrees_with_the_exact_one():
+    """quantile_edges_sorted_ref (np.sort) against quantile_edges_ref (Fractions) on small cases."""
+    rng = np.random.default_rng(12)
+    for _ in range(40):
+        T = int(rng.integers(1, 60))
+        p = rng.choice([0.0, -0.0, 5e-324, 0.1, 0.5, 0.5 + 2**-52, 0.9, 1.0, rng.random()], T)
+        for m in (1, 2, 3, 7, T, T + 5):
+            assert quantile_edges_sorted_ref(p, m) == quantile_edges_ref(p, m)
+
+
+def test_the_fine_grid_refuses_bad_predictions():
+    rng = np.random.default_rng(13)
+    for bad in (np.nan, 1.0 + 2**-52, -5e-324, np.inf, -np.inf, -1.0):
+        p = rng.random(2**20 + 77)
+        p[2**20 + 5] = bad
+        for m in (3, 10**4):
+            assert quantile_edges_of_rounds(p, m) is None
+        with pytest.raises(ValueError, match="y_prob"):
+            fc.bucket_stats(np.zeros(p.shape[0], bool), p, bins=10**4, strategy="quantile")
 
 
 @settings(max_examples=200, deadline=None)

@@ -103,7 +103,8 @@ def runs_of_keys(keys):
 
 @kernel
 def runs_weighted(p_sorted, y_sorted, w_sorted):
-    """Weighted exact table from rounds sorted by p: (values, counts, positives). O(T)."""
+    """Weighted exact table from rounds sorted by p: (values, counts, positives, rounds), where
+    rounds counts the rounds of positive weight in each bucket. O(T)."""
     T = p_sorted.shape[0]
     m = 0
     for i in range(T):
@@ -112,15 +113,17 @@ def runs_weighted(p_sorted, y_sorted, w_sorted):
     values = np.empty(m, dtype=np.float64)
     counts = np.zeros(m, dtype=np.float64)
     positives = np.zeros(m, dtype=np.float64)
+    rounds = np.zeros(m, dtype=np.int64)
     j = -1
     for i in range(T):
         if i == 0 or p_sorted[i] != p_sorted[i - 1]:
             j += 1
             values[j] = p_sorted[i] + 0.0
         counts[j] += w_sorted[i]
+        rounds[j] += w_sorted[i] > 0.0
         if y_sorted[i] != 0:
             positives[j] += w_sorted[i]
-    return values, counts, positives
+    return values, counts, positives, rounds
 
 
 # An interior edge e is widened to e * EDGE_SLACK (4 to 8 ulps above e): a prediction within
@@ -158,29 +161,37 @@ def bin_of(x, edges, m, uniform):
     return lo
 
 
-# Arbitrary edges are found through a grid of GRID equal cells: cell(x) = floor(x GRID) is
-# exact (GRID is a power of two) and non-decreasing in x, so the bins a cell's rounds can
-# fall in are those between the cuts of the cells before it and the cuts of the cells up to
-# it (cell_starts), and only the cuts inside the round's own cell are searched. The result is
-# bin_of's, bit for bit; the cost per round is O(1) unless many cuts share a cell.
+# Arbitrary edges are found through a grid of G equal cells: cell(x) = floor(x G) is exact
+# (G is a power of two) and non-decreasing in x, so the bins a cell's rounds can fall in are
+# those between the cuts of the cells before it and the cuts of the cells up to it
+# (cell_starts), and only the cuts inside the round's own cell are searched. The result is
+# bin_of's, bit for bit; the cost per round is O(1) unless many cuts share a cell. G is about
+# the number of bins, between MIN_GRID and GRID cells: a small table stays in cache.
 GRID = 1 << 16
+MIN_GRID = 1 << 10
 
 
 @kernel(inline="always")
-def cell_of(x):
-    """The grid cell of x in [0, 1] (x slightly above 1, a widened cut, goes to the last cell)."""
-    return min(int(x * GRID), GRID - 1)
+def cell_of(x, G):
+    """The cell of x in [0, 1] in a grid of G cells (x slightly above 1, a widened cut, goes
+    to the last cell)."""
+    return min(int(x * G), G - 1)
 
 
 @kernel
 def cell_starts(edges):
     """starts[g] = the number of cuts c_j = e_j * EDGE_SLACK (j = 1..m-1) whose cell is below g,
-    g = 0..GRID. A round in cell g lies in a bin between starts[g] and starts[g + 1]. O(m + GRID)."""
+    g = 0..G, in a grid of G cells: the power of two at or above m, within [MIN_GRID, GRID]
+    (G = len(starts) - 1). A round in cell g lies in a bin between starts[g] and
+    starts[g + 1]. O(m + G)."""
     m = edges.shape[0] - 1
-    starts = np.zeros(GRID + 1, dtype=np.int64)
+    G = MIN_GRID
+    while G < m and G < GRID:
+        G <<= 1
+    starts = np.zeros(G + 1, dtype=np.int64)
     for j in range(1, m):
-        starts[cell_of(edges[j] * EDGE_SLACK) + 1] += 1
-    for g in range(GRID):
+        starts[cell_of(edges[j] * EDGE_SLACK, G) + 1] += 1
+    for g in range(G):
         starts[g + 1] += starts[g]
     return starts
 
@@ -188,9 +199,11 @@ def cell_starts(edges):
 @kernel(inline="always")
 def bin_of_cells(x, edges, starts):
     """bin_of(x, edges, m, False) through the grid: a search of the cuts in x's cell only."""
-    g = cell_of(x)
+    g = cell_of(x, starts.shape[0] - 1)
     lo = starts[g]
     hi = starts[g + 1]  # the bin is in [lo, hi]: invariant cut_{lo} < x <= cut_{hi + 1}
+    if hi - lo <= 1:  # at most one cut in the cell (the usual case): no branch on x
+        return lo + ((hi > lo) & (x > edges[lo + 1] * EDGE_SLACK))
     while hi > lo:
         mid = (lo + hi + 1) >> 1
         if x > edges[mid] * EDGE_SLACK:
@@ -434,88 +447,111 @@ def merge_sorted_keys(ka, kb):
 
 
 # -- equal-mass (quantile) bins ----------------------------------------------------------
+# Quantile edges are found through a counting grid of their own, G cells of width 1/G (G a
+# power of two, so the cell min(floor(x G), G - 1) is exact and non-decreasing in x). G grows
+# with the number of quantile ranks (fastcdl.binning.edge_grid) so that the cells holding
+# ranks, whose predictions are gathered, hold a small share of the rounds (at 10^4 ranks,
+# 2^19 cells: about 2% of the rounds, where 2^16 cells gathered 15%).
+
+# 1.0 as float64 bits: for p in [0, 1] the bits are at most ONE_BITS, and the only other bit
+# pattern of a valid p is -0.0's. An integer test keeps the count loop at memory speed, and a
+# round that fails it is counted in cell 0 (so no index is ever computed from NaN).
+ONE_BITS = np.uint64(0x3FF0000000000000)
+MINUS_ZERO_BITS = np.uint64(0x8000000000000000)
 
 
 @kernel
-def _count_cells_span(p, start, stop, hist, off):
-    ok = True
-    for t in range(start, stop):
-        x = p[t]
-        ok &= (x >= 0.0) & (x <= 1.0)
-        hist[off + (cell_of(x) if ok else 0)] += 1
-    return ok
-
-
-@kernel(parallel=True)
-def _count_cells_chunks(p, step, part, bad):
-    T = p.shape[0]
-    for c in prange(bad.shape[0]):
-        ok = _count_cells_span(p, c * step, min(T, (c + 1) * step), part, c * GRID)
-        bad[c] = 0 if ok else 1
-
-
-@kernel
-def _add_cell_parts(part, bad, hist):
-    for c in range(bad.shape[0]):
-        if bad[c] != 0:
-            return False
-    for c in range(bad.shape[0]):
-        for g in range(GRID):
-            hist[g] += part[c * GRID + g]
-    return True
-
-
-@kernel
-def count_cells(p, hist):
-    """Add the number of predictions in each grid cell to hist (GRID,); False, adding nothing,
-    if some p is outside [0, 1] or NaN. O(T), serial."""
-    T = p.shape[0]
-    n_chunks, step = chunking(T, GRID)
-    part = np.zeros(n_chunks * GRID, dtype=np.int64)
-    bad = np.zeros(n_chunks, dtype=np.int64)
-    for c in range(n_chunks):
-        ok = _count_cells_span(p, c * step, min(T, (c + 1) * step), part, c * GRID)
-        bad[c] = 0 if ok else 1
-    return _add_cell_parts(part, bad, hist)
-
-
-@kernel
-def count_cells_parallel(p, hist):
-    """:func:`count_cells` on numba's thread pool; the same counts."""
-    T = p.shape[0]
-    n_chunks, step = chunking(T, GRID)
-    part = np.zeros(n_chunks * GRID, dtype=np.int64)
-    bad = np.zeros(n_chunks, dtype=np.int64)
-    _count_cells_chunks(p, step, part, bad)
-    return _add_cell_parts(part, bad, hist)
-
-
-@kernel
-def values_in_cells(p, slot, offsets, want_slot, want_pos):
-    """Order statistics of the predictions in a few grid cells: cell g's predictions go to slot
-    slot[g] (>= 0 for the cells of interest), gathered into out[offsets[k]:offsets[k + 1]];
-    returns, for each request i, the want_pos[i]-th smallest (0-based) of slot want_slot[i]'s
-    predictions. A slot with at most 4 requests is searched by selection (O(size) per
-    request), others are sorted. O(T) for the gather."""
-    n_slots = offsets.shape[0] - 1
-    buf = np.empty(offsets[n_slots], dtype=np.float64)
-    fill = offsets[:n_slots].copy()
+def _count_grid_span(p, p_bits, G, hist):
+    """Count p into hist; False if some p is bad. A loop over a whole array (callers pass
+    slices) runs about twice as fast here as one over range(start, stop)."""
+    n_bad = 0
     for t in range(p.shape[0]):
-        k = slot[cell_of(p[t])]
-        if k >= 0:
-            buf[fill[k]] = p[t]
+        b = p_bits[t]
+        n_bad += (b > ONE_BITS) and (b != MINUS_ZERO_BITS)
+        g = min(int(p[t] * G), G - 1) if b <= ONE_BITS else 0
+        hist[g] += 1
+    return n_bad == 0
+
+
+@kernel
+def count_grid(p, p_bits, G, hist):
+    """Add the number of predictions p in each of the G grid cells to hist (G,); False if some
+    p is outside [0, 1] or NaN (hist is then meaningless). p_bits is p viewed as uint64.
+    O(T), serial: on the 2-core machine of results/benchmarks/metrics.md, shared with other
+    jobs, two threads (partial histograms added afterwards) counted slower than one."""
+    return _count_grid_span(p, p_bits, G, hist)
+
+
+@kernel(inline="always")
+def popcount(x):
+    """The number of set bits of the uint64 x (the SWAR sum: a few integer operations)."""
+    x = x - ((x >> nb.uint64(1)) & nb.uint64(0x5555555555555555))
+    x = (x & nb.uint64(0x3333333333333333)) + ((x >> nb.uint64(2)) & nb.uint64(0x3333333333333333))
+    x = (x + (x >> nb.uint64(4))) & nb.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * nb.uint64(0x0101010101010101)) >> nb.uint64(56))
+
+
+@kernel
+def cell_bitmap(cells, G):
+    """The increasing cells as a bitmap of G bits, and the count of set bits before each
+    64-bit word: cell g's rank among the cells is below[g >> 6] + the set bits under g."""
+    one = nb.uint64(1)
+    n_words = (G + 63) >> 6
+    words = np.zeros(n_words, dtype=np.uint64)
+    for k in range(cells.shape[0]):
+        words[cells[k] >> 6] |= one << nb.uint64(cells[k] & 63)
+    below = np.zeros(n_words, dtype=np.int64)
+    for i in range(1, n_words):
+        below[i] = below[i - 1] + popcount(words[i - 1])
+    return words, below
+
+
+@kernel
+def _gather_span(p, G, words, below, buf, fill):
+    """Write each p whose cell is set in the bitmap to buf[fill[its rank]] (fill advances).
+    A round's test reads the bitmap (G / 8 bytes, in cache); only the gathered rounds count
+    bits for their rank: no search."""
+    one = nb.uint64(1)
+    for t in range(p.shape[0]):
+        x = p[t]
+        g = cell_of(x, G)
+        word = words[g >> 6]
+        bit = nb.uint64(g & 63)
+        if (word >> bit) & one:
+            k = below[g >> 6] + popcount(word & ((one << bit) - one))
+            buf[fill[k]] = x
             fill[k] += 1
+
+
+@kernel
+def gather_grid_cells(p, G, cells, offsets):
+    """The predictions of the increasing grid cells ``cells``, cell cells[k]'s (in the order
+    of the rounds) at buf[offsets[k]:offsets[k + 1]] (offsets from the cells' counts). O(T)."""
+    words, below = cell_bitmap(cells, G)
+    buf = np.empty(offsets[cells.shape[0]], dtype=np.float64)
+    _gather_span(p, G, words, below, buf, offsets[:cells.shape[0]].copy())
+    return buf
+
+
+@kernel
+def order_statistics(buf, offsets, want_slot, want_pos):
+    """For each request i, the want_pos[i]-th smallest (0-based) of the values in slot
+    want_slot[i], buf[offsets[k]:offsets[k + 1]] (buf is reordered). A slot with more than 4
+    requests or at most 64 values is sorted in place, others are searched by selection
+    (O(size) per request). O(n log n) at worst for n values."""
+    n_slots = offsets.shape[0] - 1
     asks = np.zeros(n_slots, dtype=np.int64)
     for i in range(want_slot.shape[0]):
         asks[want_slot[i]] += 1
     for k in range(n_slots):
-        if asks[k] > 4:
+        if asks[k] > 4 or offsets[k + 1] - offsets[k] <= 64:
             buf[offsets[k]:offsets[k + 1]].sort()
+            asks[k] = -1  # sorted
     out = np.empty(want_slot.shape[0], dtype=np.float64)
     for i in range(want_slot.shape[0]):
         k = want_slot[i]
         seg = buf[offsets[k]:offsets[k + 1]]
-        if asks[k] > 4:
+        if asks[k] < 0:
             out[i] = seg[want_pos[i]]
         else:
             out[i] = np.partition(seg, want_pos[i])[want_pos[i]]
