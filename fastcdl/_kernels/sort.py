@@ -85,6 +85,31 @@ _RADIX_MIN = 512  # from this length on, an unsorted array is radix-sorted
 
 
 @kernel
+def _digit_histograms(keys):
+    """Counts of each of the eight 8-bit digits of uint64 keys, in one pass: (8, 256). O(n)."""
+    hist = np.zeros((8, 256), dtype=np.int64)
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        for d in range(8):
+            hist[d, (k >> nb.uint64(8 * d)) & nb.uint64(255)] += 1
+    return hist
+
+
+@kernel
+def _digit_starts(hist, d, n, pos):
+    """Where each value of digit d starts in the output of its stable pass, into ``pos``.
+    False when every key has the same digit d (the pass would change nothing)."""
+    for v in range(256):
+        if hist[d, v] == n:
+            return False
+    c = 0
+    for v in range(256):
+        pos[v] = c
+        c += hist[d, v]
+    return True
+
+
+@kernel
 def _radix(x, ia):
     """Stable LSD radix sort of the indices ``ia`` by x[ia] (8 passes of 8 bits over the
     float64 bits mapped to an order-preserving uint64; a pass whose digit is the same for
@@ -95,27 +120,16 @@ def _radix(x, ia):
         tmp[i] = x[ia[i]] + 0.0  # -0.0 is 0.0, as comparisons have it
     keys = tmp.view(np.uint64)
     top = np.uint64(1) << np.uint64(63)
-    hist = np.zeros((8, 256), dtype=np.int64)
     for i in range(n):
         k = keys[i]
-        k = ~k if k & top else k | top  # negative floats reversed, positive above them
-        keys[i] = k
-        for d in range(8):
-            hist[d, (k >> np.uint64(8 * d)) & np.uint64(255)] += 1
+        keys[i] = ~k if k & top else k | top  # negative floats reversed, positive above them
+    hist = _digit_histograms(keys)
     k2 = np.empty(n, dtype=np.uint64)
     i2 = np.empty(n, dtype=np.int64)
     pos = np.empty(256, dtype=np.int64)
     for d in range(8):
-        same = False
-        for v in range(256):
-            if hist[d, v] == n:
-                same = True
-        if same:
+        if not _digit_starts(hist, d, n, pos):
             continue
-        c = 0
-        for v in range(256):
-            pos[v] = c
-            c += hist[d, v]
         shift = np.uint64(8 * d)
         for i in range(n):
             k = keys[i]
@@ -146,26 +160,14 @@ def sort_keys(keys):
     [1, 2, 3, 9223372036854775813]
     """
     n = keys.shape[0]
-    hist = np.zeros((8, 256), dtype=np.int64)
+    hist = _digit_histograms(keys)
     byte = nb.uint64(255)
-    for i in range(n):
-        k = keys[i]
-        for d in range(8):
-            hist[d, (k >> nb.uint64(8 * d)) & byte] += 1
     a = keys.copy()
     b = np.empty(n, dtype=np.uint64)
     pos = np.empty(256, dtype=np.int64)
     for d in range(8):
-        constant = False
-        for v in range(256):
-            if hist[d, v] == n:
-                constant = True
-        if constant:
+        if not _digit_starts(hist, d, n, pos):
             continue
-        c = 0
-        for v in range(256):
-            pos[v] = c
-            c += hist[d, v]
         shift = nb.uint64(8 * d)
         for i in range(n):
             k = a[i]
