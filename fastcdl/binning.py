@@ -85,7 +85,7 @@ def edge_grid(T: int, m: int) -> int:
     return G
 
 
-def quantile_edges_of_rounds(p: np.ndarray, m: int):
+def quantile_edges_of_rounds(p: np.ndarray, m: int, n_parts: int = 1):
     """Quantile edges of unweighted predictions p (float64), or None if some p is outside
     [0, 1] or NaN.
 
@@ -93,7 +93,12 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int):
     :func:`edge_grid` cells (one pass) says which cells hold the ranks ceil(k T / m); a second
     pass gathers the predictions of those cells only, cell by cell, and selects the ranks
     among each cell's few. O(T) unless the predictions crowd into a few cells (width 2^-16
-    to 2^-19); then O(T log T) at worst. Up to 2^16 rounds, a plain sort.
+    to 2^-19); then O(T log T) at worst. Up to 2^16 rounds, a plain sort. ``n_parts`` > 1
+    runs both passes on numba's thread pool over that many contiguous parts of the rounds
+    (call it where the pool is safe, fastcdl._parallel); the edges are the same.
+
+    >>> quantile_edges_of_rounds(np.array([0.9, 0.1, 0.4, 0.4]), 2).tolist()
+    [0.0, 0.4, 1.0]
     """
     T = p.shape[0]
     r = _ranks(T, m)
@@ -103,17 +108,19 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int):
         return edges_from_quantiles(np.sort(p)[r - 1])
     G = edge_grid(T, m)
     hist = np.zeros(G, dtype=np.int64)
-    if not _kb.count_grid(p, p.view(np.uint64), G, hist):
+    if n_parts > 1:
+        small = (T + n_parts - 1) // n_parts < 2**31  # int32 counts halve the parts' memory
+        part_hists = np.zeros(n_parts * G, dtype=np.int32 if small else np.int64)
+        if not _kb.count_grid_parallel(p, p.view(np.uint64), G, hist, part_hists):
+            return None
+    elif not _kb.count_grid(p, p.view(np.uint64), G, hist):
         return None
-    C = np.cumsum(hist)
-    cells = np.searchsorted(C, r, side="left")
-    kept = np.unique(cells)
-    offsets = np.zeros(kept.shape[0] + 1, dtype=np.int64)
-    np.cumsum(hist[kept], out=offsets[1:])
-    buf = _kb.gather_grid_cells(p, G, kept, offsets)
-    # rank r in cell g is the (r - rounds in cells before g)-th smallest of g's predictions
-    before = C[cells] - hist[cells]
-    return edges_from_quantiles(_kb.order_statistics(buf, offsets, np.searchsorted(kept, cells), r - before - 1))
+    cells, offsets, slot, pos = _kb.rank_cells(hist, r)
+    if n_parts > 1:
+        buf = _kb.gather_grid_cells_parallel(p, G, cells, offsets, part_hists)
+    else:
+        buf = _kb.gather_grid_cells(p, G, cells, offsets)
+    return edges_from_quantiles(_kb.order_statistics(buf, offsets, slot, pos))
 
 
 def chunk_binning(bins, strategy):

@@ -16,6 +16,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from fastcdl import _parallel, _validate
@@ -194,7 +195,9 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
             exact = _exact_table(y, p, w)
             edges = quantile_edges_of_table(exact.values, exact.counts, m)
         else:
-            edges = quantile_edges_of_rounds(p, m)
+            serial = _serial(p.shape[0], m, n_jobs)
+            with _parallel.num_threads(None if serial else n_jobs):
+                edges = quantile_edges_of_rounds(p, m, 1 if serial else numba.get_num_threads())
             if edges is None:
                 _validate.check_rounds(y, p, w)  # raises, naming the first bad value
         return _binned_table(y, p, w, edges, False, n_jobs)
@@ -228,6 +231,12 @@ def _exact_table(y, p, w) -> BucketStats:
     return BucketStats._owned(q, n, s, q * n)
 
 
+def _serial(T, m, n_jobs) -> bool:
+    """Whether T rounds in m bins are reduced by the serial kernels: for one chunk, one thread
+    or an unsafe pool (the parallel kernels are then never compiled); both give the same table."""
+    return _kb.chunking(T, m)[0] == 1 or n_jobs == 1 or not _parallel.parallel_safe()
+
+
 def _binned_table(y, p, w, edges, uniform, n_jobs) -> BucketStats:
     """The rounds in the bins of ``edges`` (checked), each bucket at its mean prediction."""
     weighted = w.shape[0] > 0
@@ -236,10 +245,7 @@ def _binned_table(y, p, w, edges, uniform, n_jobs) -> BucketStats:
     n = np.zeros(m, dtype=dtype)
     s = np.zeros(m, dtype=dtype)
     ps = np.zeros(m, dtype=np.float64)
-    # one chunk, one thread or an unsafe pool: the serial kernel (the parallel one is then
-    # never compiled); both give the same table
-    one_chunk = _kb.chunking(p.shape[0], m)[0] == 1
-    serial = one_chunk or n_jobs == 1 or not _parallel.parallel_safe()
+    serial = _serial(p.shape[0], m, n_jobs)
     with _parallel.num_threads(None if serial else n_jobs):
         if weighted:
             binner = _kb.bin_rounds_weighted if serial else _kb.bin_rounds_weighted_parallel

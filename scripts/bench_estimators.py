@@ -95,15 +95,37 @@ def time_estimators(y, p, R):
     return out
 
 
+def interleaved(fs, R):
+    """Medians of R timings of each function of ``fs`` (name -> f), the calls interleaved (f1, f2,
+    ..., f1, f2, ...) after a warm-up call each, and the R timings themselves: a change of the
+    machine's load during the run falls on every function alike, so per-repeat ratios hold."""
+    for f in fs.values():
+        f()
+    ts = {k: [] for k in fs}
+    for _ in range(R):
+        for k, f in fs.items():
+            t = time.perf_counter()
+            f()
+            ts[k].append(time.perf_counter() - t)
+    return {k: float(np.median(v)) for k, v in ts.items()}, ts
+
+
 def time_binning(y, p, R):
-    """2. quantile bins against equal-width bins (and arbitrary edges) on the same rounds"""
+    """2. quantile bins against equal-width bins (and arbitrary edges) on the same rounds, on one
+    thread and on the default thread pool; ratio = median over repeats of quantile / equal width
+    (the calls interleaved)"""
     binning = []
     for m in (15, fc._validate.auto_bins(p.shape[0]), 1000, 10**4):
-        uni = median_time(lambda m=m: fc.bucket_stats(y, p, bins=m), R)
-        qua = median_time(lambda m=m: fc.bucket_stats(y, p, bins=m, strategy="quantile"), R)
         edges = fc.bucket_stats(y, p, bins=m, strategy="quantile").edges
-        arb = median_time(lambda e=edges: fc.bucket_stats(y, p, bins=e), R)
-        binning.append({"m": m, "uniform": uni, "quantile": qua, "edges": arb})
+        row = {"m": m}
+        for jobs, tag in ((None, ""), (1, "_1thread")):
+            med, ts = interleaved({
+                "uniform": lambda m=m: fc.bucket_stats(y, p, bins=m, n_jobs=jobs),
+                "quantile": lambda m=m: fc.bucket_stats(y, p, bins=m, strategy="quantile", n_jobs=jobs),
+                "edges": lambda e=edges: fc.bucket_stats(y, p, bins=e, n_jobs=jobs)}, R)
+            row.update({k + tag: v for k, v in med.items()})
+            row["ratio" + tag] = float(np.median(np.array(ts["quantile"]) / np.array(ts["uniform"])))
+        binning.append(row)
         print(json.dumps(binning[-1]), flush=True)
     return binning
 

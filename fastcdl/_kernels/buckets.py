@@ -478,8 +478,50 @@ def count_grid(p, p_bits, G, hist):
     """Add the number of predictions p in each of the G grid cells to hist (G,); False if some
     p is outside [0, 1] or NaN (hist is then meaningless). p_bits is p viewed as uint64.
     O(T), serial: on the 2-core machine of results/benchmarks/metrics.md, shared with other
-    jobs, two threads (partial histograms added afterwards) counted slower than one."""
+    jobs, two threads (partial histograms added afterwards) counted slower than one, as the
+    parallel binning kernels then do; :func:`count_grid_parallel` counts on the thread pool."""
     return _count_grid_span(p, p_bits, G, hist)
+
+
+@kernel(inline="always")
+def part_bounds(T, n_parts, c):
+    """Rounds [lo, hi) of part c when T rounds are cut into n_parts equal contiguous parts."""
+    step = (T + n_parts - 1) // n_parts
+    return min(T, c * step), min(T, (c + 1) * step)
+
+
+@kernel(parallel=True)
+def _count_parts(p, p_bits, G, part_hists, bad):
+    n_parts = bad.shape[0]
+    for c in prange(n_parts):
+        lo, hi = part_bounds(p.shape[0], n_parts, c)
+        ok = _count_grid_span(p[lo:hi], p_bits[lo:hi], G, part_hists[c * G:(c + 1) * G])
+        bad[c] = 0 if ok else 1
+
+
+@kernel(parallel=True)
+def _add_part_hists(part_hists, n_parts, hist):
+    G = hist.shape[0]
+    for b in prange((G + 4095) >> 12):
+        for g in range(b << 12, min(G, (b + 1) << 12)):
+            acc = 0
+            for c in range(n_parts):
+                acc += part_hists[c * G + g]
+            hist[g] += acc
+
+
+@kernel
+def count_grid_parallel(p, p_bits, G, hist, part_hists):
+    """:func:`count_grid` on numba's thread pool: the rounds are cut into n_parts =
+    len(part_hists) / G contiguous parts, part c counted into part_hists[c G:(c + 1) G]
+    (zeros on entry, int32 where a part has fewer than 2^31 rounds; kept for
+    :func:`gather_grid_cells_parallel`), then the parts are added into hist. Integer
+    counts: the same hist for any n_parts and thread count. O(T + n_parts G)."""
+    n_parts = part_hists.shape[0] // G
+    bad = np.zeros(n_parts, dtype=np.int64)
+    _count_parts(p, p_bits, G, part_hists, bad)
+    _add_part_hists(part_hists, n_parts, hist)
+    return bad.sum() == 0
 
 
 @kernel(inline="always")
@@ -533,20 +575,92 @@ def gather_grid_cells(p, G, cells, offsets):
     return buf
 
 
+@kernel(parallel=True)
+def _gather_parts(p, G, words, below, buf, fills, K):
+    n_parts = fills.shape[0] // K
+    for c in prange(n_parts):
+        lo, hi = part_bounds(p.shape[0], n_parts, c)
+        _gather_span(p[lo:hi], G, words, below, buf, fills[c * K:(c + 1) * K])
+
+
+@kernel
+def gather_grid_cells_parallel(p, G, cells, offsets, part_hists):
+    """:func:`gather_grid_cells` on numba's thread pool, the rounds cut into the parts of
+    :func:`count_grid_parallel` (whose part_hists it takes): part c writes its rounds of cell
+    cells[k] after those of the parts before it, so buf is the serial gather's, value for
+    value. O(T + n_parts K) for K cells."""
+    K = cells.shape[0]
+    n_parts = part_hists.shape[0] // G
+    words, below = cell_bitmap(cells, G)
+    buf = np.empty(offsets[K], dtype=np.float64)
+    fills = np.empty(n_parts * K, dtype=np.int64)
+    for k in range(K):
+        at = offsets[k]
+        for c in range(n_parts):
+            fills[c * K + k] = at
+            at += part_hists[c * G + cells[k]]
+    _gather_parts(p, G, words, below, buf, fills, K)
+    return buf
+
+
+@kernel
+def rank_cells(hist, r):
+    """Where the increasing ranks r (1-based) fall in the grid counts hist, in one scan:
+    (cells, offsets, slot, pos), the distinct cells holding ranks (increasing), the starts of
+    their predictions in a gather (offsets[k + 1] - offsets[k] = hist[cells[k]]), and for
+    rank i its cell's index in cells and its 0-based position among that cell's predictions.
+    O(G + m)."""
+    n = r.shape[0]
+    slot = np.empty(n, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
+    cells = np.empty(n, dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    K = 0
+    below = 0  # predictions in the cells before g
+    g = 0
+    for i in range(n):
+        while below + hist[g] < r[i]:
+            below += hist[g]
+            g += 1
+        if K == 0 or cells[K - 1] != g:
+            cells[K] = g
+            offsets[K + 1] = offsets[K] + hist[g]
+            K += 1
+        slot[i] = K - 1
+        pos[i] = r[i] - below - 1
+    return cells[:K].copy(), offsets[:K + 1].copy(), slot, pos
+
+
+@kernel(inline="always")
+def insertion_sort(a, lo, hi):
+    """Sort a[lo:hi] in place; for the few values of a grid cell, where a call of a general
+    sort costs more than the sort."""
+    for i in range(lo + 1, hi):
+        x = a[i]
+        j = i - 1
+        while j >= lo and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
 @kernel
 def order_statistics(buf, offsets, want_slot, want_pos):
     """For each request i, the want_pos[i]-th smallest (0-based) of the values in slot
     want_slot[i], buf[offsets[k]:offsets[k + 1]] (buf is reordered). A slot with more than 4
-    requests or at most 64 values is sorted in place, others are searched by selection
+    requests or at most 64 values is sorted in place (the small ones by insertion), others are searched by selection
     (O(size) per request). O(n log n) at worst for n values."""
     n_slots = offsets.shape[0] - 1
     asks = np.zeros(n_slots, dtype=np.int64)
     for i in range(want_slot.shape[0]):
         asks[want_slot[i]] += 1
     for k in range(n_slots):
-        if asks[k] > 4 or offsets[k + 1] - offsets[k] <= 64:
-            buf[offsets[k]:offsets[k + 1]].sort()
+        if offsets[k + 1] - offsets[k] <= 64:
+            insertion_sort(buf, offsets[k], offsets[k + 1])
             asks[k] = -1  # sorted
+        elif asks[k] > 4:
+            buf[offsets[k]:offsets[k + 1]].sort()
+            asks[k] = -1
     out = np.empty(want_slot.shape[0], dtype=np.float64)
     for i in range(want_slot.shape[0]):
         k = want_slot[i]
