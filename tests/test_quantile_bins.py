@@ -80,7 +80,8 @@ def test_large_inputs_match_a_sort(kind):
     for m in (1, 7, 215, 5000):
         ranks = (np.arange(1, m + 1) * T + m - 1) // m
         want = fc.binning.edges_from_quantiles(srt[ranks - 1])
-        assert np.array_equal(quantile_edges_of_rounds(p, m), want)
+        for n_parts in (1, 2, 3):  # the count and gather on the thread pool, in parts
+            assert np.array_equal(quantile_edges_of_rounds(p, m, n_parts), want), (m, n_parts)
     y = rng.random(T) < p
     st_ = fc.bucket_stats(y, p, bins=215, strategy="quantile")
     assert st_ == fc.bucket_stats(y, p, bins=st_.edges)
@@ -123,7 +124,9 @@ def test_fine_grid_edges_match_a_sort(kind):
     p = _skewed(kind, T, rng)
     for m in (1, 2, 1025, 5000, 40_000, T, T + 13):
         assert fc.binning.edge_grid(T, m) == min(max(2**16, 2 ** int(np.ceil(np.log2(64 * m)))), 2**19)
-        assert quantile_edges_of_rounds(p, m).tolist() == quantile_edges_sorted_ref(p, m), (kind, m)
+        want = quantile_edges_sorted_ref(p, m)
+        for n_parts in (1, 2, 5):
+            assert quantile_edges_of_rounds(p, m, n_parts).tolist() == want, (kind, m, n_parts)
     y = rng.random(T) < 0.5
     st_ = fc.bucket_stats(y, p, bins=5000, strategy="quantile")
     assert st_.edges.tolist() == quantile_edges_sorted_ref(p, 5000)
@@ -133,6 +136,30 @@ def test_fine_grid_edges_match_a_sort(kind):
         assert st_.edges.shape[0] - 1 < 5000
     # every interior edge is a prediction (5e-324 stands for 0)
     assert set(st_.edges[1:-1].tolist()) <= set(np.unique(p).tolist()) | {5e-324}
+
+
+@pytest.mark.parametrize("kind", ["uniform", "ties", "zeros_and_ones", "cell_bounds"])
+def test_grid_count_and_gather_in_parts(kind):
+    """The parallel count against np.bincount of the cells floor(p G) (the last cell closed),
+    and the parallel gather against the serial one, value for value, for 1 to 4 parts."""
+    rng = np.random.default_rng(14)
+    T = 100_003
+    p = _skewed(kind, T, rng)
+    G = 1 << 16
+    cell = np.minimum(np.floor(np.abs(p) * G), G - 1).astype(np.int64)
+    want = np.bincount(cell, minlength=G)
+    cells = np.unique(rng.choice(cell, 50))
+    offsets = np.r_[0, np.cumsum(want[cells])]
+    serial = kb.gather_grid_cells(p, G, cells, offsets)
+    for n_parts in (1, 2, 3, 4):
+        hist = np.zeros(G, dtype=np.int64)
+        parts = np.zeros(n_parts * G, dtype=np.int32)
+        assert kb.count_grid_parallel(p, p.view(np.uint64), G, hist, parts)
+        assert np.array_equal(hist, want)
+        assert np.array_equal(parts.reshape(n_parts, G).sum(axis=0), want)
+        assert np.array_equal(kb.gather_grid_cells_parallel(p, G, cells, offsets, parts), serial)
+    for k, g in enumerate(cells):  # the serial gather holds each cell's predictions in round order
+        assert np.array_equal(serial[offsets[k]:offsets[k + 1]], p[cell == g])
 
 
 def test_the_sorted_reference_agrees_with_the_exact_one():
@@ -151,7 +178,8 @@ def test_the_fine_grid_refuses_bad_predictions():
         p = rng.random(2**20 + 77)
         p[2**20 + 5] = bad
         for m in (3, 10**4):
-            assert quantile_edges_of_rounds(p, m) is None
+            for n_parts in (1, 2):
+                assert quantile_edges_of_rounds(p, m, n_parts) is None
         with pytest.raises(ValueError, match="y_prob"):
             fc.bucket_stats(np.zeros(p.shape[0], bool), p, bins=10**4, strategy="quantile")
 
@@ -166,9 +194,12 @@ def test_arbitrary_edges_through_the_grid_match_the_definition(cuts, p):
     pts = np.array(p + [float(x) for e in edges for x in (e, np.nextafter(e, 0), np.nextafter(e, 2),
                                                             e * (1 + 2.0**-50), np.nextafter(e * (1 + 2.0**-50), 2))
                         if 0.0 <= x <= 1.0])
-    starts = kb.cell_starts(edges)
-    got = [kb.bin_of_cells(x, edges, starts) for x in pts]
+    starts, cuts = kb.cell_starts(edges), kb.cell_cuts(edges)
+    got = [kb.bin_of_cells(x, edges, starts, cuts) for x in pts]
     assert got == [bin_index_ref(x, edges.tolist()) for x in pts]
+    # the unweighted binning loop writes the same search out (fastcdl._kernels.buckets._bin_span_cells)
+    y = np.arange(pts.shape[0]) % 2 == 0
+    _same_table(fc.bucket_stats(y, pts, bins=edges, n_jobs=1), table_ref(y, pts, bins=edges))
 
 
 def test_many_edges_in_one_cell():
