@@ -137,12 +137,3 @@ def chunk_binning(bins, strategy):
     if spec is None or (strategy == "uniform" and not isinstance(spec, str)):
         return bins, False
     return None, True
-
-
-def rebin_merged(table, bins, strategy, n_rounds):
-    """The merged exact table of a chunked reader in its final bins; bins="auto" counts
-    ``n_rounds`` rows (weighted or not, as in :func:`fastcdl.bucket_stats`)."""
-    from fastcdl._validate import auto_bins
-
-    m = auto_bins(n_rounds) if isinstance(bins, str) else bins
-    return table.rebin(m, strategy=strategy)

@@ -23,7 +23,6 @@ import numpy as np
 
 from fastcdl import metrics as _metrics
 from fastcdl._validate import ValidationError
-from fastcdl.binning import rebin_merged
 from fastcdl.stats import BucketStats
 
 __all__ = ["bucket_stats", "bucket_stats_parquet"]
@@ -171,7 +170,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
         if rows:
             raise ValidationError("sample_weight", "sums to zero: there are no rounds to measure")
         raise ValidationError("y_prob", "is empty")
-    return rebin_merged(total, bins, strategy, rows) if rebin else total
+    return total.rebin(bins, strategy=strategy) if rebin else total
 
 
 def _parquet_files(path: Path) -> list[str]:
@@ -245,4 +244,4 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
         if rows:
             raise InputError(f"{path}: no rows with positive weight in column {weight_col!r}")
         raise InputError(f"{path}: no rows")
-    return rebin_merged(total, bins, strategy, rows) if rebin else total
+    return total.rebin(bins, strategy=strategy) if rebin else total

@@ -1067,7 +1067,7 @@ def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multic
     parsing (pyarrow). Raises :class:`InputError` (module docstring).
     """
     from fastcdl._validate import check_n_jobs
-    from fastcdl.binning import chunk_binning, rebin_merged
+    from fastcdl.binning import chunk_binning
 
     try:
         chunk_bins, rebin = chunk_binning(bins, strategy)
@@ -1082,10 +1082,9 @@ def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multic
     fs = reducer.result()
     if not rebin:
         return fs
-    T = fs.n_rows - fs.skipped
     return dataclasses.replace(
-        fs, stats=None if fs.stats is None else rebin_merged(fs.stats, bins, strategy, T),
-        per_class=None if fs.per_class is None else tuple(rebin_merged(t, bins, strategy, T) for t in fs.per_class),
+        fs, stats=None if fs.stats is None else fs.stats.rebin(bins, strategy=strategy),
+        per_class=None if fs.per_class is None else tuple(t.rebin(bins, strategy=strategy) for t in fs.per_class),
     )
 
 

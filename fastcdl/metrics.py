@@ -160,7 +160,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     asked (len(table.edges) - 1 says how many); the table equals the one binned with its
     edges (fastcdl.binning, docs/metrics.md "Quantile bins"). O(T) without weights (a grid
     count and a gather, no sort), O(T log T) with weights. bins="auto": round(T^(1/3))
-    bins for T rounds (rows, whatever their weights), with either strategy.
+    bins for T rounds (with sample weights, the rows of positive weight), with either strategy.
 
     An integer m is at most 2^24 (fastcdl._validate.MAX_BINS), else ValueError naming
     bins: a binned table takes memory per bin (about 50 bytes), not per round, so
@@ -189,7 +189,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     weighted = w.shape[0] > 0
     if spec is None:
         return _exact_table(y, p, w)
-    m = _validate.auto_bins(p.shape[0]) if isinstance(spec, str) else spec
+    m = _validate.auto_bins(auto_rounds(p, w)) if isinstance(spec, str) else spec
     if strategy == "quantile":
         if weighted:
             exact = _exact_table(y, p, w)
@@ -229,6 +229,13 @@ def _exact_table(y, p, w) -> BucketStats:
         q, n, s, rounds = q[keep], n[keep], s[keep], rounds[keep]
         return BucketStats._owned(q, n, s, q * n, rounds=rounds)
     return BucketStats._owned(q, n, s, q * n)
+
+
+def auto_rounds(p, w) -> int:
+    """The T of bins="auto": the rounds, or with weights the rounds of positive weight (a round
+    of weight 0 is absent from every table, so the weighted exact table's ``rounds`` count the
+    same T and its rebin("auto") chooses the same m)."""
+    return int(np.count_nonzero(w > 0)) if w.shape[0] else p.shape[0]
 
 
 def _serial(T, m, n_jobs) -> bool:

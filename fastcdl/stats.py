@@ -13,7 +13,8 @@ bucket's prediction value:
 - ``rounds``    for a weighted exact table, the number of rounds (rows of positive weight) in
   each bucket, which the weight sums do not say; None otherwise (without weights ``counts``
   are the rounds; a weighted table from :meth:`BucketStats.from_table` does not know them).
-  Only the SampleSizeWarning reads it (:func:`fastcdl.metrics.one_round_share`).
+  The SampleSizeWarning reads it (:func:`fastcdl.metrics.one_round_share`), and
+  :meth:`BucketStats.rebin` with bins="auto" counts the rounds from it.
 
 Counts and positives are int64 when no sample weights were given (so sums over 10^10
 rounds stay exact) and float64 otherwise. Two tables over the same binning merge
@@ -123,8 +124,10 @@ class BucketStats:
 
         This is how quantile bins meet chunked data: quantile edges depend on all the
         predictions, so chunk tables are merged exactly (bins=None) and the merged table is
-        rebinned (fastcdl.io and fastcdl.dask do so). "auto" needs the number of rounds:
-        refused for a weighted table. O(m log m).
+        rebinned (fastcdl.io and fastcdl.dask do so). "auto" counts the table's rounds (with
+        weights, the rounds of positive weight, ``rounds``), as bucket_stats counts them, so it
+        chooses the same m; a weighted table that does not know its rounds (from
+        :meth:`from_table`) refuses it. O(m log m).
 
         >>> st = BucketStats.from_table([0.1, 0.2, 0.8, 0.9], [1, 3, 3, 1], [0, 1, 2, 1])
         >>> q = st.rebin(2, strategy="quantile")
@@ -143,12 +146,13 @@ class BucketStats:
         if spec is None:
             return self
         if isinstance(spec, str):
-            if self.weighted:
+            if not self.rounds_known:
                 raise _validate.ValidationError(
-                    "bins", "'auto' needs the number of rounds, which a weighted table does not keep",
-                    message="bins='auto' needs the number of rounds, which a weighted table does not keep: pass bins=m",
+                    "bins", "'auto' needs the number of rounds, which this weighted table does not know",
+                    message="bins='auto' needs the number of rounds, which this weighted table does not know (built "
+                    "by BucketStats.from_table, or merged with such a table): pass bins=m",
                 )
-            spec = _validate.auto_bins(self.total)
+            spec = _validate.auto_bins(int(self.rounds_per_bucket.sum()))
         if strategy == "quantile":
             edges = quantile_edges_of_table(self.values, self.counts, spec)
         elif isinstance(spec, np.ndarray):

@@ -282,8 +282,55 @@ def test_strategy_with_a_bucket_stats_is_refused():
         fc.ece(st_, strategy="quantile")
     with pytest.raises(ValueError, match="exact table"):
         fc.bucket_stats([0, 1], [0.2, 0.8], bins=2).rebin(2)
-    with pytest.raises(ValueError, match="weighted table"):
-        fc.bucket_stats([0, 1], [0.2, 0.8], sample_weight=[1.0, 2.0]).rebin("auto")
+    # a weighted table from weight sums does not know its rounds, nor does a merge with one
+    bare = fc.BucketStats.from_table([0.2, 0.8], [1.0, 2.0], [0.0, 2.0])
+    with pytest.raises(ValueError, match="bins='auto' needs the number of rounds, which this weighted table"):
+        bare.rebin("auto")
+    with pytest.raises(ValueError, match="does not know"):
+        (bare + fc.bucket_stats([0, 1], [0.2, 0.5], sample_weight=[1.0, 2.0])).rebin("auto", strategy="quantile")
+    assert bare.rebin(2).counts.tolist() == [1.0, 2.0]
+
+
+def _weighted_rounds(T, seed):
+    """Tied predictions, weights of which about 30% are 0 (so the rows and the rounds of positive
+    weight give different 'auto' bin counts)."""
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.random(T), 2)
+    y = rng.random(T) < p
+    w = np.round(rng.random(T) * 3, 1)
+    w[rng.random(T) < 0.3] = 0.0
+    return y, p, w
+
+
+def test_auto_counts_the_rounds_of_positive_weight():
+    """bins='auto' with weights is round(T+^(1/3)) for T+ rows of positive weight: rows of weight 0
+    change nothing, as if they were absent."""
+    y, p, w = _weighted_rounds(1000, 20)
+    T_pos = int(np.count_nonzero(w > 0))
+    m = fc._validate.auto_bins(T_pos)
+    assert m != fc._validate.auto_bins(1000)  # the data tell the two counts apart
+    for strategy in ("uniform", "quantile"):
+        st_ = fc.bucket_stats(y, p, bins="auto", strategy=strategy, sample_weight=w)
+        keep = w > 0
+        assert st_ == fc.bucket_stats(y[keep], p[keep], bins="auto", strategy=strategy, sample_weight=w[keep])
+        assert st_ == fc.bucket_stats(y, p, bins=m, strategy=strategy, sample_weight=w)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_rebin_auto_of_a_weighted_table_equals_binning_the_rounds(strategy):
+    """rebin('auto') of a weighted exact table (and of merged chunk tables) chooses the m of
+    bucket_stats(bins='auto') on the raw weighted rounds, and gives its table."""
+    y, p, w = _weighted_rounds(1000, 21)
+    direct = fc.bucket_stats(y, p, bins="auto", strategy=strategy, sample_weight=w)
+    assert direct.edges.shape[0] - 1 <= fc._validate.auto_bins(int(np.count_nonzero(w > 0)))
+    exact = fc.bucket_stats(y, p, sample_weight=w)
+    cuts = (0, 137, 500, 501, 1000)
+    chunks = [fc.bucket_stats(y[a:b], p[a:b], sample_weight=w[a:b]) for a, b in zip(cuts, cuts[1:])]
+    merged = chunks[0] + chunks[1] + chunks[2] + chunks[3]
+    for table in (exact, merged):
+        _same_counts(table.rebin("auto", strategy=strategy), direct)
+    if strategy == "uniform":
+        assert direct.edges.shape[0] - 1 == fc._validate.auto_bins(int(np.count_nonzero(w > 0)))
 
 
 def _same_counts(a, b):
@@ -297,7 +344,7 @@ def _same_counts(a, b):
 
 
 @pytest.mark.parametrize("bins, strategy", [(7, "quantile"), ("auto", "quantile"), ("auto", "uniform")])
-@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("weighted", [False, True, "some zero"])
 def test_chunked_file_reading_rebins_the_exact_table(tmp_path, monkeypatch, bins, strategy, weighted):
     """A file read in chunks of 7 rows gives the table of the whole arrays: quantile edges and
     'auto' are decided once, on the merged exact table, never per chunk."""
@@ -309,6 +356,8 @@ def test_chunked_file_reading_rebins_the_exact_table(tmp_path, monkeypatch, bins
     p = np.round(rng.random(T), 2)
     y = (rng.random(T) < p).astype(int)
     w = np.round(rng.random(T) * 3, 1) + 0.1
+    if weighted == "some zero":  # 153 rounds of positive weight: 'auto' gives 5 bins, not the rows' 6
+        w[rng.permutation(T)[:50]] = 0.0
     f = tmp_path / "f.csv"
     f.write_text("y,p,w\n" + "".join(f"{a},{float(b)!r},{float(c)!r}\n" for a, b, c in zip(y, p, w)))
     monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 7)
@@ -333,6 +382,12 @@ def test_dask_quantile_bins_equal_in_memory():
             got = fd.bucket_stats(da.from_array(y, chunks=700), da.from_array(p, chunks=700), bins=bins,
                                   strategy=strategy)
             _same_counts(got, fc.bucket_stats(y, p, bins=bins, strategy=strategy))
+        # weighted, some weights 0: 'auto' counts the rounds of positive weight on the merged table
+        yw, pw, w = _weighted_rounds(5000, 22)
+        for bins, strategy in (("auto", "quantile"), ("auto", "uniform")):
+            got = fd.bucket_stats(da.from_array(yw, chunks=700), da.from_array(pw, chunks=700), bins=bins,
+                                  strategy=strategy, sample_weight=da.from_array(w, chunks=700))
+            _same_counts(got, fc.bucket_stats(yw, pw, bins=bins, strategy=strategy, sample_weight=w))
         with pytest.raises(ValueError, match="chooses its own edges"):
             fd.bucket_stats(da.from_array(y, chunks=700), da.from_array(p, chunks=700),
                             bins=np.array([0.0, 0.5, 1.0]), strategy="quantile")
