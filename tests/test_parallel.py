@@ -121,6 +121,27 @@ def test_serial_kernel_off_the_main_thread_under_workqueue(big, monkeypatch):
     assert calls == [True]
 
 
+def test_quantile_edges_use_the_pool_where_the_binning_does(big, monkeypatch):
+    """Quantile tables: the grid count and gather run on the thread pool exactly when the binning
+    kernel does (never off the main thread under workqueue), and the table is the same."""
+    y, p, _ = big
+    calls = []
+    for name in ("count_grid", "count_grid_parallel"):
+        real = getattr(kb, name)
+        monkeypatch.setattr(kb, name, lambda *a, real=real, name=name: calls.append(name) or real(*a))
+    want = fc.bucket_stats(y, p, bins=300, strategy="quantile", n_jobs=1)
+    assert calls == ["count_grid"]
+    calls.clear()
+    assert fc.bucket_stats(y, p, bins=300, strategy="quantile", n_jobs=2) == want
+    assert calls == ["count_grid_parallel"]
+    calls.clear()
+    monkeypatch.setattr(_parallel, "threading_layer", lambda: "workqueue")
+    with ThreadPoolExecutor(2) as ex:
+        got = list(ex.map(lambda _: fc.bucket_stats(y, p, bins=300, strategy="quantile", n_jobs=2), range(2)))
+    assert got[0] == want and got[1] == want
+    assert calls == ["count_grid", "count_grid"]
+
+
 def test_dask_threaded_scheduler_with_workqueue_finishes():
     # in a subprocess: if the fallback failed, numba would abort (SIGABRT) the process
     code = textwrap.dedent(
