@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl import _validate
+from fastcdl import _parallel, _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
@@ -423,13 +423,21 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     solved as its dual, a dynamic programme over a convex piecewise-linear function whose
     breakpoints sit in one heap: O(m log m), no LP solver (docs/estimators.md). From raw
     rounds add the exact table's sort. On a binned table the bin means stand for the
-    predictions.
+    predictions. From SMCE_THREADS_FROM buckets on, the two programmes (one from each end
+    of the table) run on two threads; the value is the same, bit for bit.
 
     >>> smce([1, 1], [0.5, 0.5])
     0.5
     """
     st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
+    if q.shape[0] >= SMCE_THREADS_FROM and _parallel.parallel_safe():
+        return float(_k.smce_parallel(q, n, s))
     return float(_k.smce_kernel(q, n, s))
+
+
+# From this many buckets on, smce runs its two programmes on numba's thread pool (below,
+# the launch costs more than it saves; measured in results/benchmarks/metrics.md).
+SMCE_THREADS_FROM = 1 << 15
 
 
 # --------------------------------------------------------------------------------------

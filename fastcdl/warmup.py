@@ -72,6 +72,10 @@ def _metrics():
                   sample.mce, sample.rmsce):
             f(y, p)
         sample.cdl_monotone_report(y, p)
+        from fastcdl._kernels.sample import smce_parallel
+
+        # smCE's two programmes on two threads, which tables of 2^15 buckets or more use
+        smce_parallel(np.array([0.1, 0.5, 0.9]), np.ones(3), np.array([0.0, 1.0, 1.0]))
 
     return [("exact table, cdl, vcdl, ece, k2, ucal", exact),
             ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),
