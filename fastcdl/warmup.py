@@ -105,6 +105,8 @@ def _binning():
         fc.bucket_stats(*big, bins=15)
         fc.bucket_stats(*big, bins=15, sample_weight=np.ones(CHUNK + 1))
         fc.bucket_stats(*big, bins=15, strategy="quantile")
+        # the quantile edges' grid kernels on one thread (n_jobs=1, or off the main thread under workqueue)
+        fc.bucket_stats(*big, bins=15, strategy="quantile", n_jobs=1)
 
     return [("binned tables (equal width, edges, quantile, weighted)", binned),
             ("parallel binning (T > 2^20)", parallel)]
