@@ -295,8 +295,9 @@ def _bin_span(y, p, edges, uniform, grid, start, stop, ny, pp, off):
 
 @kernel
 def _bin_span_cells(y, p, edges, starts, cuts, start, stop, ny, pp, off):
-    """_bin_span for edges other than uniform: bin_of_cells written out in the loop (called as
-    a function, numba's inlined or not, the loop ran about 3x slower: measured at T = 5 10^6)."""
+    """_bin_span for edges other than uniform, with bin_of_cells written out in the loop: a
+    stand-alone copy of this loop that called bin_of_cells (inlined by numba or not) ran about
+    3x slower at T = 5 10^6 rounds."""
     G = cuts.shape[0]
     ok = True
     for t in range(start, stop):
@@ -700,8 +701,8 @@ def insertion_sort(a, lo, hi):
 def order_statistics(buf, offsets, want_slot, want_pos):
     """For each request i, the want_pos[i]-th smallest (0-based) of the values in slot
     want_slot[i], buf[offsets[k]:offsets[k + 1]] (buf is reordered). A slot with more than 4
-    requests or at most 64 values is sorted in place (the small ones by insertion), others are searched by selection
-    (O(size) per request). O(n log n) at worst for n values."""
+    requests or at most 64 values is sorted in place (the small ones by insertion), others are
+    searched by selection (O(size) per request). O(n log n) at worst for n values."""
     n_slots = offsets.shape[0] - 1
     asks = np.zeros(n_slots, dtype=np.int64)
     for i in range(want_slot.shape[0]):
