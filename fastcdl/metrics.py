@@ -208,16 +208,22 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
 _RADIX_FROM = 1 << 14
 
 
+def sorted_outcome_keys(y, p):
+    """The rounds' outcome keys (p's bits, then y: fastcdl._kernels.buckets.outcome_keys),
+    sorted: by prediction, then outcome. Checked rounds only. O(T) passes of a radix sort
+    from _RADIX_FROM rounds on, numpy's sort below."""
+    keys = _kb.outcome_keys(y, p.view(np.uint64))
+    if keys.shape[0] >= _RADIX_FROM:
+        return sort_keys(keys)
+    keys.sort()
+    return keys
+
+
 def _exact_table(y, p, w) -> BucketStats:
     """Every distinct prediction its own bucket: one integer sort (unweighted), else an argsort."""
     _validate.check_rounds(y, p, w)
     if not w.shape[0]:
-        keys = _kb.outcome_keys(y, p.view(np.uint64))
-        if keys.shape[0] >= _RADIX_FROM:
-            keys = sort_keys(keys)
-        else:
-            keys.sort()
-        value_bits, n, s = _kb.runs_of_keys(keys)
+        value_bits, n, s = _kb.runs_of_keys(sorted_outcome_keys(y, p))
         q = value_bits.view(np.float64)
     else:
         order = np.argsort(p, kind="stable")

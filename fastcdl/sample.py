@@ -33,7 +33,7 @@ from fastcdl import _parallel, _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
-from fastcdl.metrics import CertificateWarning, _stats, check_sample_size, worst_task
+from fastcdl.metrics import CertificateWarning, _stats, check_sample_size, sorted_outcome_keys, worst_task
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -429,10 +429,22 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     >>> smce([1, 1], [0.5, 0.5])
     0.5
     """
+    if bins is None and sample_weight is None and y_prob is not None and not isinstance(y_true, BucketStats):
+        # every round its own bucket, tied rounds joined by gaps of 0: the sorted rounds
+        # are the table, so none is built (the same LP; the value agrees with that of
+        # bucket_stats(y, p) up to rounding)
+        _validate.check_binning(None, strategy)
+        y, p, w = _validate.prepare_rounds(y_true, y_prob)
+        _validate.check_rounds(y, p, w)
+        keys = sorted_outcome_keys(y, p)
+        return float(_k.smce_keys(keys, _threads(keys.shape[0])))
     st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
-    if q.shape[0] >= SMCE_THREADS_FROM and _parallel.parallel_safe():
-        return float(_k.smce_parallel(q, n, s))
-    return float(_k.smce_kernel(q, n, s))
+    r, T = _k.table_residuals(q, n, s)
+    return float(_k.smce_qr(q, r, T, _threads(q.shape[0])))
+
+
+def _threads(m):
+    return m >= SMCE_THREADS_FROM and _parallel.parallel_safe()
 
 
 # From this many buckets on, smce runs its two programmes on numba's thread pool (below,

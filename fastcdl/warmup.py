@@ -72,10 +72,11 @@ def _metrics():
                   sample.mce, sample.rmsce):
             f(y, p)
         sample.cdl_monotone_report(y, p)
-        from fastcdl._kernels.sample import smce_parallel
+        from fastcdl._kernels.sample import smce_keys, smce_qr
 
-        # smCE's two programmes on two threads, which tables of 2^15 buckets or more use
-        smce_parallel(np.array([0.1, 0.5, 0.9]), np.ones(3), np.array([0.0, 1.0, 1.0]))
+        # smCE's two programmes on two threads, which 2^15 rounds or buckets or more use
+        smce_qr(np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), 3.0, True)
+        smce_keys(np.array([2, 5, 9], dtype=np.uint64), True)
 
     return [("exact table, cdl, vcdl, ece, k2, ucal", exact),
             ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),
