@@ -430,9 +430,8 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     0.5
     """
     if bins is None and sample_weight is None and y_prob is not None and not isinstance(y_true, BucketStats):
-        # every round its own bucket, tied rounds joined by gaps of 0: the sorted rounds
-        # are the table, so none is built (the same LP; the value agrees with that of
-        # bucket_stats(y, p) up to rounding)
+        # the exact table's predictions and residuals are read off the sorted outcome keys
+        # in one pass: no table is built, and the value is the table's, bit for bit
         _validate.check_binning(None, strategy)
         y, p, w = _validate.prepare_rounds(y_true, y_prob)
         _validate.check_rounds(y, p, w)

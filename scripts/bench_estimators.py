@@ -182,9 +182,9 @@ def write(res):
               if load else "")
     lines += ["", "### smCE (exact LP value) against relplot's smECE on the same rounds", "",
               "relplot's smECE is a kernel-smoothed ECE (a different quantity, the nearest peer). fastcdl's smCE from "
-              "rounds sorts their outcome keys (radix sort from 2^14 rounds on) and runs two dual programmes on the "
-              "sorted rounds, one from each end, joined at a middle round (no table is built; tied rounds are joined "
-              f"by gaps of 0); from {fs.SMCE_THREADS_FROM} rounds on the two programmes run on two threads. "
+              "rounds sorts their outcome keys (radix sort from 2^14 rounds on), reads the exact table's predictions "
+              "and residuals off them in one pass (no table is built) and runs two dual programmes, one from each "
+              f"end, joined at a middle bucket; from {fs.SMCE_THREADS_FROM} buckets on they run on two threads. "
               "Bar: at least 10x faster." + loaded,
               "", "| T | np.sort (s) | sorted keys (s) | exact table (s) | smCE from the table (s) | smCE from rounds (s) | "
               "the same, one thread (s) | relplot smECE (s) | relplot / smCE (rounds) | relplot / np.sort |",
@@ -247,7 +247,7 @@ def reading(res):
             f"T = {sizes(False)}. relplot's smECE, a kernel smoothing on a grid, costs {flo:.1f}x to {fhi:.1f}x one "
             "np.sort of the same predictions; the exact smCE needs them in order. Where the time goes at "
             f"T = {big['T']:.0e}: sorting the outcome keys {big['sorted_keys']:.2f} s "
-            f"({big['sorted_keys'] / big['np_sort']:.2f}x np.sort), the programmes on the sorted rounds the rest "
+            f"({big['sorted_keys'] / big['np_sort']:.2f}x np.sort), the residuals and the programmes the rest "
             f"({big['smce_rounds'] - big['sorted_keys']:.2f} s; "
             f"{big['smce_rounds_one_thread'] - big['sorted_keys']:.2f} s on one thread). Their cost is the "
             "breakpoints: about one enters per round, is appended to a bucket of the queue (a write to scattered "

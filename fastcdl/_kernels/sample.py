@@ -440,7 +440,7 @@ def smce_side(q, r, sign, J, side, checkpoints, h, out):
     for k in range(count):
         i = i0 + step * k
         U += sign * r[i]
-        if U > 0.0 and q[i + 1 + gap] > q[i + gap]:
+        if U > 0.0:
             start[K - int(min(U * scale, K - 1.0))] += 1
     start[0] = slot0
     for b in range(K):
@@ -454,7 +454,7 @@ def smce_side(q, r, sign, J, side, checkpoints, h, out):
         i = i0 + step * k
         d = q[i + 1 + gap] - q[i + gap]
         U += sign * r[i]
-        if U > 0.0 and d > 0.0:  # tied rounds (d = 0) add no breakpoint
+        if U > 0.0:
             b = K - 1 - int(min(U * scale, K - 1.0))  # larger U, smaller key: earlier bucket
             if b <= first:
                 size[b] = _heap_push(h, start[b], size[b], -U, 2.0 * d)
@@ -625,8 +625,8 @@ def smce_at(q, r, T, J):
 
 @kernel
 def smce_qr(q, r, T, threads):
-    """smCE of predictions q (sorted; ties allowed, as in sorted rounds) with residuals r
-    (s_i - q_i n_i, or y_t - p_t) over T rounds: the two programmes, on two threads when
+    """smCE of the table with predictions q (strictly increasing) and residuals
+    r_i = s_i - q_i n_i over T rounds: the two programmes, on two threads when
     ``threads``. The value does not depend on ``threads``, bit for bit. O(m log m)."""
     R, sign, J, checkpoints = smce_split(r)
     h = np.empty(2 * max(q.shape[0] - 1, 1))
@@ -661,24 +661,40 @@ def smce_kernel(q, n, s):
 
 @kernel
 def keys_residuals(keys):
-    """Sorted outcome keys (fastcdl._kernels.buckets.outcome_keys) -> (p, y - p), one entry
-    per round; ``keys`` is overwritten (p is a view of it). O(T)."""
+    """Sorted outcome keys (fastcdl._kernels.buckets.outcome_keys) -> (q, r, T): the exact
+    table's distinct predictions and residuals r_i = s_i - q_i n_i, in one pass, as
+    :func:`table_residuals` gives them from the table (bit for bit). ``keys`` is overwritten
+    (q is a view of its first m entries). O(T)."""
     T = keys.shape[0]
     r = np.empty(T)
     one = np.uint64(1)
+    cell = np.empty(1, dtype=np.uint64)  # a prediction's bits, read back as a float64
+    value = cell.view(np.float64)
+    m = 0
+    n = 0
+    s = 0
     for t in range(T):
-        r[t] = float(keys[t] & one)
-        keys[t] = keys[t] >> one
-    p = keys.view(np.float64)
-    for t in range(T):
-        r[t] -= p[t]
-    return p, r
+        key = keys[t]  # read before keys[m], m <= t, is written
+        bits = key >> one
+        if t > 0 and bits != keys[m - 1]:
+            r[m - 1] = float(s) - value[0] * float(n)
+            n = 0
+            s = 0
+        if n == 0:
+            keys[m] = bits
+            cell[0] = bits
+            m += 1
+        n += 1
+        s += np.int64(key & one)
+    if T > 0:
+        r[m - 1] = float(s) - value[0] * float(n)
+    return keys[:m].view(np.float64), r[:m], float(T)
 
 
 @kernel
 def smce_keys(keys, threads):
-    """smCE of rounds from their sorted outcome keys, each round its own bucket (tied rounds
-    have gap 0, which ties their w as the definition does): no table needed. ``keys`` is
-    overwritten. O(T log T), about linear on calibrated samples."""
-    p, r = keys_residuals(keys)
-    return smce_qr(p, r, float(keys.shape[0]), threads)
+    """smCE of rounds from their sorted outcome keys: the exact table's q and r in one pass
+    (no table built), then :func:`smce_qr`; the same value as from the table, bit for bit.
+    ``keys`` is overwritten. O(T) plus the programmes."""
+    q, r, T = keys_residuals(keys)
+    return smce_qr(q, r, T, threads)
