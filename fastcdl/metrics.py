@@ -25,7 +25,7 @@ from fastcdl._multi import ClasswiseResult, accepts_multiclass
 from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
-from fastcdl._kernels.sort import sort_keys
+from fastcdl._kernels.sort import sort_keys_owned
 from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.stats import BucketStats
 
@@ -203,7 +203,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     return _binned_table(y, p, w, np.arange(m + 1, dtype=np.float64) / m, True, n_jobs)
 
 
-# From this many rounds on the outcome keys are radix-sorted (sort_keys, 2.5-3.4x faster than
+# From this many rounds on the outcome keys are radix-sorted (sort_keys_owned, 2.5-3.4x faster than
 # numpy's sort, measured); below, numpy sorts them and the radix kernel is never compiled.
 _RADIX_FROM = 1 << 14
 
@@ -214,7 +214,7 @@ def sorted_outcome_keys(y, p):
     from _RADIX_FROM rounds on, numpy's sort below."""
     keys = _kb.outcome_keys(y, p.view(np.uint64))
     if keys.shape[0] >= _RADIX_FROM:
-        return sort_keys(keys)
+        return sort_keys_owned(keys)  # the keys are ours: no copy
     keys.sort()
     return keys
 

@@ -39,9 +39,9 @@ def _metrics():
         st = fc.bucket_stats(y, p)
         for f in (fc.cdl, fc.vcdl, fc.ece, fc.k2, fc.ucal):
             f(st)
-        from fastcdl._kernels.sort import sort_keys
+        from fastcdl._kernels.sort import sort_keys_owned
 
-        sort_keys(np.zeros(2, dtype=np.uint64))  # what sorts the exact table of 2^14 rounds or more
+        sort_keys_owned(np.zeros(2, dtype=np.uint64))  # what sorts the exact table of 2^14 rounds or more
 
     def weighted():
         st = fc.bucket_stats(y, p, sample_weight=w)

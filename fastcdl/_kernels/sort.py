@@ -159,10 +159,17 @@ def sort_keys(keys):
     >>> sort_keys(np.array([3, 1, 2**63 + 5, 2], dtype=np.uint64)).tolist()
     [1, 2, 3, 9223372036854775813]
     """
+    return sort_keys_owned(keys.copy())
+
+
+@kernel
+def sort_keys_owned(keys):
+    """:func:`sort_keys` without the copy: ``keys`` is one of the two buffers, so its content
+    is lost; returns the sorted array (``keys`` itself or the other buffer). O(8 (n + 256))."""
     n = keys.shape[0]
     hist = _digit_histograms(keys)
     byte = nb.uint64(255)
-    a = keys.copy()
+    a = keys
     b = np.empty(n, dtype=np.uint64)
     pos = np.empty(256, dtype=np.int64)
     for d in range(8):
