@@ -446,9 +446,11 @@ def _threads(m):
     return m >= SMCE_THREADS_FROM and _parallel.parallel_safe()
 
 
-# From this many buckets on, smce runs its two programmes on numba's thread pool (below,
-# the launch costs more than it saves; measured in results/benchmarks/metrics.md).
-SMCE_THREADS_FROM = 1 << 15
+# From this many buckets on, smce runs its two programmes on numba's thread pool. Below, the
+# launch can cost more than it saves: with another job on the second core, waking the second
+# thread took about 5 ms (measured at 2^15 to 2^18 buckets), a third of the programmes' time
+# at 2^18 and most of it below.
+SMCE_THREADS_FROM = 1 << 18
 
 
 # --------------------------------------------------------------------------------------

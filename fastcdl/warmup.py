@@ -74,7 +74,7 @@ def _metrics():
         sample.cdl_monotone_report(y, p)
         from fastcdl._kernels.sample import smce_keys, smce_qr
 
-        # smCE's two programmes on two threads, which 2^15 rounds or buckets or more use
+        # smCE's two programmes on two threads, which 2^18 buckets or more use
         smce_qr(np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), 3.0, True)
         smce_keys(np.array([2, 5, 9], dtype=np.uint64), True)
 
