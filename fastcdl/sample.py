@@ -420,11 +420,13 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
 
     Within constant factors of the lower distance to calibration. Since the predictions lie
     in [0, 1], w cannot touch both -1 and 1, so one side of the box suffices; that LP is
-    solved as its dual, a dynamic programme over a convex piecewise-linear function whose
-    breakpoints sit in one heap: O(m log m), no LP solver (docs/estimators.md). From raw
-    rounds add the exact table's sort. On a binned table the bin means stand for the
-    predictions. From SMCE_THREADS_FROM buckets on, the two programmes (one from each end
-    of the table) run on two threads; the value is the same, bit for bit.
+    solved as its dual, by two dynamic programmes over convex piecewise-linear functions,
+    one from each end of the table, joined at a middle bucket: O(m log m), no LP solver
+    (docs/estimators.md). From raw rounds add one sort of their outcome keys (the table's
+    predictions and residuals are read off them, the table is not built; the value is the
+    table's, bit for bit). On a binned table the bin means stand for the predictions. From
+    SMCE_THREADS_FROM buckets on, the two programmes run on two threads; the value is the
+    same, bit for bit.
 
     >>> smce([1, 1], [0.5, 0.5])
     0.5
@@ -436,10 +438,16 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
         y, p, w = _validate.prepare_rounds(y_true, y_prob)
         _validate.check_rounds(y, p, w)
         keys = sorted_outcome_keys(y, p)
-        return float(_k.smce_keys(keys, _threads(keys.shape[0])))
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
-    r, T = _k.table_residuals(q, n, s)
-    return float(_k.smce_qr(q, r, T, _threads(q.shape[0])))
+        r = np.empty(keys.shape[0])
+        m = _k.keys_residuals(keys, r)
+        q, r, T = keys[:m].view(np.float64), r[:m], float(keys.shape[0])
+    else:
+        st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
+        r = np.empty(q.shape[0])
+        T = _k.table_residuals(q, n, s, r)
+    # numpy allocates the breakpoints' buffer (huge pages when large, see outcome_keys)
+    h = np.empty(2 * max(q.shape[0] - 1, 1))
+    return float(_k.smce_qr(q, r, T, _threads(q.shape[0]), h))
 
 
 def _threads(m):

@@ -613,8 +613,8 @@ def smce_join(r, sign, J, h, out):
 
 @kernel
 def smce_at(q, r, T, J):
-    """T smCE... divided by T, with the programmes joined at bucket J: any J in [0, m - 1]
-    gives the same value up to rounding (tests use it). O(m log m)."""
+    """smCE with the programmes joined at bucket J: any J in [0, m - 1] gives the same value
+    up to rounding (tests use it). O(m log m)."""
     R, sign, _, checkpoints = smce_split(r)
     h = np.empty(2 * max(q.shape[0] - 1, 1))
     out = np.zeros(8)
@@ -624,12 +624,12 @@ def smce_at(q, r, T, J):
 
 
 @kernel
-def smce_qr(q, r, T, threads):
+def smce_qr(q, r, T, threads, h):
     """smCE of the table with predictions q (strictly increasing) and residuals
-    r_i = s_i - q_i n_i over T rounds: the two programmes, on two threads when
-    ``threads``. The value does not depend on ``threads``, bit for bit. O(m log m)."""
+    r_i = s_i - q_i n_i over T rounds: the two programmes, on two threads when ``threads``,
+    their breakpoints in ``h`` (2 max(m - 1, 1) floats, overwritten). The value does not
+    depend on ``threads``, bit for bit. O(m log m), about linear on calibrated samples."""
     R, sign, J, checkpoints = smce_split(r)
-    h = np.empty(2 * max(q.shape[0] - 1, 1))
     out = np.zeros(8)
     if threads:
         _smce_sides_parallel(q, r, sign, J, checkpoints, h, out)
@@ -640,14 +640,13 @@ def smce_qr(q, r, T, threads):
 
 
 @kernel
-def table_residuals(q, n, s):
-    """(r, T): r_i = s_i - q_i n_i and T = sum n_i. O(m)."""
-    r = np.empty(q.shape[0])
+def table_residuals(q, n, s, r):
+    """r_i = s_i - q_i n_i into ``r``; returns T = sum n_i. O(m)."""
     T = 0.0
     for i in range(q.shape[0]):
         r[i] = s[i] - q[i] * n[i]
         T += n[i]
-    return r, T
+    return T
 
 
 @kernel
@@ -655,18 +654,19 @@ def smce_kernel(q, n, s):
     """smCE = max (1/T) sum_i w_i r_i over |w_i| <= 1, |w_{i+1} - w_i| <= d_i, with
     r_i = s_i - q_i n_i and d_i = q_{i+1} - q_i (docs/estimators.md), on one thread.
     O(m log m), about linear on calibrated samples."""
-    r, T = table_residuals(q, n, s)
-    return smce_qr(q, r, T, False)
+    m = q.shape[0]
+    r = np.empty(m)
+    T = table_residuals(q, n, s, r)
+    return smce_qr(q, r, T, False, np.empty(2 * max(m - 1, 1)))
 
 
 @kernel
-def keys_residuals(keys):
-    """Sorted outcome keys (fastcdl._kernels.buckets.outcome_keys) -> (q, r, T): the exact
-    table's distinct predictions and residuals r_i = s_i - q_i n_i, in one pass, as
-    :func:`table_residuals` gives them from the table (bit for bit). ``keys`` is overwritten
-    (q is a view of its first m entries). O(T)."""
+def keys_residuals(keys, r):
+    """Sorted outcome keys (fastcdl._kernels.buckets.outcome_keys) -> the exact table's
+    distinct predictions, as bit patterns in keys[:m], and residuals r_i = s_i - q_i n_i in
+    r[:m], in one pass; returns m. The same q and r as :func:`table_residuals` on the table
+    (bit for bit); ``keys`` is overwritten. O(T)."""
     T = keys.shape[0]
-    r = np.empty(T)
     one = np.uint64(1)
     cell = np.empty(1, dtype=np.uint64)  # a prediction's bits, read back as a float64
     value = cell.view(np.float64)
@@ -688,13 +688,4 @@ def keys_residuals(keys):
         s += np.int64(key & one)
     if T > 0:
         r[m - 1] = float(s) - value[0] * float(n)
-    return keys[:m].view(np.float64), r[:m], float(T)
-
-
-@kernel
-def smce_keys(keys, threads):
-    """smCE of rounds from their sorted outcome keys: the exact table's q and r in one pass
-    (no table built), then :func:`smce_qr`; the same value as from the table, bit for bit.
-    ``keys`` is overwritten. O(T) plus the programmes."""
-    q, r, T = keys_residuals(keys)
-    return smce_qr(q, r, T, threads)
+    return m
