@@ -26,7 +26,7 @@ from fastcdl._multi import ClasswiseResult, accepts_multiclass
 from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
-from fastcdl._kernels.sort import sort_keys
+from fastcdl._kernels.sort import sort_keys_into
 from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.stats import BucketStats
 
@@ -206,22 +206,31 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     return _binned_table(y, p, w, np.arange(m + 1, dtype=np.float64) / m, True, n_jobs)
 
 
-# From this many rounds on the outcome keys are radix-sorted (sort_keys, 2.5-3.4x faster than
+# From this many rounds on the outcome keys are radix-sorted (sort_keys_into, 2.5-3.4x faster than
 # numpy's sort, measured); below, numpy sorts them and the radix kernel is never compiled.
 _RADIX_FROM = 1 << 14
+
+
+def sorted_outcome_keys(y, p):
+    """The rounds' outcome keys (p's bits, then y: fastcdl._kernels.buckets.outcome_keys),
+    sorted: by prediction, then outcome. Checked rounds only. O(T) passes of a radix sort
+    from _RADIX_FROM rounds on, numpy's sort below. The kernels write into arrays numpy
+    allocates (huge pages for large arrays, see outcome_keys)."""
+    keys = _kb.outcome_keys(y, p.view(np.uint64), np.empty(p.shape[0], dtype=np.uint64))
+    if keys.shape[0] >= _RADIX_FROM:
+        return sort_keys_into(keys, np.empty_like(keys))
+    keys.sort()
+    return keys
 
 
 def _exact_table(y, p, w) -> BucketStats:
     """Every distinct prediction its own bucket: one integer sort (unweighted), else an argsort."""
     _validate.check_rounds(y, p, w)
     if not w.shape[0]:
-        keys = _kb.outcome_keys(y, p.view(np.uint64))
-        if keys.shape[0] >= _RADIX_FROM:
-            keys = sort_keys(keys)
-        else:
-            keys.sort()
-        value_bits, n, s = _kb.runs_of_keys(keys)
-        q = value_bits.view(np.float64)
+        keys = sorted_outcome_keys(y, p)
+        m = _kb.count_runs(keys)
+        q, n, s = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+        _kb.runs_of_keys(keys, q.view(np.uint64), n, s)
     else:
         order = np.argsort(p, kind="stable")
         q, n, s, rounds = _kb.runs_weighted(p[order], y[order], w[order])

@@ -33,7 +33,7 @@ from fastcdl import _parallel, _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
-from fastcdl.metrics import CertificateWarning, _stats, check_sample_size, worst_task
+from fastcdl.metrics import CertificateWarning, _stats, check_sample_size, sorted_outcome_keys, worst_task
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -420,24 +420,45 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
 
     Within constant factors of the lower distance to calibration. Since the predictions lie
     in [0, 1], w cannot touch both -1 and 1, so one side of the box suffices; that LP is
-    solved as its dual, a dynamic programme over a convex piecewise-linear function whose
-    breakpoints sit in one heap: O(m log m), no LP solver (docs/estimators.md). From raw
-    rounds add the exact table's sort. On a binned table the bin means stand for the
-    predictions. From SMCE_THREADS_FROM buckets on, the two programmes (one from each end
-    of the table) run on two threads; the value is the same, bit for bit.
+    solved as its dual, by two dynamic programmes over convex piecewise-linear functions,
+    one from each end of the table, joined at a middle bucket: O(m log m), no LP solver
+    (docs/estimators.md). From raw rounds add one sort of their outcome keys (the table's
+    predictions and residuals are read off them, the table is not built; the value is the
+    table's, bit for bit). On a binned table the bin means stand for the predictions. From
+    SMCE_THREADS_FROM buckets on, the two programmes run on two threads; the value is the
+    same, bit for bit.
 
     >>> smce([1, 1], [0.5, 0.5])
     0.5
     """
-    st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
-    if q.shape[0] >= SMCE_THREADS_FROM and _parallel.parallel_safe():
-        return float(_k.smce_parallel(q, n, s))
-    return float(_k.smce_kernel(q, n, s))
+    if bins is None and sample_weight is None and y_prob is not None and not isinstance(y_true, BucketStats):
+        # the exact table's predictions and residuals are read off the sorted outcome keys
+        # in one pass: no table is built, and the value is the table's, bit for bit
+        _validate.check_binning(None, strategy)
+        y, p, w = _validate.prepare_rounds(y_true, y_prob)
+        _validate.check_rounds(y, p, w)
+        keys = sorted_outcome_keys(y, p)
+        r = np.empty(keys.shape[0])
+        m = _k.keys_residuals(keys, r)
+        q, r, T = keys[:m].view(np.float64), r[:m], float(keys.shape[0])
+    else:
+        st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
+        r = np.empty(q.shape[0])
+        T = _k.table_residuals(q, n, s, r)
+    # numpy allocates the breakpoints' buffer (huge pages when large, see outcome_keys)
+    h = np.empty(2 * max(q.shape[0] - 1, 1))
+    return float(_k.smce_qr(q, r, T, _threads(q.shape[0]), h))
 
 
-# From this many buckets on, smce runs its two programmes on numba's thread pool (below,
-# the launch costs more than it saves; measured in results/benchmarks/metrics.md).
-SMCE_THREADS_FROM = 1 << 15
+def _threads(m):
+    return m >= SMCE_THREADS_FROM and _parallel.parallel_safe()
+
+
+# From this many buckets on, smce runs its two programmes on numba's thread pool. Below, the
+# launch can cost more than it saves: with another job on the second core, waking the second
+# thread took about 5 ms (measured at 2^15 to 2^18 buckets), a third of the programmes' time
+# at 2^18 and most of it below.
+SMCE_THREADS_FROM = 1 << 18
 
 
 # --------------------------------------------------------------------------------------

@@ -39,9 +39,9 @@ def _metrics():
         st = fc.bucket_stats(y, p)
         for f in (fc.cdl, fc.vcdl, fc.ece, fc.k2, fc.ucal):
             f(st)
-        from fastcdl._kernels.sort import sort_keys
+        from fastcdl._kernels.sort import sort_keys_into
 
-        sort_keys(np.zeros(2, dtype=np.uint64))  # what sorts the exact table of 2^14 rounds or more
+        sort_keys_into(np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))  # what sorts the exact table of 2^14 rounds or more
 
     def weighted():
         st = fc.bucket_stats(y, p, sample_weight=w)
@@ -72,10 +72,10 @@ def _metrics():
                   sample.mce, sample.rmsce):
             f(y, p)
         sample.cdl_monotone_report(y, p)
-        from fastcdl._kernels.sample import smce_parallel
+        from fastcdl._kernels.sample import smce_qr
 
-        # smCE's two programmes on two threads, which tables of 2^15 buckets or more use
-        smce_parallel(np.array([0.1, 0.5, 0.9]), np.ones(3), np.array([0.0, 1.0, 1.0]))
+        # smCE's two programmes on two threads, which 2^18 buckets or more use
+        smce_qr(np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), 3.0, True, np.empty(4))
 
     return [("exact table, cdl, vcdl, ece, k2, ucal", exact),
             ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),

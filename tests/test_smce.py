@@ -20,6 +20,12 @@ from sample_reference import smce_lp_chain, smce_lp_table
 LP_TOL = 1e-8
 
 
+def _qr(q, n, s, threads):
+    r = np.empty(q.shape[0])
+    T = K.table_residuals(q, n, s, r)
+    return K.smce_qr(q, r, T, threads, np.empty(2 * max(q.shape[0] - 1, 1)))
+
+
 def _floats(q, n, s):
     return np.asarray(q, float), np.asarray(n, float), np.asarray(s, float)
 
@@ -29,8 +35,10 @@ def _floats(q, n, s):
 def test_every_junction_gives_the_lp_value(table):
     q, n, s = _floats(*canonical_table(*table))
     want = smce_lp_table(q, n, s)
+    r = np.empty(q.shape[0])
+    T = K.table_residuals(q, n, s, r)
     for J in range(q.shape[0]):
-        assert abs(K.smce_at(q, n, s, J) - want) <= LP_TOL, J
+        assert abs(K.smce_at(q, r, T, J) - want) <= LP_TOL, J
 
 
 def _table(kind, m, rng):
@@ -71,7 +79,7 @@ def test_large_tables_against_the_lp(kind, m):
     want = smce_lp_chain(q, n, s)
     serial = K.smce_kernel(q, n, s)
     assert abs(serial - want) <= LP_TOL
-    assert K.smce_parallel(q, n, s) == serial  # the same value, bit for bit
+    assert _qr(q, n, s, True) == serial  # the same value on two threads, bit for bit
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -79,9 +87,11 @@ def test_threads_give_the_same_bits(kind, monkeypatch):
     rng = np.random.default_rng(7)
     q, n, s = _table(kind, 40_000, rng)
     serial = K.smce_kernel(q, n, s)
-    assert K.smce_parallel(q, n, s) == serial
+    assert _qr(q, n, s, True) == serial
+    r = np.empty(q.shape[0])
+    T = K.table_residuals(q, n, s, r)
     for J in (0, 1, 17_000, q.shape[0] - 1):  # any junction: the same value up to rounding
-        assert K.smce_at(q, n, s, J) == pytest.approx(serial, rel=1e-12, abs=1e-15)
+        assert K.smce_at(q, r, T, J) == pytest.approx(serial, rel=1e-12, abs=1e-15)
     st_ = fc.BucketStats.from_table(q, n, s)
     monkeypatch.setattr(fs, "SMCE_THREADS_FROM", 1)
     assert fs.smce(st_) == serial
@@ -118,3 +128,23 @@ def test_weighted_select_against_a_sort():
                 continue  # a sum that reaches need only up to rounding
             assert got == want
             assert sorted(zip(h[0::2], h[1::2])) == sorted(zip(y, w))  # a permutation of the pairs
+
+
+@pytest.mark.parametrize("pool", [None, 7, 300])
+@pytest.mark.parametrize("T", [1, 2, 5000, 40_000])
+def test_from_sorted_rounds(pool, T, monkeypatch):
+    # raw rounds go through their sorted keys (no table is built): the LP of their table,
+    # and the table's value bit for bit, on one thread or two
+    rng = np.random.default_rng(T)
+    p = rng.random(T) if pool is None else rng.choice(np.r_[0.0, 0.5, 1.0, rng.random(pool)], T)
+    y = (rng.random(T) < np.clip(p + 0.05, 0, 1)).astype(int)
+    table = fs.smce(fc.bucket_stats(y, p))
+    values = []
+    for threads_from in (1, 10**9):
+        monkeypatch.setattr(fs, "SMCE_THREADS_FROM", threads_from)
+        values.append(fs.smce(y, p))
+    assert values[0] == values[1]
+    assert values[0] == table
+    if T <= 5000:
+        st_ = fc.bucket_stats(y, p)
+        assert abs(values[0] - smce_lp_chain(st_.values, st_.counts, st_.positives)) <= LP_TOL

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import fastcdl as fc
 from fastcdl import metrics
-from fastcdl._kernels.sort import sort_keys
+from fastcdl._kernels.sort import sort_keys, sort_keys_into
 
 U64 = st.integers(0, 2**64 - 1)
 
@@ -19,6 +19,7 @@ def test_sort_keys_equals_numpy_on_any_keys(values):
     before = keys.copy()
     assert np.array_equal(sort_keys(keys), np.sort(keys))
     assert np.array_equal(keys, before)  # a sorted copy; the input is untouched
+    assert np.array_equal(sort_keys_into(keys.copy(), np.empty_like(keys)), np.sort(keys))
 
 
 def test_sort_keys_shapes():
@@ -35,6 +36,7 @@ def test_sort_keys_shapes():
     ]
     for keys in cases:
         assert np.array_equal(sort_keys(keys), np.sort(keys))
+        assert np.array_equal(sort_keys_into(keys.copy(), np.empty_like(keys)), np.sort(keys))
 
 
 @pytest.mark.filterwarnings("ignore::fastcdl.SampleSizeWarning")  # continuous scores: tables compared, not read
@@ -55,7 +57,8 @@ def test_exact_table_same_on_both_sides_of_the_switch(T, grid, monkeypatch):
 
 def test_the_radix_sort_is_used_from_the_switch_on(monkeypatch):
     calls = []
-    monkeypatch.setattr(metrics, "sort_keys", lambda keys: calls.append(keys.shape[0]) or sort_keys(keys))
+    monkeypatch.setattr(metrics, "sort_keys_into",
+                        lambda keys, scratch: calls.append(keys.shape[0]) or sort_keys_into(keys, scratch))
     rng = np.random.default_rng(1)
     for T in (metrics._RADIX_FROM - 1, metrics._RADIX_FROM):
         fc.bucket_stats(np.zeros(T, dtype=np.uint8), rng.random(T))

@@ -376,24 +376,22 @@ def _heap_pop(h, base, size):
 
 
 @kernel
-def smce_split(q, n, s):
-    """(T, R, sign, J, checkpoints): the totals, the sign that makes R >= 0 (R returned
-    signed so), and the junction bucket J that gives both programmes about as much work. O(m).
+def smce_split(r):
+    """(R, sign, J, checkpoints) for the residuals r_i: the sign that makes R = sign sum r_i
+    >= 0, and the junction bucket J that gives both programmes about as much work. O(m).
 
     checkpoints[c] is the prefix sum r_0 + ... + r_{c B - 1} (B = SMCE_BLOCK, unsigned), from
     which each side estimates the range of its keys; any estimate is correct (the buckets
     only need to be ordered by key), a good one balances them.
     """
-    m = q.shape[0]
+    m = r.shape[0]
     blocks = (m + SMCE_BLOCK - 1) // SMCE_BLOCK
     checkpoints = np.empty(blocks + 1)
-    T = 0.0
     R = 0.0
     for i in range(m):
         if i % SMCE_BLOCK == 0:
             checkpoints[i // SMCE_BLOCK] = R
-        T += n[i]
-        R += s[i] - q[i] * n[i]
+        R += r[i]
     checkpoints[blocks] = R
     sign = 1.0 if R >= 0.0 else -1.0
     # breakpoints enter the left programme where the prefix sum is > 0 and the right one
@@ -410,11 +408,11 @@ def smce_split(q, n, s):
             break
         left += 5 if sign * checkpoints[c + 1] > 0.0 else 1
         right -= 5 if sign * (R - checkpoints[c]) > 0.0 else 1
-    return T, R * sign, sign, J, checkpoints
+    return R * sign, sign, J, checkpoints
 
 
 @kernel
-def smce_side(q, n, s, sign, J, side, checkpoints, h, out):
+def smce_side(q, r, sign, J, side, checkpoints, h, out):
     """One forward programme (side 0: buckets 0 .. J - 1; side 1: m - 1 .. J + 1, reversed)
     in h[2 J:] or h[:2 J]. Its live breakpoints are then packed next to bucket J's slot (side
     0 ending at J, side 1 starting there) as (y, weight) pairs in the junction's variable y,
@@ -441,7 +439,7 @@ def smce_side(q, n, s, sign, J, side, checkpoints, h, out):
     U = 0.0
     for k in range(count):
         i = i0 + step * k
-        U += sign * (s[i] - q[i] * n[i])
+        U += sign * r[i]
         if U > 0.0:
             start[K - int(min(U * scale, K - 1.0))] += 1
     start[0] = slot0
@@ -454,9 +452,8 @@ def smce_side(q, n, s, sign, J, side, checkpoints, h, out):
     M = 0.0
     for k in range(count):
         i = i0 + step * k
-        r = sign * (s[i] - q[i] * n[i])
         d = q[i + 1 + gap] - q[i + gap]
-        U += r
+        U += sign * r[i]
         if U > 0.0:
             b = K - 1 - int(min(U * scale, K - 1.0))  # larger U, smaller key: earlier bucket
             if b <= first:
@@ -508,7 +505,7 @@ def smce_side(q, n, s, sign, J, side, checkpoints, h, out):
                 h[2 * dst + 1] = h[2 * j + 1]
         live = J - dst
     else:
-        rJ = sign * (s[J] - q[J] * n[J])
+        rJ = sign * r[J]
         dst = J
         for b in range(K):
             for j in range(start[b], start[b] + size[b]):
@@ -525,9 +522,9 @@ def smce_side(q, n, s, sign, J, side, checkpoints, h, out):
 
 
 @kernel(parallel=True)
-def _smce_sides_parallel(q, n, s, sign, J, checkpoints, h, out):
+def _smce_sides_parallel(q, r, sign, J, checkpoints, h, out):
     for side in prange(2):
-        smce_side(q, n, s, sign, J, side, checkpoints, h, out)
+        smce_side(q, r, sign, J, side, checkpoints, h, out)
 
 
 @kernel
@@ -588,12 +585,12 @@ def weighted_select(h, a, b, need):
 
 
 @kernel
-def smce_join(q, n, s, sign, J, h, out):
+def smce_join(r, sign, J, h, out):
     """Bucket J joins the two programmes of :func:`smce_side`: min over y in [lo, hi] of
     S_L(y) + S_R(-y - r_J). O(live breakpoints)."""
     ML, UL, nL = out[0], out[1], int(out[2])
     MR, UR, nR, moment = out[4], out[5], int(out[6]), out[7]
-    rJ = sign * (s[J] - q[J] * n[J])
+    rJ = sign * r[J]
     lo = -UR - rJ
     hi = UL
     a = J - nL
@@ -615,40 +612,80 @@ def smce_join(q, n, s, sign, J, h, out):
 
 
 @kernel
-def smce_at(q, n, s, J):
-    """smCE with the programmes joined at bucket J (any J in [0, m - 1] gives the same value
-    up to rounding; tests use it). O(m log m)."""
-    T, R, sign, _, checkpoints = smce_split(q, n, s)
-    m = q.shape[0]
-    h = np.empty(2 * max(m - 1, 1))
+def smce_at(q, r, T, J):
+    """smCE with the programmes joined at bucket J: any J in [0, m - 1] gives the same value
+    up to rounding (tests use it). O(m log m)."""
+    R, sign, _, checkpoints = smce_split(r)
+    h = np.empty(2 * max(q.shape[0] - 1, 1))
     out = np.zeros(8)
     for side in range(2):
-        smce_side(q, n, s, sign, J, side, checkpoints, h, out)
-    return (R + max(smce_join(q, n, s, sign, J, h, out), 0.0)) / T
+        smce_side(q, r, sign, J, side, checkpoints, h, out)
+    return (R + max(smce_join(r, sign, J, h, out), 0.0)) / T
+
+
+@kernel
+def smce_qr(q, r, T, threads, h):
+    """smCE of the table with predictions q (strictly increasing) and residuals
+    r_i = s_i - q_i n_i over T rounds: the two programmes, on two threads when ``threads``,
+    their breakpoints in ``h`` (2 max(m - 1, 1) floats, overwritten). The value does not
+    depend on ``threads``, bit for bit. O(m log m), about linear on calibrated samples."""
+    R, sign, J, checkpoints = smce_split(r)
+    out = np.zeros(8)
+    if threads:
+        _smce_sides_parallel(q, r, sign, J, checkpoints, h, out)
+    else:
+        for side in range(2):
+            smce_side(q, r, sign, J, side, checkpoints, h, out)
+    return (R + max(smce_join(r, sign, J, h, out), 0.0)) / T
+
+
+@kernel
+def table_residuals(q, n, s, r):
+    """r_i = s_i - q_i n_i into ``r``; returns T = sum n_i. O(m)."""
+    T = 0.0
+    for i in range(q.shape[0]):
+        r[i] = s[i] - q[i] * n[i]
+        T += n[i]
+    return T
 
 
 @kernel
 def smce_kernel(q, n, s):
     """smCE = max (1/T) sum_i w_i r_i over |w_i| <= 1, |w_{i+1} - w_i| <= d_i, with
     r_i = s_i - q_i n_i and d_i = q_{i+1} - q_i (docs/estimators.md), on one thread.
-    O(m log m), about linear on calibrated samples. :func:`smce_parallel` gives the same
-    value, bit for bit, with the two programmes on two threads.
-    """
-    T, R, sign, J, checkpoints = smce_split(q, n, s)
+    O(m log m), about linear on calibrated samples."""
     m = q.shape[0]
-    h = np.empty(2 * max(m - 1, 1))
-    out = np.zeros(8)
-    for side in range(2):
-        smce_side(q, n, s, sign, J, side, checkpoints, h, out)
-    return (R + max(smce_join(q, n, s, sign, J, h, out), 0.0)) / T
+    r = np.empty(m)
+    T = table_residuals(q, n, s, r)
+    return smce_qr(q, r, T, False, np.empty(2 * max(m - 1, 1)))
 
 
 @kernel
-def smce_parallel(q, n, s):
-    """:func:`smce_kernel` with the two programmes on numba's thread pool; the same value."""
-    T, R, sign, J, checkpoints = smce_split(q, n, s)
-    m = q.shape[0]
-    h = np.empty(2 * max(m - 1, 1))
-    out = np.zeros(8)
-    _smce_sides_parallel(q, n, s, sign, J, checkpoints, h, out)
-    return (R + max(smce_join(q, n, s, sign, J, h, out), 0.0)) / T
+def keys_residuals(keys, r):
+    """Sorted outcome keys (fastcdl._kernels.buckets.outcome_keys) -> the exact table's
+    distinct predictions, as bit patterns in keys[:m], and residuals r_i = s_i - q_i n_i in
+    r[:m], in one pass; returns m. The same q and r as :func:`table_residuals` on the table
+    (bit for bit); ``keys`` is overwritten. O(T)."""
+    T = keys.shape[0]
+    one = np.uint64(1)
+    cell = np.empty(1, dtype=np.uint64)  # a prediction's bits, read back as a float64
+    value = cell.view(np.float64)
+    m = 0
+    n = 0
+    s = 0
+    for t in range(T):
+        key = keys[t]  # read before keys[m], m <= t, is written
+        bits = key >> one
+        if t > 0 and bits != keys[m - 1]:
+            r[m - 1] = float(s) - value[0] * float(n)
+            n = 0
+            s = 0
+        if n == 0:
+            keys[m] = bits
+            cell[0] = bits
+            m += 1
+        n += 1
+        s += np.int64(key & one)
+    if T > 0:
+        r[m - 1] = float(s) - value[0] * float(n)
+    return m

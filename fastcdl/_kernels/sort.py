@@ -159,11 +159,19 @@ def sort_keys(keys):
     >>> sort_keys(np.array([3, 1, 2**63 + 5, 2], dtype=np.uint64)).tolist()
     [1, 2, 3, 9223372036854775813]
     """
+    return sort_keys_into(keys.copy(), np.empty(keys.shape[0], dtype=np.uint64))
+
+
+@kernel
+def sort_keys_into(keys, scratch):
+    """:func:`sort_keys` in place: ``keys`` and ``scratch`` (as long) are the two buffers of
+    the passes, so both are overwritten; returns the one that holds the sorted keys.
+    O(8 (n + 256)), no allocation."""
     n = keys.shape[0]
     hist = _digit_histograms(keys)
     byte = nb.uint64(255)
-    a = keys.copy()
-    b = np.empty(n, dtype=np.uint64)
+    a = keys
+    b = scratch
     pos = np.empty(256, dtype=np.int64)
     for d in range(8):
         if not _digit_starts(hist, d, n, pos):
