@@ -94,8 +94,9 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int, n_parts: int = 1):
     pass gathers the predictions of those cells only, cell by cell, and selects the ranks
     among each cell's few. O(T) unless the predictions crowd into a few cells (width 2^-16
     to 2^-19); then O(T log T) at worst. Up to 2^16 rounds, a plain sort. ``n_parts`` > 1
-    runs both passes on numba's thread pool over that many contiguous parts of the rounds
-    (call it where the pool is safe, fastcdl._parallel); the edges are the same.
+    runs both passes on numba's thread pool over up to that many contiguous parts of the
+    rounds, each of at least 2 G rounds (call it where the pool is safe, fastcdl._parallel);
+    the edges are the same.
 
     >>> quantile_edges_of_rounds(np.array([0.9, 0.1, 0.4, 0.4]), 2).tolist()
     [0.0, 0.4, 1.0]
@@ -108,6 +109,9 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int, n_parts: int = 1):
         return edges_from_quantiles(np.sort(p)[r - 1])
     G = edge_grid(T, m)
     hist = np.zeros(G, dtype=np.int64)
+    # each part's counts take G entries: parts of at least 2 G rounds keep them below a
+    # quarter of the predictions' memory, however many threads there are
+    n_parts = min(n_parts, max(1, T // (2 * G)))
     if n_parts > 1:
         small = (T + n_parts - 1) // n_parts < 2**31  # int32 counts halve the parts' memory
         part_hists = np.zeros(n_parts * G, dtype=np.int32 if small else np.int64)

@@ -134,6 +134,14 @@ def test_quantile_edges_use_the_pool_where_the_binning_does(big, monkeypatch):
     calls.clear()
     assert fc.bucket_stats(y, p, bins=300, strategy="quantile", n_jobs=2) == want
     assert calls == ["count_grid_parallel"]
+    # however many parts are asked for, each has at least 2 G rounds (the parts' counts stay small)
+    G = fc.binning.edge_grid(T_BIG, 10**4)
+    sizes = []
+    real = kb.count_grid_parallel
+    monkeypatch.setattr(kb, "count_grid_parallel", lambda *a: sizes.append(a[4].shape[0] // a[2]) or real(*a))
+    edges = fc.binning.quantile_edges_of_rounds(p, 10**4, 64)
+    assert sizes == [T_BIG // (2 * G)] and sizes[0] >= 2
+    assert np.array_equal(edges, fc.binning.quantile_edges_of_rounds(p, 10**4, 1))
     calls.clear()
     monkeypatch.setattr(_parallel, "threading_layer", lambda: "workqueue")
     with ThreadPoolExecutor(2) as ex:

@@ -163,8 +163,9 @@ class ResamplingSuite:
 
 class QuantileBinningSuite:
     """Equal-mass bins (strategy="quantile") next to equal-width bins of the same rounds, and
-    the quantile edges passed as an array (binning through the grid of cells). Target
-    (reported, not asserted): quantile within 2x of equal width."""
+    the quantile edges passed as an array (binning through the grid of cells), with the
+    default thread count and on one thread. Target (reported, not asserted): quantile within
+    2x of equal width."""
 
     params = [[10**6, 10**7], [15, 215, 10**4]]
     param_names = ["T", "bins"]
@@ -186,3 +187,9 @@ class QuantileBinningSuite:
 
     def time_auto_quantile(self, T, bins):
         fc.bucket_stats(self.y, self.p, bins="auto", strategy="quantile")
+
+    def time_equal_width_one_thread(self, T, bins):
+        fc.bucket_stats(self.y, self.p, bins=bins, n_jobs=1)
+
+    def time_quantile_one_thread(self, T, bins):
+        fc.bucket_stats(self.y, self.p, bins=bins, strategy="quantile", n_jobs=1)
