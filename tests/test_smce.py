@@ -148,3 +148,21 @@ def test_from_sorted_rounds(pool, T, monkeypatch):
     if T <= 5000:
         st_ = fc.bucket_stats(y, p)
         assert abs(values[0] - smce_lp_chain(st_.values, st_.counts, st_.positives)) <= LP_TOL
+
+
+@pytest.mark.parametrize("mirror", [False, True])
+def test_a_walk_crowded_into_one_value(mirror):
+    # residuals +c, -c, +c, ... (weighted buckets): every breakpoint enters at the same walk
+    # value, so one bucket of the queue holds thousands (more than SMCE_SORTED_MAX: kept as a
+    # heap, not sorted); mirrored, the right-hand programme gets them
+    rng = np.random.default_rng(0)
+    q = np.unique(rng.random(4001))
+    c = 0.25
+    up = np.arange(q.size) % 2 == 0
+    n = np.where(up, c / (1 - q), c / q)
+    s = np.where(up, n, 0.0)
+    if mirror:
+        q, n, s = 1 - q[::-1], n[::-1], (n - s)[::-1]
+    want = smce_lp_chain(q, n, s)
+    assert abs(K.smce_kernel(q, n, s) - want) <= LP_TOL
+    assert _qr(q, n, s, True) == K.smce_kernel(q, n, s)

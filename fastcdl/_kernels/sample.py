@@ -310,12 +310,14 @@ def mce_kernel(q, n, s):
 # Inside a programme (smce_side), the breakpoints live in a bucket queue: their stored keys
 # (-U at the round they enter, fixed for life) are known in advance, so one counting pass lays
 # out buckets by key, about SMCE_BUCKET breakpoints each. Only the bucket with the smallest
-# keys (the leftmost breakpoints) is kept a 4-ary heap; a breakpoint entering another bucket
-# is appended, and a bucket is heap-ordered when it becomes the first. Pops then sift in a
-# heap of a few dozen entries, and appends write near the last ones: O(m log m) at worst,
-# about linear on calibrated samples.
+# keys (the leftmost breakpoints) is kept in order; a breakpoint entering another bucket is
+# appended, and a bucket is put in order when it becomes the first. In order means sorted
+# (insertion; a pop is a step of the bucket's head) for buckets laid out for at most
+# SMCE_SORTED_MAX breakpoints, and a 4-ary heap for larger ones, which data whose walk
+# crowds into few values can make: O(m log m) at worst, about linear on calibrated samples.
 
 SMCE_BUCKET = 64  # breakpoints per bucket of the queue (measured: 16-1024 within 15%)
+SMCE_SORTED_MAX = 256  # a bucket laid out for more breakpoints is kept as a heap, not sorted
 SMCE_BLOCK = 1024  # rounds between the checkpoints that balance the two sides
 
 
@@ -445,9 +447,10 @@ def smce_side(q, r, sign, J, side, checkpoints, h, out):
     start[0] = slot0
     for b in range(K):
         start[b + 1] += start[b]
-    size = np.zeros(K, dtype=np.int64)
-    ordered = np.zeros(K, dtype=np.int64)  # the heap-ordered prefix of each bucket
-    first = K  # the first non-empty bucket (smallest keys), K when all are empty
+    size = np.zeros(K, dtype=np.int64)  # entries written (sorted buckets) or live (heaps)
+    head = np.zeros(K, dtype=np.int64)  # entries consumed (sorted buckets)
+    ordered = np.zeros(K, dtype=np.int64)
+    first = K
     U = 0.0
     M = 0.0
     for k in range(count):
@@ -455,42 +458,75 @@ def smce_side(q, r, sign, J, side, checkpoints, h, out):
         d = q[i + 1 + gap] - q[i + gap]
         U += sign * r[i]
         if U > 0.0:
-            b = K - 1 - int(min(U * scale, K - 1.0))  # larger U, smaller key: earlier bucket
-            if b <= first:
-                size[b] = _heap_push(h, start[b], size[b], -U, 2.0 * d)
-                ordered[b] = size[b]
-                first = b
-            else:
-                j = start[b] + size[b]
-                h[2 * j] = -U
+            b = K - 1 - int(min(U * scale, K - 1.0))
+            key = -U
+            base = start[b]
+            if b > first:
+                j = base + size[b]
+                h[2 * j] = key
                 h[2 * j + 1] = 2.0 * d
                 size[b] += 1
-        # the flat part now falls with slope -d: walk right to the new minimum
+            elif start[b + 1] - base > SMCE_SORTED_MAX:
+                size[b] = _heap_push(h, base, size[b], key, 2.0 * d)
+                ordered[b] = size[b]
+                first = b
+            else:  # a sorted bucket, first or empty: insert in order
+                j = base + size[b]
+                lo = base + head[b]
+                while j > lo and h[2 * j - 2] > key:
+                    h[2 * j] = h[2 * j - 2]
+                    h[2 * j + 1] = h[2 * j - 1]
+                    j -= 1
+                h[2 * j] = key
+                h[2 * j + 1] = 2.0 * d
+                size[b] += 1
+                ordered[b] = size[b]
+                first = b
         g = -d
-        x = h[2 * start[first]] + U if first < K else U
+        x = h[2 * (start[first] + head[first])] + U if first < K else U
         M += d * abs(x)
         while first < K:
             base = start[first]
-            w = h[2 * base + 1]
+            top = base + head[first]
+            w = h[2 * top + 1]
             if g + w < 0.0:
-                size[first] = _heap_pop(h, base, size[first])
-                ordered[first] = size[first]
-                if size[first] == 0:
+                if start[first + 1] - base > SMCE_SORTED_MAX:
+                    size[first] = _heap_pop(h, base, size[first])
+                    ordered[first] = size[first]
+                    empty = size[first] == 0
+                else:
+                    head[first] += 1
+                    empty = head[first] == size[first]
+                if empty:
                     first += 1
-                    while first < K and size[first] == 0:
+                    while first < K and head[first] == size[first]:
                         first += 1
                     if first < K and ordered[first] < size[first]:
                         base = start[first]
-                        heap = ordered[first]
-                        for j in range(ordered[first], size[first]):
-                            heap = _heap_push(h, base, heap, h[2 * (base + j)], h[2 * (base + j) + 1])
-                        ordered[first] = heap
+                        if start[first + 1] - base > SMCE_SORTED_MAX:
+                            heap = ordered[first]
+                            for j in range(ordered[first], size[first]):
+                                heap = _heap_push(h, base, heap, h[2 * (base + j)], h[2 * (base + j) + 1])
+                            ordered[first] = heap
+                        else:
+                            lo = base + head[first]
+                            for a in range(base + ordered[first], base + size[first]):
+                                kk = h[2 * a]
+                                ww = h[2 * a + 1]
+                                j = a
+                                while j > lo and h[2 * j - 2] > kk:
+                                    h[2 * j] = h[2 * j - 2]
+                                    h[2 * j + 1] = h[2 * j - 1]
+                                    j -= 1
+                                h[2 * j] = kk
+                                h[2 * j + 1] = ww
+                            ordered[first] = size[first]
                 g += w
-                nx = h[2 * start[first]] + U if first < K else U
+                nx = h[2 * (start[first] + head[first])] + U if first < K else U
                 M += g * (nx - x)
                 x = nx
             else:
-                h[2 * base + 1] = g + w  # the part of the weight left of the new minimum is gone
+                h[2 * top + 1] = g + w
                 break
     # pack: a breakpoint at position key + U of S_L is at y = key + U; one of S_R, read at
     # -y - r_J, is at y = -(key + U) - r_J
@@ -499,7 +535,7 @@ def smce_side(q, r, sign, J, side, checkpoints, h, out):
     if side == 0:
         dst = J
         for b in range(K - 1, -1, -1):
-            for j in range(start[b] + size[b] - 1, start[b] - 1, -1):
+            for j in range(start[b] + size[b] - 1, start[b] + head[b] - 1, -1):
                 dst -= 1
                 h[2 * dst] = h[2 * j] + U
                 h[2 * dst + 1] = h[2 * j + 1]
@@ -508,7 +544,7 @@ def smce_side(q, r, sign, J, side, checkpoints, h, out):
         rJ = sign * r[J]
         dst = J
         for b in range(K):
-            for j in range(start[b], start[b] + size[b]):
+            for j in range(start[b] + head[b], start[b] + size[b]):
                 y = -(h[2 * j] + U) - rJ
                 h[2 * dst] = y
                 h[2 * dst + 1] = h[2 * j + 1]
