@@ -35,13 +35,62 @@ def minimax_2xk(A, out_idx, out_prob):
     probabilities (out_idx[1] = -1 for a pure strategy) and returns (value, lam): the
     forecaster's guaranteed loss max_y E[A[j, y]] and the adversary's optimal P(y = 1)."""
     K = A.shape[0]
-    a = np.empty(K)
-    b = np.empty(K)
+    return minimax_2xk_into(A, out_idx, out_prob, np.empty(K), np.empty(K), np.empty(K, dtype=np.int64),
+                            np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64))
+
+
+@kernel
+def _order_by_slope(b, K, order, tmp):
+    """order[:K] = the indices of b[:K] sorted by b, largest first, ties in index order (a
+    stable bottom-up merge sort, tmp as the second buffer; the permutation of a stable sort
+    is unique, so it equals np.argsort(-b[:K], kind="mergesort")). O(K log K), no allocation."""
+    for j in range(K):
+        order[j] = j
+    src = order
+    dst = tmp
+    in_tmp = False  # where the sorted runs are
+    width = 1
+    while width < K:
+        for lo in range(0, K, 2 * width):
+            mid = min(lo + width, K)
+            hi = min(lo + 2 * width, K)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if b[src[j]] > b[src[i]]:  # the right run's first is strictly larger: it goes first
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        for j in range(K):
+            order[j] = tmp[j]
+
+
+@kernel
+def minimax_2xk_into(A, out_idx, out_prob, a, b, order, tmp, hull):
+    """:func:`minimax_2xk` with its work arrays given (a, b float64, order, tmp, hull int64,
+    each of length K): it allocates nothing, so loops compiled without numba's reference
+    counting (the cdl forecaster's, step="minimax") can call it. The same results."""
+    K = A.shape[0]
     for j in range(K):
         a[j] = A[j, 0]
         b[j] = A[j, 1] - A[j, 0]
-    order = np.argsort(-b, kind="mergesort")
-    hull = np.empty(K, dtype=np.int64)
+    _order_by_slope(b, K, order, tmp)
     H = 0
     for t in range(K):
         j = order[t]

@@ -27,7 +27,7 @@ import numpy as np
 
 from fastcdl._kernels import msmwc
 from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.minimax import minimax_2xk
+from fastcdl._kernels.minimax import minimax_2xk_into
 from fastcdl._kernels.step1 import boundary_points, point_mass, step1_point_mass
 from fastcdl._validate import ValidationError, check_real
 from fastcdl.online.engine import play_round, settle
@@ -41,8 +41,9 @@ from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_c
 CDLState = namedtuple("CDLState", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "c",
                                    "lam", "logc", "capped", "last_step", "delta", "dense", "mm",
                                    "lanes", "tpad"])
-# c: every c_b of the round; A: the (2m, 2) gains of the candidate points; idx, prob: the solution
-MinimaxScratch = namedtuple("MinimaxScratch", ["c", "A", "idx", "prob"])
+# c: every c_b of the round; A: the (2m, 2) gains of the candidate points; idx, prob: the solution;
+# a, b, order, tmp, hull: minimax_2xk_into's work arrays (2m each: the loop allocates nothing)
+MinimaxScratch = namedtuple("MinimaxScratch", ["c", "A", "idx", "prob", "a", "b", "order", "tmp", "hull"])
 
 
 def init(horizon, params, adversary=None):
@@ -58,7 +59,9 @@ def init(horizon, params, adversary=None):
         c=np.zeros(m if dense else 1), lam=np.zeros(1), logc=np.full(2, math.nan),
         capped=np.zeros(1, dtype=np.int64), last_step=np.zeros(1), delta=float(params["delta"]), dense=dense,
         mm=None if params.get("step", "two-point") == "two-point" else MinimaxScratch(
-            np.zeros(m), np.zeros((2 * m, 2)), np.full(2, -1, dtype=np.int64), np.zeros(2)),
+            np.zeros(m), np.zeros((2 * m, 2)), np.full(2, -1, dtype=np.int64), np.zeros(2), np.zeros(2 * m),
+            np.zeros(2 * m), np.zeros(2 * m, dtype=np.int64), np.zeros(2 * m, dtype=np.int64),
+            np.zeros(2 * m, dtype=np.int64)),
         lanes=lanes, tpad=tpad,
     )
     if not dense:
@@ -140,7 +143,7 @@ def _minimax_step(st, mm, out):
         x, b = _candidate(j, m, st.delta)
         mm.A[j, 0] = mm.c[b] * x
         mm.A[j, 1] = mm.c[b] * (x - 1.0)
-    minimax_2xk(mm.A, mm.idx, mm.prob)
+    minimax_2xk_into(mm.A, mm.idx, mm.prob, mm.a, mm.b, mm.order, mm.tmp, mm.hull)
     x, b = _candidate(mm.idx[0], m, st.delta)
     if mm.idx[1] < 0 or mm.prob[1] <= 0.0:
         point_mass(x, b, out.points, out.probs, out.buckets)
