@@ -2,6 +2,10 @@
 (c_i = G_i / (1 + |G_i|)) against slow references, and cdl's step="minimax" against the
 two-point rule."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -188,3 +192,14 @@ def test_minimax_step_parameter():
         make_forecaster("cdl", horizon=1000, step="lp")
     res = simulate("cdl", "bernoulli", horizon=500, seed=0, forecaster_params={"step": "two-point"})
     assert res.stats == simulate("cdl", "bernoulli", horizon=500, seed=0).stats
+
+
+def test_minimax_step_compiles_in_a_fresh_process():
+    # cdl's simulate loop is compiled without numba's reference counting, so what it calls
+    # must not allocate; with step="minimax" it once failed to compile in a process that had
+    # not compiled minimax_2xk before (a fresh process, no kernel cache)
+    code = ("from fastcdl.online import simulate; "
+            "simulate('cdl', 'greedy', horizon=50, seed=0, forecaster_params={'step': 'minimax'})")
+    env = dict(os.environ, FASTCDL_CACHE="0")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
