@@ -181,7 +181,8 @@ class ReliabilityDisplay:
             return st
         from fastcdl._validate import auto_bins
 
-        n_rounds = st.n_buckets if st.weighted else st.total
+        # the rounds (of positive weight) when the table knows them, else its buckets (a lower bound)
+        n_rounds = int(st.rounds_per_bucket.sum()) if st.rounds_known else st.n_buckets
         return st.rebin(min(auto_bins(n_rounds), self.max_points), strategy="quantile")
 
     def _band(self, shown: BucketStats):

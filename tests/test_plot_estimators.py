@@ -91,3 +91,17 @@ def test_plot_of_a_file_of_continuous_scores(tmp_path, capsys):
     assert main(["plot", str(f), "--out", str(tmp_path / "q"), "--bins", "auto", "--strategy", "quantile"]) == 0
     assert sorted(x.name for x in (tmp_path / "q").iterdir()) == ["scores_decision_loss.png",
                                                                  "scores_reliability.png"]
+
+
+def test_a_weighted_table_is_binned_by_its_rounds():
+    # 20000 weighted rounds on about 2000 distinct predictions: "auto" bins from the rounds,
+    # as bucket_stats(bins="auto") of the same weighted rounds (not from the buckets)
+    rng = np.random.default_rng(4)
+    p = np.round(rng.beta(2, 5, 20_000) * 2000) / 2000
+    y = rng.random(p.shape[0]) < p
+    w = rng.exponential(1.0, p.shape[0])
+    disp = fplot.ReliabilityDisplay.from_predictions(y, p, sample_weight=w)
+    want = fc.bucket_stats(y, p, sample_weight=w, bins="auto", strategy="quantile")
+    assert fc.bucket_stats(y, p, sample_weight=w).n_buckets > fplot.ReliabilityDisplay.max_points
+    assert disp.shown.n_buckets == want.n_buckets
+    np.testing.assert_allclose(disp.shown.counts, want.counts, rtol=1e-12)
