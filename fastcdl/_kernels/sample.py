@@ -414,12 +414,11 @@ def smce_split(r):
 
 
 @kernel
-def smce_side(q, r, sign, J, side, checkpoints, h, out):
+def smce_side(q, r, sign, J, side, checkpoints, h, S, out):
     """One forward programme (side 0: buckets 0 .. J - 1; side 1: m - 1 .. J + 1, reversed)
-    in h[2 J:] or h[:2 J]. Its live breakpoints are then packed next to bucket J's slot (side
-    0 ending at J, side 1 starting there) as (y, weight) pairs in the junction's variable y,
-    and out[4 side:] = (M, U, number of live breakpoints, sum of weight * y) is written
-    (the last for side 1 only). O(k log k) for k buckets, about linear on calibrated samples.
+    in h[:2 J] or h[2 J:], then a summary of its live breakpoints per bucket of the queue in
+    S[side] and out[4 side:] = (M, U, number of buckets). O(k log k) for k buckets, about
+    linear on calibrated samples.
     """
     m = q.shape[0]
     if side == 0:
@@ -528,39 +527,40 @@ def smce_side(q, r, sign, J, side, checkpoints, h, out):
             else:
                 h[2 * top + 1] = g + w
                 break
-    # pack: a breakpoint at position key + U of S_L is at y = key + U; one of S_R, read at
-    # -y - r_J, is at y = -(key + U) - r_J
-    live = 0
-    moment = 0.0
-    if side == 0:
-        dst = J
-        for b in range(K - 1, -1, -1):
-            for j in range(start[b] + size[b] - 1, start[b] + head[b] - 1, -1):
-                dst -= 1
-                h[2 * dst] = h[2 * j] + U
-                h[2 * dst + 1] = h[2 * j + 1]
-        live = J - dst
-    else:
-        rJ = sign * r[J]
-        dst = J
-        for b in range(K):
-            for j in range(start[b] + head[b], start[b] + size[b]):
-                y = -(h[2 * j] + U) - rJ
-                h[2 * dst] = y
-                h[2 * dst + 1] = h[2 * j + 1]
-                moment += h[2 * j + 1] * y
-                dst += 1
-        live = dst - J
+    # per bucket, the live breakpoints in the junction's variable y: one of S_L at position
+    # key + U is at y = key + U; one of S_R, read at -y - r_J, is at y = -(key + U) - r_J
+    # (y increases with the bucket on the left, decreases on the right). S[side, b] = (weight,
+    # weight * y, least y, largest y, first and end index in h) for the junction
+    rJ = sign * r[J]
+    for b in range(K):
+        lo = start[b] + head[b]
+        hi = start[b] + size[b]
+        W = 0.0
+        Y = 0.0
+        ymin = np.inf
+        ymax = -np.inf
+        for j in range(lo, hi):
+            y = h[2 * j] + U if side == 0 else -(h[2 * j] + U) - rJ
+            w = h[2 * j + 1]
+            W += w
+            Y += w * y
+            ymin = min(ymin, y)
+            ymax = max(ymax, y)
+        S[side, b, 0] = W
+        S[side, b, 1] = Y
+        S[side, b, 2] = ymin
+        S[side, b, 3] = ymax
+        S[side, b, 4] = lo
+        S[side, b, 5] = hi
     out[4 * side] = M
     out[4 * side + 1] = U
-    out[4 * side + 2] = live
-    out[4 * side + 3] = moment
+    out[4 * side + 2] = K
 
 
 @kernel(parallel=True)
-def _smce_sides_parallel(q, r, sign, J, checkpoints, h, out):
+def _smce_sides_parallel(q, r, sign, J, checkpoints, h, S, out):
     for side in prange(2):
-        smce_side(q, r, sign, J, side, checkpoints, h, out)
+        smce_side(q, r, sign, J, side, checkpoints, h, S, out)
 
 
 @kernel
@@ -621,30 +621,102 @@ def weighted_select(h, a, b, need):
 
 
 @kernel
-def smce_join(r, sign, J, h, out):
+def smce_join(r, sign, J, h, S, out):
     """Bucket J joins the two programmes of :func:`smce_side`: min over y in [lo, hi] of
-    S_L(y) + S_R(-y - r_J). O(live breakpoints)."""
-    ML, UL, nL = out[0], out[1], int(out[2])
-    MR, UR, nR, moment = out[4], out[5], int(out[6]), out[7]
+    F(y) = S_L(y) + S_R(-y - r_J). O(buckets) plus the breakpoints of the few buckets around
+    the minimum.
+
+    The slope of F at y is the weight of the breakpoints at or left of y minus W_R, the right
+    side's total, so the minimum is the least y where that weight reaches W_R. Walking both
+    sides' buckets in order of their least y finds the first bucket where the summed weight
+    reaches W_R; the answer lies between its least y and the largest y of the buckets walked,
+    so only the buckets overlapping that interval are searched one by one (a weighted
+    selection). F itself is read off the buckets' sums, one by one only where a bucket
+    straddles the minimum, with (yi - y)^+ = (y - yi)^+ + yi - y for the right side.
+    """
+    ML, UL, KL = out[0], out[1], int(out[2])
+    MR, UR, KR = out[4], out[5], int(out[6])
     rJ = sign * r[J]
     lo = -UR - rJ
     hi = UL
-    a = J - nL
-    b = J + nR
     WR = 0.0
-    for i in range(J, b):
-        WR += h[2 * i + 1]
-    # the slope at y is the weight of the pairs at or left of y minus WR
+    moment = 0.0
+    for b in range(KR):
+        WR += S[1, b, 0]
+        moment += S[1, b, 1]
     y = lo
     if WR > 0.0:
-        y = max(lo, min(hi, weighted_select(h, a, b, WR)))
-    # F(y) = ML + MR + sum_L w (y - yi)^+ + sum_R w (yi - y)^+, with
-    # (yi - y)^+ = (y - yi)^+ + yi - y for the right side's pairs
+        # buckets by least y: the left ones in their order, the right ones in reverse
+        i = 0
+        k = KR - 1
+        acc = 0.0
+        top = -np.inf  # the largest y of the buckets walked
+        start_y = np.inf
+        while True:
+            while i < KL and S[0, i, 0] == 0.0:  # empty buckets (least y +inf) are skipped
+                i += 1
+            while k >= 0 and S[1, k, 0] == 0.0:
+                k -= 1
+            if i == KL and k < 0:
+                break
+            if k < 0 or (i < KL and S[0, i, 2] <= S[1, k, 2]):
+                side, b = 0, i
+                i += 1
+            else:
+                side, b = 1, k
+                k -= 1
+            acc += S[side, b, 0]
+            top = max(top, S[side, b, 3])
+            if acc >= WR:
+                start_y = S[side, b, 2]
+                break
+        if start_y == np.inf:
+            y = hi  # the weight never reaches WR (rounding): F falls all the way
+        else:
+            # below start_y: whole buckets; between start_y and top: the breakpoints
+            base = 0.0
+            n = 0
+            for side in range(2):
+                for b in range(KL if side == 0 else KR):
+                    if S[side, b, 0] == 0.0 or S[side, b, 2] > top:
+                        continue
+                    if S[side, b, 3] < start_y:
+                        base += S[side, b, 0]
+                    else:
+                        n += int(S[side, b, 5] - S[side, b, 4])
+            pairs = np.empty(2 * n)
+            n = 0
+            for side in range(2):
+                U = UL if side == 0 else UR
+                for b in range(KL if side == 0 else KR):
+                    if S[side, b, 0] == 0.0 or S[side, b, 2] > top or S[side, b, 3] < start_y:
+                        continue
+                    for j in range(int(S[side, b, 4]), int(S[side, b, 5])):
+                        pairs[2 * n] = h[2 * j] + U if side == 0 else -(h[2 * j] + U) - rJ
+                        pairs[2 * n + 1] = h[2 * j + 1]
+                        n += 1
+            y = max(lo, min(hi, weighted_select(pairs, 0, n, WR - base)))
     F = ML + MR + moment - WR * y
-    for i in range(a, b):
-        if h[2 * i] < y:
-            F += h[2 * i + 1] * (y - h[2 * i])
+    for side in range(2):
+        U = UL if side == 0 else UR
+        for b in range(KL if side == 0 else KR):
+            if S[side, b, 0] == 0.0 or S[side, b, 2] >= y:
+                continue
+            if S[side, b, 3] < y:
+                F += S[side, b, 0] * y - S[side, b, 1]
+            else:
+                for j in range(int(S[side, b, 4]), int(S[side, b, 5])):
+                    yi = h[2 * j] + U if side == 0 else -(h[2 * j] + U) - rJ
+                    if yi < y:
+                        F += h[2 * j + 1] * (y - yi)
     return F
+
+
+@kernel
+def smce_summaries(m):
+    """The per-bucket summaries of both programmes (see :func:`smce_side`): (2, K + 1, 6), K
+    the most buckets a side lays out for a table of m buckets."""
+    return np.zeros((2, max(1, (m - 1) // SMCE_BUCKET) + 1, 6))
 
 
 @kernel
@@ -653,10 +725,11 @@ def smce_at(q, r, T, J):
     up to rounding (tests use it). O(m log m)."""
     R, sign, _, checkpoints = smce_split(r)
     h = np.empty(2 * max(q.shape[0] - 1, 1))
+    S = smce_summaries(q.shape[0])
     out = np.zeros(8)
     for side in range(2):
-        smce_side(q, r, sign, J, side, checkpoints, h, out)
-    return (R + max(smce_join(r, sign, J, h, out), 0.0)) / T
+        smce_side(q, r, sign, J, side, checkpoints, h, S, out)
+    return (R + max(smce_join(r, sign, J, h, S, out), 0.0)) / T
 
 
 @kernel
@@ -666,13 +739,14 @@ def smce_qr(q, r, T, threads, h):
     their breakpoints in ``h`` (2 max(m - 1, 1) floats, overwritten). The value does not
     depend on ``threads``, bit for bit. O(m log m), about linear on calibrated samples."""
     R, sign, J, checkpoints = smce_split(r)
+    S = smce_summaries(q.shape[0])
     out = np.zeros(8)
     if threads:
-        _smce_sides_parallel(q, r, sign, J, checkpoints, h, out)
+        _smce_sides_parallel(q, r, sign, J, checkpoints, h, S, out)
     else:
         for side in range(2):
-            smce_side(q, r, sign, J, side, checkpoints, h, out)
-    return (R + max(smce_join(r, sign, J, h, out), 0.0)) / T
+            smce_side(q, r, sign, J, side, checkpoints, h, S, out)
+    return (R + max(smce_join(r, sign, J, h, S, out), 0.0)) / T
 
 
 @kernel
