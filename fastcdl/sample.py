@@ -439,15 +439,18 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
         _validate.check_rounds(y, p, w)
         keys = sorted_outcome_keys(y, p)
         r = np.empty(keys.shape[0])
-        m = _k.keys_residuals(keys, r)
+        checkpoints = _k.smce_checkpoints(keys.shape[0])
+        m = _k.keys_residuals(keys, r, checkpoints)
         q, r, T = keys[:m].view(np.float64), r[:m], float(keys.shape[0])
+        checkpoints = checkpoints[: (m + _k.SMCE_BLOCK - 1) // _k.SMCE_BLOCK + 1]
     else:
         st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
         r = np.empty(q.shape[0])
-        T = _k.table_residuals(q, n, s, r)
+        checkpoints = _k.smce_checkpoints(q.shape[0])
+        T = _k.table_residuals(q, n, s, r, checkpoints)
     # numpy allocates the breakpoints' buffer (huge pages when large, see outcome_keys)
     h = np.empty(2 * max(q.shape[0] - 1, 1))
-    return float(_k.smce_qr(q, r, T, _threads(q.shape[0]), h))
+    return float(_k.smce_qr(q, r, T, checkpoints, _threads(q.shape[0]), h))
 
 
 def _threads(m):

@@ -75,7 +75,7 @@ def _metrics():
         from fastcdl._kernels.sample import smce_qr
 
         # smCE's two programmes on two threads, which 2^18 buckets or more use
-        smce_qr(np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), 3.0, True, np.empty(4))
+        smce_qr(np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), 3.0, np.array([0.0, 0.5]), True, np.empty(4))
 
     return [("exact table, cdl, vcdl, ece, k2, ucal", exact),
             ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),

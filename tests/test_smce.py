@@ -22,8 +22,10 @@ LP_TOL = 1e-8
 
 def _qr(q, n, s, threads):
     r = np.empty(q.shape[0])
-    T = K.table_residuals(q, n, s, r)
-    return K.smce_qr(q, r, T, threads, np.empty(2 * max(q.shape[0] - 1, 1)))
+    checkpoints = K.smce_checkpoints(q.shape[0])
+    T = K.table_residuals(q, n, s, r, checkpoints)
+    assert np.array_equal(checkpoints, K.smce_split(r)[3])  # the same checkpoints as a pass over r
+    return K.smce_qr(q, r, T, checkpoints, threads, np.empty(2 * max(q.shape[0] - 1, 1)))
 
 
 def _floats(q, n, s):
@@ -36,7 +38,7 @@ def test_every_junction_gives_the_lp_value(table):
     q, n, s = _floats(*canonical_table(*table))
     want = smce_lp_table(q, n, s)
     r = np.empty(q.shape[0])
-    T = K.table_residuals(q, n, s, r)
+    T = K.table_residuals(q, n, s, r, K.smce_checkpoints(q.shape[0]))
     for J in range(q.shape[0]):
         assert abs(K.smce_at(q, r, T, J) - want) <= LP_TOL, J
 
@@ -89,7 +91,7 @@ def test_threads_give_the_same_bits(kind, monkeypatch):
     serial = K.smce_kernel(q, n, s)
     assert _qr(q, n, s, True) == serial
     r = np.empty(q.shape[0])
-    T = K.table_residuals(q, n, s, r)
+    T = K.table_residuals(q, n, s, r, K.smce_checkpoints(q.shape[0]))
     for J in (0, 1, 17_000, q.shape[0] - 1):  # any junction: the same value up to rounding
         assert K.smce_at(q, r, T, J) == pytest.approx(serial, rel=1e-12, abs=1e-15)
     st_ = fc.BucketStats.from_table(q, n, s)

@@ -382,9 +382,10 @@ def smce_split(r):
     """(R, sign, J, checkpoints) for the residuals r_i: the sign that makes R = sign sum r_i
     >= 0, and the junction bucket J that gives both programmes about as much work. O(m).
 
-    checkpoints[c] is the prefix sum r_0 + ... + r_{c B - 1} (B = SMCE_BLOCK, unsigned), from
-    which each side estimates the range of its keys; any estimate is correct (the buckets
-    only need to be ordered by key), a good one balances them.
+    checkpoints[c] is the prefix sum r_0 + ... + r_{c B - 1} (B = SMCE_BLOCK, unsigned; the
+    last entry the total), from which each side estimates the range of its keys; any
+    estimate is correct (the buckets only need to be ordered by key), a good one balances
+    them. :func:`table_residuals` and :func:`keys_residuals` fill them in their own pass.
     """
     m = r.shape[0]
     blocks = (m + SMCE_BLOCK - 1) // SMCE_BLOCK
@@ -395,6 +396,15 @@ def smce_split(r):
             checkpoints[i // SMCE_BLOCK] = R
         R += r[i]
     checkpoints[blocks] = R
+    R, sign, J = smce_balance(checkpoints, m)
+    return R, sign, J, checkpoints
+
+
+@kernel
+def smce_balance(checkpoints, m):
+    """(R, sign, J) from the checkpoints of :func:`smce_split` for m buckets. O(m / B)."""
+    blocks = checkpoints.shape[0] - 1
+    R = checkpoints[blocks]
     sign = 1.0 if R >= 0.0 else -1.0
     # breakpoints enter the left programme where the prefix sum is > 0 and the right one
     # where the suffix sum is > 0. A round costs about 1, a breakpoint about 4 more
@@ -410,7 +420,7 @@ def smce_split(r):
             break
         left += 5 if sign * checkpoints[c + 1] > 0.0 else 1
         right -= 5 if sign * (R - checkpoints[c]) > 0.0 else 1
-    return R * sign, sign, J, checkpoints
+    return R * sign, sign, J
 
 
 @kernel
@@ -733,12 +743,13 @@ def smce_at(q, r, T, J):
 
 
 @kernel
-def smce_qr(q, r, T, threads, h):
+def smce_qr(q, r, T, checkpoints, threads, h):
     """smCE of the table with predictions q (strictly increasing) and residuals
-    r_i = s_i - q_i n_i over T rounds: the two programmes, on two threads when ``threads``,
-    their breakpoints in ``h`` (2 max(m - 1, 1) floats, overwritten). The value does not
-    depend on ``threads``, bit for bit. O(m log m), about linear on calibrated samples."""
-    R, sign, J, checkpoints = smce_split(r)
+    r_i = s_i - q_i n_i over T rounds (checkpoints: their prefix sums, as :func:`smce_split`
+    makes them): the two programmes, on two threads when ``threads``, their breakpoints in
+    ``h`` (2 max(m - 1, 1) floats, overwritten). The value does not depend on ``threads``,
+    bit for bit. O(m log m), about linear on calibrated samples."""
+    R, sign, J = smce_balance(checkpoints, q.shape[0])
     S = smce_summaries(q.shape[0])
     out = np.zeros(8)
     if threads:
@@ -750,12 +761,25 @@ def smce_qr(q, r, T, threads, h):
 
 
 @kernel
-def table_residuals(q, n, s, r):
-    """r_i = s_i - q_i n_i into ``r``; returns T = sum n_i. O(m)."""
+def smce_checkpoints(m):
+    """An array for the checkpoints of m buckets (see :func:`smce_split`)."""
+    return np.empty((m + SMCE_BLOCK - 1) // SMCE_BLOCK + 1)
+
+
+@kernel
+def table_residuals(q, n, s, r, checkpoints):
+    """r_i = s_i - q_i n_i into ``r`` and their checkpoints (:func:`smce_split`, into an
+    array of :func:`smce_checkpoints`); returns T = sum n_i. O(m)."""
     T = 0.0
-    for i in range(q.shape[0]):
+    R = 0.0
+    m = q.shape[0]
+    for i in range(m):
+        if i % SMCE_BLOCK == 0:
+            checkpoints[i // SMCE_BLOCK] = R
         r[i] = s[i] - q[i] * n[i]
+        R += r[i]
         T += n[i]
+    checkpoints[(m + SMCE_BLOCK - 1) // SMCE_BLOCK] = R
     return T
 
 
@@ -766,16 +790,18 @@ def smce_kernel(q, n, s):
     O(m log m), about linear on calibrated samples."""
     m = q.shape[0]
     r = np.empty(m)
-    T = table_residuals(q, n, s, r)
-    return smce_qr(q, r, T, False, np.empty(2 * max(m - 1, 1)))
+    checkpoints = smce_checkpoints(m)
+    T = table_residuals(q, n, s, r, checkpoints)
+    return smce_qr(q, r, T, checkpoints, False, np.empty(2 * max(m - 1, 1)))
 
 
 @kernel
-def keys_residuals(keys, r):
+def keys_residuals(keys, r, checkpoints):
     """Sorted outcome keys (fastcdl._kernels.buckets.outcome_keys) -> the exact table's
-    distinct predictions, as bit patterns in keys[:m], and residuals r_i = s_i - q_i n_i in
-    r[:m], in one pass; returns m. The same q and r as :func:`table_residuals` on the table
-    (bit for bit); ``keys`` is overwritten. O(T)."""
+    distinct predictions, as bit patterns in keys[:m], residuals r_i = s_i - q_i n_i in
+    r[:m] and their checkpoints (:func:`smce_split`; ``checkpoints`` as long as for m = T),
+    in one pass; returns m. The same numbers as :func:`table_residuals` on the table (bit
+    for bit); ``keys`` is overwritten. O(T)."""
     T = keys.shape[0]
     one = np.uint64(1)
     cell = np.empty(1, dtype=np.uint64)  # a prediction's bits, read back as a float64
@@ -783,14 +809,18 @@ def keys_residuals(keys, r):
     m = 0
     n = 0
     s = 0
+    R = 0.0
     for t in range(T):
         key = keys[t]  # read before keys[m], m <= t, is written
         bits = key >> one
         if t > 0 and bits != keys[m - 1]:
             r[m - 1] = float(s) - value[0] * float(n)
+            R += r[m - 1]
             n = 0
             s = 0
         if n == 0:
+            if m % SMCE_BLOCK == 0:
+                checkpoints[m // SMCE_BLOCK] = R
             keys[m] = bits
             cell[0] = bits
             m += 1
@@ -798,4 +828,6 @@ def keys_residuals(keys, r):
         s += np.int64(key & one)
     if T > 0:
         r[m - 1] = float(s) - value[0] * float(n)
+        R += r[m - 1]
+    checkpoints[(m + SMCE_BLOCK - 1) // SMCE_BLOCK] = R
     return m
