@@ -319,13 +319,14 @@ def reading(res):
             f"existing table (merged chunks, a stream) smCE is {big['relplot_smece'] / big['smce_table']:.1f}x "
             "faster than relplot from rounds.")
         out.append(
-            "- Run to run (this command on 2026-11-24, a quiet machine, load average 0.5 to 1.2): relplot's time "
-            "moved more than fastcdl's. At 22:15 UTC (--repeat 5, before the first bucket was kept sorted) relplot "
-            "took 25.7 ms, 0.429 s and 3.67 s at 10^5, 10^6 and 10^7 rounds, and smCE was 5.9x, 9.2x and 8.5x "
-            "faster; at 22:20 (--repeat 5) 49.8 ms, 0.409 s, 3.90 s and 11.6x, 8.2x, 8.5x; at 22:21 (--repeat 9, "
-            "the run above if its time says so) 53.0 ms, 0.504 s, 4.24 s and 13.1x, 11.2x, 8.7x. So at 10^5 and "
-            "10^6 the ratio straddles the 10x bar with relplot's time, and at 10^7 it stays below it (8.5x to "
-            "8.7x): the bar is not met robustly from 10^5 rounds on.")
+            "- Run to run (this command on 2026-11-24, a quiet machine, load average 0.5 to 1.3): relplot's time "
+            "moved more than fastcdl's. relplot took 25.7 ms, 0.429 s and 3.67 s at 10^5, 10^6 and 10^7 rounds at "
+            "22:15 UTC (--repeat 5), 49.8 ms, 0.409 s, 3.90 s at 22:20 (--repeat 5), 53.0 ms, 0.504 s, 4.24 s at "
+            "22:21 (--repeat 9) and 28.6 ms, 0.385 s, 3.56 s at 22:53 (--repeat 7); smCE was 5.9x, 9.2x, 8.5x; "
+            "11.6x, 8.2x, 8.5x; 13.1x, 11.2x, 8.7x; and 6.7x, 8.6x, 8.7x faster. (Between the first and the last "
+            "of these runs the first bucket was kept sorted, the junction read per-bucket sums, and the checkpoints "
+            "came with the residuals.) So at 10^5 and 10^6 the ratio straddles the 10x bar with relplot's time, and "
+            "at 10^7 it stays below it (8.5x to 8.7x): the bar is not met from 10^5 rounds on.")
         out.append(
             "- The programmes against the previous version (one heap over all breakpoints, one-off measurement in "
             "one process, medians of 3, another job on the second core): on the exact tables of three calibrated "
