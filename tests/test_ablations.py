@@ -203,3 +203,24 @@ def test_minimax_step_compiles_in_a_fresh_process():
     env = dict(os.environ, FASTCDL_CACHE="0")
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_minimax_line_order_and_the_allocation_free_solver():
+    # minimax_2xk_into orders the lines by a merge sort of its own: the same permutation as
+    # numpy's stable argsort (ties, -0.0 and 0.0 included), and the same solution as minimax_2xk
+    from fastcdl._kernels.minimax import _order_by_slope, minimax_2xk, minimax_2xk_into
+
+    rng = np.random.default_rng(12)
+    for K in (1, 2, 3, 7, 8, 9, 64, 301):
+        for trial in range(20):
+            b = rng.choice([-1.0, -0.0, 0.0, 0.5, 2.0], K) if trial % 2 else rng.normal(size=K)
+            order, tmp = np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64)
+            _order_by_slope(b, K, order, tmp)
+            assert order.tolist() == np.argsort(-b, kind="mergesort").tolist()
+            A = np.column_stack([rng.random(K), rng.random(K) if trial % 3 else np.zeros(K)])
+            i1, p1, i2, p2 = np.empty(2, np.int64), np.empty(2), np.empty(2, np.int64), np.empty(2)
+            work = (np.empty(K), np.empty(K), np.empty(K, np.int64), np.empty(K, np.int64), np.empty(K, np.int64))
+            assert minimax_2xk(A, i1, p1) == minimax_2xk_into(A, i2, p2, *work)
+            assert i1.tolist() == i2.tolist() and p1.tolist() == p2.tolist()
+            if K >= 3:
+                assert abs(minimax_2xk(A, i1, p1)[0] - minimax_lp(A)) <= 1e-9
