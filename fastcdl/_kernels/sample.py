@@ -309,12 +309,18 @@ def mce_kernel(q, n, s):
 #
 # Inside a programme (smce_side), the breakpoints live in a bucket queue: their stored keys
 # (-U at the round they enter, fixed for life) are known in advance, so one counting pass lays
-# out buckets by key, about SMCE_BUCKET breakpoints each. Only the bucket with the smallest
-# keys (the leftmost breakpoints) is kept in order; a breakpoint entering another bucket is
-# appended, and a bucket is put in order when it becomes the first. In order means sorted
-# (insertion; a pop is a step of the bucket's head) for buckets laid out for at most
-# SMCE_SORTED_MAX breakpoints, and a 4-ary heap for larger ones, which data whose walk
-# crowds into few values can make: O(m log m) at worst, about linear on calibrated samples.
+# out buckets by key, about SMCE_BUCKET breakpoints each. A round adds a breakpoint of weight
+# 2 d and takes d of weight from the breakpoints with the least keys (the slope trick). Taking
+# is deferred: the demand of past rounds is held as one number while it is less than the
+# first bucket's live weight, and is taken only when a breakpoint enters the first bucket (or
+# an earlier one) or at the end: then the first bucket is put in order (insertion; a 4-ary
+# heap for buckets laid out for more than SMCE_SORTED_MAX breakpoints, which data whose walk
+# crowds into few values can make: O(m log m) at worst) and its least keys are used up in
+# turn. When the demand reaches the first bucket's weight, the whole bucket is used up,
+# in any order, and the next non-empty one becomes first. The programme's minimum M is not
+# carried round by round: it is the weight times level taken from breakpoints, minus
+# sum_k d_k U_k (a round's demand d_k costs d_k times the level it is taken from minus U_k;
+# demand that finds no breakpoint is taken at level 0).
 
 SMCE_BUCKET = 64  # breakpoints per bucket of the queue (measured: 16-1024 within 15%)
 SMCE_SORTED_MAX = 256  # a bucket laid out for more breakpoints is kept as a heap, not sorted
@@ -407,20 +413,57 @@ def smce_balance(checkpoints, m):
     R = checkpoints[blocks]
     sign = 1.0 if R >= 0.0 else -1.0
     # breakpoints enter the left programme where the prefix sum is > 0 and the right one
-    # where the suffix sum is > 0. A round costs about 1, a breakpoint about 4 more
+    # where the suffix sum is > 0. A round costs about 1, a breakpoint about 3 more
     # (measured): estimate each block's cost from a checkpoint, split where the costs meet
     right = 0
     for c in range(blocks):
-        right += 5 if sign * (R - checkpoints[c]) > 0.0 else 1
+        right += 4 if sign * (R - checkpoints[c]) > 0.0 else 1
     left = 0
     J = m - 1
     for c in range(blocks):
         if left >= right:
             J = c * SMCE_BLOCK
             break
-        left += 5 if sign * checkpoints[c + 1] > 0.0 else 1
-        right -= 5 if sign * (R - checkpoints[c]) > 0.0 else 1
+        left += 4 if sign * checkpoints[c + 1] > 0.0 else 1
+        right -= 4 if sign * (R - checkpoints[c]) > 0.0 else 1
     return R * sign, sign, J
+
+
+@kernel
+def _take(h, top, srt, end, heap, demand):
+    """Take ``demand`` (less than their total weight) from the breakpoints h[top:end] of the
+    first bucket, least keys first, after putting h[srt:end] in order with h[top:srt] (sorted,
+    or a heap rooted at top when ``heap``). Returns (top, end, weight times level taken). The
+    last breakpoint touched keeps the rest of its weight. O(breakpoints moved), O(log) each
+    for a heap."""
+    taken = 0.0
+    if heap:
+        for j in range(srt, end):
+            srt = top + _heap_push(h, top, srt - top, h[2 * j], h[2 * j + 1])
+        while end - top > 1 and demand >= h[2 * top + 1]:
+            w = h[2 * top + 1]
+            demand -= w
+            taken -= w * h[2 * top]
+            end = top + _heap_pop(h, top, end - top)
+    else:
+        for a in range(srt, end):
+            key = h[2 * a]
+            w = h[2 * a + 1]
+            j = a
+            while j > top and h[2 * j - 2] > key:
+                h[2 * j] = h[2 * j - 2]
+                h[2 * j + 1] = h[2 * j - 1]
+                j -= 1
+            h[2 * j] = key
+            h[2 * j + 1] = w
+        while top < end - 1 and demand >= h[2 * top + 1]:
+            w = h[2 * top + 1]
+            demand -= w
+            taken -= w * h[2 * top]
+            top += 1
+    h[2 * top + 1] -= demand
+    taken -= demand * h[2 * top]
+    return top, end, taken
 
 
 @kernel
@@ -456,87 +499,81 @@ def smce_side(q, r, sign, J, side, checkpoints, h, S, out):
     start[0] = slot0
     for b in range(K):
         start[b + 1] += start[b]
-    size = np.zeros(K, dtype=np.int64)  # entries written (sorted buckets) or live (heaps)
-    head = np.zeros(K, dtype=np.int64)  # entries consumed (sorted buckets)
-    ordered = np.zeros(K, dtype=np.int64)
+    # a bucket's live breakpoints are h[start + head : start + size]; the first bucket's
+    # (the least keys) are h[top:end] instead, of which h[top:srt] are in order, Wf their
+    # weight, and ``demand`` what past rounds still have to take from them (< Wf)
+    size = np.zeros(K, dtype=np.int64)
+    head = np.zeros(K, dtype=np.int64)
     first = K
+    top = 0
+    srt = 0
+    end = 0
+    heap = False
+    Wf = 0.0
+    demand = 0.0
+    taken = 0.0  # weight times level taken from breakpoints
+    dU = 0.0
     U = 0.0
-    M = 0.0
     for k in range(count):
         i = i0 + step * k
         d = q[i + 1 + gap] - q[i + gap]
         U += sign * r[i]
+        dU += d * U
         if U > 0.0:
             b = K - 1 - int(min(U * scale, K - 1.0))
-            key = -U
-            base = start[b]
             if b > first:
-                j = base + size[b]
-                h[2 * j] = key
+                j = start[b] + size[b]
+                h[2 * j] = -U
                 h[2 * j + 1] = 2.0 * d
                 size[b] += 1
-            elif start[b + 1] - base > SMCE_SORTED_MAX:
-                size[b] = _heap_push(h, base, size[b], key, 2.0 * d)
-                ordered[b] = size[b]
-                first = b
-            else:  # a sorted bucket, first or empty: insert in order
-                j = base + size[b]
-                lo = base + head[b]
-                while j > lo and h[2 * j - 2] > key:
-                    h[2 * j] = h[2 * j - 2]
-                    h[2 * j + 1] = h[2 * j - 1]
-                    j -= 1
-                h[2 * j] = key
-                h[2 * j + 1] = 2.0 * d
-                size[b] += 1
-                ordered[b] = size[b]
-                first = b
-        g = -d
-        x = h[2 * (start[first] + head[first])] + U if first < K else U
-        M += d * abs(x)
-        while first < K:
-            base = start[first]
-            top = base + head[first]
-            w = h[2 * top + 1]
-            if g + w < 0.0:
-                if start[first + 1] - base > SMCE_SORTED_MAX:
-                    size[first] = _heap_pop(h, base, size[first])
-                    ordered[first] = size[first]
-                    empty = size[first] == 0
-                else:
-                    head[first] += 1
-                    empty = head[first] == size[first]
-                if empty:
-                    first += 1
-                    while first < K and head[first] == size[first]:
-                        first += 1
-                    if first < K and ordered[first] < size[first]:
-                        base = start[first]
-                        if start[first + 1] - base > SMCE_SORTED_MAX:
-                            heap = ordered[first]
-                            for j in range(ordered[first], size[first]):
-                                heap = _heap_push(h, base, heap, h[2 * (base + j)], h[2 * (base + j) + 1])
-                            ordered[first] = heap
-                        else:
-                            lo = base + head[first]
-                            for a in range(base + ordered[first], base + size[first]):
-                                kk = h[2 * a]
-                                ww = h[2 * a + 1]
-                                j = a
-                                while j > lo and h[2 * j - 2] > kk:
-                                    h[2 * j] = h[2 * j - 2]
-                                    h[2 * j + 1] = h[2 * j - 1]
-                                    j -= 1
-                                h[2 * j] = kk
-                                h[2 * j + 1] = ww
-                            ordered[first] = size[first]
-                g += w
-                nx = h[2 * (start[first] + head[first])] + U if first < K else U
-                M += g * (nx - x)
-                x = nx
             else:
-                h[2 * top + 1] = g + w
-                break
+                if first < K and demand > 0.0:  # the past demand goes before this breakpoint
+                    top, end, t = _take(h, top, srt, end, heap, demand)
+                    srt = end
+                    taken += t
+                    Wf -= demand
+                    demand = 0.0
+                if b < first:  # an empty bucket becomes first
+                    if first < K:
+                        head[first] = top - start[first]
+                        size[first] = end - start[first]
+                    first = b
+                    top = start[b] + head[b]
+                    srt = top
+                    end = top
+                    heap = start[b + 1] - start[b] > SMCE_SORTED_MAX
+                    Wf = 0.0
+                h[2 * end] = -U
+                h[2 * end + 1] = 2.0 * d
+                end += 1
+                Wf += 2.0 * d
+        if first < K:
+            demand += d
+            while demand >= Wf:  # the first bucket is used up, in any order
+                for j in range(top, end):
+                    taken -= h[2 * j + 1] * h[2 * j]
+                demand -= Wf
+                head[first] = end - start[first]
+                size[first] = end - start[first]
+                first += 1
+                while first < K and head[first] == size[first]:
+                    first += 1
+                Wf = 0.0
+                if first == K:  # the rest is taken at level 0
+                    demand = 0.0
+                    break
+                top = start[first] + head[first]
+                srt = top
+                end = start[first] + size[first]
+                heap = start[first + 1] - start[first] > SMCE_SORTED_MAX
+                for j in range(top, end):
+                    Wf += h[2 * j + 1]
+    if first < K:
+        if demand > 0.0:
+            top, end, t = _take(h, top, srt, end, heap, demand)
+            taken += t
+        head[first] = top - start[first]
+        size[first] = end - start[first]
     # per bucket, the live breakpoints in the junction's variable y: one of S_L at position
     # key + U is at y = key + U; one of S_R, read at -y - r_J, is at y = -(key + U) - r_J
     # (y increases with the bucket on the left, decreases on the right). S[side, b] = (weight,
@@ -562,7 +599,7 @@ def smce_side(q, r, sign, J, side, checkpoints, h, S, out):
         S[side, b, 3] = ymax
         S[side, b, 4] = lo
         S[side, b, 5] = hi
-    out[4 * side] = M
+    out[4 * side] = taken - dU
     out[4 * side + 1] = U
     out[4 * side + 2] = K
 
