@@ -7,18 +7,23 @@ scheduler does with fastcdl.dask.bucket_stats. As numbagg does, a call made off 
 main thread while the layer is (or will be) ``workqueue`` runs the serial kernel; tbb
 and omp are thread-safe and keep the parallel one. The serial kernel fills the same
 chunks in the same order, so the result is the same either way.
+
+:func:`pair` runs two GIL-free kernels side by side on a helper thread of fastcdl's own,
+without numba's pool, so that a busy second core costs nothing (see its docstring).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import importlib
+import os
 import sys
 import threading
 
 import numba
 
-__all__ = ["parallel_safe", "threading_layer", "num_threads"]
+__all__ = ["parallel_safe", "threading_layer", "num_threads", "pair"]
 
 _THREADSAFE = ("tbb", "omp")
 # numba's layer categories (numba docs, "The Threading Layers")
@@ -81,3 +86,48 @@ def num_threads(n):
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+_helper = None
+
+
+def _helper_pool():
+    global _helper
+    if _helper is None:
+        _helper = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastcdl-pair")
+    return _helper
+
+
+def _forget_helper():  # a forked child has no helper thread: start a new one when needed
+    global _helper
+    _helper = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helper)
+
+
+def pair(first, second):
+    """Run ``first()`` here and ``second()`` on a helper thread, at once; if the helper has
+    not started ``second`` by the time ``first`` returns, run it here as well. Returns when
+    both are done (an error of either is raised).
+
+    Both must release the GIL (``nogil`` kernels) and write disjoint outputs. With a free
+    second core the two run side by side; with the other core busy, waking a thread can
+    take milliseconds (about 5 ms measured for numba's pool), and the calling thread then
+    simply does both, so the cost is never much above running them one after the other.
+    """
+    claimed = threading.Lock()
+
+    def helper():
+        if claimed.acquire(blocking=False):
+            second()
+
+    future = _helper_pool().submit(helper)
+    try:
+        first()
+    finally:
+        if claimed.acquire(blocking=False):
+            second()  # the helper had not started it: its task will find it taken
+        else:
+            future.result()

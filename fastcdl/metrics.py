@@ -216,11 +216,20 @@ def sorted_outcome_keys(y, p):
     sorted: by prediction, then outcome. Checked rounds only. O(T) passes of a radix sort
     from _RADIX_FROM rounds on, numpy's sort below. The kernels write into arrays numpy
     allocates (huge pages for large arrays, see outcome_keys)."""
+    return sorted_outcome_keys_and_spare(y, p)[0]
+
+
+def sorted_outcome_keys_and_spare(y, p):
+    """(:func:`sorted_outcome_keys`, spare): the spare is an array as long, free for the
+    caller (the radix sort's other buffer), so a caller that needs one more array of T
+    words does not have to allocate it."""
     keys = _kb.outcome_keys(y, p.view(np.uint64), np.empty(p.shape[0], dtype=np.uint64))
+    spare = np.empty_like(keys)
     if keys.shape[0] >= _RADIX_FROM:
-        return sort_keys_into(keys, np.empty_like(keys))
+        out = sort_keys_into(keys, spare)
+        return out, (spare if out is keys else keys)
     keys.sort()
-    return keys
+    return keys, spare
 
 
 def _exact_table(y, p, w) -> BucketStats:

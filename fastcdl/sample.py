@@ -27,13 +27,15 @@ import math
 import warnings
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from fastcdl import _parallel, _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
-from fastcdl.metrics import CertificateWarning, _stats, check_sample_size, sorted_outcome_keys, worst_task
+from fastcdl.metrics import (CertificateWarning, _stats, check_sample_size, sorted_outcome_keys_and_spare,
+                              worst_task)
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -425,8 +427,8 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     (docs/estimators.md). From raw rounds add one sort of their outcome keys (the table's
     predictions and residuals are read off them, the table is not built; the value is the
     table's, bit for bit). On a binned table the bin means stand for the predictions. From
-    SMCE_THREADS_FROM buckets on, the two programmes run on two threads; the value is the
-    same, bit for bit.
+    SMCE_THREADS_FROM buckets on, the two programmes run side by side (the second on a
+    helper thread if it starts in time); the value is the same, bit for bit.
 
     >>> smce([1, 1], [0.5, 0.5])
     0.5
@@ -437,8 +439,8 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
         _validate.check_binning(None, strategy)
         y, p, w = _validate.prepare_rounds(y_true, y_prob)
         _validate.check_rounds(y, p, w)
-        keys = sorted_outcome_keys(y, p)
-        r = np.empty(keys.shape[0])
+        keys, spare = sorted_outcome_keys_and_spare(y, p)
+        r = spare.view(np.float64)  # the sort's other buffer holds the residuals
         checkpoints = _k.smce_checkpoints(keys.shape[0])
         m = _k.keys_residuals(keys, r, checkpoints)
         q, r, T = keys[:m].view(np.float64), r[:m], float(keys.shape[0])
@@ -448,20 +450,27 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
         r = np.empty(q.shape[0])
         checkpoints = _k.smce_checkpoints(q.shape[0])
         T = _k.table_residuals(q, n, s, r, checkpoints)
-    # numpy allocates the breakpoints' buffer (huge pages when large, see outcome_keys)
-    h = np.empty(2 * max(q.shape[0] - 1, 1))
-    return float(_k.smce_qr(q, r, T, checkpoints, _threads(q.shape[0]), h))
+    paired = q.shape[0] >= SMCE_THREADS_FROM and numba.config.NUMBA_NUM_THREADS >= 2
+    return _smce_qr(q, r, T, checkpoints, paired)
 
 
-def _threads(m):
-    return m >= SMCE_THREADS_FROM and _parallel.parallel_safe()
+def _smce_qr(q, r, T, checkpoints, paired):
+    """smCE of predictions q and residuals r (fastcdl._kernels.sample.smce_qr); with
+    ``paired`` its two programmes run side by side (fastcdl._parallel.pair). The same value
+    either way, bit for bit."""
+    h = np.empty(2 * max(q.shape[0] - 1, 1))  # numpy's: huge pages when large (see outcome_keys)
+    if not paired:
+        return float(_k.smce_qr(q, r, T, checkpoints, h))
+    R, sign, J, S, out = _k.smce_setup(q, checkpoints)
+    _parallel.pair(lambda: _k.smce_side(q, r, sign, J, 0, checkpoints, h, S, out),
+                   lambda: _k.smce_side(q, r, sign, J, 1, checkpoints, h, S, out))
+    return float(_k.smce_value(r, T, R, sign, J, h, S, out))
 
 
-# From this many buckets on, smce runs its two programmes on numba's thread pool. Below, the
-# launch can cost more than it saves: with another job on the second core, waking the second
-# thread took about 5 ms (measured at 2^15 to 2^18 buckets), a third of the programmes' time
-# at 2^18 and most of it below.
-SMCE_THREADS_FROM = 1 << 18
+# From this many buckets on, smce runs its two programmes side by side (fastcdl._parallel.pair:
+# the second on a helper thread if it starts in time, else after the first on the calling
+# thread). Below, handing a programme over costs about what it saves.
+SMCE_THREADS_FROM = 1 << 15
 
 
 # --------------------------------------------------------------------------------------

@@ -72,10 +72,14 @@ def _metrics():
                   sample.mce, sample.rmsce):
             f(y, p)
         sample.cdl_monotone_report(y, p)
-        from fastcdl._kernels.sample import smce_qr
+        from fastcdl._kernels import sample as _k
 
-        # smCE's two programmes on two threads, which 2^18 buckets or more use
-        smce_qr(np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), 3.0, np.array([0.0, 0.5]), True, np.empty(4))
+        # smCE's steps when its two programmes run side by side (from SMCE_THREADS_FROM buckets)
+        q, r, checkpoints, h = np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), np.array([0.0, 0.5]), np.empty(4)
+        R, sign, J, S, out = _k.smce_setup(q, checkpoints)
+        for side in range(2):
+            _k.smce_side(q, r, sign, J, side, checkpoints, h, S, out)
+        _k.smce_value(r, 3.0, R, sign, J, h, S, out)
 
     return [("exact table, cdl, vcdl, ece, k2, ucal", exact),
             ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),

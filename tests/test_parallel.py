@@ -203,3 +203,73 @@ def test_dask_errors_carry_whole_array_indices():
     assert str(e.value) == "y_prob must lie in [0, 1]; found 1.5 at index 345 of chunk 2"
     with pytest.raises(fc.ValidationError, match="n_jobs"):
         fd.bucket_stats(da.from_array(y, chunks=1000), da.from_array(p, chunks=1000), n_jobs=0)
+
+
+# fastcdl._parallel.pair: two GIL-free calls side by side on fastcdl's helper thread, the
+# second taken back by the calling thread when the helper has not started it in time
+
+
+def test_pair_runs_the_second_on_the_helper_when_it_starts_in_time():
+    seen = []
+
+    def first():
+        import time
+
+        time.sleep(0.3)  # releases the GIL, as a nogil kernel does: the helper starts meanwhile
+
+    _parallel.pair(first, lambda: seen.append(threading.get_ident()))
+    assert len(seen) == 1 and seen[0] != threading.get_ident()
+
+
+def test_pair_runs_the_second_here_when_the_helper_is_busy():
+    release = threading.Event()
+    blocker = _parallel._helper_pool().submit(release.wait)  # the helper is held elsewhere
+    seen = []
+    try:
+        _parallel.pair(lambda: seen.append("first"), lambda: seen.append(threading.get_ident()))
+        assert seen == ["first", threading.get_ident()]  # after the first, on this thread, once
+    finally:
+        release.set()
+        blocker.result()
+    _parallel._helper_pool().submit(lambda: None).result()  # the stale task ran and did nothing
+    assert len(seen) == 2
+
+
+def test_pair_raises_an_error_of_either():
+    import time
+
+    with pytest.raises(ZeroDivisionError):
+        _parallel.pair(lambda: 1 / 0, lambda: None)
+    with pytest.raises(KeyError):  # the second fails on the helper
+        _parallel.pair(lambda: time.sleep(0.3), lambda: {}["x"])
+    release = threading.Event()
+    blocker = _parallel._helper_pool().submit(release.wait)
+    try:
+        with pytest.raises(KeyError):  # the second fails on this thread
+            _parallel.pair(lambda: None, lambda: {}["x"])
+    finally:
+        release.set()
+        blocker.result()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_pair_in_a_forked_child():
+    # the child has no helper thread (only the forking thread survives a fork): it starts its own
+    _parallel.pair(lambda: None, lambda: None)  # the parent's helper exists
+    import warnings
+
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # Python 3.12 on warns of fork() with threads running
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            out = []
+            _parallel.pair(lambda: out.append(1), lambda: out.append(2))
+            os.write(write, bytes(sorted(out)))
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 8) == bytes([1, 2])
+    os.close(read)

@@ -25,7 +25,7 @@ def _qr(q, n, s, threads):
     checkpoints = K.smce_checkpoints(q.shape[0])
     T = K.table_residuals(q, n, s, r, checkpoints)
     assert np.array_equal(checkpoints, K.smce_split(r)[3])  # the same checkpoints as a pass over r
-    return K.smce_qr(q, r, T, checkpoints, threads, np.empty(2 * max(q.shape[0] - 1, 1)))
+    return fs._smce_qr(q, r, T, checkpoints, threads)
 
 
 def _floats(q, n, s):

@@ -18,7 +18,6 @@ plain numbers or arrays. Nothing here sorts or validates; fastcdl/sample.py does
 """
 
 import numpy as np
-from numba import prange
 
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.envelope import envelope_at_half
@@ -466,12 +465,13 @@ def _take(h, top, srt, end, heap, demand):
     return top, end, taken
 
 
-@kernel
+@kernel(nogil=True)
 def smce_side(q, r, sign, J, side, checkpoints, h, S, out):
     """One forward programme (side 0: buckets 0 .. J - 1; side 1: m - 1 .. J + 1, reversed)
     in h[:2 J] or h[2 J:], then a summary of its live breakpoints per bucket of the queue in
     S[side] and out[4 side:] = (M, U, number of buckets). O(k log k) for k buckets, about
-    linear on calibrated samples.
+    linear on calibrated samples. Releases the GIL: the two sides write disjoint parts of h,
+    S and out, so two threads can run them at once (fastcdl.sample.smce does).
     """
     m = q.shape[0]
     if side == 0:
@@ -602,12 +602,6 @@ def smce_side(q, r, sign, J, side, checkpoints, h, S, out):
     out[4 * side] = taken - dU
     out[4 * side + 1] = U
     out[4 * side + 2] = K
-
-
-@kernel(parallel=True)
-def _smce_sides_parallel(q, r, sign, J, checkpoints, h, S, out):
-    for side in prange(2):
-        smce_side(q, r, sign, J, side, checkpoints, h, S, out)
 
 
 @kernel
@@ -776,25 +770,36 @@ def smce_at(q, r, T, J):
     out = np.zeros(8)
     for side in range(2):
         smce_side(q, r, sign, J, side, checkpoints, h, S, out)
+    return smce_value(r, T, R, sign, J, h, S, out)
+
+
+@kernel
+def smce_setup(q, checkpoints):
+    """(R, sign, J, S, out) for the programmes of the table with predictions q: R, sign and
+    the junction J (:func:`smce_balance`), the per-bucket summaries S and the sides' results
+    ``out``, to be filled by :func:`smce_side` for sides 0 and 1. O(m / B)."""
+    R, sign, J = smce_balance(checkpoints, q.shape[0])
+    return R, sign, J, smce_summaries(q.shape[0]), np.zeros(8)
+
+
+@kernel
+def smce_value(r, T, R, sign, J, h, S, out):
+    """smCE from the two programmes' results (:func:`smce_setup`, both sides run): the
+    junction, O(buckets) plus the breakpoints around the minimum."""
     return (R + max(smce_join(r, sign, J, h, S, out), 0.0)) / T
 
 
 @kernel
-def smce_qr(q, r, T, checkpoints, threads, h):
+def smce_qr(q, r, T, checkpoints, h):
     """smCE of the table with predictions q (strictly increasing) and residuals
     r_i = s_i - q_i n_i over T rounds (checkpoints: their prefix sums, as :func:`smce_split`
-    makes them): the two programmes, on two threads when ``threads``, their breakpoints in
-    ``h`` (2 max(m - 1, 1) floats, overwritten). The value does not depend on ``threads``,
-    bit for bit. O(m log m), about linear on calibrated samples."""
-    R, sign, J = smce_balance(checkpoints, q.shape[0])
-    S = smce_summaries(q.shape[0])
-    out = np.zeros(8)
-    if threads:
-        _smce_sides_parallel(q, r, sign, J, checkpoints, h, S, out)
-    else:
-        for side in range(2):
-            smce_side(q, r, sign, J, side, checkpoints, h, S, out)
-    return (R + max(smce_join(r, sign, J, h, S, out), 0.0)) / T
+    makes them), the breakpoints in ``h`` (2 max(m - 1, 1) floats, overwritten), on one
+    thread. fastcdl.sample.smce runs the same steps with the two sides on two threads: the
+    same value, bit for bit. O(m log m), about linear on calibrated samples."""
+    R, sign, J, S, out = smce_setup(q, checkpoints)
+    for side in range(2):
+        smce_side(q, r, sign, J, side, checkpoints, h, S, out)
+    return smce_value(r, T, R, sign, J, h, S, out)
 
 
 @kernel
@@ -829,7 +834,7 @@ def smce_kernel(q, n, s):
     r = np.empty(m)
     checkpoints = smce_checkpoints(m)
     T = table_residuals(q, n, s, r, checkpoints)
-    return smce_qr(q, r, T, checkpoints, False, np.empty(2 * max(m - 1, 1)))
+    return smce_qr(q, r, T, checkpoints, np.empty(2 * max(m - 1, 1)))
 
 
 @kernel
