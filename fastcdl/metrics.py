@@ -210,6 +210,10 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
 # numpy's sort, measured); below, numpy sorts them and the radix kernel is never compiled.
 _RADIX_FROM = 1 << 14
 
+# From this many rounds on the two halves of the keys are sorted side by side (see
+# sorted_outcome_keys_and_spare); below, handing one over costs about what it saves.
+_PAIRED_SORT_FROM = 1 << 16
+
 
 def sorted_outcome_keys(y, p):
     """The rounds' outcome keys (p's bits, then y: fastcdl._kernels.buckets.outcome_keys),
@@ -222,14 +226,36 @@ def sorted_outcome_keys(y, p):
 def sorted_outcome_keys_and_spare(y, p):
     """(:func:`sorted_outcome_keys`, spare): the spare is an array as long, free for the
     caller (the radix sort's other buffer), so a caller that needs one more array of T
-    words does not have to allocate it."""
-    keys = _kb.outcome_keys(y, p.view(np.uint64), np.empty(p.shape[0], dtype=np.uint64))
+    words does not have to allocate it.
+
+    From _PAIRED_SORT_FROM rounds on (and two threads allowed), the keys are written in two
+    parts split at the median of a sample of the predictions, and the parts are sorted side
+    by side (fastcdl._parallel.pair: the second on a helper thread if it starts in time).
+    The sorted keys are the same either way."""
+    T = p.shape[0]
+    p_bits = p.view(np.uint64)
+    keys = np.empty(T, dtype=np.uint64)
     spare = np.empty_like(keys)
-    if keys.shape[0] >= _RADIX_FROM:
+    if T < _RADIX_FROM:
+        _kb.outcome_keys(y, p_bits, keys)
+        keys.sort()
+        return keys, spare
+    if T < _PAIRED_SORT_FROM or numba.config.NUMBA_NUM_THREADS < 2:
+        _kb.outcome_keys(y, p_bits, keys)
         out = sort_keys_into(keys, spare)
         return out, (spare if out is keys else keys)
-    keys.sort()
-    return keys, spare
+    pivot = np.median(p[:: max(1, T // 1023)])  # any pivot is correct; the median balances the parts
+    below = _kb.outcome_keys_split(y, p_bits, np.uint64(np.float64(pivot).view(np.uint64)) << np.uint64(1), keys)
+    done = [None, None]
+    parts = ((keys[:below], spare[:below]), (keys[below:], spare[below:]))
+
+    def part(i):
+        return lambda: done.__setitem__(i, sort_keys_into(*parts[i]) is parts[i][0])
+
+    _parallel.pair(part(0), part(1))
+    if done[0] != done[1]:  # the parts ended in different buffers (passes skipped in one)
+        parts[1][0 if done[0] else 1][:] = parts[1][0 if done[1] else 1]
+    return (keys, spare) if done[0] else (spare, keys)
 
 
 def _exact_table(y, p, w) -> BucketStats:

@@ -63,3 +63,42 @@ def test_the_radix_sort_is_used_from_the_switch_on(monkeypatch):
     for T in (metrics._RADIX_FROM - 1, metrics._RADIX_FROM):
         fc.bucket_stats(np.zeros(T, dtype=np.uint8), rng.random(T))
     assert calls == [metrics._RADIX_FROM]
+
+
+def _want(y, p):
+    from fastcdl._kernels.buckets import outcome_keys
+
+    return np.sort(outcome_keys(y, p.view(np.uint64), np.empty(p.shape[0], dtype=np.uint64)))
+
+
+@pytest.mark.parametrize("kind", ["uniform", "sorted", "grid", "one value", "zeros and ones", "tiny"])
+def test_the_halves_sorted_side_by_side_give_the_same_keys(kind, monkeypatch):
+    # from _PAIRED_SORT_FROM rounds the keys are split at a sampled median and the halves
+    # sorted side by side: the same sorted keys, and a spare that is another buffer
+    T = metrics._PAIRED_SORT_FROM + 999
+    rng = np.random.default_rng(len(kind))
+    p = {"uniform": rng.random(T), "sorted": np.sort(rng.random(T)), "grid": rng.integers(0, 5, T) / 4,
+         "one value": np.full(T, 0.3), "zeros and ones": rng.choice([0.0, -0.0, 1.0], T),
+         "tiny": rng.random(T) * 1e-300}[kind]
+    y = (rng.random(T) < 0.5).astype(np.uint8)
+    for paired_from in (metrics._PAIRED_SORT_FROM, 2**62):
+        monkeypatch.setattr(metrics, "_PAIRED_SORT_FROM", paired_from)
+        keys, spare = metrics.sorted_outcome_keys_and_spare(y, p)
+        assert np.array_equal(keys, _want(y, p))
+        assert spare.shape == keys.shape and not np.shares_memory(keys, spare)
+
+
+def test_halves_that_end_in_different_buffers(monkeypatch):
+    # below the median only p = 1/4 (the keys differ in one digit: one pass, the result in the
+    # spare buffer); above it 1/2 and 3/4 (two digits: two passes, back in the first buffer)
+    T = 2 * metrics._PAIRED_SORT_FROM
+    rng = np.random.default_rng(3)
+    p = rng.choice([0.25, 0.25, 0.5, 0.75, 0.5, 0.75, 0.5, 0.75, 0.25, 0.25], T)
+    y = (rng.random(T) < 0.5).astype(np.uint8)
+    ends = []
+    monkeypatch.setattr(metrics, "sort_keys_into", lambda a, b: ends.append(sort_keys_into(a, b) is a) or
+                        (a if ends[-1] else b))
+    keys, spare = metrics.sorted_outcome_keys_and_spare(y, p)
+    assert sorted(ends) == [False, True]
+    assert np.array_equal(keys, _want(y, p))
+    assert not np.shares_memory(keys, spare)

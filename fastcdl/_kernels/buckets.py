@@ -79,6 +79,26 @@ def outcome_keys(y, p_bits, keys):
 
 
 @kernel
+def outcome_keys_split(y, p_bits, pivot, keys):
+    """:func:`outcome_keys` written in two parts: the keys below ``pivot`` from the start of
+    ``keys``, the others from its end backwards. Returns how many are below. Each part can
+    then be sorted alone: the first part's keys all sort before the second's. One pass,
+    no branch on the data (each key is written at both ends, one write then overwritten or
+    past the other end). O(T)."""
+    magnitude = nb.uint64(0x7FFFFFFFFFFFFFFF)
+    lo = 0
+    hi = p_bits.shape[0] - 1
+    for i in range(p_bits.shape[0]):
+        key = ((p_bits[i] & magnitude) << nb.uint64(1)) | nb.uint64(y[i] != 0)
+        below = key < pivot
+        keys[lo] = key
+        keys[hi] = key
+        lo += 1 if below else 0
+        hi -= 0 if below else 1
+    return lo
+
+
+@kernel
 def count_runs(keys):
     """The number of distinct predictions among sorted outcome keys. O(T)."""
     one = nb.uint64(1)

@@ -162,7 +162,7 @@ def sort_keys(keys):
     return sort_keys_into(keys.copy(), np.empty(keys.shape[0], dtype=np.uint64))
 
 
-@kernel
+@kernel(nogil=True)
 def sort_keys_into(keys, scratch):
     """:func:`sort_keys` in place: ``keys`` and ``scratch`` (as long) are the two buffers of
     the passes, so both are overwritten; returns the one that holds the sorted keys.
