@@ -23,7 +23,7 @@ import threading
 
 import numba
 
-__all__ = ["parallel_safe", "threading_layer", "num_threads", "pair"]
+__all__ = ["parallel_safe", "threading_layer", "num_threads", "pair", "wake"]
 
 _THREADSAFE = ("tbb", "omp")
 # numba's layer categories (numba docs, "The Threading Layers")
@@ -105,6 +105,17 @@ def _forget_helper():  # a forked child has no helper thread: start a new one wh
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_helper)
+
+
+def wake():
+    """Nudge the helper thread of :func:`pair` awake ahead of a pair soon to come (it runs a
+    no-op): a helper idle for a while took about 120 us to start a task, against about 15 us
+    when it had run within the last millisecond (measured on the 2-core machine)."""
+    _helper_pool().submit(_nothing)
+
+
+def _nothing():
+    pass
 
 
 def pair(first, second):

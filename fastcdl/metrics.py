@@ -244,6 +244,7 @@ def sorted_outcome_keys_and_spare(y, p):
         _kb.outcome_keys(y, p_bits, keys)
         out = sort_keys_into(keys, spare)
         return out, (spare if out is keys else keys)
+    _parallel.wake()  # while the keys are written
     pivot = np.median(p[:: max(1, T // 1023)])  # any pivot is correct; the median balances the parts
     below = _kb.outcome_keys_split(y, p_bits, np.uint64(np.float64(pivot).view(np.uint64)) << np.uint64(1), keys)
     done = [None, None]
