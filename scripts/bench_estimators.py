@@ -8,7 +8,8 @@ Every figure is the median of --repeat runs after a warm-up call (JIT excluded).
 each estimator on the exact table of T continuous predictions within 3x of np.sort of those
 predictions; quantile bins within 2x of equal-width bins; smCE at least 10x faster than
 relplot's smECE on the same rounds (relplot from the `peers` extra; skipped with --no-peer or
-when it is not installed).
+when it is not installed). On Linux the script re-runs itself with glibc's malloc thresholds
+fixed (MALLOC_ENV below), so that what ran before a call does not change its speed.
 """
 
 from __future__ import annotations
@@ -219,7 +220,8 @@ def write(res):
     e = res["estimators"]
     lines = [BEGIN, "", "## Sample estimators, quantile bins and smCE (issue 12)", "",
              f"Command: `.venv/bin/python scripts/bench_estimators.py --T {T} --repeat {R}` (medians of --repeat runs "
-             "after a warm-up call, one process, the same arrays for each comparison; --repeat: "
+             "after a warm-up call, one process with glibc's malloc thresholds fixed (see the smCE part), the same arrays "
+             "for each comparison; --repeat: "
              + ", ".join(f"{k} {v}" for k, v in res.get("repeats", {}).items()) + "; raw figures in "
              "results/benchmarks/estimators.json). On a 2-core machine, its load given with each part: the absolute "
              "times are noisy, the ratios (measured side by side) less so. Measured: "
