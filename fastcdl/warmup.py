@@ -62,8 +62,12 @@ def _metrics():
 
     def outcome_dtypes():
         # checking y reads it in its own dtype; these are the ones arrays and files bring
-        for dtype in (np.int64, np.int32, np.float64, np.float32, np.bool_):
+        from fastcdl._kernels.buckets import outcome_keys_split
+
+        for dtype in (np.int64, np.int32, np.float64, np.float32, np.bool_, np.uint8):
             fc.bucket_stats(y.astype(dtype), p)
+            # what writes the keys of 2^16 rounds or more in two parts (sorted side by side)
+            outcome_keys_split(y.astype(dtype), p.view(np.uint64), np.uint64(1), np.empty(p.shape[0], dtype=np.uint64))
 
     def sample_estimators():
         from fastcdl import sample
