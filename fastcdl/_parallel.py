@@ -89,18 +89,21 @@ def num_threads(n):
 
 
 _helper = None
+_helper_lock = threading.Lock()
 
 
 def _helper_pool():
     global _helper
-    if _helper is None:
-        _helper = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastcdl-pair")
-    return _helper
+    with _helper_lock:
+        if _helper is None:
+            _helper = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastcdl-pair")
+        return _helper
 
 
 def _forget_helper():  # a forked child has no helper thread: start a new one when needed
-    global _helper
+    global _helper, _helper_lock
     _helper = None
+    _helper_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
