@@ -102,3 +102,17 @@ def test_halves_that_end_in_different_buffers(monkeypatch):
     assert sorted(ends) == [False, True]
     assert np.array_equal(keys, _want(y, p))
     assert not np.shares_memory(keys, spare)
+
+
+@pytest.mark.parametrize("top_bit", [40, 57, 58, 63])
+def test_six_bytes_and_ten_bits_or_eight_bytes(top_bit):
+    # keys that differ only below bit 58 are sorted with six bytes and a 10-bit digit (bits
+    # 48-57); one differing bit 58 or higher brings back the eight bytes
+    rng = np.random.default_rng(top_bit)
+    low = rng.integers(0, 2**64 - 1, 5000, dtype=np.uint64, endpoint=True) & np.uint64(2 ** (top_bit + 1) - 1)
+    low[0] = 0
+    low[1] = np.uint64(2**top_bit)
+    keys = np.uint64(2**62 if top_bit < 62 else 0) | low
+    keys[::7] = keys[3]  # ties
+    assert int(np.bitwise_or.reduce(keys ^ keys[0])).bit_length() == top_bit + 1
+    assert np.array_equal(sort_keys_into(keys.copy(), np.empty_like(keys)), np.sort(keys))

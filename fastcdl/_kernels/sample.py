@@ -473,6 +473,26 @@ def smce_side(q, r, sign, J, side, checkpoints, h, S, out):
     linear on calibrated samples. Releases the GIL: the two sides write disjoint parts of h,
     S and out, so two threads can run them at once (fastcdl.sample.smce does).
     """
+    if side == 0:
+        _smce_left(q, r, sign, J, checkpoints, h, S, out)
+    else:
+        _smce_right(q, r, sign, J, checkpoints, h, S, out)
+
+
+@kernel
+def _smce_left(q, r, sign, J, checkpoints, h, S, out):
+    _smce_side(q, r, sign, J, 0, checkpoints, h, S, out)
+
+
+@kernel
+def _smce_right(q, r, sign, J, checkpoints, h, S, out):
+    _smce_side(q, r, sign, J, 1, checkpoints, h, S, out)
+
+
+@kernel(inline="always")
+def _smce_side(q, r, sign, J, side, checkpoints, h, S, out):
+    """:func:`smce_side`'s body, inlined into one copy per side with ``side`` a constant: the
+    loops' indexing is then fixed at compile time (1.1x-1.5x faster than one copy, measured)."""
     m = q.shape[0]
     if side == 0:
         i0, step, count, gap, slot0 = 0, 1, J, 0, 0

@@ -150,9 +150,10 @@ def _radix(x, ia):
 def sort_keys(keys):
     """A sorted copy of the uint64 array ``keys``: equal to ``np.sort(keys)``.
 
-    LSD radix sort with 8-bit digits: one pass counts all eight digit histograms, then one
-    stable scatter per digit, skipping a digit that is the same for every key (the high
-    bytes of the outcome keys of predictions in [0, 1] often are). O(8 (n + 256)) time,
+    LSD radix sort: one pass counts the digit histograms, then one stable scatter per digit,
+    skipping a digit that is the same for every key (the high bytes of the outcome keys of
+    predictions in [0, 1] often are). The digits are eight bytes, or six bytes and one of 10
+    bits when the keys differ only in their low 58 bits (a pass fewer). O(8 (n + 1024)) time,
     2n words of memory. Faster than numpy's comparison sort from about 10^4 keys on.
 
     >>> import numpy as np
@@ -162,29 +163,66 @@ def sort_keys(keys):
     return sort_keys_into(keys.copy(), np.empty(keys.shape[0], dtype=np.uint64))
 
 
+@kernel
+def _key_histograms(keys):
+    """Counts of the digits of uint64 keys in one pass, (9, 1024): rows 0-7 the eight 8-bit
+    digits, row 8 the 10-bit digit at bits 48-57; and the OR of every key XOR the first, whose
+    highest set bit is the highest bit in which two keys differ. O(n)."""
+    hist = np.zeros((9, 1024), dtype=np.int64)
+    differ = nb.uint64(0)
+    if keys.shape[0] == 0:
+        return hist, differ
+    first = keys[0]
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        differ |= k ^ first
+        for d in range(8):
+            hist[d, (k >> nb.uint64(8 * d)) & nb.uint64(255)] += 1
+        hist[8, (k >> nb.uint64(48)) & nb.uint64(1023)] += 1
+    return hist, differ
+
+
 @kernel(nogil=True)
 def sort_keys_into(keys, scratch):
     """:func:`sort_keys` in place: ``keys`` and ``scratch`` (as long) are the two buffers of
     the passes, so both are overwritten; returns the one that holds the sorted keys.
-    O(8 (n + 256)), no allocation."""
+    O(7 or 8 (n + 1024)), no allocation of O(n)."""
     n = keys.shape[0]
-    hist = _digit_histograms(keys)
-    byte = nb.uint64(255)
+    hist, differ = _key_histograms(keys)
+    # keys that differ only in their low 58 bits (the outcome keys of predictions from about
+    # 2^-60 to 1) take six 8-bit digits and one of 10 bits: a pass fewer than eight bytes
+    narrow = (differ >> nb.uint64(58)) == 0
     a = keys
     b = scratch
-    pos = np.empty(256, dtype=np.int64)
-    for d in range(8):
-        if not _digit_starts(hist, d, n, pos):
+    pos = np.empty(1024, dtype=np.int64)
+    for d in range(7 if narrow else 8):
+        row = 8 if narrow and d == 6 else d
+        width = 1024 if row == 8 else 256
+        if not _digit_starts_w(hist, row, width, n, pos):
             continue
         shift = nb.uint64(8 * d)
+        mask = nb.uint64(width - 1)
         for i in range(n):
             k = a[i]
-            v = (k >> shift) & byte
+            v = (k >> shift) & mask
             j = pos[v]
             b[j] = k
             pos[v] = j + 1
         a, b = b, a
     return a
+
+
+@kernel
+def _digit_starts_w(hist, row, width, n, pos):
+    """:func:`_digit_starts` for a digit of ``width`` values in row ``row`` of ``hist``."""
+    for v in range(width):
+        if hist[row, v] == n:
+            return False
+    c = 0
+    for v in range(width):
+        pos[v] = c
+        c += hist[row, v]
+    return True
 
 
 @kernel
