@@ -63,7 +63,8 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_":
 
 
 def code_hash():
-    """A hash of fastcdl's Python sources: runs of the smCE part are compared only within one version."""
+    """A hash of fastcdl's Python sources: every run of the smCE part is kept with it, and the
+    verdict reads the runs of the current sources."""
     import hashlib
 
     h = hashlib.sha256()
@@ -114,7 +115,7 @@ def main():
         res.setdefault("load", {})["smce"] = [load, os.getloadavg()[0]]
         code = code_hash()
         old = json.loads(JSON.read_text()).get("smce_runs", []) if JSON.exists() else []
-        res["smce_runs"] = [r for r in old if r["code"] == code] + [{
+        res["smce_runs"] = old + [{
             "when": when, "code": code, "repeat": R, "load": res["load"]["smce"],
             "ratio": {str(r["T"]): r["ratio"] for r in res["smce"] if "ratio" in r},
             "ratio_min": {str(r["T"]): r["ratio_min"] for r in res["smce"] if "ratio_min" in r}}]
@@ -362,7 +363,8 @@ def reading(res):
             f"({big['sorted_keys'] / big['np_sort']:.2f}x np.sort), the residuals and the programmes the rest "
             f"({big['smce_rounds'] - big['sorted_keys']:.3f} s). From an existing table (merged chunks, a stream) "
             f"smCE is {big['relplot_smece'] / big['smce_table']:.1f}x faster than relplot from rounds.")
-        runs = res.get("smce_runs", [])
+        every = res.get("smce_runs", [])
+        runs = [r for r in every if every and r["code"] == every[-1]["code"]]
         if runs:
             sizes_ = [k for k in runs[-1]["ratio"] if int(k) >= 10**5]
             worst = {k: min(r["ratio"][k] for r in runs if k in r["ratio"]) for k in sizes_}
@@ -377,6 +379,14 @@ def reading(res):
                 + "; the least single repeat: " + ", ".join(f"{v:.1f}x at {int(k):.0e}" for k, v in least.items())
                 + (". So from 10^5 rounds on the 10x bar held in every run." if held else
                    ". So from 10^5 rounds on the 10x bar did **not** hold in every run."))
+            earlier = [r for r in every if r["code"] != runs[-1]["code"]]
+            if earlier:
+                out.append(
+                    "- Earlier runs of this part (older sources, the median ratios at 10^5, 10^6 and 10^7; "
+                    "results/benchmarks/estimators.json keeps them all): " + "; ".join(
+                        f"{r['when']} ({r['code']}): " + ", ".join(
+                            f"{r['ratio'][k]:.1f}x" for k in ("100000", "1000000", "10000000") if k in r["ratio"])
+                        for r in earlier) + ".")
         out.append(
             "- What made smCE faster on 2026-11-25 (one-off measurements in one process, medians of 9, the same "
             "values to 3e-15 relative). (1) A programme takes its rounds' demand lazily: held as one number while "
@@ -392,9 +402,11 @@ def reading(res):
             "prediction in a register (about 20% faster). (5) One compiled copy of the programme per side, the side "
             "a constant (1.1x-1.5x). (6) Keys that differ only in their low 58 bits are sorted in seven passes (six "
             "bytes and a 10-bit digit) rather than eight: 10^5 keys 1.03 -> 0.92 ms. (7) Buckets of about 128 "
-            "breakpoints rather than 64: as fast at 10^5, 6-13% faster at 10^6 and 10^7 on one thread. Three runs "
-            "of this part between (2) and (5)-(7) gave 12.2x-12.9x, 10.3x-12.8x and 15.9x-18.0x at 10^5, 10^6 and "
-            "10^7. The previous recorded run "
+            "breakpoints rather than 64: as fast at 10^5, 6-13% faster at 10^6 and 10^7 on one thread. The sources "
+            "of the earlier runs listed above: 3b26450ee990 has (1)-(3), the spare buffer and the helper's wake-up; "
+            "d97181891d3a only adds a lock around the helper's creation (so its three runs, 8.0x to 12.9x at 10^5, "
+            "show the run-to-run spread of one version); d267e2e7db64 adds (5) and (6); (7) and the register of (4) "
+            "came last. The previous recorded run "
             "(2026-11-24 22:53 UTC) had 6.7x, 8.6x and 8.7x at 10^5, 10^6 and 10^7.")
         out.append(
             "- The allocator (one-off, 2026-11-25, default glibc thresholds): in one process, smCE of 10^6 rounds "
