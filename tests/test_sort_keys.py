@@ -116,3 +116,20 @@ def test_six_bytes_and_ten_bits_or_eight_bytes(top_bit):
     keys[::7] = keys[3]  # ties
     assert int(np.bitwise_or.reduce(keys ^ keys[0])).bit_length() == top_bit + 1
     assert np.array_equal(sort_keys_into(keys.copy(), np.empty_like(keys)), np.sort(keys))
+
+
+@pytest.mark.parametrize("pivot", [0.0, 0.3, 0.5, 1.0, 2.0])
+def test_split_keys_from_the_definition(pivot):
+    # the keys below the pivot's key first, the others after: the same keys as outcome_keys
+    from fastcdl._kernels.buckets import outcome_keys_split
+
+    rng = np.random.default_rng(9)
+    p = rng.choice(np.r_[0.0, -0.0, 0.3, 0.5, 1.0, rng.random(50)], 2000)
+    y = (rng.random(2000) < 0.5).astype(np.uint8)
+    pivot_key = np.uint64(np.float64(pivot).view(np.uint64)) << np.uint64(1)
+    keys = np.empty(2000, dtype=np.uint64)
+    below = outcome_keys_split(y, p.view(np.uint64), pivot_key, keys)
+    want = [(int(np.abs(v).view(np.uint64)) << 1) | int(b) for v, b in zip(p, y)]  # from the definition
+    assert below == sum(k < int(pivot_key) for k in want)
+    assert all(int(k) < int(pivot_key) for k in keys[:below]) and all(int(k) >= int(pivot_key) for k in keys[below:])
+    assert sorted(int(k) for k in keys) == sorted(want)

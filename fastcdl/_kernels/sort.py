@@ -96,16 +96,17 @@ def _digit_histograms(keys):
 
 
 @kernel
-def _digit_starts(hist, d, n, pos):
-    """Where each value of digit d starts in the output of its stable pass, into ``pos``.
-    False when every key has the same digit d (the pass would change nothing)."""
-    for v in range(256):
-        if hist[d, v] == n:
+def _digit_starts(hist, row, width, n, pos):
+    """Where each value of the digit counted in row ``row`` of ``hist`` (``width`` values)
+    starts in the output of its stable pass, into ``pos``. False when every key has the same
+    digit (the pass would change nothing)."""
+    for v in range(width):
+        if hist[row, v] == n:
             return False
     c = 0
-    for v in range(256):
+    for v in range(width):
         pos[v] = c
-        c += hist[d, v]
+        c += hist[row, v]
     return True
 
 
@@ -128,7 +129,7 @@ def _radix(x, ia):
     i2 = np.empty(n, dtype=np.int64)
     pos = np.empty(256, dtype=np.int64)
     for d in range(8):
-        if not _digit_starts(hist, d, n, pos):
+        if not _digit_starts(hist, d, 256, n, pos):
             continue
         shift = np.uint64(8 * d)
         for i in range(n):
@@ -198,7 +199,7 @@ def sort_keys_into(keys, scratch):
     for d in range(7 if narrow else 8):
         row = 8 if narrow and d == 6 else d
         width = 1024 if row == 8 else 256
-        if not _digit_starts_w(hist, row, width, n, pos):
+        if not _digit_starts(hist, row, width, n, pos):
             continue
         shift = nb.uint64(8 * d)
         mask = nb.uint64(width - 1)
@@ -210,19 +211,6 @@ def sort_keys_into(keys, scratch):
             pos[v] = j + 1
         a, b = b, a
     return a
-
-
-@kernel
-def _digit_starts_w(hist, row, width, n, pos):
-    """:func:`_digit_starts` for a digit of ``width`` values in row ``row`` of ``hist``."""
-    for v in range(width):
-        if hist[row, v] == n:
-            return False
-    c = 0
-    for v in range(width):
-        pos[v] = c
-        c += hist[row, v]
-    return True
 
 
 @kernel
