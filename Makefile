@@ -17,7 +17,7 @@ run: $(STAMP)
 	$(PY) -m fastcdl rates --preset quick --out results/quick
 	$(PY) -m fastcdl plot results/quick
 
-# The suite, the docstring examples of fastcdl/, then the kernel tests again with numba's
+# The compile step, the suite, the docstring examples of fastcdl/, then the kernel tests again with numba's
 # bounds checks on (compiled afresh: FASTCDL_CACHE=0 neither reads nor writes the cache).
 BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/test_stats.py \
 	tests/test_binning_chunks.py tests/test_validation.py tests/test_online_step1.py \
@@ -26,11 +26,9 @@ BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/
 	tests/test_baselines.py tests/test_plugins.py tests/test_signpreserve.py tests/test_quantile_bins.py \
 	tests/test_sort_keys.py tests/test_smce.py
 
+# Every phase runs even if an earlier one failed; the summary names each phase's result.
 test: $(STAMP)
-	$(PY) -m fastcdl warmup
-	$(PY) -m pytest -q
-	$(PY) -m pytest -q --doctest-modules fastcdl
-	NUMBA_BOUNDSCHECK=1 FASTCDL_CACHE=0 $(PY) -m pytest -q -m "not slow" $(BOUNDSCHECKED)
+	bash scripts/test_phases.sh $(PY) $(BOUNDSCHECKED)
 
 bench: $(STAMP)
 	FASTCDL_BENCH=1 $(PY) -m pytest tests/bench --benchmark-enable -q

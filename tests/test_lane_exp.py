@@ -12,11 +12,13 @@ boundaries z = (j + 1/2) ln 2 and the edges.
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
 from numba import njit
 
+from conftest import host_cpu_features
 from fastcdl._kernels.lane_exp import exp_lane, expm1_lane
 
 TINY = 5e-324  # 2^-1074, the smallest subnormal
@@ -111,6 +113,8 @@ def test_expm1_limits():
     assert np.isnan(got[7])
 
 
+@pytest.mark.skipif("avx2" not in host_cpu_features() or bool(os.environ.get("NUMBA_CPU_NAME")),
+                    reason="numba compiles for a CPU without AVX2 (packed 256-bit doubles) here")
 @pytest.mark.parametrize("f", [_exp_all, _expm1_all])
 def test_the_loops_are_vectorised(f):
     """The machine code of a loop of them holds packed double arithmetic (AVX2 ymm or AVX-512

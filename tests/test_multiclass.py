@@ -256,7 +256,7 @@ def test_equals_the_first_formulation(seed, k, m, per):
     new = fc.cdl_multiclass(y, P)
     old = _cdl_lp_all_pairs(y, P)
     assert new > 0.01
-    assert abs(new - old) <= 1e-9
+    assert abs(new - old) <= LP_TOL  # two LPs (HiGHS) on constraint sets picked through BLAS
 
 
 def test_first_formulation_on_the_hand_examples():

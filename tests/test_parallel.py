@@ -17,11 +17,16 @@ import pytest
 import fastcdl as fc
 from fastcdl import _parallel
 from fastcdl._kernels import buckets as kb
+from conftest import numba_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # more than one chunk of the binning kernels (CHUNK = 2^20 rounds), so they run in parallel
 T_BIG = (1 << 21) + 4321
+
+# n_jobs=2 needs numba's pool to have two threads (NUMBA_NUM_THREADS, by default the cores numba
+# may use); with one, there is nothing to compare the serial run with
+two_threads = pytest.mark.skipif(numba_threads() < 2, reason="numba has one thread (NUMBA_NUM_THREADS=1 or one core)")
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +39,7 @@ def big():
     return y, p, w
 
 
+@two_threads
 @pytest.mark.parametrize("bins", [37, np.array([0.0, 0.1, 0.5, 0.90001, 1.0])], ids=["uniform", "edges"])
 def test_table_does_not_depend_on_n_jobs(big, bins):
     y, p, w = big
@@ -121,6 +127,7 @@ def test_serial_kernel_off_the_main_thread_under_workqueue(big, monkeypatch):
     assert calls == [True]
 
 
+@two_threads
 def test_quantile_edges_use_the_pool_where_the_binning_does(big, monkeypatch):
     """Quantile tables: the grid count and gather run on the thread pool exactly when the binning
     kernel does (never off the main thread under workqueue), and the table is the same."""
