@@ -20,7 +20,7 @@ import json
 import math
 import os
 import re
-import tempfile
+import secrets
 import tomllib
 from collections import defaultdict
 from pathlib import Path
@@ -71,7 +71,7 @@ def save_figure(fig, path, *, dpi=_DPI) -> Path:
     PosixPath('out/rel.png')
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temporary(path.parent, path.name)
     try:
         with os.fdopen(fd, "wb") as fh:
             fig.savefig(fh, format="png", dpi=dpi)
@@ -82,6 +82,20 @@ def save_figure(fig, path, *, dpi=_DPI) -> Path:
     return path
 
 
+def _temporary(folder: Path, name: str):
+    """(open file descriptor, path) of a new empty file ``.NAME.XXXXXXXX.tmp`` in ``folder``.
+
+    Created with mode 0o666 less the umask, as ``open`` creates files (``tempfile.mkstemp``
+    makes them 0o600), so the PNG renamed from it has the permissions its CSV and JSON
+    neighbours get."""
+    while True:
+        tmp = folder / f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:
+            continue
+
+
 def _save_all(named_figures, out_dir: Path) -> list[Path]:
     """Write every (file name, figure) into out_dir, all or none: each figure goes to a
     temporary file first and the files are renamed into place only when all rendered."""
@@ -89,7 +103,7 @@ def _save_all(named_figures, out_dir: Path) -> list[Path]:
     staged = []
     try:
         for name, fig in named_figures:
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
+            fd, tmp = _temporary(out_dir, name)
             staged.append((tmp, out_dir / name))
             with os.fdopen(fd, "wb") as fh:
                 fig.savefig(fh, format="png", dpi=_DPI)

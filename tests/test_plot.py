@@ -1,7 +1,9 @@
 """Figures: Display objects, rate plots of a run folder, `fastcdl plot`, atomic PNG writes."""
 
 import csv
+import os
 import shutil
+import stat
 import sqlite3
 import subprocess
 import sys
@@ -148,6 +150,22 @@ def test_save_figure_leaves_no_half_written_file(tmp_path):
         fplot.save_figure(fig, target)
     assert target.read_bytes() == b"old"
     assert _files(tmp_path) == {Path("fig.png")}
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)], ids=["022", "077", "002"])
+def test_pngs_follow_the_umask(tmp_path, capsys, umask, mode):
+    # CSV and JSON files get 0o666 less the umask from open(); the PNGs must too (not 0o600)
+    fig = fplot.ReliabilityDisplay.from_predictions([0, 1], [0.2, 0.8]).figure_
+    old = os.umask(umask)
+    try:
+        one = fplot.save_figure(fig, tmp_path / "one.png")
+        assert main(["plot", str(EXAMPLE), "--out", str(tmp_path / "figs")]) == 0
+    finally:
+        os.umask(old)
+    written = [one, *(Path(p) for p in capsys.readouterr().out.split())]
+    assert len(written) == 3
+    for path in written:
+        assert stat.S_IMODE(path.stat().st_mode) == mode, (path, oct(path.stat().st_mode))
 
 
 # -- run folders ---------------------------------------------------------------------------
