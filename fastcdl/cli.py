@@ -42,9 +42,10 @@ def _json_T(fs):
 
 
 def _task_in_words(report, stats) -> tuple[list[str], dict]:
-    """The worst task as a person would state it (CDLReport.ordered_task): its regions,
-    payoffs and gain, in words and as JSON, with the rows in the same order."""
-    u, bounds = report.ordered_task()
+    """The worst task as a person would state it (CDLReport.stated_task): its regions (with
+    the action taken at each bound), exact payoffs and gain, in words and as JSON, with the
+    rows in the same order."""
+    u, bounds, at_bounds = report.stated_task()
     names = {1: ["act"], 2: ["low", "high"], 3: ["low", "middle", "high"]}.get(len(u), [f"a{i}" for i in range(len(u))])
     import warnings
 
@@ -52,15 +53,12 @@ def _task_in_words(report, stats) -> tuple[list[str], dict]:
 
     with warnings.catch_warnings():  # said once, in one line (_advice)
         warnings.simplefilter("ignore", SampleSizeWarning)
-        gain = float(cfdl(stats, payoff=u))
+        # the payoffs whose lowered ulps break the ties at the bounds as at_bounds says
+        gain = float(cfdl(stats, payoff=report.ordered_task()[0]))
     if len(u) == 1:
         regions = f"'{names[0]}' at every belief"
     else:
-        parts = [f"'{names[0]}' when p < {_num(bounds[0])}"]
-        for i in range(1, len(u) - 1):
-            parts.append(f"'{names[i]}' between {_num(bounds[i - 1])} and {_num(bounds[i])}")
-        parts.append(f"'{names[-1]}' above {_num(bounds[-1])}")
-        regions = ", ".join(parts)
+        regions = ", ".join(f"'{names[i]}' when {_region(i, bounds, at_bounds)}" for i in range(len(u)))
     pay = ", ".join(f"{n} ({_num(row[0])}, {_num(row[1])})" for n, row in zip(names, u))
     lines = [f"worst decision task: {regions}", f"  payoffs (if y=0, if y=1): {pay}"]
     if gain >= report.value - 1e-12 * max(1.0, report.value):
@@ -70,9 +68,22 @@ def _task_in_words(report, stats) -> tuple[list[str], dict]:
         lines.append(f"  acting on the recalibrated frequencies gains it {_num(gain)} per round; the CDL, "
                      f"{_num(report.value)}, adds what predictions of exactly {ends or '0 or 1'} cost a "
                      "decision maker who takes them at their word")
-    task = {"actions": names, "payoff": u.tolist(), "bounds": [float(b) for b in bounds], "gain": gain,
+    task = {"actions": names, "payoff": u.tolist(), "bounds": [float(b) for b in bounds],
+            "at_bounds": [names[a] for a in at_bounds], "gain": gain,
             "kinks": report.kinks.tolist(), "weights": report.weights.tolist()}
     return lines, task
+
+
+def _region(i, bounds, at_bounds) -> str:
+    """The beliefs p where action i of an ordered task is taken: "p < 0.35", "0.35 <= p < 0.7",
+    "p >= 0.7", each bound on the side of the action taken there."""
+    lo = None if i == 0 else (_num(bounds[i - 1]), at_bounds[i - 1] == i)
+    hi = None if i == len(bounds) else (_num(bounds[i]), at_bounds[i] == i)
+    if lo and hi:
+        return f"{lo[0]} {'<=' if lo[1] else '<'} p {'<=' if hi[1] else '<'} {hi[0]}"
+    if hi:
+        return f"p {'<=' if hi[1] else '<'} {hi[0]}"
+    return f"p {'>=' if lo[1] else '>'} {lo[0]}"
 
 
 _ROWS = (

@@ -641,12 +641,32 @@ class CDLReport:
         cfdl(..., payoff=payoff) == value whenever no action was left out; an action left
         out takes with it the share of the value that predictions of exactly 0 or 1 bring.
         """
+        u, _, rows, bounds = self._ordered()
+        return u[rows].copy(), bounds
+
+    def stated_task(self):
+        """The worst task of :meth:`ordered_task` with its exact entries: (payoff, bounds, at_bounds).
+
+        ``payoff`` has the entries of the task before ties were broken by lowering entries by
+        ulps (1, not 0.9999999999999999); ``at_bounds[i]`` is the row taken by a decision maker
+        whose belief is exactly ``bounds[i]``: i or i + 1, the tie that ordered_task's lowered
+        entries break. Acting by these rows, the task gains what cfdl gains with ordered_task's
+        payoff.
+        """
+        u, exact, rows, bounds = self._ordered()
+        at = [int(best_response(u[rows], float(b), 1.0)) for b in bounds]
+        return exact[rows].copy(), bounds, at
+
+    def _ordered(self):
+        """(payoff with ties broken by ulps, the same before lowering, rows kept, bounds)."""
         mus = [float(k) for k in self.kinks]
         if len(mus) == 1:
             u = _ordered_v_task(self.sides[0])
+            exact = _V_TASK.copy()
         else:
             c1, c2 = (float(c) for c in self.weights)
             u, _ = _three_action_task(mus[0], mus[1], c1, c2, self.sides, order=(0, 1, 2))
+            exact = np.array(_three_actions(mus[0], mus[1], c1, c2))
         edges = sorted({0.0, 1.0, *mus})
         rows, bounds = [], []
         for lo, hi in zip(edges[:-1], edges[1:]):
@@ -658,7 +678,7 @@ class CDLReport:
             if rows:
                 bounds.append(lo)
             rows.append(a)
-        return u[rows].copy(), np.array(bounds)
+        return u, exact, rows, np.array(bounds)
 
     def __repr__(self) -> str:
         ks = ", ".join(f"{k:.6g}" for k in self.kinks)
@@ -766,13 +786,24 @@ def _v_task(side: str) -> np.ndarray:
     return np.array([right, left] if side == "left" else [left, right])
 
 
+_V_TASK = np.array([[1.0, 0.0], [0.0, 1.0]])
+
+
 def _ordered_v_task(side: str) -> np.ndarray:
     """The V task with kink 1/2, rows [low, high]; at p = 1/2 'high' when side is "left"
     (its tie broken by lowering the other action's payoff by an ulp), else 'low'."""
-    u = np.array([[1.0, 0.0], [0.0, 1.0]])
+    u = _V_TASK.copy()
     if side == "left":
         u[0, 0] = np.nextafter(1.0, 0.0)
     return u
+
+
+def _three_actions(mu1, mu2, c1, c2):
+    """The actions [a0, a1, a2] of c1 V_mu1 + c2 V_mu2 from low to high beliefs, before ties
+    are broken (_three_action_task)."""
+    # B - c1 mu1 = c2 mu2 and c1 (1 - mu1) = A - c2 (1 - mu2); the product forms are
+    # nonnegative by construction, and min() only removes an ulp of rounding above 1.
+    return [1.0, 0.0], [min(1.0, c2 * mu2), min(1.0, c1 * (1.0 - mu1))], [0.0, 1.0]
 
 
 def _three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
@@ -788,11 +819,7 @@ def _three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
     rows instead: (0, 1, 2) lists the actions from low to high beliefs, and the lowering of
     entries then also breaks the exact ties that the row order does not.
     """
-    # B - c1 mu1 = c2 mu2 and c1 (1 - mu1) = A - c2 (1 - mu2); the product forms are
-    # nonnegative by construction, and min() only removes an ulp of rounding above 1.
-    a0 = [1.0, 0.0]
-    a1 = [min(1.0, c2 * mu2), min(1.0, c1 * (1.0 - mu1))]
-    a2 = [0.0, 1.0]
+    a0, a1, a2 = _three_actions(mu1, mu2, c1, c2)
     want1 = 1 if sides[0] == "left" else 0  # action wanted at p = mu1
     want2 = 2 if sides[1] == "left" else 1  # action wanted at p = mu2
     # (x, y) in `first` means row x must precede row y: ties go to the earlier row.

@@ -30,13 +30,46 @@ def test_metrics_json_matches_library(capsys):
         assert out[key] == pytest.approx(f(y, p), abs=1e-15), key
     task = out["worst_task"]
     # the example has a kink at 1: the stated task (no dominated action) gains less than the CDL
-    assert fc.cfdl(y, p, payoff=np.array(task["payoff"])) == pytest.approx(task["gain"], abs=1e-15)
+    ordered, _ = fc.cdl_report(y, p).ordered_task()  # its ulps break the ties as at_bounds says
+    assert fc.cfdl(y, p, payoff=ordered) == pytest.approx(task["gain"], abs=1e-15)
     assert task["gain"] < out["cdl"] and 1.0 in task["kinks"]
     assert fc.cfdl(y, p, payoff=fc.cdl_report(y, p).payoff) == pytest.approx(out["cdl"], abs=1e-12)
     sample = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
               "mce", "rmsce", "brier", "one_round_share", "advice"}
     assert set(out) == {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | sample
     assert out["advice"] is None and out["cdl_monotone"] == pytest.approx(fc.cdl_monotone(y, p), abs=1e-15)
+
+
+def test_worst_task_payoffs_are_exact(capsys):
+    # the payoffs are the task's entries, 1 and not 1 - 2^-53; the ulps that break the tie at
+    # the bound 0.35 (where the example has predictions) are stated as at_bounds instead
+    assert main(["metrics", str(EXAMPLE), "--json"]) == 0
+    raw = capsys.readouterr().out
+    task = json.loads(raw)["worst_task"]
+    y, p = _example_arrays()
+    rep = fc.cdl_report(y, p)
+    ordered, bounds = rep.ordered_task()
+    assert "0.9999999999999999" not in raw and ordered[0, 0] == np.nextafter(1.0, 0.0)
+    assert task["payoff"] == [[1.0, 0.0], [rep.weights[1], 1.0]]
+    np.testing.assert_allclose(task["payoff"], ordered, rtol=0.0, atol=4 * np.finfo(float).eps)
+    assert task["bounds"] == bounds.tolist() == [0.35] and task["at_bounds"] == ["high"]
+    assert np.any(p == 0.35)  # the tie matters: ties to the lowest row would gain less
+    assert fc.cfdl(y, p, payoff=np.array(task["payoff"])) < task["gain"] - 1e-3
+    assert main(["metrics", str(EXAMPLE)]) == 0
+    text = capsys.readouterr().out
+    assert "worst decision task: 'low' when p < 0.35, 'high' when p >= 0.35" in text
+    assert "low (1, 0), high (0.4615, 1)" in text
+
+
+@pytest.mark.parametrize("at_bounds, words", [
+    ([0, 1], ["p <= 0.15", "0.15 < p <= 0.75", "p > 0.75"]),
+    ([1, 2], ["p < 0.15", "0.15 <= p < 0.75", "p >= 0.75"]),
+    ([1, 1], ["p < 0.15", "0.15 <= p <= 0.75", "p > 0.75"]),
+])
+def test_regions_of_a_task_put_each_bound_with_its_action(at_bounds, words):
+    from fastcdl.cli import _region
+
+    assert [_region(i, [0.15, 0.75], at_bounds) for i in range(3)] == words
 
 
 def test_metrics_table_and_bins(capsys):

@@ -148,7 +148,7 @@ KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "wors
 def _expected(y, p, w, bins):
     kw = {"bins": bins, "sample_weight": w}
     rep = fc.cdl_report(y, p, **kw)
-    u, bounds = rep.ordered_task()
+    u, bounds, at_bounds = rep.stated_task()
     return {
         "n_buckets": fc.bucket_stats(y, p, **kw).n_buckets,
         "ece": fc.ece(y, p, **kw),
@@ -161,12 +161,32 @@ def _expected(y, p, w, bins):
             "actions": ["low", "middle", "high"][: len(u)] if len(u) == 3 else ["low", "high"][: len(u)],
             "payoff": u.tolist(),
             "bounds": bounds.tolist(),
-            "gain": fc.cfdl(y, p, payoff=u, **kw),
+            "at_bounds": [(["low", "middle", "high"] if len(u) == 3 else ["low", "high"])[a] for a in at_bounds],
+            "gain": fc.cfdl(y, p, payoff=rep.ordered_task()[0], **kw),
             "kinks": rep.kinks.tolist(),
             "weights": rep.weights.tolist(),
         },
         **_expected_sample(fc.bucket_stats(y, p, **kw)),
     }
+
+
+def _stated_gain(st, task):
+    """What the JSON worst task gains per round, from its definition: each bucket acts on its
+    prediction q_i (at a bound, as at_bounds says) and is scored at its frequency qhat_i,
+    against the best action at qhat_i."""
+    u = np.array(task["payoff"])
+    bounds = task["bounds"]
+    at = [task["actions"].index(a) for a in task["at_bounds"]]
+    total = 0.0
+    for q, n, s in zip(*st.table()):
+        qhat = s / n
+        if q in bounds:
+            a = at[bounds.index(q)]
+        else:
+            a = sum(b < q for b in bounds)
+        value = u[:, 0] * (1 - qhat) + u[:, 1] * qhat
+        total += n * (value.max() - value[a])
+    return total / st.total
 
 
 def _expected_sample(st):
@@ -200,7 +220,7 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
     assert set(out) == (KEYS | {"bins"} if bins else KEYS)
     if bins:
         assert out["bins"] == {"strategy": "uniform", "asked": bins, "made": bins, "edges": (np.arange(11) / 10).tolist()}
-    assert set(out["worst_task"]) == {"actions", "payoff", "bounds", "gain", "kinks", "weights"}
+    assert set(out["worst_task"]) == {"actions", "payoff", "bounds", "at_bounds", "gain", "kinks", "weights"}
     if weighted:  # quarters: not whole numbers, so T is the total weight
         assert isinstance(out["T"], float) and out["T"] == w.sum()
     else:
@@ -220,7 +240,7 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
     task = out["worst_task"]
     payoff = np.array(task["payoff"])
     kw = {"bins": bins, "sample_weight": w if weighted else None}
-    gain = fc.cfdl(y, p, payoff=payoff, **kw)
+    gain = _stated_gain(fc.bucket_stats(y, p, **kw), task)
     assert gain == pytest.approx(task["gain"], abs=1e-12) and gain <= out["cdl"] + 1e-12
     if all(0 < k < 1 for k in task["kinks"]):
         assert gain == pytest.approx(out["cdl"], abs=1e-12)
