@@ -26,6 +26,16 @@ def _num(v) -> str:
     return "0" if v == 0 else f"{v:.4g}"
 
 
+# p-values below this are printed as a bound: the range law's tail (8 Phi(-r) and its series)
+# is below the smallest normal double there, and at r > 38.5 it underflows to 0
+_P_FLOOR = 1e-300
+
+
+def _p_value(p) -> str:
+    """A p-value in words: "p = 0.0123", or "p < 1e-300" where it underflowed (never "p = 0")."""
+    return f"p < {_P_FLOOR:g}" if p < _P_FLOOR else f"p = {_num(p)}"
+
+
 def _rounds(fs) -> str:
     """T in words: an integer count, or a total weight (an integer when the weights are)."""
     T = float(sum(t.total for t in ([fs.stats] if fs.stats is not None else fs.per_class[:1])))
@@ -232,7 +242,7 @@ def cmd_metrics(args) -> int:
             print("sample estimators (they converge on continuous scores; docs/estimators.md):")
             for name, key, text in _SAMPLE_ROWS:
                 if key == "cutoff_ce":
-                    text = f"{text}; p = {_num(out['cutoff_ce_p_value'])} for perfect calibration"
+                    text = f"{text}; {_p_value(out['cutoff_ce_p_value'])} for perfect calibration"
                 print(f"  {name:<6} {_num(out[key]):>10}   {text}")
         if sparse:
             print("worst decision task: not shown, the exact CDL measures noise here (see the note)")

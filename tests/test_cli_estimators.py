@@ -51,6 +51,22 @@ def test_continuous_scores_get_the_advice_and_the_sample_estimators(continuous, 
     assert "worst decision task: not shown" in text and "gains it" not in text
 
 
+def test_a_p_value_that_underflows_prints_as_a_bound(tmp_path, capsys):
+    # 10^4 rounds at 0.9 of which 10 happen: the statistic is about 300, far beyond where the
+    # range law's tail underflows (about 38.5); the text gives a bound, never "p = 0"
+    p = np.full(10_000, 0.9)
+    y = np.arange(10_000) < 10
+    assert fc.cutoff_ce_test(y, p).p_value == 0.0
+    path = _csv(tmp_path / "overconfident.csv", y, p)
+    assert main(["metrics", path, "--estimators"]) == 0
+    text = capsys.readouterr().out
+    (line,) = [ln for ln in text.splitlines() if ln.lstrip().startswith("cutCE")]
+    assert "p < 1e-300 for perfect calibration" in line and "p = 0" not in text
+    assert main(["metrics", _csv(tmp_path / "fair.csv", y, np.full(10_000, 0.001)), "--estimators"]) == 0
+    test = fc.cutoff_ce_test(y, np.full(10_000, 0.001))
+    assert 1e-300 < test.p_value and f"p = {test.p_value:.4g} for perfect" in capsys.readouterr().out
+
+
 def test_json_has_the_new_metrics(continuous, capsys):
     path, y, p = continuous
     assert main(["metrics", path, "--json"]) == 0
