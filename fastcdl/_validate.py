@@ -551,8 +551,19 @@ def check_seed(seed):
     return check_int(seed, "seed", low=0)
 
 
-def check_horizon(horizon):
-    return check_int(horizon, "horizon", low=1)
+# The longest game: rounds are counted in int64 (at most 2^63 - 1), and 2^62 leaves room for
+# the sums of counts. A larger horizon would fail inside a compiled loop ("Int value is too large").
+MAX_HORIZON = 1 << 62
+
+
+def check_horizon(horizon, name="horizon", low=1):
+    """``horizon`` as an int in low..MAX_HORIZON (2^62); ``name`` names it in the message."""
+    T = check_int(horizon, name, low=low)
+    if T > MAX_HORIZON:
+        raise ValidationError(name, "must be at most 2^62 (rounds are counted in 64-bit integers)", value=T)
+    return T
+
+
 
 
 def check_n_jobs(n_jobs):

@@ -308,6 +308,15 @@ def _stop_on_signals(received: list):
 def cmd_rates(args) -> int:
     from fastcdl.experiments import load_preset, override, run
 
+    from fastcdl.experiments.presets import parse_horizon
+
+    for option, value in (("--t-min", args.t_min), ("--t-max", args.t_max)):
+        if value is not None:
+            parse_horizon(value, option)
+    if args.master_seed is not None and args.master_seed < 0:
+        raise InputError(f"--master-seed must be an integer >= 0, got {args.master_seed}")
+    if args.seeds is not None and args.seeds < 2:
+        raise InputError(f"--seeds must be an integer >= 2 (confidence intervals need two seeds), got {args.seeds}")
     preset = load_preset(args.preset)
     split = lambda v: None if v is None else [x.strip() for x in v.split(",") if x.strip()]  # noqa: E731
     preset = override(
@@ -359,8 +368,11 @@ def cmd_worst(args) -> int:
     else:
         if args.t is None:
             raise InputError("--forecaster needs --t (integer or 2^k)")
-        plan = WorstPlan.make(forecasters=[args.forecaster], search_horizons=[parse_horizon(args.t)])
+        plan = WorstPlan.make(forecasters=[args.forecaster], search_horizons=[parse_horizon(args.t, "--t")])
     budget = {k: getattr(args, k) for k in ("search_seeds", "fresh_seeds") if getattr(args, k) is not None}
+    for k, v in budget.items():
+        if v < 2:
+            raise InputError(f"--{k.replace('_', '-')} must be an integer >= 2, got {v}")
     if budget:
         from dataclasses import asdict
 

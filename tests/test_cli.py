@@ -139,3 +139,28 @@ def test_python_dash_m():
         check=True,
     )
     assert json.loads(r.stdout)["T"] == 1095
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["rates", "--master-seed", "-1"], "--master-seed must be an integer >= 0, got -1"),
+    (["rates", "--t-max", "2^70"], "--t-max must be at most 2^62 (rounds are counted in 64-bit integers), got '2^70'"),
+    (["rates", "--t-min", "2^70", "--t-max", "2^71"], "--t-min must be at most 2^62"),
+    (["rates", "--seeds", "1"], "--seeds must be an integer >= 2"),
+    (["worst", "--forecaster", "cdl", "--t", "2^70"], "--t must be at most 2^62"),
+    (["worst", "--forecaster", "cdl", "--t", "2^8", "--fresh-seeds", "0"], "--fresh-seeds must be an integer >= 2"),
+])
+def test_bad_run_options_are_named(tmp_path, capsys, argv, line):
+    out = tmp_path / "run"
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fastcdl: error: {line}") and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_preset_file_with_a_horizon_beyond_64_bits(tmp_path, capsys):
+    preset = tmp_path / "big.toml"
+    preset.write_text('name = "big"\nseeds = 2\nt_min = 256\nt_max = 1180591620717411303424\n'
+                      'forecasters = ["cdl"]\nadversaries = ["bernoulli"]\n')
+    assert main(["rates", "--preset", str(preset), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert f"preset {preset}: t_max must be at most 2^62" in err and err.count("\n") == 1

@@ -353,3 +353,22 @@ def test_bins_ceiling_does_not_depend_on_the_number_of_rounds(tmp_path, monkeypa
     assert fastcdl.io.read_stats(f, bins=1000) == fc.bucket_stats(y, p, bins=1000)
     with pytest.raises(fastcdl.io.InputError, match=re.escape("bins must be at most 2^24")):
         fastcdl.io.read_stats(f, bins=10**9)
+
+
+def test_horizons_beyond_64_bit_counts_are_refused():
+    from fastcdl.experiments import load_preset, override
+    from fastcdl.experiments.presets import PresetError, parse_horizon
+    from fastcdl.online import simulate
+
+    with pytest.raises(fc.ValidationError, match=r"^horizon must be at most 2\^62"):
+        simulate("cdl", "bernoulli", horizon=2**70, seed=0)
+    assert parse_horizon("2^62") == 2**62 and parse_horizon("1e6") == 10**6
+    for text in ("2^70", "2^63", str(2**62 + 1), "1e30", "2^1000000000"):
+        with pytest.raises(PresetError, match=rf"^--t-max must be at most 2\^62 .*got '{re.escape(text)}'"):
+            parse_horizon(text, "--t-max")
+    with pytest.raises(PresetError, match=r"^--t must be an integer or 2\^k with k >= 1, got '2\^-3'"):
+        parse_horizon("2^-3", "--t")
+    with pytest.raises(PresetError, match=r"^t_max must be at most 2\^62"):
+        override(load_preset("quick"), t_max="2^70")
+    with pytest.raises(PresetError, match=r"^master_seed must be an integer >= 0, got -1"):
+        override(load_preset("quick"), master_seed=-1)

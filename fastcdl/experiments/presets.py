@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from fastcdl._validate import ValidationError, check_count, check_int
+from fastcdl._validate import MAX_HORIZON, ValidationError, check_count, check_horizon, check_int
 
 def _names(kind):
     """The built-in names of a kind, from its registry (fastcdl.online.registry, fastcdl.trial_metrics)."""
@@ -182,6 +182,10 @@ def _positive_int(raw, key, where, minimum=1):
     return _checked(where, check_count, raw.get(key), key, minimum)
 
 
+def _horizon(raw, key, where):
+    return _checked(where, check_horizon, _positive_int(raw, key, where, 2), key, 2)
+
+
 def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
     where = f"preset {source or raw.get('name', '?')}"
     unknown = set(raw) - _PRESET_KEYS
@@ -203,8 +207,8 @@ def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
         description=str(raw.get("description", "")),
         master_seed=_positive_int(raw, "master_seed", where, 0) if "master_seed" in raw else 0,
         seeds=_positive_int(raw, "seeds", where, 2),
-        t_min=_positive_int(raw, "t_min", where, 2),
-        t_max=_positive_int(raw, "t_max", where, 2),
+        t_min=_horizon(raw, "t_min", where),
+        t_max=_horizon(raw, "t_max", where),
         forecasters=tuple(_component(e, "forecaster", where) for e in raw["forecasters"]),
         adversaries=tuple(_component(e, "adversary", where) for e in raw["adversaries"]),
         metrics=metrics,
@@ -236,18 +240,33 @@ def check_preset(preset: Preset) -> Preset:
     return preset
 
 
-def parse_horizon(text) -> int:
-    """An integer horizon, written plainly or as 2^k."""
+def parse_horizon(text, name="horizon") -> int:
+    """An integer horizon in 2..2^62, written plainly (1024, 1e6) or as 2^k; ``name`` (an option
+    or key, "--t-max") names it in messages."""
     s = str(text).strip()
-    try:
-        if s.startswith("2^"):
-            return 2 ** int(s[2:])
-        v = float(s)
-    except ValueError:
-        raise PresetError(f"horizon must be an integer or 2^k, got {text!r}") from None
-    if not v.is_integer() or v < 2:
-        raise PresetError(f"horizon must be an integer >= 2, got {text!r}")
-    return int(v)
+    if s.startswith("2^"):
+        k = s[2:]
+        if not k.isdigit():
+            raise PresetError(f"{name} must be an integer or 2^k with k >= 1, got {text!r}")
+        if int(k) > 62:  # checked before 2**k is built: 2^1000000000 is a 125 MB integer
+            raise PresetError(f"{name} must be at most 2^62 (rounds are counted in 64-bit integers), got {text!r}")
+        v = 2 ** int(k)
+    else:
+        try:
+            v = int(s)
+        except ValueError:
+            try:
+                v = float(s)
+            except ValueError:
+                raise PresetError(f"{name} must be an integer or 2^k, got {text!r}") from None
+            if not v.is_integer():
+                raise PresetError(f"{name} must be an integer >= 2, got {text!r}")
+            v = int(v)
+    if v < 2:
+        raise PresetError(f"{name} must be an integer >= 2, got {text!r}")
+    if v > MAX_HORIZON:
+        raise PresetError(f"{name} must be at most 2^62 (rounds are counted in 64-bit integers), got {text!r}")
+    return v
 
 
 def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, t_max=None, seeds=None, master_seed=None) -> Preset:
@@ -272,13 +291,13 @@ def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, 
         "adversaries": pick(adversaries, preset.adversaries, "adversary"),
     }
     if t_min is not None:
-        changes["t_min"] = parse_horizon(t_min)
+        changes["t_min"] = parse_horizon(t_min, "t_min")
     if t_max is not None:
-        changes["t_max"] = parse_horizon(t_max)
+        changes["t_max"] = parse_horizon(t_max, "t_max")
     if seeds is not None:
         changes["seeds"] = _checked("", check_int, seeds, "seeds")
     if master_seed is not None:
-        changes["master_seed"] = int(master_seed)
+        changes["master_seed"] = _checked("", check_count, master_seed, "master_seed", 0)
     # the description travels into the run folder's preset.toml: say what was overridden
     given = {"forecasters": forecasters, "adversaries": adversaries, "t_min": t_min, "t_max": t_max,
              "seeds": seeds, "master_seed": master_seed}

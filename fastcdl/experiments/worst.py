@@ -342,17 +342,17 @@ class WorstPlan:
         if extra:
             raise PresetError(f"worst-case plan: unknown key {extra[0]!r}")
         return cls.make(forecasters=raw.get("forecasters", ["cdl"]),
-                        search_horizons=[parse_horizon(t) for t in raw.get("search_horizons", [])],
-                        transfer_horizons={k: [parse_horizon(t) for t in v]
+                        search_horizons=[parse_horizon(t, "search_horizons") for t in raw.get("search_horizons", [])],
+                        transfer_horizons={k: [parse_horizon(t, "transfer_horizons") for t in v]
                                            for k, v in raw.get("transfer_horizons", {}).items()},
-                        cross_horizons=[parse_horizon(t) for t in raw.get("cross_horizons", [])],
+                        cross_horizons=[parse_horizon(t, "cross_horizons") for t in raw.get("cross_horizons", [])],
                         **{k: raw[k] for k in ("search_seeds", "fresh_seeds", "n_init", "n_refine", "maxfev", "top")
                            if k in raw})
 
     @classmethod
     def make(cls, *, forecasters, search_horizons, transfer_horizons=None, cross_horizons=(), **budget) -> "WorstPlan":
         """A checked plan (ValueError naming the problem)."""
-        from fastcdl._validate import ValidationError, check_int
+        from fastcdl._validate import ValidationError, check_horizon, check_int
         from fastcdl.online import registry
 
         for f in forecasters:
@@ -360,13 +360,13 @@ class WorstPlan:
         if not search_horizons:
             raise ValidationError("search_horizons", "must name at least one horizon")
         for T in search_horizons:
-            check_int(T, "T", low=2)
+            check_horizon(T, "T", low=2)
         transfer_horizons = dict(transfer_horizons or {})
         for f, Ts in transfer_horizons.items():
             if f not in forecasters:
                 raise ValidationError("transfer_horizons", f"names {f!r}, which is not a planned forecaster")
             for T in Ts:
-                if check_int(T, "T", low=2) <= max(search_horizons):
+                if check_horizon(T, "T", low=2) <= max(search_horizons):
                     raise ValidationError("transfer_horizons", f"{T} must exceed the largest searched horizon "
                                           f"{max(search_horizons)}")
         for k, v in budget.items():
