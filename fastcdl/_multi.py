@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl._validate import ValidationError, check_distributions, check_name
+from fastcdl._validate import ValidationError, check_distributions, check_name, refuse_masked
 from fastcdl.stats import BucketStats
 
 __all__ = ["MULTICLASS", "ClasswiseResult", "accepts_multiclass", "binary_views", "top_label", "binary_outcomes"]
@@ -93,6 +93,7 @@ def binary_views(y_true, P, multiclass: str, name: str = "y_prob"):
 
 def binary_outcomes(y_true, pos_label) -> np.ndarray:
     """y_true == pos_label as bool, for y_true with at most two distinct labels of any type."""
+    refuse_masked(y_true, "y_true")
     y = np.asarray(y_true)
     if y.ndim != 1:
         raise ValidationError("y_true", f"must be 1-D, got an array of shape {y.shape}")
@@ -165,6 +166,8 @@ def reduce(y_true, y_prob, multiclass, pos_label, name="y_prob"):
         raise ValidationError(which, "does not apply to a BucketStats (it already holds a binary table)")
     if multiclass is not None:
         check_name(multiclass, MULTICLASS, "multiclass")
+    refuse_masked(y_prob, name)
+    refuse_masked(y_true, "y_true")
     P = np.asarray(y_prob) if y_prob is not None else None
     if P is not None and P.ndim == 2 and multiclass is not None:
         if pos_label is not None:

@@ -98,9 +98,39 @@ class ValidationError(ValueError):
 # -- arrays of rounds -----------------------------------------------------------------
 
 
+def refuse_masked(x, name: str) -> None:
+    """Raise ValidationError when ``x`` is a numpy masked array with masked entries.
+
+    np.asarray drops a mask without a word, so the masked entries would be measured as if they
+    were data (scikit-learn's metrics read masked arrays that way). Which rounds to leave out
+    is the caller's to say: pass the unmasked ones. A masked array with nothing masked is read
+    as its data.
+    """
+    if isinstance(x, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(x)
+        if mask.any():
+            at = tuple(int(i) for i in np.argwhere(mask)[0])
+            n = int(mask.sum())
+            keep = f"{name}[~{name}.mask]" if mask.ndim == 1 else f"{name}[~{name}.mask.any(axis=1)]"
+            raise ValidationError(
+                name, "is a numpy masked array with masked entries", index=at[0] if len(at) == 1 else at,
+                message=f"{name} is a numpy masked array with {n} masked entr{'y' if n == 1 else 'ies'} (the "
+                f"first at {_position(at)}): fastcdl does not read masks; pass the rounds that are not "
+                f"masked, {keep}, with the same rounds of the other arrays",
+            )
+
+
+def _position(at: tuple) -> str:
+    """A position in an array in words, 0-based: "index 3 (0-based)", "row 3 (0-based), column 1"."""
+    if len(at) == 1:
+        return f"index {at[0]} (0-based)"
+    return f"row {at[0]} (0-based), column {at[1]}"
+
+
 def _as_1d(x, name: str) -> np.ndarray:
     if x is None:
         raise ValidationError(name, "is required")
+    refuse_masked(x, name)
     arr = np.asarray(x)
     if arr.dtype == object:
         try:
@@ -350,6 +380,7 @@ def check_table(values, counts, positives, prob_sums=None):
 
 def check_payoff(payoff) -> np.ndarray:
     """A payoff matrix (n_actions, 2) with entries in [0, 1], as contiguous float64."""
+    refuse_masked(payoff, "payoff")
     u = np.asarray(payoff)
     if u.dtype.kind not in "biuf":
         raise ValidationError("payoff", f"must be numeric, got dtype {u.dtype}")
@@ -372,6 +403,7 @@ def check_payoff(payoff) -> np.ndarray:
 
 def check_kinks(kinks, name: str = "kink") -> np.ndarray:
     """Kinks mu as a 1-D float64 array in [0, 1]."""
+    refuse_masked(kinks, name)
     k = np.asarray(kinks)
     if k.dtype.kind not in "biuf":
         raise ValidationError(name, "must be numeric")
@@ -419,6 +451,8 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P"):
     if y_true is None or P is None:
         raise ValidationError("y_true" if y_true is None else name, "is required",
                               message=f"y_true and {name} are required")
+    refuse_masked(P, name)
+    refuse_masked(y_true, "y_true")
     P = np.asarray(P)
     if P.dtype == object or P.dtype.kind not in "biuf":
         raise ValidationError(name, f"must be a numeric array, got dtype {P.dtype}")
@@ -562,8 +596,6 @@ def check_horizon(horizon, name="horizon", low=1):
     if T > MAX_HORIZON:
         raise ValidationError(name, "must be at most 2^62 (rounds are counted in 64-bit integers)", value=T)
     return T
-
-
 
 
 def check_n_jobs(n_jobs):

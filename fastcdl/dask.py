@@ -22,7 +22,7 @@ import dask.array as da
 import numpy as np
 
 from fastcdl import metrics as _metrics
-from fastcdl._validate import ValidationError
+from fastcdl._validate import ValidationError, refuse_masked
 from fastcdl.stats import BucketStats
 
 __all__ = ["bucket_stats", "bucket_stats_parquet"]
@@ -79,6 +79,7 @@ def _tree_reduce(parts):
 def _as_dask_1d(x, name: str):
     if hasattr(x, "to_dask_array"):  # a dask dataframe column: chunks of unknown size
         x = x.to_dask_array()
+    refuse_masked(x, name)
     arr = x if isinstance(x, da.Array) else da.asarray(np.asarray(x))
     if arr.ndim != 1:
         raise ValidationError(name, f"must be 1-D, got an array of shape {arr.shape}")

@@ -355,6 +355,45 @@ def test_bins_ceiling_does_not_depend_on_the_number_of_rounds(tmp_path, monkeypa
         fastcdl.io.read_stats(f, bins=10**9)
 
 
+# -- numpy masked arrays: np.asarray would drop the mask without a word ----------------------
+
+
+@pytest.mark.parametrize("fn", [fc.cdl, fc.ece, fc.bucket_stats, fc.smce, fc.cdl_report])
+@pytest.mark.parametrize("which", ["y_true", "y_prob", "sample_weight"])
+def test_masked_arrays_are_refused(fn, which):
+    y = np.array([0, 1, 1, 0, 1])
+    p = np.array([0.2, 0.7, 0.5, 0.3, 0.9])
+    w = np.ones(5)
+    args = {"y_true": y, "y_prob": p, "sample_weight": w}
+    args[which] = np.ma.masked_array(args[which], mask=[0, 0, 1, 0, 0])
+    with pytest.raises(fc.ValidationError) as e:
+        fn(args["y_true"], args["y_prob"], sample_weight=args["sample_weight"])
+    assert (e.value.argument, e.value.index) == (which, 2)
+    msg = str(e.value)
+    assert msg.startswith(f"{which} is a numpy masked array with 1 masked entry (the first at index 2 (0-based))")
+    assert f"{which}[~{which}.mask]" in msg
+
+
+def test_masked_arrays_with_nothing_masked_are_read_as_their_data():
+    y = np.array([0, 1, 1, 0])
+    p = np.array([0.2, 0.7, 0.7, 0.2])
+    assert fc.ece(np.ma.masked_array(y), np.ma.masked_array(p, mask=False)) == fc.ece(y, p)
+
+
+def test_masked_class_probabilities_are_refused():
+    P = np.ma.masked_array([[0.2, 0.8], [0.5, 0.5], [0.1, 0.9]], mask=[[0, 0], [0, 1], [0, 0]])
+    for call in (lambda: fc.ece([0, 1, 1], P, multiclass="top-label"), lambda: fc.cdl_multiclass([0, 1, 1], P),
+                 lambda: fc.cdl([0, 1, 1], P)):
+        with pytest.raises(fc.ValidationError, match=r"masked array with 1 masked entry \(the first at row 1 "
+                           r"\(0-based\), column 1\).*\.mask\.any\(axis=1\)"):
+            call()
+    labels = np.ma.masked_array(["a", "b", "a"], mask=[0, 1, 0])
+    with pytest.raises(fc.ValidationError, match="y_true is a numpy masked array"):
+        fc.cdl(labels, [0.2, 0.5, 0.3], pos_label="a")
+    with pytest.raises(fc.ValidationError, match="payoff is a numpy masked array"):
+        fc.cfdl([0, 1], [0.2, 0.7], payoff=np.ma.masked_array([[1.0, 0.0], [0.0, 1.0]], mask=[[1, 0], [0, 0]]))
+
+
 def test_horizons_beyond_64_bit_counts_are_refused():
     from fastcdl.experiments import load_preset, override
     from fastcdl.experiments.presets import PresetError, parse_horizon
