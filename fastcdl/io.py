@@ -38,6 +38,7 @@ is the offset of the data row within the file, counting from 0.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import io
@@ -248,17 +249,12 @@ class _Text:
             while True:
                 block = raw.read1(n) if hasattr(raw, "read1") else raw.read(n)
                 data += block
-                if not block or _first_line_end(data) is not None:
+                if not block or _first_line_end(data) is not None or len(data) > _HEAD_LIMIT:
                     break
             self._prefix = data
             return data
         if self.stdin:  # compressed standard input: keep the raw bytes read, decompress them
-            raw = sys.stdin.buffer.read(n)
-            self._prefix = raw
-            try:
-                return pa.CompressedInputStream(pa.BufferReader(raw), self.compression).read(n)
-            except (OSError, pa.ArrowException):
-                return b""
+            return self._compressed_stdin_head(n)
         stream = self.open()
         data = b""
         try:
@@ -266,11 +262,39 @@ class _Text:
                 while True:
                     block = stream.read(n)
                     data += block
-                    if not block or _first_line_end(data) is not None or len(data) > 1 << 24:
+                    if not block or _first_line_end(data) is not None or len(data) > _HEAD_LIMIT:
                         break
         except (OSError, pa.ArrowException) as e:
             raise InputError(f"{self.path}: not a readable {self.compression}-compressed file ({_os_reason(e)})") from None
         return data
+
+
+    def _compressed_stdin_head(self, n) -> bytes:
+        """The first decompressed bytes of compressed standard input, up to the end of the first
+        non-blank line: raw blocks are read (each twice the last) until they decompress that
+        far (a bz2 block needs up to 900 kB) or the input ends; the raw bytes are kept."""
+        import pyarrow as pa
+
+        raw = b""
+        while True:
+            block = sys.stdin.buffer.read(n)
+            raw += block
+            self._prefix = raw
+            data, error = b"", None
+            stream = pa.CompressedInputStream(pa.BufferReader(raw), self.compression)
+            try:
+                while _first_line_end(data) is None and (chunk := stream.read(1 << 16)):
+                    data += chunk
+            except (OSError, pa.ArrowException) as e:  # not enough input yet, or not this format
+                error = e
+            if _first_line_end(data) is not None or len(data) > _HEAD_LIMIT:
+                return data
+            if not block:
+                if error is not None:
+                    raise InputError(f"standard input: not a readable {self.compression}-compressed file "
+                                     f"({_os_reason(error)})") from None
+                return data
+            n *= 2
 
 
 class _Prefixed(io.RawIOBase):
@@ -294,6 +318,10 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
+# the most bytes read to find the header line (a longer first line is not a header)
+_HEAD_LIMIT = 1 << 24
+
+
 def _first_line_end(data: bytes):
     """Index of the end of the first non-blank line, or None when it is not complete yet."""
     start = 0
@@ -311,8 +339,22 @@ def _os_reason(e) -> str:
     return " ".join(reason.split())
 
 
-def _sniff(head: bytes, source, delimiter=None):
-    """(header names stripped, delimiter, lines up to the header) from a text file's first bytes."""
+@contextlib.contextmanager
+def writing_to(path):
+    """Re-raise an OSError that names no file as one naming ``path``: a failed write says
+    "File too large" or "No space left on device" without the file, open() names it."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is None and e.errno is not None:
+            raise OSError(e.errno, e.strerror, str(path)) from e
+        raise
+
+
+def _first_text_line(head: bytes, source):
+    """(the first non-blank line of a text file's first bytes, the number of lines up to it);
+    InputError for an empty file, bytes that are not UTF-8 text, or a first line that is not
+    the start of a text file (NUL bytes, or longer than _HEAD_LIMIT)."""
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
     try:
@@ -328,11 +370,28 @@ def _sniff(head: bytes, source, delimiter=None):
     if at is None:
         raise InputError(f"{source}: the file is empty")
     line = lines[at].rstrip("\r")
+    if "\x00" in line:  # a binary file, or a sparse one (all zero bytes)
+        raise InputError(f"{source}: not a readable text file: its first line holds NUL bytes (binary files need "
+                         f"their own suffix: {supported_formats()})")
+    if at == len(lines) - 1 and len(head) > _HEAD_LIMIT:
+        raise InputError(f"{source}: the first line is longer than {_HEAD_LIMIT >> 20} MiB: not the start of a "
+                         "text file of predictions")
+    return line, at + 1
+
+
+def _sniff(head: bytes, source, delimiter=None):
+    """(header names stripped, delimiter, lines up to the header) from a text file's first bytes."""
+    line, skip = _first_text_line(head, source)
     if delimiter is None:
         counts = {d: _count_outside_quotes(line, d) for d in (",", "\t", ";", "|")}
         delimiter = max(counts, key=lambda d: counts[d]) if max(counts.values()) > 0 else ","
-    names = [h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
-    return names, delimiter, at + 1
+    try:
+        names = [h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
+    except csv.Error:  # a field longer than csv.field_size_limit() (131,072 characters)
+        raise InputError(f"{source}: the header line holds a field of more than {csv.field_size_limit()} "
+                         f"characters with delimiter {delimiter!r}: not a header of column names (is the "
+                         "delimiter another one? --delimiter names it)") from None
+    return names, delimiter, skip
 
 
 def _count_outside_quotes(line: str, d: str) -> int:
@@ -471,11 +530,12 @@ class _CSVSource:
                     strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
                 ),
             )
-        except pa.ArrowInvalid as e:
+        except (pa.ArrowInvalid, OSError) as e:  # OSError: a truncated or corrupt compressed stream
             stream.close()
             if bad_rows:
                 raise InputError(f"{self.path}: {self._bad_row(bad_rows[0])}") from None
-            raise InputError(f"{self.path}: not a readable CSV file ({_os_reason(e)})") from None
+            what = f"{self.text.compression}-compressed " if self.text.compression else ""
+            raise InputError(f"{self.path}: not a readable {what}CSV file ({_os_reason(e)})") from None
         start = 0
         with stream:
             while True:
@@ -532,6 +592,7 @@ class _JSONSource:
         head = self.text.head()
         if not head.strip(b"\xef\xbb\xbf \t\r\n"):
             raise InputError(f"{self.path}: the file is empty")
+        _first_text_line(head, self.path)
         self._reader, self._stream, self._first = self._open()
         self.names = self._reader.schema.names
 
@@ -546,9 +607,10 @@ class _JSONSource:
             else:  # older pyarrow reads the whole file, then hands out its batches
                 reader = pa.RecordBatchReader.from_batches(
                     *(lambda t: (t.schema, t.to_batches(max_chunksize=CHUNK_ROWS)))(pj.read_json(stream)))
-        except pa.ArrowInvalid as e:
+        except (pa.ArrowInvalid, OSError) as e:  # OSError: a truncated or corrupt compressed stream
             stream.close()
-            raise InputError(f"{self.path}: not a readable JSON-lines file ({_json_reason(e, 0)})") from None
+            what = f"{self.text.compression}-compressed " if self.text.compression else ""
+            raise InputError(f"{self.path}: not a readable {what}JSON-lines file ({_json_reason(e, 0)})") from None
         return reader, stream, True
 
     def where(self, record) -> str:

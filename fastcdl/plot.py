@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl.io import FORMATS, InputError
+from fastcdl.io import FORMATS, InputError, writing_to
 from fastcdl.metrics import bucket_stats, cdl, cdl_report, decision_loss_curve, ece, sample_size_check_off, one_round_share
 from fastcdl.stats import BucketStats
 
@@ -73,7 +73,7 @@ def save_figure(fig, path, *, dpi=_DPI) -> Path:
     path = Path(path)
     fd, tmp = _temporary(path.parent, path.name)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with writing_to(path), os.fdopen(fd, "wb") as fh:
             fig.savefig(fh, format="png", dpi=dpi)
         os.replace(tmp, path)
     except BaseException:
@@ -105,7 +105,7 @@ def _save_all(named_figures, out_dir: Path) -> list[Path]:
         for name, fig in named_figures:
             fd, tmp = _temporary(out_dir, name)
             staged.append((tmp, out_dir / name))
-            with os.fdopen(fd, "wb") as fh:
+            with writing_to(out_dir / name), os.fdopen(fd, "wb") as fh:
                 fig.savefig(fh, format="png", dpi=_DPI)
     except BaseException:
         for tmp, _ in staged:

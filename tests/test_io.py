@@ -7,6 +7,7 @@ nothing on stdout. (tests/test_cli.py covers the CSV example and the text output
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -451,6 +452,100 @@ def test_corrupt_compressed_file(tmp_path, capsys):
     f.write_bytes(b"y,p\n1,0.5\n")  # not gzip
     err = _run_bad(capsys, ["metrics", str(f)])
     assert str(f) in err and "gzip" in err
+
+
+def _compress(suffix, data: bytes) -> bytes:
+    if suffix == "gz":
+        return gzip.compress(data)
+    if suffix == "bz2":
+        return bz2.compress(data)
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as out:
+        out.write(data)
+    return sink.getvalue().to_pybytes()
+
+
+def _big_csv(n=200_000):
+    rng = np.random.default_rng(21)
+    return ("y,p\n" + "".join(f"{int(a)},{b:.6f}\n" for a, b in zip(rng.random(n) < 0.5, rng.random(n)))).encode()
+
+
+@pytest.mark.parametrize("suffix", ["gz", "bz2", "zst"])
+@pytest.mark.parametrize("kind", ["csv", "jsonl"])
+def test_truncated_compressed_file_names_the_file(tmp_path, capsys, suffix, kind):
+    # cut in the middle: the header decompresses, the stream then ends early
+    if kind == "csv":
+        data = _big_csv()
+    else:
+        data = "".join(json.dumps({"y": i % 2, "p": 0.5}) + "\n" for i in range(200_000)).encode()
+    whole = _compress(suffix, data)
+    f = tmp_path / f"d.{kind}.{suffix}"
+    f.write_bytes(whole[: len(whole) // 2])
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert err.startswith(f"fastcdl: error: {f}: not a readable ") and "Truncated compressed stream" in err, err
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--format", f"{kind}.{suffix}"],
+                       input=whole[: len(whole) // 2], capture_output=True)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.count("\n") == 1, err
+    assert err.startswith("fastcdl: error: standard input: not a readable ") and "Truncated" in err, err
+
+
+@pytest.mark.parametrize("suffix", ["gz", "bz2", "zst"])
+def test_compressed_standard_input_larger_than_one_read(suffix):
+    # a bz2 block holds up to 900 kB: the header only decompresses once the whole block is in
+    data = _big_csv()
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--format", f"csv.{suffix}", "--json"],
+                       input=_compress(suffix, data), capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["T"] == 200_000
+
+
+def test_write_errors_name_the_file(tmp_path, capsys, monkeypatch):
+    # a write that fails ("File too large" under a file-size limit, a full disk) names its file
+    import errno
+
+    import fastcdl.experiments.analysis as analysis
+
+    def full(self, *a, **k):
+        raise OSError(errno.EFBIG, "File too large")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    target = tmp_path / "summary.csv"
+    with pytest.raises(OSError) as e:
+        analysis._atomic_write({target: "a,b\n"})
+    assert e.value.filename == str(target) and e.value.strerror == "File too large"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "make, needle",
+    [
+        (lambda f: os.truncate(f, 1 << 30), "its first line holds NUL bytes"),  # a 1 GiB sparse file
+        (lambda f: f.write_text("y,p," + "x" * 200_000 + "\n1,0.5,1\n"), "a field of more than 131072 characters"),
+        (lambda f: f.write_text("y p " + "x" * (17 << 20)), "the first line is longer than 16 MiB"),
+    ],
+    ids=["sparse", "long-field", "long-line"],
+)
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_first_line_that_is_not_a_header(tmp_path, capsys, make, needle, suffix):
+    f = tmp_path / f"d.{suffix}"
+    f.touch()
+    make(f)
+    if suffix == "jsonl" and "field" in needle:
+        needle = "not a readable JSON-lines file"
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert err.startswith(f"fastcdl: error: {f}: ") and needle in err, err
+
+
+def test_wide_header_is_read(tmp_path, capsys):
+    # 30,000 columns: a header of 200 kB is fine, each of its fields is short
+    names = ["y", "p"] + [f"c{i}" for i in range(30_000)]
+    f = tmp_path / "wide.csv"
+    zeros = ",".join(["0"] * 30_000)
+    f.write_text(",".join(names) + f"\n1,0.5,{zeros}\n0,0.25,{zeros}\n")
+    assert main(["metrics", str(f), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["T"] == 2 and out["ece"] == 0.375  # (|0.5 - 1| + |0.25 - 0|) / 2
 
 
 def test_bom_crlf_and_spaces(tmp_path):

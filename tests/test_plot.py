@@ -168,6 +168,21 @@ def test_pngs_follow_the_umask(tmp_path, capsys, umask, mode):
         assert stat.S_IMODE(path.stat().st_mode) == mode, (path, oct(path.stat().st_mode))
 
 
+def test_file_too_large_names_the_png(tmp_path):
+    # under a file-size limit the write fails with EFBIG ("File too large"): one line naming the file
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    out = tmp_path / "figs"
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "plot", str(EXAMPLE), "--out", str(out)],
+                       capture_output=True, text=True, preexec_fn=limit)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"fastcdl: error: {out / 'forecasts_reliability.png'}: File too large\n"
+    assert list(out.iterdir()) == []  # all or none: no PNG, no temporary file
+
+
 # -- run folders ---------------------------------------------------------------------------
 
 

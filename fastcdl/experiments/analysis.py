@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as _stats
 
+from fastcdl.io import writing_to
+
 RATES_COLUMNS = ("forecaster", "adversary", "T", "metric", "mean", "lo", "hi", "n_seeds")
 SUMMARY_COLUMNS = (
     "forecaster", "adversary", "metric", "slope", "slope_lo", "slope_hi", "t_min_fit", "t_max_fit", "n_seeds",
@@ -295,7 +297,8 @@ def _atomic_write(texts: dict) -> None:
     tmps = {path: path.with_name(f".{path.name}.tmp{os.getpid()}") for path in texts}
     try:
         for path, text in texts.items():
-            tmps[path].write_text(text)
+            with writing_to(path):
+                tmps[path].write_text(text)
         for path, tmp in tmps.items():
             os.replace(tmp, path)
     finally:

@@ -27,6 +27,7 @@ import numpy as np
 from fastcdl.experiments.analysis import write_summary
 from fastcdl.experiments.presets import Preset, PresetError
 from fastcdl.experiments.store import TrialStore, params_json, trial_key
+from fastcdl.io import writing_to
 from fastcdl.online.versions import algorithm_version
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -270,7 +271,8 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
         with TrialStore(out_dir / "trials.sqlite") as store:
             done = store.done_keys()
             todo = [t for t in trials if t.key not in done]
-            (out_dir / "preset.toml").write_text(preset.to_toml())
+            with writing_to(out_dir / "preset.toml"):
+                (out_dir / "preset.toml").write_text(preset.to_toml())
             workers = workers or os.cpu_count() or 1
             bar = _progress(sum(t.T for t in todo), progress)
             t0 = time.perf_counter()

@@ -36,6 +36,7 @@ import numpy as np
 
 from fastcdl.experiments.runner import Trial, run_trial, trial_seed
 from fastcdl.experiments.store import params_json
+from fastcdl.io import writing_to
 from fastcdl.online.versions import algorithm_version
 
 __all__ = ["FAMILIES", "Dim", "Family", "SearchResult", "search", "transfer"]
@@ -507,7 +508,8 @@ def worst_figure(rows, path) -> None:
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.suptitle("The worst adversary found for each forecaster and T (mean over fresh seeds, 95% t-intervals)")
-    fig.savefig(path, dpi=120)
+    with writing_to(path):
+        fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
