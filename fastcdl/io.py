@@ -178,20 +178,22 @@ def resolve_columns(names, source, *, y_col="y", p_col=None, p_cols=None, p_pref
         raise InputError(f"give one of --p-col, --p-cols and --p-prefix, not {' and '.join(given)}")
     if multiclass is not None and multiclass not in ("top-label", "classwise"):
         raise InputError(f"--multiclass must be top-label or classwise, got {multiclass!r}")
+    # what is missing is told at once: the probability columns with the outcome and weight columns
+    absent_p = None
     if p_cols:
         classes = list(p_cols)
     elif p_prefix:
-        classes = _numbered(names, p_prefix)
-        if not classes:
-            raise InputError(f"{source}: no columns {p_prefix}0, {p_prefix}1, ...; the file has {names}")
+        classes = _numbered(names, p_prefix) or None
+        if classes is None:
+            absent_p = f"{p_prefix}0, {p_prefix}1, ..."
     elif p_col is None and "p" not in names:
-        classes = next((c for c in (_numbered(names, pre) for pre in _AUTO_PREFIXES) if len(c) >= 2), [])
-        if not classes:
-            raise InputError(f"{source}: missing column(s) ['p']; the file has {names} "
-                             "(name the probability column with --p-col, or one column per class "
-                             "with --p-cols or --p-prefix)")
+        classes = next((c for c in (_numbered(names, pre) for pre in _AUTO_PREFIXES) if len(c) >= 2), None)
+        absent_p = "p" if classes is None else None
     else:
         classes = None
+    if absent_p is not None:
+        missing = [c for c in (y_col, absent_p, weight_col) if c and (c == absent_p or c not in names)]
+        raise InputError(_missing_columns(source, missing, names, y_col, weight_col))
     if classes is None:
         if multiclass is not None:
             raise InputError("--multiclass applies to files with one probability column per class "
@@ -206,8 +208,27 @@ def resolve_columns(names, source, *, y_col="y", p_col=None, p_cols=None, p_pref
         raise InputError(f"the outcome, probability and weight columns must differ, got {wanted}")
     missing = [c for c in wanted if c not in names]
     if missing:
-        raise InputError(f"{source}: missing column(s) {missing}; the file has {names}")
+        raise InputError(_missing_columns(source, missing, names, y_col, weight_col))
     return cols
+
+
+def _missing_columns(source, missing, names, y_col, weight_col) -> str:
+    """One line: every missing column, the columns the file has, and the options that name them."""
+    options = []
+    for c in missing:
+        opt = {y_col: "--y-col", weight_col: "--weight-col"}.get(c, "--p-col (or one column per class: --p-cols, "
+                                                                    "--p-prefix)")
+        if opt not in options:
+            options.append(opt)
+    return (f"{source}: missing column(s) {missing}; the file has {_shown(names)} "
+            f"(name them with {', '.join(options)})")
+
+
+def _shown(names, most=20) -> str:
+    """A file's column names for a message: all of them, or the first ``most`` and how many more."""
+    if len(names) <= most:
+        return str(list(names))
+    return f"[{', '.join(repr(n) for n in names[:most])}, ... ({len(names)} columns)]"
 
 
 # -- sources: column names, then chunks of numeric arrays ---------------------------------
@@ -1195,7 +1216,7 @@ def _file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):
     source = open_source(path, kind)
     missing = [c for c in cols if c not in source.names]
     if missing:
-        raise InputError(f"{path}: missing column(s) {missing}; the file has {source.names}")
+        raise InputError(f"{path}: missing column(s) {missing}; the file has {_shown(source.names)}")
     columns = Columns(cols[0], (cols[1],), cols[2] if len(cols) > 2 else None, None)
     reducer = _Reducer(source, columns, bins, n_jobs, 0)
     _rechunk(source.chunks(columns, False), reducer)

@@ -548,6 +548,31 @@ def test_wide_header_is_read(tmp_path, capsys):
     assert out["T"] == 2 and out["ece"] == 0.375  # (|0.5 - 1| + |0.25 - 0|) / 2
 
 
+@pytest.mark.parametrize("args, missing, options", [
+    ([], "['y', 'p']", "--y-col, --p-col (or one column per class: --p-cols, --p-prefix)"),
+    (["--weight-col", "weight"], "['y', 'p', 'weight']",
+     "--y-col, --p-col (or one column per class: --p-cols, --p-prefix), --weight-col"),
+    (["--p-col", "prob"], "['y']", "--y-col"),
+    (["--p-prefix", "q_"], "['y', 'q_0, q_1, ...']", "--y-col, --p-col (or one column per class: --p-cols, --p-prefix)"),
+    (["--p-cols", "a,b", "--y-col", "label"], "['a', 'b']", "--p-col (or one column per class: --p-cols, --p-prefix)"),
+])
+@pytest.mark.parametrize("command", ["metrics", "plot"])
+def test_every_missing_column_is_named_at_once(tmp_path, capsys, args, missing, options, command):
+    f = tmp_path / "d.csv"
+    f.write_text("label,prob,w\n1,0.5,1\n")
+    err = _run_bad(capsys, [command, str(f), *args])
+    assert err == (f"fastcdl: error: {f}: missing column(s) {missing}; the file has ['label', 'prob', 'w'] "
+                   f"(name them with {options})\n")
+
+
+def test_missing_column_of_a_wide_file_shows_the_first_names(tmp_path, capsys):
+    f = tmp_path / "wide.csv"
+    f.write_text(",".join(f"c{i}" for i in range(1000)) + "\n" + ",".join("0" for _ in range(1000)) + "\n")
+    err = _run_bad(capsys, ["metrics", str(f), "--p-col", "c1"])
+    assert "missing column(s) ['y']; the file has ['c0', 'c1', " in err and "'c19', ... (1000 columns)]" in err
+    assert "'c20'" not in err
+
+
 def test_bom_crlf_and_spaces(tmp_path):
     y, p, _ = _data(seed=9)
     text = "\ufeffy , p\r\n" + "".join(f" {int(a)} ,{float(b)!r} \r\n" for a, b in zip(y, p))
