@@ -45,15 +45,19 @@ class ValidationError(ValueError):
     - ``value``     the offending value as a plain Python number or string (never a
       numpy scalar), or None.
 
+    Positions are counted from 0 and the messages say so: "index 3 (0-based)" in a 1-D array,
+    "row 3 (0-based), column 1" in a 2-D one, and for files (fastcdl.io) "row 3 (0-based)" of
+    the data rows, the header not counted, as pandas numbers them.
+
     :meth:`describe` rebuilds the message with another name for the argument or another
     description of the position; fastcdl.io and fastcdl.dask use it to name a file's
     column and row, or an index of the whole dask array.
 
     >>> e = ValidationError("y_prob", "must lie in [0, 1]", index=3, value=1.5)
     >>> str(e)
-    'y_prob must lie in [0, 1]; found 1.5 at index 3'
-    >>> e.describe("column 'p'", where="row 5")
-    "column 'p' must lie in [0, 1]; found 1.5 (row 5)"
+    'y_prob must lie in [0, 1]; found 1.5 at index 3 (0-based)'
+    >>> e.describe("column 'p'", where="row 5 (0-based), line 7")
+    "column 'p' must lie in [0, 1]; found 1.5 at row 5 (0-based), line 7"
     """
 
     def __init__(self, argument, reason, index=None, value=None, message=None):
@@ -79,20 +83,17 @@ class ValidationError(ValueError):
         # NaN and infinities are named by the reason ("contains NaN"), not quoted
         return isinstance(self.value, float) and not math.isfinite(self.value)
 
-    def describe(self, subject=None, *, index=None, where=None) -> str:
+    def describe(self, subject=None, *, where=None) -> str:
         """The message with ``subject`` in place of the argument's name, and the position
-        given as ``index`` (an int or any text, "at index ...") or as ``where`` (free
-        text, in parentheses). Without arguments: the standard message."""
+        given in words as ``where`` ("row 5 (0-based), line 7", "index 345 (0-based) of chunk
+        2") in place of the index. Without arguments: the standard message."""
         text = f"{self.argument if subject is None else subject} {self.reason}"
         found = self.value is not None and not self._names_value()
-        if where is not None:
-            return f"{text}; found {self.value!r} ({where})" if found else f"{text} ({where})"
-        at = self.index if index is None else index
-        if at is None:
+        if where is None and self.index is not None:
+            where = _position(self.index)
+        if where is None:
             return f"{text}, got {self.value!r}" if found else text
-        if found:
-            return f"{text}; found {self.value!r} at index {at}"
-        return f"{text} (first at index {at})"
+        return f"{text}; found {self.value!r} at {where}" if found else f"{text}, first at {where}"
 
 
 # -- arrays of rounds -----------------------------------------------------------------
@@ -120,8 +121,9 @@ def refuse_masked(x, name: str) -> None:
             )
 
 
-def _position(at: tuple) -> str:
+def _position(at) -> str:
     """A position in an array in words, 0-based: "index 3 (0-based)", "row 3 (0-based), column 1"."""
+    at = at if isinstance(at, tuple) else (at,)
     if len(at) == 1:
         return f"index {at[0]} (0-based)"
     return f"row {at[0]} (0-based), column {at[1]}"
@@ -473,14 +475,12 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P"):
     if bad.any():
         t, j = (int(v) for v in np.argwhere(bad)[0])
         what = "NaN" if np.isnan(P[t, j]) else "infinite values"
-        raise ValidationError(name, f"contains {what}", index=(t, j), value=P[t, j],
-                              message=f"{name} contains {what} (first at row {t}, column {j})")
+        raise ValidationError(name, f"contains {what}", index=(t, j), value=P[t, j])
     out = (P < 0.0) | (P > 1.0)
     if out.any():
         t, j = (int(v) for v in np.argwhere(out)[0])
         v = P[t, j].item()
-        raise ValidationError(name, "entries must lie in [0, 1]", index=(t, j), value=v,
-                              message=f"{name} entries must lie in [0, 1]; found {v!r} at row {t}, column {j}")
+        raise ValidationError(name, "entries must lie in [0, 1]", index=(t, j), value=v)
     dev = np.abs(P.sum(axis=1, dtype=np.float64) - 1.0)
     if auto and precision == "float64" and (dev > tol).any() and np.array_equal(P, P.astype(np.float32)):
         # float32 output converted to float64: it carries float32's precision
@@ -492,7 +492,7 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P"):
                 else f"within {tol:g}")
         raise ValidationError(
             name, f"rows must sum to 1 ({rule})", index=t, value=total,
-            message=f"each row of {name} must sum to 1 ({rule}); row {t} sums to {total!r}, off by "
+            message=f"each row of {name} must sum to 1 ({rule}); row {t} (0-based) sums to {total!r}, off by "
             f"{abs(total - 1.0):.2g}. If the rows are probabilities that lost precision, "
             f"normalise them first: {name} / {name}.sum(axis=1, keepdims=True)",
         )
@@ -520,7 +520,7 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P"):
         v = y[i].item()
         raise ValidationError(
             "y_true", f"must contain labels 0..{k - 1} ({name} has {k} columns)", index=i, value=v,
-            message=f"y_true must contain labels 0..{k - 1} ({name} has {k} columns); found {v!r} at index {i}",
+            message=f"y_true must contain labels 0..{k - 1} ({name} has {k} columns); found {v!r} at {_position(i)}",
         )
     return y.astype(np.int64), P
 

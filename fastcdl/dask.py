@@ -54,7 +54,7 @@ def _block_stats(y, p, w, bins, offset, block, n_jobs=None):
             raise ValidationError(e.argument, e.reason, None, e.value, message) from None
         if offset is None:
             raise ValidationError(e.argument, e.reason, None, e.value,
-                                  e.describe(index=f"{e.index} of chunk {block}")) from None
+                                  e.describe(where=f"index {e.index} (0-based) of chunk {block}")) from None
         raise ValidationError(e.argument, e.reason, offset + e.index, e.value) from None
 
 
@@ -219,7 +219,7 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
     files, plus O(m log m) per merge; memory per worker O(CHUNK_ROWS + m).
 
     Raises :class:`fastcdl.io.InputError` (a ValueError) with one line naming the file,
-    the column and the row offset within that file where known, for missing files or
+    the column and the row within that file ("row 5 (0-based)") where known, for missing files or
     columns, unreadable files, NaN or null values, outcomes other than 0/1, probabilities
     outside [0, 1], negative weights, or a dataset without rows.
 

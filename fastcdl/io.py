@@ -30,10 +30,12 @@ refused as such. With ``skip_missing=True`` rows with an empty, ``NA``, ``N/A``,
 are skipped and counted instead.
 
 Every problem with the file raises :class:`InputError` (a ValueError) with one line naming the
-file and, where it can be known, the column and the row: for CSV the row counts records from 1,
-the header being row 1 (blank lines are not counted, so in a file without blank lines it is the
-line number); for JSON lines, the objects from 1; for Parquet, Feather, ``.npz`` and ``.npy`` it
-is the offset of the data row within the file, counting from 0.
+file and, where it can be known, the column and the row. Rows are named as fastcdl names
+positions in arrays, counted from 0 and said so: "row 4 (0-based)" is the fifth data row, the
+header not counted, the row pandas' ``read_csv`` (or ``read_parquet``, ...) puts at index 4 and
+the index the Python functions report for the same arrays. Text files read from a path add the
+line of the file, blank lines and the header counted from 1 ("row 4 (0-based), line 6"); the
+file is read again to find it, only when there is something to report.
 """
 
 from __future__ import annotations
@@ -526,7 +528,30 @@ class _CSVSource:
             raise InputError(f"{self.path}: the header names column(s) {dup} more than once")
 
     def where(self, record) -> str:
-        return f"row {record + 2}"
+        return _row_and_line(record, self._line(record))
+
+    def _line(self, record):
+        """The line of the file where data row ``record`` (0-based) starts, counting blank lines
+        and line breaks inside quoted cells as pyarrow reads them; None for standard input, whose
+        lines are gone. Read again for a message, so it costs nothing until something is wrong."""
+        if self.text.stdin:
+            return None
+        try:
+            with self.text.open() as stream:
+                lines = _text_lines(stream)
+                for _ in range(self.skip):
+                    next(lines, None)
+                reader = csv.reader(lines, delimiter=self.delimiter)
+                n, before = -1, 0
+                for row in reader:
+                    if row:  # a blank line is no row
+                        n += 1
+                        if n == record:
+                            return self.skip + before + 1
+                    before = reader.line_num
+        except (csv.Error, OSError, UnicodeDecodeError, InputError):
+            return None
+        return None
 
     def chunks(self, cols: Columns, skip_missing):
         import pyarrow as pa
@@ -568,7 +593,7 @@ class _CSVSource:
                     if bad_rows:
                         raise InputError(f"{self.path}: {self._bad_row(bad_rows[0])}") from None
                     what = f"{self.text.compression}-compressed " if self.text.compression else ""
-                    raise InputError(f"{self.path}: not a readable {what}CSV file after row {start + 1} "
+                    raise InputError(f"{self.path}: not a readable {what}CSV file after its first {start} rows "
                                      f"({_os_reason(e)})") from None
                 n = batch.num_rows
                 rows = np.arange(start, start + n, dtype=np.int64)
@@ -599,7 +624,8 @@ class _CSVSource:
 
     def _bad_row(self, row):
         fields = row.actual_columns
-        where = f"row {row.number}" if row.number is not None else "a row"
+        # pyarrow counts the rows it skipped (the header and the lines before it) from 1
+        where = self.where(row.number - self.skip - 1) if row.number is not None else "a row"
         return (f"{where} has {fields} field{'s' * (fields != 1)}, the header has {row.expected_columns} "
                 f"(delimiter {self.delimiter!r}): {row.text[:60]!r}")
 
@@ -631,11 +657,28 @@ class _JSONSource:
         except (pa.ArrowInvalid, OSError) as e:  # OSError: a truncated or corrupt compressed stream
             stream.close()
             what = f"{self.text.compression}-compressed " if self.text.compression else ""
-            raise InputError(f"{self.path}: not a readable {what}JSON-lines file ({_json_reason(e, 0)})") from None
+            raise InputError(f"{self.path}: not a readable {what}JSON-lines file ({_json_reason(e, 0, self.where)})") from None
         return reader, stream, True
 
     def where(self, record) -> str:
-        return f"row {record + 1}"
+        return _row_and_line(record, self._line(record))
+
+    def _line(self, record):
+        """The line of the file holding object ``record`` (0-based), blank lines counted; None for
+        standard input (module docstring)."""
+        if self.text.stdin:
+            return None
+        try:
+            with self.text.open() as stream:
+                n = -1
+                for number, line in enumerate(_text_lines(stream), 1):
+                    if line.strip():
+                        n += 1
+                        if n == record:
+                            return number
+        except (OSError, UnicodeDecodeError, InputError):
+            return None
+        return None
 
     def chunks(self, cols: Columns, skip_missing):
         import pyarrow as pa
@@ -649,19 +692,30 @@ class _JSONSource:
                 except StopIteration:
                     return
                 except (pa.ArrowInvalid, OSError) as e:
-                    raise InputError(f"{self.path}: not a readable JSON-lines file ({_json_reason(e, start)})") from None
+                    raise InputError(f"{self.path}: not a readable JSON-lines file "
+                                     f"({_json_reason(e, start, self.where)})") from None
                 n = batch.num_rows
                 rows = np.arange(start, start + n, dtype=np.int64)
                 start += n
                 yield from _typed_batch(self, batch, cols, rows, skip_missing)
 
 
-def _json_reason(e, start):
+def _json_reason(e, start, where):
     text = _os_reason(e)
     m = re.search(r" in row (\d+)$", text)
-    if m:  # pyarrow counts rows within the block being read
-        text = text[: m.start()] + f" (row {start + int(m.group(1)) + 1})"
+    if m:  # pyarrow counts rows within the block being read, from 0
+        text = text[: m.start()] + f" at {where(start + int(m.group(1)))}"
     return text
+
+
+def _row_and_line(record, line) -> str:
+    """Where a data row of a text file is: "row 4 (0-based), line 6" (line None: unknown)."""
+    return f"row {record} (0-based)" + (f", line {line}" if line is not None else "")
+
+
+def _text_lines(stream):
+    """The lines of a pyarrow input stream of UTF-8 text (a BOM dropped), as csv reads them."""
+    return io.TextIOWrapper(io.BufferedReader(_Prefixed(b"", stream)), encoding="utf-8-sig", newline="")
 
 
 def _typed_batch(source, batch, cols: Columns, rows, skip_missing):
@@ -715,7 +769,7 @@ class _ParquetSource:
         self.names = self.file.schema_arrow.names
 
     def where(self, record) -> str:
-        return f"row offset {record}"
+        return f"row {record} (0-based)"
 
     def chunks(self, cols: Columns, skip_missing):
         start = 0
@@ -727,7 +781,7 @@ class _ParquetSource:
                 except StopIteration:
                     return
                 except Exception as e:  # a corrupt page surfaces here, mid-file
-                    raise InputError(f"{self.path}: not a readable Parquet file after row offset {start} "
+                    raise InputError(f"{self.path}: not a readable Parquet file after its first {start} rows "
                                      f"({_os_reason(e)})") from None
                 rows = np.arange(start, start + batch.num_rows, dtype=np.int64)
                 start += batch.num_rows
@@ -754,7 +808,7 @@ class _ArrowSource:
         self.names = self.reader.schema.names
 
     def where(self, record) -> str:
-        return f"row offset {record}"
+        return f"row {record} (0-based)"
 
     def _batches(self):
         if self.stream:
@@ -774,7 +828,7 @@ class _ArrowSource:
             except StopIteration:
                 return
             except (pa.ArrowInvalid, OSError) as e:
-                raise InputError(f"{self.path}: not a readable Arrow IPC file after row offset {start} "
+                raise InputError(f"{self.path}: not a readable Arrow IPC file after its first {start} rows "
                                  f"({_os_reason(e)})") from None
             batch = batch.select(cols.names)
             for lo in range(0, batch.num_rows, CHUNK_ROWS):
@@ -837,7 +891,7 @@ class _NpySource:
         self.names = list(self.array.dtype.names)
 
     def where(self, record) -> str:
-        return f"row offset {record}"
+        return f"row {record} (0-based)"
 
     def chunks(self, cols: Columns, skip_missing):
         for c in cols.names:
@@ -854,7 +908,7 @@ class _NpzSource:
         self.names = None
 
     def where(self, record) -> str:
-        return f"row offset {record}"
+        return f"row {record} (0-based)"
 
     def chunks(self, cols: Columns, skip_missing):
         arrays = self.arrays
@@ -1000,8 +1054,8 @@ class _Reducer:
                 raise InputError(f"{path}: {e.describe(subject, where=self.source.where(rows[i]))}; normalise "
                                  "the rows or write more digits") from None
             raise InputError(f"{path}: {e.describe(f'column {col!r}', where=self.source.where(rows[i]))}") from None
-        span = f"in {self.source.where(rows[0])}..{self.source.where(rows[-1]).split()[-1]}" if rows.shape[0] else ""
-        raise InputError(f"{path}: {e} ({span})") from None
+        span = f" (in rows {rows[0]}..{rows[-1]}, 0-based)" if rows.shape[0] else ""
+        raise InputError(f"{path}: {e}{span}") from None
 
     def add(self, rows, arrays):
         from fastcdl import metrics

@@ -77,11 +77,11 @@ def test_bad_value_in_a_late_chunk_is_refused(rounds, where):
     y, p, w = rounds
     bad = p.copy()
     bad[where] = np.nan
-    with pytest.raises(ValueError, match=f"y_prob contains NaN \\(first at index {where}\\)"):
+    with pytest.raises(ValueError, match=f"y_prob contains NaN, first at index {where} \\(0-based\\)"):
         fc.bucket_stats(y, bad, bins=15)
     neg = w.copy()
     neg[where] = -1.0
-    with pytest.raises(ValueError, match=f"sample_weight must be non-negative; found -1.0 at index {where}"):
+    with pytest.raises(ValueError, match=f"sample_weight must be non-negative; found -1.0 at index {where} \\(0-based\\)"):
         fc.bucket_stats(y, p, bins=15, sample_weight=neg)
 
 

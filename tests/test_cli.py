@@ -106,7 +106,7 @@ def test_chunked_csv_equals_whole(tmp_path, capsys, monkeypatch):
     [
         ("y,p\n1,0.5\n0,1.5\n", [], "[0, 1]"),
         ("y,p\n1,0.5\n2,0.5\n", [], "0 and 1"),
-        ("y,p\n1,0.5\n0,abc\n", [], "row 3"),
+        ("y,p\n1,0.5\n0,abc\n", [], "row 1 (0-based), line 3"),
         ("y,p\n1,0.5\n0,nan\n", [], "NaN"),
         ("y,q\n1,0.5\n", [], "missing column"),
         ("", [], "empty"),

@@ -160,10 +160,10 @@ def _chunked(x):
 @pytest.mark.parametrize(
     "where, value, needle",
     [
-        ("p", np.nan, "y_prob contains NaN (first at index 2345)"),
+        ("p", np.nan, "y_prob contains NaN, first at index 2345 (0-based)"),
         ("p", 1.5, "y_prob must lie in [0, 1]; found"),
-        ("p", -0.25, "at index 2345"),
-        ("p", np.inf, "y_prob contains infinite values (first at index 2345)"),
+        ("p", -0.25, "at index 2345 (0-based)"),
+        ("p", np.inf, "y_prob contains infinite values, first at index 2345 (0-based)"),
         ("y", 2, "y_true must contain only 0 and 1"),
         ("w", -1.0, "sample_weight must be non-negative"),
     ],
@@ -234,8 +234,8 @@ def test_parquet_single_file_and_renamed_columns(client, tmp_path):
 @pytest.mark.parametrize(
     "column, value, needle",
     [
-        ("p", np.nan, "part-2.parquet: column 'p' contains NaN (row offset 5)"),
-        ("p", 1.5, "part-2.parquet: column 'p' must lie in [0, 1]; found 1.5 (row offset 5)"),
+        ("p", np.nan, "part-2.parquet: column 'p' contains NaN, first at row 5 (0-based)"),
+        ("p", 1.5, "part-2.parquet: column 'p' must lie in [0, 1]; found 1.5 at row 5 (0-based)"),
         ("y", 2, "part-2.parquet: column 'y' must contain only 0 and 1"),
     ],
 )

@@ -262,8 +262,8 @@ def test_python_dash_m_reads_parquet(tmp_path):
 
 # -- bad input: one line naming file, column and row; exit 2; nothing on stdout --------
 
-# one bad value at data index 1: CSV row 3 (the header is row 1), offset 1 otherwise
-ROW = {"csv": "row 3", "parquet": "row offset 1", "npz": "row offset 1"}
+# one bad value at data row 1 (0-based): line 3 of a CSV file (the header is line 1)
+ROW = {"csv": "row 1 (0-based), line 3", "parquet": "row 1 (0-based)", "npz": "row 1 (0-based)"}
 
 BAD_FILES = [
     # (name, columns of the file, extra arguments, needles per format or for all)
@@ -294,7 +294,8 @@ BAD_FILES = [
         "non-numeric",
         {"y": [0, 1], "p": ["0.5", "abc"]},
         [],
-        {"csv": ["column 'p'", "row 3", "not a number", "'abc'"], "parquet": ["column 'p'", "not a number"],
+        {"csv": ["column 'p'", "row 1 (0-based), line 3", "not a number", "'abc'"],
+         "parquet": ["column 'p'", "not a number"],
          "npz": ["'p'", "must be numeric"]},
     ),
     ("no rows", {"y": np.array([], np.int64), "p": np.array([], np.float64)}, [], {"all": ["no rows"]}),
@@ -334,15 +335,15 @@ def test_bad_value_located_across_chunks(tmp_path, capsys, monkeypatch, fmt):
     f = _file(tmp_path, fmt, y, p)
     monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 7)
     err = _run_bad(capsys, ["metrics", str(f)])
-    where = "row 152" if fmt == "csv" else "row offset 150"
-    assert f"{f}: column 'p' must lie in [0, 1]; found 1.5 ({where})" in err
+    where = "row 150 (0-based), line 152" if fmt == "csv" else "row 150 (0-based)"
+    assert f"{f}: column 'p' must lie in [0, 1]; found 1.5 at {where}" in err
 
 
 def test_parquet_null_value(tmp_path, capsys):
     f = tmp_path / "null.parquet"
     pq.write_table(pa.table({"y": [0, 1, 1], "p": pa.array([0.5, None, 0.2], pa.float64())}), f)
     err = _run_bad(capsys, ["metrics", str(f)])
-    assert f"{f}: column 'p', row offset 1: missing value (null)" in err
+    assert f"{f}: column 'p', row 1 (0-based): missing value (null)" in err
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -573,6 +574,49 @@ def test_missing_column_of_a_wide_file_shows_the_first_names(tmp_path, capsys):
     assert "'c20'" not in err
 
 
+def test_a_bad_row_has_one_number_in_files_and_arrays(tmp_path, capsys):
+    # the fifth data row: row 4 (0-based) for the command line, for pandas and for the Python
+    # functions given the columns; the file's line (7: a blank line and the header before it) added
+    pd = pytest.importorskip("pandas")
+    f = tmp_path / "d.csv"
+    f.write_text("y,p\n1,0.5\n0,0.25\n\n1,0.75\n0,0.5\n1,1.5\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert err == f"fastcdl: error: {f}: column 'p' must lie in [0, 1]; found 1.5 at row 4 (0-based), line 7\n"
+    df = pd.read_csv(f)
+    assert df.index[df.p > 1].tolist() == [4]
+    with pytest.raises(ValueError, match=r"^y_prob must lie in \[0, 1\]; found 1.5 at index 4 \(0-based\)$"):
+        fc.ece(df.y, df.p)
+    # k classes: the row that does not sum to 1
+    f.write_text("y,p0,p1\n0,0.5,0.5\n1,0.25,0.75\n\n1,0.75,0.25\n0,0.5,0.5\n1,0.5,0.25\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert "columns p0, p1 rows must sum to 1" in err and "found 0.75 at row 4 (0-based), line 7" in err, err
+    df = pd.read_csv(f)
+    with pytest.raises(ValueError, match=r"row 4 \(0-based\) sums to 0.75"):
+        fc.ece(df.y, df[["p0", "p1"]].to_numpy(), multiclass="top-label")
+
+
+@pytest.mark.parametrize("text, where", [
+    # a quoted line break inside a cell: one row, two lines
+    ('y,p,note\n1,0.5,"two\nlines"\n0,abc,x\n', "row 1 (0-based), line 4"),
+    ("\n\ny,p\r\n1,0.5\r\n\r\n0,abc\r\n", "row 1 (0-based), line 6"),  # blank lines, CRLF
+])
+def test_line_numbers_count_every_line(tmp_path, capsys, text, where):
+    f = tmp_path / "d.csv"
+    f.write_bytes(text.encode())
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert f"column 'p', {where}: not a number: 'abc'" in err, err
+
+
+def test_json_lines_rows_and_lines(tmp_path, capsys):
+    f = tmp_path / "d.jsonl"
+    f.write_text('{"y": 1, "p": 0.5}\n\n{"y": 0, "p": 0.25}\n{"y": 0, "p": 1.5}\n')
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert err == f"fastcdl: error: {f}: column 'p' must lie in [0, 1]; found 1.5 at row 2 (0-based), line 4\n"
+    f.with_suffix(".jsonl.gz").write_bytes(gzip.compress(f.read_bytes()))
+    err = _run_bad(capsys, ["metrics", str(f.with_suffix(".jsonl.gz"))])
+    assert "found 1.5 at row 2 (0-based), line 4" in err
+
+
 def test_bom_crlf_and_spaces(tmp_path):
     y, p, _ = _data(seed=9)
     text = "\ufeffy , p\r\n" + "".join(f" {int(a)} ,{float(b)!r} \r\n" for a, b in zip(y, p))
@@ -591,14 +635,14 @@ def test_text_booleans(tmp_path):
 @pytest.mark.parametrize(
     "cell, needle",
     [
-        ("0_1", "column 'p', row 3: not a number: '0_1'"),  # Python's float() would read 1.0
-        ("0x1p-3", "column 'p', row 3: not a number: '0x1p-3'"),
-        ("", "column 'p', row 3: empty cell"),
-        ("nan", "column 'p' contains NaN (row 3)"),
-        ("NaN", "column 'p' contains NaN (row 3)"),
-        ("inf", "column 'p' contains infinite values (row 3)"),
-        ("1.5", "column 'p' must lie in [0, 1]; found 1.5 (row 3)"),
-        ("0.5.1", "column 'p', row 3: not a number: '0.5.1'"),
+        ("0_1", "column 'p', row 1 (0-based), line 3: not a number: '0_1'"),  # Python's float() would read 1.0
+        ("0x1p-3", "column 'p', row 1 (0-based), line 3: not a number: '0x1p-3'"),
+        ("", "column 'p', row 1 (0-based), line 3: empty cell"),
+        ("nan", "column 'p' contains NaN, first at row 1 (0-based), line 3"),
+        ("NaN", "column 'p' contains NaN, first at row 1 (0-based), line 3"),
+        ("inf", "column 'p' contains infinite values, first at row 1 (0-based), line 3"),
+        ("1.5", "column 'p' must lie in [0, 1]; found 1.5 at row 1 (0-based), line 3"),
+        ("0.5.1", "column 'p', row 1 (0-based), line 3: not a number: '0.5.1'"),
     ],
 )
 def test_strict_numbers(tmp_path, capsys, cell, needle):
@@ -614,7 +658,7 @@ def test_bad_outcome_cells(tmp_path, capsys, cell, needle):
     f = tmp_path / "d.csv"
     f.write_text(f"y,p\n1,0.5\n{cell},0.5\n")
     err = _run_bad(capsys, ["metrics", str(f)])
-    assert "column 'y'" in err and "row 3" in err and needle in err, err
+    assert "column 'y'" in err and "row 1 (0-based), line 3" in err and needle in err, err
 
 
 def test_decimal_comma_and_field_count(tmp_path, capsys):
@@ -623,14 +667,14 @@ def test_decimal_comma_and_field_count(tmp_path, capsys):
     assert "decimal commas are not read" in _run_bad(capsys, ["metrics", str(f)])
     f.write_text("y,p\n1,0.5\n0,0.25,7\n")
     err = _run_bad(capsys, ["metrics", str(f)])
-    assert "row 3 has 3 fields, the header has 2" in err
+    assert "row 1 (0-based), line 3 has 3 fields, the header has 2" in err
 
 
 def test_skip_missing(tmp_path, capsys):
     f = tmp_path / "d.csv"
     f.write_text("y,p\n1,0.5\n0,\n1,NA\n,0.25\n0,nan\n0,0.25\n1,null\n")
     err = _run_bad(capsys, ["metrics", str(f)])
-    assert "row 3: empty cell" in err
+    assert "row 1 (0-based), line 3: empty cell" in err
     assert main(["metrics", str(f), "--skip-missing", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["skipped_rows"] == 5 and out["T"] == 2
@@ -666,7 +710,7 @@ def test_npy_feather_arrow_and_jsonl(tmp_path, capsys):
     assert "structured array with named fields" in _run_bad(capsys, ["metrics", str(tmp_path / "plain.npy")])
     (tmp_path / "bad.jsonl").write_text('{"y": 1, "p": 0.5}\n{"y": 0, "p": "x"}\n')
     err = _run_bad(capsys, ["metrics", str(tmp_path / "bad.jsonl")])
-    assert "not a readable JSON-lines file" in err and "row 2" in err
+    assert "not a readable JSON-lines file" in err and "at row 1 (0-based), line 2" in err
 
 
 @pytest.mark.parametrize("name", ["d.xlsx", "d.json", "d.csv.7z", "d", "d.parquet.gz"])
@@ -703,7 +747,8 @@ def test_standard_input(tmp_path):
     r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-"], input="y,p\n1,0.5\n0,abc\n",
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == "fastcdl: error: standard input: column 'p', row 3: not a number: 'abc'\n"
+    # standard input is read once: its lines are gone, the row is named
+    assert r.stderr == "fastcdl: error: standard input: column 'p', row 1 (0-based): not a number: 'abc'\n"
 
 
 # -- k-class files ----------------------------------------------------------------------------
@@ -754,13 +799,13 @@ def test_multiclass_bad_files(tmp_path, capsys):
     f = tmp_path / "mc.csv"
     f.write_text("y,p0,p1,p2\n0,0.5,0.25,0.25\n1,0.5,0.5,0.25\n")
     err = _run_bad(capsys, ["metrics", str(f)])
-    assert "columns p0, p1, p2" in err and "row 3" in err and "sum to 1" in err
+    assert "columns p0, p1, p2" in err and "row 1 (0-based), line 3" in err and "sum to 1" in err
     f.write_text("y,p0,p1,p2\n0,0.5,0.25,0.25\n3,0.5,0.25,0.25\n")
     err = _run_bad(capsys, ["metrics", str(f)])
-    assert "column 'y'" in err and "row 3" in err and "labels 0..2" in err
+    assert "column 'y'" in err and "row 1 (0-based), line 3" in err and "labels 0..2" in err
     f.write_text("y,p0,p1,p2\n0,0.5,0.25,0.25\n1,0.5,-0.25,0.75\n")
     err = _run_bad(capsys, ["metrics", str(f)])
-    assert "column 'p1'" in err and "row 3" in err and "[0, 1]" in err
+    assert "column 'p1'" in err and "row 1 (0-based), line 3" in err and "[0, 1]" in err
     f.write_text("y,p0,p2\n0,0.5,0.5\n")
     err = _run_bad(capsys, ["metrics", str(f), "--p-prefix", "p"])
     assert "p1 is missing" in err

@@ -202,7 +202,7 @@ GOOD_P = [[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]
         (["a", "b"], GOOD_P, "integer labels"),
         ([0, np.nan], GOOD_P, "integer labels"),
         ([0, 1], [[0.5, 0.6, 0.0], [0.2, 0.3, 0.5]], "sum to 1"),
-        ([0, 1], [[0.5, 0.5, 0.0], [0.2, 0.3, 0.49]], "row 1 sums to"),
+        ([0, 1], [[0.5, 0.5, 0.0], [0.2, 0.3, 0.49]], "row 1 (0-based) sums to"),
         ([0, 1], [[1.5, -0.5, 0.0], [0.2, 0.3, 0.5]], "[0, 1]"),
         ([0, 1], [[0.5, 0.5, 0.0], [np.nan, 0.5, 0.5]], "NaN"),
         ([0, 1], [[0.5, 0.5, 0.0], [np.inf, 0.5, 0.5]], "infinite"),
@@ -303,14 +303,14 @@ def test_rows_beyond_float32_precision_name_row_and_fix():
     with pytest.raises(ValueError) as e:
         fc.cdl_multiclass([0, 1, 2, 3], P)
     msg = str(e.value)
-    assert "row 2 sums to" in msg and "float32" in msg and "k = 10" in msg
+    assert "row 2 (0-based) sums to" in msg and "float32" in msg and "k = 10" in msg
     assert "P / P.sum(axis=1, keepdims=True)" in msg
     with pytest.raises(ValueError, match="y_prob / y_prob.sum"):
         fc.ece([0, 1, 2, 3], P, multiclass="top-label")
     # float64 rows keep the 1e-9 tolerance
     P64 = np.full((2, 3), 1 / 3)
     P64[1, 0] += 1e-7
-    with pytest.raises(ValueError, match="float64 rows with k = 3.*row 1 sums to"):
+    with pytest.raises(ValueError, match=r"float64 rows with k = 3.*row 1 \(0-based\) sums to"):
         fc.cdl_multiclass([0, 1], P64)
 
 

@@ -198,7 +198,7 @@ def test_dask_errors_carry_whole_array_indices():
         with pytest.raises(fc.ValidationError) as e:
             fd.bucket_stats(da.from_array(y, chunks=1000), da.from_array(p, chunks=1000), bins=4, n_jobs=1)
     assert (e.value.argument, e.value.index, e.value.value) == ("y_prob", 2345, 1.5)
-    assert str(e.value) == "y_prob must lie in [0, 1]; found 1.5 at index 2345"
+    assert str(e.value) == "y_prob must lie in [0, 1]; found 1.5 at index 2345 (0-based)"
     # chunk sizes unknown (boolean indexing): the index within the chunk, and the chunk
     keep = da.ones(3000, chunks=1000, dtype=bool)
     yu, pu = da.from_array(y, chunks=1000)[keep], da.from_array(p, chunks=1000)[keep]
@@ -207,7 +207,7 @@ def test_dask_errors_carry_whole_array_indices():
         with pytest.raises(fc.ValidationError) as e:
             fd.bucket_stats(yu, pu)
     assert (e.value.argument, e.value.index, e.value.value) == ("y_prob", None, 1.5)
-    assert str(e.value) == "y_prob must lie in [0, 1]; found 1.5 at index 345 of chunk 2"
+    assert str(e.value) == "y_prob must lie in [0, 1]; found 1.5 at index 345 (0-based) of chunk 2"
     with pytest.raises(fc.ValidationError, match="n_jobs"):
         fd.bucket_stats(da.from_array(y, chunks=1000), da.from_array(p, chunks=1000), n_jobs=0)
 

@@ -226,7 +226,7 @@ def test_validation_error_fields(case, bins):
     msg = str(err)
     assert msg.startswith(f"{argument} {reason}") and "np." not in msg
     if index is not None:
-        assert f"index {index}" in msg
+        assert f"index {index} (0-based)" in msg
     if value is not None:
         assert repr(value) in msg
     again = pickle.loads(pickle.dumps(err))  # Dask ships errors between processes
@@ -236,12 +236,16 @@ def test_validation_error_fields(case, bins):
 
 def test_describe_rebuilds_the_message_from_fields():
     e = fc.ValidationError("y_prob", "must lie in [0, 1]", index=np.int64(3), value=np.float64(1.5))
-    assert str(e) == "y_prob must lie in [0, 1]; found 1.5 at index 3"
-    assert e.describe("column 'p'", where="row 7") == "column 'p' must lie in [0, 1]; found 1.5 (row 7)"
-    assert e.describe(index="3 of chunk 2") == "y_prob must lie in [0, 1]; found 1.5 at index 3 of chunk 2"
+    assert str(e) == "y_prob must lie in [0, 1]; found 1.5 at index 3 (0-based)"
+    assert e.describe("column 'p'", where="row 7 (0-based), line 9") == \
+        "column 'p' must lie in [0, 1]; found 1.5 at row 7 (0-based), line 9"
+    assert e.describe(where="index 3 (0-based) of chunk 2") == \
+        "y_prob must lie in [0, 1]; found 1.5 at index 3 (0-based) of chunk 2"
     nan = fc.ValidationError("y_prob", "contains NaN", index=4, value=float("nan"))
-    assert str(nan) == "y_prob contains NaN (first at index 4)"
-    assert nan.describe("column 'p'", where="row 9") == "column 'p' contains NaN (row 9)"
+    assert str(nan) == "y_prob contains NaN, first at index 4 (0-based)"
+    assert nan.describe("column 'p'", where="row 9 (0-based)") == "column 'p' contains NaN, first at row 9 (0-based)"
+    grid = fc.ValidationError("P", "contains NaN", index=(2, 1), value=float("nan"))
+    assert str(grid) == "P contains NaN, first at row 2 (0-based), column 1"
 
 
 def test_other_checks_raise_validation_errors_with_plain_numbers():
@@ -250,10 +254,10 @@ def test_other_checks_raise_validation_errors_with_plain_numbers():
     with pytest.raises(fc.ValidationError) as e:
         fc.cdl_multiclass(np.array([0, 5, 1], dtype=np.int64), [[0.5, 0.5]] * 3)
     assert (e.value.argument, e.value.index, e.value.value) == ("y_true", 1, 5)
-    assert "found 5 at index 1" in str(e.value) and "np." not in str(e.value)
+    assert "found 5 at index 1 (0-based)" in str(e.value) and "np." not in str(e.value)
     with pytest.raises(fc.ValidationError) as e:
         fc.cdl_multiclass([0, 1], [[0.5, 0.5], [1.5, -0.5]])
-    assert e.value.index == (1, 0) and "found 1.5 at row 1, column 0" in str(e.value)
+    assert e.value.index == (1, 0) and "found 1.5 at row 1 (0-based), column 0" in str(e.value)
     with pytest.raises(fc.ValidationError) as e:
         make_forecaster("cdl", horizon=10, m=np.int64(0))
     assert (e.value.argument, e.value.value, str(e.value)) == ("m", 0, "m must be >= 1, got 0")
