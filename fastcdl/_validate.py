@@ -427,7 +427,8 @@ def check_kinks(kinks, name: str = "kink") -> np.ndarray:
 # rows; k * 4 * eps(float32) (k * 4.8e-7) for float32 rows, which is what torch, JAX and
 # TensorFlow return (their softmax rows are off by a few 1e-8), and for float64 arrays whose
 # entries are all float32 values (float32 output converted later); k * 4 * eps(float16)
-# for float16 rows.
+# for float16 rows. Rows read from text files carry the precision they were printed with:
+# 1e-9 plus half a unit in the last printed digit of each entry (fastcdl.io; docs/metrics.md).
 ROW_SUM_TOL = 1e-9
 
 
@@ -441,14 +442,17 @@ def row_sum_tolerance(P: np.ndarray) -> tuple[float, str]:
     return ROW_SUM_TOL, "float64"
 
 
-def check_distributions(y_true, P, row_sum_tol=None, name="P"):
+def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
     """Validate labels and predicted distributions; return (labels int64, P (T, k)).
 
     P: shape (T, k), k >= 2, entries finite and in [0, 1], rows summing to 1 within
     ``row_sum_tol`` (None: the tolerance of P's precision, see ROW_SUM_TOL above; rows are
-    used as given, never renormalised). P comes back as float32 when it is float32 or
-    float16 (no copy of a large float32 array), else as float64. y_true: T integer labels
-    in 0..k-1 (bool, integer or integer-valued float arrays). ``name`` names P in messages.
+    used as given, never renormalised). ``printed``: for float64 rows read from text, a (T,)
+    array of what each row's printed digits let its sum miss 1 by (half a unit in the last
+    printed digit of each entry, summed); row t is then accepted within ROW_SUM_TOL +
+    printed[t]. P comes back as float32 when it is float32 or float16 (no copy of a large
+    float32 array), else as float64. y_true: T integer labels in 0..k-1 (bool, integer or
+    integer-valued float arrays). ``name`` names P in messages.
     """
     if y_true is None or P is None:
         raise ValidationError("y_true" if y_true is None else name, "is required",
@@ -482,14 +486,21 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P"):
         v = P[t, j].item()
         raise ValidationError(name, "entries must lie in [0, 1]", index=(t, j), value=v)
     dev = np.abs(P.sum(axis=1, dtype=np.float64) - 1.0)
-    if auto and precision == "float64" and (dev > tol).any() and np.array_equal(P, P.astype(np.float32)):
+    if printed is not None:  # rows read from text: the precision they were printed with
+        tol = tol + np.asarray(printed, dtype=np.float64)
+    elif auto and precision == "float64" and (dev > tol).any() and np.array_equal(P, P.astype(np.float32)):
         # float32 output converted to float64: it carries float32's precision
         tol, precision = k * 4 * float(np.finfo(np.float32).eps), "float32-valued"
     if (dev > tol).any():
         t = int(np.flatnonzero(dev > tol)[0])
         total = float(P[t].sum(dtype=np.float64))
-        rule = (f"within {tol:.2g}, the tolerance for {precision} rows with k = {k}" if auto
-                else f"within {tol:g}")
+        if printed is not None:
+            rule = (f"within {float(tol[t]):.2g}: {ROW_SUM_TOL:g} plus half a unit in the last printed digit of "
+                    "each entry")
+        elif auto:
+            rule = f"within {tol:.2g}, the tolerance for {precision} rows with k = {k}"
+        else:
+            rule = f"within {tol:g}"
         raise ValidationError(
             name, f"rows must sum to 1 ({rule})", index=t, value=total,
             message=f"each row of {name} must sum to 1 ({rule}); row {t} (0-based) sums to {total!r}, off by "

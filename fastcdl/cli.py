@@ -180,8 +180,9 @@ def _exact_multiclass(fs, limit):
     """(value or None, words): the exact CDL over all k outcomes, from the file's distinct rows."""
     import warnings
 
+    from fastcdl._validate import ROW_SUM_TOL
     from fastcdl.metrics import SampleSizeWarning
-    from fastcdl.multiclass import cdl_multiclass
+    from fastcdl.multiclass import _cdl_multiclass
 
     if fs.rows is None:
         return None, (f"not computed: more than {limit} distinct rows of predictions (--lp-rows raises "
@@ -193,7 +194,8 @@ def _exact_multiclass(fs, limit):
     # line, from the binary tables, speaks for the file
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SampleSizeWarning)
-        value = cdl_multiclass(j, Q[i], sample_weight=C[i, j], max_rows=max(limit, 1))
+        # the rows were checked as read, against the digits they were printed with
+        value = _cdl_multiclass(j, Q[i], C[i, j], max(limit, 1), row_sum_tol=ROW_SUM_TOL + fs.printed_slack)
     return value, f"the LP over the {Q.shape[0]} distinct rows"
 
 

@@ -44,6 +44,7 @@ import contextlib
 import csv
 import dataclasses
 import io
+import json
 import re
 import sys
 import zipfile
@@ -54,7 +55,7 @@ from pathlib import Path
 import numpy as np
 
 from fastcdl._multi import top_label
-from fastcdl._validate import ValidationError, check_distributions
+from fastcdl._validate import ROW_SUM_TOL, ValidationError, check_distributions
 from fastcdl.stats import BucketStats
 
 __all__ = ["CHUNK_ROWS", "FORMATS", "Columns", "FileStats", "InputError", "detect_format", "read_file",
@@ -430,6 +431,33 @@ def _count_outside_quotes(line: str, d: str) -> int:
 # -- text cells to numbers ------------------------------------------------------------------
 
 
+# a number as text: the digits after the point and the exponent say where its last digit is
+_NUMBER_DIGITS = r"^\s*[+-]?\d*(?:\.(?P<frac>\d*))?(?:[eE]\+?(?P<exp>-?\d+))?\s*$"
+_PRINTED = "printed"  # arrays[(_PRINTED, column)]: a chunk's cells of a class column as printed
+
+
+def printed_half_units(cells) -> np.ndarray:
+    """Half a unit in the last printed digit of each number (pyarrow strings): the most that
+    rounding to the printed digits moved it. "0.123456" -> 5e-7, "0.5" -> 0.05, "1.5e-07" ->
+    5e-9. A whole number written without a point or an exponent ("0", "1") is exact: 0. So is
+    anything that is not a plain decimal number (NaN and the like are refused elsewhere).
+
+    >>> import pyarrow as pa
+    >>> printed_half_units(pa.array(["0.123456", "0.5", "1", "1.5e-07"])).tolist()
+    [5e-07, 0.05, 0.0, 5e-09]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts = pc.extract_regex(cells, _NUMBER_DIGITS)
+    decimals = pc.utf8_length(parts.field("frac")).fill_null(0).to_numpy(zero_copy_only=False)
+    exp = parts.field("exp").fill_null("")
+    has_exp = pc.not_equal(exp, "").to_numpy(zero_copy_only=False)
+    exp = pc.cast(pc.if_else(pc.equal(exp, ""), "0", exp), pa.int64()).to_numpy(zero_copy_only=False)
+    half = 0.5 * 10.0 ** (exp - decimals.astype(np.float64))
+    return np.where(((decimals == 0) & ~has_exp) | ~parts.is_valid().to_numpy(zero_copy_only=False), 0.0, half)
+
+
 def _first_failing(arr, convert):
     """Index of the first element of a pyarrow array that ``convert`` refuses (bisection)."""
     lo, hi = 0, len(arr)
@@ -620,7 +648,13 @@ class _CSVSource:
                         bad.append(e)
                 if bad:  # the first bad row, whichever column it is in
                     raise InputError(str(min(bad, key=lambda e: e.index))) from None
+                if cols.multiclass:  # the cells as printed, for rows that need their digits (_Reducer)
+                    arrays.update({(_PRINTED, c): batch.column(c) for c in cols.p})
                 yield rows, arrays
+
+    def printed(self, rows, arrays, at, columns):
+        """The cells of ``columns`` at positions ``at`` of a chunk, as printed (pyarrow strings)."""
+        return [arrays[(_PRINTED, c)].take(at) for c in columns]
 
     def _bad_row(self, row):
         fields = row.actual_columns
@@ -641,6 +675,7 @@ class _JSONSource:
             raise InputError(f"{self.path}: the file is empty")
         _first_text_line(head, self.path)
         self._reader, self._stream, self._first = self._open()
+        self._cursor, self._cursor_next = None, 0  # a second reading of the lines, for printed()
         self.names = self._reader.schema.names
 
     def _open(self):
@@ -662,6 +697,40 @@ class _JSONSource:
 
     def where(self, record) -> str:
         return _row_and_line(record, self._line(record))
+
+    def printed(self, rows, arrays, at, columns):
+        """The values of ``columns`` at positions ``at`` of a chunk as printed in the file (pyarrow
+        strings; pyarrow's reader keeps only their float64 values), read again from the file's
+        lines; None for standard input, which cannot be read again."""
+        import pyarrow as pa
+
+        if self.text.stdin:
+            return None
+        texts = [[] for _ in columns]
+        for line in self._lines_of(rows[at]):
+            values = json.loads(line, parse_float=str, parse_int=str)
+            for out, c in zip(texts, columns):
+                out.append(str(values.get(c, "")))
+        return [pa.array(t, pa.string()) for t in texts]
+
+    def _lines_of(self, records):
+        """The lines of objects ``records`` (increasing), from a second reading of the file that
+        moves forward across chunks (chunks come in order), started again when asked to go back."""
+        if self._cursor is None or records[0] < self._cursor_next:
+            self._cursor, self._cursor_next = self._nonblank_lines(), 0
+        for r in records:
+            while True:
+                line = next(self._cursor)
+                self._cursor_next += 1
+                if self._cursor_next > r:
+                    break
+            yield line
+
+    def _nonblank_lines(self):
+        with self.text.open() as stream:
+            for line in _text_lines(stream):
+                if line.strip():
+                    yield line
 
     def _line(self, record):
         """The line of the file holding object ``record`` (0-based), blank lines counted; None for
@@ -1012,6 +1081,9 @@ class FileStats:
     rows             k classes: (distinct rows Q (m, k), weighted outcome counts (m, k)) when
                      there are at most ``max_rows`` distinct rows (the exact multiclass CDL's
                      input), else None
+    printed_slack    k classes read from text: the most any row's printed digits let its sum
+                     miss 1 by, beyond the float64 tolerance (0.0 when no row needed it); the
+                     rows are used as written, so they sum to 1 within ROW_SUM_TOL + this
     """
 
     stats: BucketStats | None
@@ -1021,6 +1093,7 @@ class FileStats:
     skipped: int
     integer_weights: bool | None
     rows: tuple | None
+    printed_slack: float = 0.0
 
     @property
     def weighted(self) -> bool:
@@ -1042,6 +1115,8 @@ class _Reducer:
         self.integer_weights = None if cols.weight is None else True
         self.max_rows = max_rows
         self.rows = (np.zeros((0, len(cols.p))), np.zeros((0, len(cols.p)))) if cols.multiclass else None
+        self.printed_slack = 0.0  # the most a row's printed digits let it miss a sum of 1
+        self.digits_unread = False  # standard input read as JSON lines: its digits are gone
 
     # a ValidationError about one value is told as the file's column and row
     def _fail(self, e, rows, names):
@@ -1051,8 +1126,10 @@ class _Reducer:
             col = names[e.argument] if j is None or e.argument != "P" else self.cols.p[j]
             if e.argument == "P" and j is None:  # a row of P
                 subject = f"columns {', '.join(self.cols.p)}"
-                raise InputError(f"{path}: {e.describe(subject, where=self.source.where(rows[i]))}; normalise "
-                                 "the rows or write more digits") from None
+                hint = ("; JSON lines on standard input cannot be read again for the digits they were printed "
+                        "with: pass the file's path" if self.digits_unread else
+                        "; normalise the rows if they are meant to sum to 1")
+                raise InputError(f"{path}: {e.describe(subject, where=self.source.where(rows[i]))}{hint}") from None
             raise InputError(f"{path}: {e.describe(f'column {col!r}', where=self.source.where(rows[i]))}") from None
         span = f" (in rows {rows[0]}..{rows[-1]}, 0-based)" if rows.shape[0] else ""
         raise InputError(f"{path}: {e}{span}") from None
@@ -1075,7 +1152,10 @@ class _Reducer:
                 P = np.column_stack([arrays[c] for c in cols.p])
                 if P.dtype.kind != "f":
                     P = P.astype(np.float64)
-                y, P = check_distributions(arrays[cols.y], P)
+                printed = self._printed_slack(rows, arrays, P)
+                y, P = check_distributions(arrays[cols.y], P, printed=printed)
+                if printed is not None:
+                    self.printed_slack = max(self.printed_slack, float(printed.max()))
                 if self.rows is not None:
                     self._add_rows(y, P, w)
                 if cols.multiclass == "top-label":
@@ -1097,6 +1177,26 @@ class _Reducer:
             if t.edges is not None and stack:
                 t = stack.pop() + t
             stack.append(t)
+
+    def _printed_slack(self, rows, arrays, P):
+        """Rows read from text: per row, what its printed digits let its sum miss 1 by (half a
+        unit in the last printed digit of each entry, summed; docs/metrics.md), found for the
+        rows beyond the float64 tolerance only; None when no row is, or the file is binary or
+        standard input read as JSON lines (whose digits cannot be read again)."""
+        printed = getattr(self.source, "printed", None)
+        if printed is None or P.dtype != np.float64:
+            return None
+        with np.errstate(invalid="ignore"):
+            at = np.flatnonzero(np.abs(P.sum(axis=1) - 1.0) > ROW_SUM_TOL)
+        if at.shape[0] == 0:
+            return None
+        cells = printed(rows, arrays, at, self.cols.p)
+        if cells is None:
+            self.digits_unread = True
+            return None
+        slack = np.zeros(P.shape[0])
+        slack[at] = sum(printed_half_units(c) for c in cells)
+        return slack
 
     def totals(self) -> list:
         """The merged table of each binary problem (None where no row carried weight)."""
@@ -1137,7 +1237,8 @@ class _Reducer:
         if rows is not None:
             keep = rows[1].sum(axis=1) > 0
             rows = (rows[0][keep], rows[1][keep])
-        return FileStats(stats, per_class, cols, self.n_rows, self.skipped, self.integer_weights, rows)
+        return FileStats(stats, per_class, cols, self.n_rows, self.skipped, self.integer_weights, rows,
+                         self.printed_slack)
 
 
 def _merge_exact(tables) -> BucketStats:
@@ -1171,14 +1272,23 @@ def _rechunk(chunks, reducer):
         size = CHUNK_ROWS
         while n >= size:
             all_rows = np.concatenate(held_rows)
-            cat = {c: np.concatenate([h[c] for h in held]) for c in held[0]}
+            cat = {c: _concat([h[c] for h in held]) for c in held[0]}
             reducer.add(all_rows[:size], {c: a[:size] for c, a in cat.items()})
             held = [{c: a[size:] for c, a in cat.items()}]
             held_rows = [all_rows[size:]]
             n -= size
     if n:
         all_rows = np.concatenate(held_rows)
-        reducer.add(all_rows, {c: np.concatenate([h[c] for h in held]) for c in held[0]})
+        reducer.add(all_rows, {c: _concat([h[c] for h in held]) for c in held[0]})
+
+
+def _concat(parts):
+    """numpy arrays or pyarrow arrays (cells as printed) joined end to end."""
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)
+    import pyarrow as pa
+
+    return pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
 
 
 def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multiclass=None, weight_col=None,

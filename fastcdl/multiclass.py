@@ -224,8 +224,14 @@ def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float
     >>> round(fc.cdl_multiclass([0, 0, 1, 1], [[0.75, 0.25]] * 2 + [[0.25, 0.75]] * 2), 9)
     0.25
     """
+    return _cdl_multiclass(y_true, P, sample_weight, max_rows)
+
+
+def _cdl_multiclass(y_true, P, sample_weight, max_rows, row_sum_tol=None):
+    """cdl_multiclass with the rows' tolerance given (fastcdl.cli: rows read from text were
+    checked against the digits they were printed with, and are used as written)."""
     check_positive_int(max_rows, "max_rows")
-    y, P = check_distributions(y_true, P)
+    y, P = check_distributions(y_true, P, row_sum_tol=row_sum_tol)
     w = None
     if sample_weight is not None:
         from fastcdl._validate import check_rounds, prepare_rounds
@@ -247,5 +253,5 @@ def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float
 
     T = int(rounds.sum())
     what = f"the weight of the {T} rounds" if weighted else f"the {T} rounds"
-    warn_sample_size(single_round_share(rounds, w), "cdl_multiclass", what, stacklevel=2)
+    warn_sample_size(single_round_share(rounds, w), "cdl_multiclass", what, stacklevel=3)
     return _cdl_lp(Q, Qhat, w)

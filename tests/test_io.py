@@ -795,6 +795,131 @@ def test_multiclass_columns_and_classwise(tmp_path, capsys, how):
     assert "class-wise" in text and "mean" in text and "p_2" in text
 
 
+# -- rows printed with fewer digits (docs/metrics.md, "Rows read from text files") --------------
+
+
+def _softmax_rows(T=2000, k=5, seed=31):
+    rng = np.random.default_rng(seed)
+    P = np.exp(2 * rng.normal(size=(T, k)))
+    P /= P.sum(axis=1, keepdims=True)
+    y = (rng.random(T)[:, None] > np.cumsum(P, axis=1)).sum(axis=1).clip(0, k - 1)
+    return y, P
+
+
+def _top_label_by_hand(y, P):
+    """The top-label problem of rows as written (argmax, ties to the lowest index)."""
+    return np.argmax(P, axis=1) == y, P.max(axis=1)
+
+
+def test_savetxt_six_decimals_five_classes_is_read_as_written(tmp_path, capsys):
+    y, P = _softmax_rows()
+    f = tmp_path / "five.csv"
+    np.savetxt(f, np.column_stack([y, P]), fmt=["%d"] + ["%.6f"] * 5, delimiter=",",
+               header="y,p0,p1,p2,p3,p4", comments="")
+    P6 = np.loadtxt(f, delimiter=",", skiprows=1)[:, 1:]
+    off = np.abs(P6.sum(axis=1) - 1)
+    assert 0.3 < (off > 1e-9).mean() and off.max() <= 2.5e-6  # what the issue saw: 40% of the rows
+    with pytest.raises(ValueError, match="within 1e-09"):  # arrays in Python keep the float64 rule
+        fc.ece(y, P6, multiclass="top-label")
+    assert main(["metrics", str(f), "--json", "--bins", "10"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    correct, conf = _top_label_by_hand(y, P6)  # the rows as printed, not normalised
+    assert out["ece"] == pytest.approx(fc.ece(correct, conf, bins=10), abs=1e-15)
+    assert main(["metrics", str(f), "--json", "--multiclass", "classwise", "--bins", "10"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for j, cls in enumerate(out["per_class"]):
+        assert cls["ece"] == pytest.approx(fc.ece(y == j, P6[:, j], bins=10), abs=1e-15)
+    fs = fastcdl.io.read_file(f, bins=10)
+    assert 2e-6 <= fs.printed_slack <= 2.5e-6 and fs.stats == fc.bucket_stats(correct, conf, bins=10)
+
+
+def test_printed_digits_in_chunks_and_json_lines(tmp_path, capsys, monkeypatch):
+    y, P = _softmax_rows(T=300, k=4, seed=32)
+    f = tmp_path / "four.csv"
+    f.write_text("y,p0,p1,p2,p3\n" + "".join(f"{a}," + ",".join(f"{v:.6f}" for v in row) + "\n"
+                                             for a, row in zip(y, P)))
+    j = tmp_path / "four.jsonl"
+    j.write_text("".join(json.dumps({"y": int(a)})[:-1] + ", " + ", ".join(f'"p{i}": {v:.6f}' for i, v in enumerate(row))
+                         + "}\n" for a, row in zip(y, P)))
+    P6 = np.loadtxt(f, delimiter=",", skiprows=1)[:, 1:]
+    want = fc.bucket_stats(*_top_label_by_hand(y, P6))
+    monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 7)  # the cells as printed travel with their chunks
+    assert read_stats(f) == want
+    assert read_stats(j) == want
+    gz = tmp_path / "four.jsonl.gz"
+    gz.write_bytes(gzip.compress(j.read_bytes()))
+    assert read_stats(gz) == want
+    # JSON lines on standard input cannot be read again for their digits: the float64 rule, said so
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--format", "jsonl"],
+                       input=j.read_text(), capture_output=True, text=True)
+    assert r.returncode == 2 and "within 1e-09" in r.stderr and "pass the file's path" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--json"], input=f.read_text(),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("row, allowed", [
+    ("0.300000,0.300000,0.300000", "1.5e-06"),  # sums to 0.9: six decimals cannot explain it
+    ("0.30,0.30,0.30", "0.015"),
+    ("0.5,0.25,0.125", "0.056"),  # mixed lengths: 0.05 + 0.005 + 0.0005
+    ("1e-1,0.50,0.30", "0.06"),  # 1e-1 has one decimal
+    ("1,1,0", "1e-09"),  # whole numbers are exact
+    ("0.333334,0.333334,0.333334", "1.5e-06"),  # 1.000002: more than three halves of 1e-6
+])
+def test_rows_their_digits_do_not_explain_are_refused(tmp_path, capsys, row, allowed):
+    f = tmp_path / "d.csv"
+    f.write_text(f"y,p0,p1,p2\n0,0.2,0.3,0.5\n1,{row}\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert (f"columns p0, p1, p2 rows must sum to 1 (within {allowed}: 1e-09 plus half a unit in the last "
+            "printed digit of each entry); found") in err, err
+    assert "at row 1 (0-based), line 3" in err
+
+
+@pytest.mark.parametrize("row", [
+    "0.333333,0.333333,0.333333",  # 0.999999, within 1.5e-6
+    "0.3,0.3,0.3",  # one decimal: (0.33, 0.33, 0.34) prints that way
+    "0.5,0.25,0.2",  # 0.95, within 0.05 + 0.005 + 0.05
+    "0.1234565,0.543210,0.333333",  # 0.9999995, within 5e-8 + 5e-7 + 5e-7
+    "3.33333e-01,3.33333e-01,3.33334e-01",  # the exponent counts: 6 decimals each
+    "0.6666667,0.3333333,0",  # 1.0000000, exact zero
+])
+def test_rows_within_their_printed_digits_are_used_as_written(tmp_path, row):
+    f = tmp_path / "d.csv"
+    f.write_text(f"y,p0,p1,p2\n0,0.2,0.3,0.5\n1,{row}\n")
+    P = np.array([[0.2, 0.3, 0.5], [float(v) for v in row.split(",")]])
+    assert read_stats(f) == fc.bucket_stats(*_top_label_by_hand(np.array([0, 1]), P))
+
+
+def test_exact_k_class_cdl_of_printed_rows(tmp_path, capsys):
+    # four distinct rows printed with 6 decimals, one of them 1/3 each (sums to 0.999999): the LP
+    # over the rows as written
+    from fastcdl.multiclass import _cdl_multiclass
+
+    rng = np.random.default_rng(33)
+    rows = np.array([[1 / 3, 1 / 3, 1 / 3], [0.7, 0.2, 0.1], [0.15, 0.15, 0.7], [0.123457, 0.654321, 0.222222]])
+    idx = rng.integers(0, 4, 400)
+    y = (rng.random(400)[:, None] > np.cumsum(rows[idx], axis=1)).sum(axis=1).clip(0, 2)
+    f = tmp_path / "three.csv"
+    np.savetxt(f, np.column_stack([y, rows[idx]]), fmt=["%d"] + ["%.6f"] * 3, delimiter=",",
+               header="y,p0,p1,p2", comments="")
+    P6 = np.loadtxt(f, delimiter=",", skiprows=1)[:, 1:]
+    with pytest.raises(ValueError, match="within 1e-09"):
+        fc.cdl_multiclass(y, P6)
+    assert main(["metrics", str(f), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    want = _cdl_multiclass(y, P6, None, 1000, row_sum_tol=1e-9 + 1.5e-6)
+    assert out["cdl_multiclass"] == pytest.approx(want, abs=1e-12) and want > 0.01
+
+
+def test_printed_half_units():
+    from fastcdl.io import printed_half_units
+
+    cells = pa.array(["0.123456", " 0.5 ", "1", "0", "1.", ".5", "1e-3", "1.5E-07", "+0.25", "3.33333e-01",
+                      "0.000000", "nan", "abc"])
+    np.testing.assert_allclose(printed_half_units(cells),
+                               [5e-7, 0.05, 0, 0, 0, 0.05, 5e-4, 5e-9, 5e-3, 5e-7, 5e-7, 0, 0], rtol=1e-12)
+
+
 def test_multiclass_bad_files(tmp_path, capsys):
     f = tmp_path / "mc.csv"
     f.write_text("y,p0,p1,p2\n0,0.5,0.25,0.25\n1,0.5,0.5,0.25\n")
