@@ -132,7 +132,7 @@ def _cli(*args):
 @pytest.mark.parametrize("args,match", [((), "give --forecaster"), (("--forecaster", "cdl"), "needs --t"),
                                         (("--forecaster", "nope", "--t", "64"), "forecaster must be one of"),
                                         (("--plan", "nope"), "unknown worst-case plan"),
-                                        (("--forecaster", "cdl", "--t", "2^x"), "horizon")])
+                                        (("--forecaster", "cdl", "--t", "2^x"), "--t must be an integer or 2^k")])
 def test_cli_errors_are_one_line(args, match):
     p = _cli(*args)
     assert p.returncode == 2 and match in p.stderr and len(p.stderr.strip().splitlines()) == 1
