@@ -8,8 +8,9 @@ clipped, rescaled or guessed. The O(T) scans are compiled kernels
 (fastcdl._kernels.buckets); the hot binning kernel refuses what it cannot bin and this
 module then says why.
 
-Sections: arrays of rounds (prepare_rounds, check_rounds, check_bins, check_binning, check_table,
-check_payoff, check_kinks), k-outcome forecasts (check_distributions), and scalar
+Sections: arrays of rounds (refuse_masked, prepare_rounds, check_rounds, check_bins,
+check_binning, check_table, check_payoff, check_kinks), k-outcome forecasts
+(check_distributions), and scalar
 parameters of forecasters, adversaries, presets and parallel work (check_name,
 check_int, check_positive_int, check_count, check_real, check_seed, check_horizon,
 check_n_jobs, check_outcome, check_gains).
@@ -103,9 +104,8 @@ def refuse_masked(x, name: str) -> None:
     """Raise ValidationError when ``x`` is a numpy masked array with masked entries.
 
     np.asarray drops a mask without a word, so the masked entries would be measured as if they
-    were data (scikit-learn's metrics read masked arrays that way). Which rounds to leave out
-    is the caller's to say: pass the unmasked ones. A masked array with nothing masked is read
-    as its data.
+    were data. Which rounds to leave out is the caller's to say: pass the unmasked ones. A
+    masked array with nothing masked is read as its data.
     """
     if isinstance(x, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(x)
