@@ -2,13 +2,13 @@
 
 For every results folder (results/*/trials.sqlite), every stored trial whose algorithm version
 differs from the current one of its forecaster and adversary (fastcdl/online/versions.py) is run
-again under the current code and compared with its stored row: the final bucket table (bit for
-bit) and every stored metric. A trial whose replay is identical is provably the same trial under
+again under the current code and compared with its stored row: every stored metric and, where
+the row holds one (rows of early runs do not), the final bucket table, bit for bit. A trial whose replay is identical is provably the same trial under
 the new version; one whose replay differs has to be recomputed.
 
     .venv/bin/python scripts/replay_versions.py                # replay, checkpointed
     .venv/bin/python scripts/replay_versions.py --summary      # the tables, from the checkpoint
-    .venv/bin/python scripts/replay_versions.py --migrate      # re-key the identical trials
+    .venv/bin/python scripts/replay_versions.py --migrate [FOLDER ...]  # re-key identical trials, store the others
 
 Every replay is appended to results/exact-decisions/replays.jsonl as it finishes (an interrupted
 run loses only the trials in flight, and a rerun skips what is there); --summary writes
@@ -77,13 +77,16 @@ def _replay(folder_name: str, row: dict) -> dict:
 
     trial = Trial(**{**{f: row[f] for f in FIELDS}, "algorithm_version": row["now"]})
     got = run_trial(trial)
+    table_stored = row["bucket_table"] is not None  # rows of early runs hold no final table
     same_table = got["bucket_table"] == row["bucket_table"]
     diff = [c for c in STORED if not (got[c] == row[c] or (got[c] != got[c] and row[c] != row[c]))]
+    if table_stored and not same_table:
+        diff.append("bucket_table")
     return got, {"folder": folder_name, "key": row["key"], "new_key": trial.key, "forecaster": row["forecaster"],
             "adversary": row["adversary"], "forecaster_label": row["forecaster_label"],
             "adversary_label": row["adversary_label"], "T": row["T"], "seed_index": row["seed_index"],
             "old_version": row["algorithm_version"], "new_version": row["now"],
-            "identical": bool(same_table and not diff), "differs_in": diff,
+            "table_stored": table_stored, "identical": not diff, "differs_in": diff,
             "old": {c: row[c] for c in STORED}, "new": {c: got[c] for c in STORED},
             "seconds": got["seconds"]}
 
@@ -158,7 +161,7 @@ def _jsonable_eq(a: dict, b: dict) -> bool:
     return norm(a) == norm(b)
 
 
-def migrate() -> None:
+def migrate(folders: list[str]) -> None:
     from fastcdl.experiments import run_trial
     from fastcdl.experiments.runner import Trial
     from fastcdl.experiments.store import TrialStore
@@ -167,6 +170,8 @@ def migrate() -> None:
     for r in _records():
         by_folder[r["folder"]].append(r)
     for name, recs in sorted(by_folder.items()):
+        if folders and name not in folders:
+            continue
         path = ROOT / "results" / name / "trials.sqlite"
         same = [r for r in recs if r["identical"]]
         differ = [r for r in recs if not r["identical"]]
@@ -208,7 +213,7 @@ def main(argv=None) -> int:
         summary()
         return 0
     if args.migrate:
-        migrate()
+        migrate(args.folders)
         return 0
     folders = [ROOT / "results" / f for f in args.folders] if args.folders else sorted(
         p.parent for p in (ROOT / "results").glob("*/trials.sqlite"))
