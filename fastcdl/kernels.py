@@ -31,6 +31,7 @@ from fastcdl._kernels import step1 as _step1
 from fastcdl._kernels import stream as _stream
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
+from fastcdl._kernels.exact import rational_grid
 from fastcdl._kernels.minimax import minimax_2xk
 from fastcdl._kernels.rng import seed_states, uniform
 from fastcdl._kernels.sort import argsort_stable, gather, merge_distinct, pairwise_sum
@@ -57,7 +58,7 @@ __all__ = [
     "binned_view",
     # online building blocks
     "MsMwC", "msmwc_init", "msmwc_lam", "msmwc_logc", "msmwc_c", "msmwc_update", "msmwc_weights",
-    "step1", "step1_bracket", "step1_mix", "minimax_2xk",
+    "step1", "step1_bracket", "step1_mix", "minimax_2xk", "ExactBias", "exact_bias_new", "exact_bias_add",
     "Draw", "History", "Round", "Table", "game_new", "draw_new", "draw_slot", "view_of", "settle",
     "uniform", "seed_states", "forecaster_setup",
     "forecaster_cdl", "forecaster_kt", "forecaster_foster", "forecaster_frequency", "forecaster_truthful",
@@ -461,7 +462,9 @@ def game_new(q):
     qq = np.empty(q.shape[0])
     for i in range(q.shape[0]):
         qq[i] = q[i]
-    table = Table(qq, np.zeros(q.shape[0], dtype=np.int64), np.zeros(q.shape[0], dtype=np.int64))
+    num = np.zeros(q.shape[0], dtype=np.int64)
+    den = rational_grid(qq, num)
+    table = Table(qq, np.zeros(q.shape[0], dtype=np.int64), np.zeros(q.shape[0], dtype=np.int64), num, den)
     return table, draw_new(), History(0, 0, -1)
 
 
@@ -476,9 +479,28 @@ def step1(c, delta, out):
 @kernel
 def step1_bracket(v, out):
     """Step 1's cases that need no weights, from the signs of v (c, or G, which has c's
-    signs): (lo, True) after writing a point mass into ``out``, or (lo, False) with
+    signs; Algorithm 1 passes the exact signs, exact_bias_new(m).sign): (lo, True) after writing a point mass into ``out``, or (lo, False) with
     v_lo < 0 < v_{lo+1}: then call step1_mix with the two buckets' weights. O(log m)."""
     return _step1.step1_point_mass(v, out.points, out.probs, out.buckets)
+
+
+ExactBias = _step1.ExactBias
+
+
+@kernel
+def exact_bias_new(m):
+    """The exact signs of step 1's biases G_b for m buckets (an ExactBias: sign float64[m] of
+    -1, 0, +1, and the integers I, D with m G_b = I_b + (m D_b) delta). Step 1 decides on
+    ``sign``: pass it to step1_bracket. O(m)."""
+    return _step1.exact_bias(m)
+
+
+@kernel
+def exact_bias_add(eb, out, slot, y, m, delta):
+    """Add the round (the drawn ``slot`` of step 1's distribution ``out``, outcome y) to the
+    exact biases: G_b += ptilde - y without rounding (the raw points are a/m + e delta), and
+    sign_b updated. O(1)."""
+    _step1.add_drawn(eb, out, slot, y, m, delta)
 
 
 @kernel

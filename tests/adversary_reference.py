@@ -67,7 +67,8 @@ class Sweep:
 class Lookahead:
     """The y maximising the expected CDL_K after the round: CDL_K = 2 x the upper concave
     envelope at 1/2 of the points (j/K, f(j/K)), f the V-shaped decision-loss curve of the
-    stated table (recomputed from the whole table here, every time)."""
+    stated table (recomputed from the whole table here, every time), in exact rationals; a tie
+    (within the documented relative tolerance TIE_REL) tosses a fair coin."""
 
     def __init__(self, kinks=32):
         self.K = int(kinks)
@@ -108,10 +109,14 @@ class Lookahead:
             total += Fraction(p) * self.cdl_k(self.f_scaled(table_q, n2, s2))
         return total
 
+    # the documented tie rule: expectations within 16 units of roundoff (relative to the larger)
+    # are a tie, decided by a fair coin
+    TIE_REL = Fraction(16, 2**53)
+
     def respond(self, t, prev_y, entries, table_q, n, s, rng):
         up = self.value(1, entries, table_q, n, s)
         down = self.value(0, entries, table_q, n, s)
-        if up != down:
+        if abs(up - down) > self.TIE_REL * max(abs(up), abs(down)):
             return 1 if up > down else 0
         return 1 if rng.uniform() < 0.5 else 0
 

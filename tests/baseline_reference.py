@@ -319,15 +319,11 @@ class KT:
     """Algorithm 1's step 1 with a Krichevsky-Trofimov bettor per bucket.
 
     Buckets b = 0..m-1, I_0 = [0, 1/m], I_b = (b/m, (b+1)/m], stated (b+1)/m; raw points
-    0, 1, (b+1)/m and (b+1)/m + delta as the floats a forecaster can publish. G_b (the sum
-    of raw point minus outcome) is the exact sum of those floats; the wealth W_b is kept in
-    60-digit decimal; c_b = G_b / (n_b + 1) W_b, and P(lo) = c_hi / (c_hi - c_lo) is
-    rounded once to a float.
-
-    With the rational points (b+1)/m instead, G_b can be exactly 0 where the sum of the
-    floats is a residue of about 1e-16 (e.g. -1 + 7 (1/7)): step 1 then plays a point mass
-    where a float G mixes with a second point of probability ~1e-16. The kernel keeps G in
-    floats, so this reference follows the published points.
+    0, 1, (b+1)/m and (b+1)/m + delta: the rationals a/m plus delta (the float given, exactly).
+    G_b (the sum of raw point minus outcome) is their exact sum, so it is exactly 0 where a
+    float sum would leave a residue of about 1e-16 (e.g. -1 + 7 fl(1/7)), and step 1's
+    decisions (signs, G = 0) follow it. The wealth W_b is kept in 60-digit decimal; c_b =
+    G_b / (n_b + 1) W_b, and P(lo) = c_hi / (c_hi - c_lo) is rounded once to a float.
     """
 
     def __init__(self, T, m=None, m_scale=1.0, delta=None):
@@ -335,6 +331,7 @@ class KT:
         self.delta = min(1 / T, 1 / self.m) if delta is None else float(delta)
         self.stated = [Fraction(b + 1, self.m) for b in range(self.m)]
         self.G = [Fraction(0)] * self.m
+        self.exact = {}  # this round's published points -> the rationals they stand for
         with localcontext() as ctx:
             ctx.prec = 60
             self.W = [Decimal(1) / Decimal(self.m)] * self.m
@@ -352,21 +349,25 @@ class KT:
     def distribution(self, t, prev_y, ones, n, s):
         m, G = self.m, self.G
         if G[0] >= 0:
+            self.exact = {0.0: Fraction(0)}
             return [(0.0, 1.0, 0)]
         if G[m - 1] <= 0:
+            self.exact = {1.0: Fraction(1)}
             return [(1.0, 1.0, m - 1)]
         lo, hi = bisect(G)
         if G[hi] == 0:
+            self.exact = {(hi + 1) / m: Fraction(hi + 1, m)}
             return [((hi + 1) / m, 1.0, hi)]  # the right end of I_hi
         with localcontext() as ctx:
             ctx.prec = 60
             c_lo, c_hi = self.c(lo, n), self.c(hi, n)
             r = float(c_hi / (c_hi - c_lo))
         edge = (lo + 1) / m  # the right end of I_lo; edge + delta lies just inside I_hi
+        self.exact = {edge: Fraction(lo + 1, m), edge + self.delta: Fraction(lo + 1, m) + Fraction(self.delta)}
         return [(edge, r, lo), (edge + self.delta, 1.0 - r, hi)]
 
     def observe(self, point, b, y, n, s):
-        g = Fraction(point) - y
+        g = self.exact[point] - y
         with localcontext() as ctx:
             ctx.prec = 60
             beta = self._dec(self.G[b] / (n[b] + 1))

@@ -44,19 +44,28 @@ class Step1Reference:
     Buckets I_0 = [0, 1/m], I_b = (b/m, (b+1)/m], stated value (b+1)/m. If G_0 >= 0 say 0; if
     G_{m-1} <= 0 say 1; else bisect (midpoint floor((lo + hi) / 2), lo = 0, hi = m - 1) for
     G_lo < 0 <= G_hi, hi = lo + 1; if G_hi = 0 say (hi + 1)/m; else (lo + 1)/m with probability
-    r = c_hi / (c_hi - c_lo) and (lo + 1)/m + delta otherwise. Then G_b += ptilde - y.
+    r = c_hi / (c_hi - c_lo) and (lo + 1)/m + delta otherwise. Then G_b += ptilde - y, exactly:
+    the points are the rationals a/m plus delta (the float given), so G_b is exactly 0 where a
+    float sum would leave a residue of about 1e-16, and the decisions follow the exact G. The
+    weights come from weight(Gf_b, G_b) (Gf the float sum in rounds' order, as published; sign
+    takes the exact sign, uniform Gf's magnitude), with the exact signs: c_lo = -|weight|, c_hi =
+    |weight|.
     """
 
     def __init__(self, m, delta, weight):
         self.m, self.delta, self.weight = m, delta, weight
-        self.G = [0.0] * m
+        self.G = [Fraction(0)] * m
+        self.Gf = [0.0] * m
+        self.exact = {}  # this round's published points -> the rationals they stand for
 
     def distribution(self):
         """[(point, prob, bucket), ...] of this round."""
         G, m = self.G, self.m
         if G[0] >= 0:
+            self.exact = {0.0: Fraction(0)}
             return [(0.0, 1.0, 0)]
         if G[m - 1] <= 0:
+            self.exact = {1.0: Fraction(1)}
             return [(1.0, 1.0, m - 1)]
         lo, hi = 0, m - 1
         while hi - lo > 1:
@@ -66,24 +75,29 @@ class Step1Reference:
             else:
                 hi = mid
         if G[hi] == 0:
+            self.exact = {(hi + 1) / m: Fraction(hi + 1, m)}
             return [((hi + 1) / m, 1.0, hi)]
-        c_lo, c_hi = self.weight(G[lo]), self.weight(G[hi])
+        c_lo, c_hi = -abs(self.weight(self.Gf[lo], G[lo])), abs(self.weight(self.Gf[hi], G[hi]))
         r = c_hi / (c_hi - c_lo)
         edge = (lo + 1) / m
+        self.exact = {edge: Fraction(lo + 1, m), edge + self.delta: Fraction(lo + 1, m) + Fraction(self.delta)}
         return [(edge, r, lo), (edge + self.delta, 1.0 - r, hi)]
 
     def grid(self):
         return np.arange(1, self.m + 1) / self.m
 
     def update(self, point, bucket, y):
-        self.G[bucket] += point - y
+        self.G[bucket] += self.exact[point] - y
+        self.Gf[bucket] += point - y
 
 
-def sign_weight(g):
-    return math.copysign(1.0, g) if g != 0 else 0.0
+def sign_weight(g, exact):
+    """sign(G): from the exact G."""
+    return 1.0 if exact > 0 else (-1.0 if exact < 0 else 0.0)
 
 
-def uniform_weight(g):
+def uniform_weight(g, exact):
+    """G / (1 + |G|): its magnitude from the float sum g."""
     return g / (1.0 + abs(g))
 
 

@@ -79,14 +79,15 @@ def test_parameters(name):
             make_forecaster(name, horizon=100, **bad)
     with pytest.warns(ParameterWarning, match="m = 500"):
         make_forecaster(name, horizon=100, m=500)
-    assert make_forecaster(name, horizon=10).spec.version == 1
+    assert make_forecaster(name, horizon=10).spec.version == 2  # 2: step 1 on the exact signs of G
 
 
 def test_sign_mixes_half_and_half_and_uniform_by_bias():
     fs = make_forecaster("sign", horizon=1000, m=4)
     fu = make_forecaster("uniform", horizon=1000, m=4)
-    for f in (fs, fu):
+    for f in (fs, fu):  # a hand-made state: the float sums and their signs (step 1 decides on the signs)
         f.state.G[:] = (-3.0, -0.5, 2.0, 1.0)
+        f.state.eb.sign[:] = np.sign(f.state.G)
     d = fs.forecast()
     assert d.probs == (0.5, 0.5) and d.buckets == (1, 2) and d.points == (0.5, 0.5 + 0.001)
     d = fu.forecast()
@@ -115,6 +116,7 @@ def _lp_value(c, m, delta):
 
 def _set_state(f, G, Q):
     f.state.G[:] = G
+    f.state.eb.sign[:] = np.sign(G)  # step 1 decides on the exact signs
     f.state.Q[:] = Q
 
 

@@ -1,11 +1,11 @@
 """Coverage of the rate experiments' intervals on synthetic power laws (docs/experiments.md).
 
-The synthetic runs are calibrated on the committed stores (results/paper, paper-wide,
-msweep): at each T the per-seed values spread with a coefficient of variation of 0.05 to
-0.5 (up to 0.85 at a few T), right-skewed, and 10% to 60% of the log-scale variance
-above the window's trend is a seed effect shared by every T of a seed. Here: mean
+The synthetic runs are set near the committed stores (results/paper, paper-wide, msweep;
+docs/experiments.md measures them): at each T the per-seed values spread with a coefficient of
+variation of 0.025 to 0.60 in 90% of the cells (up to 1.05), mostly right-skewed. Here: mean
 a T^b exactly, multiplicative lognormal noise exp(u_s + e_Ts) normalised to mean 1, CV
-0.4 (0.2 to 0.6 across T in the second model), half of the log variance in u_s.
+0.4 (0.2 to 0.6 across T in the second model), half of the log variance in a seed effect u_s
+shared by every T of a seed, more than the stores show (docs/experiments.md).
 """
 
 import numpy as np

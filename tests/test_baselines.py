@@ -13,10 +13,9 @@ implementation:
   1e-12, all else exactly), outcomes and draws exactly; the only accepted differences are
   explained ones, counted and bounded (see :func:`lockstep`);
 - each adversary's kernel, through make_adversary(...).respond, on fixed forecast sequences;
-- the known disagreements between a kernel and its definition as strict xfails: greedy and
-  contrarian compare float sums, so at an expected stated prediction of exactly 1/2 (e.g.
-  1/5 w.p. 1/4, 3/5 w.p. 3/4) greedy skips its coin and contrarian says 1; against foster
-  (m = 15) such exact ties come up several times per run.
+- exact ties: at an expected stated prediction of exactly 1/2 (e.g. 1/5 w.p. 1/4, 3/5 w.p.
+  3/4, whose float mean is 0.49999999999999994) greedy tosses its coin and contrarian says 0,
+  as their definitions do; against foster (m = 15) such ties come up several times per run.
 """
 
 from fractions import Fraction
@@ -91,9 +90,8 @@ def test_run_equals_reference(forecaster, adversary, aparams, seed):
     assert len(set(rp)) > 1 or (forecaster, adversary) == ("truthful", "bernoulli")
 
 
-@pytest.mark.xfail(strict=True, reason="greedy decides some exact ties in float instead of by a coin "
-                   "(see test_greedy_tie_at_one_half_is_a_coin)")
 def test_foster_greedy_run_equals_reference():
+    """Round by round, with the exact ties that foster's m = 15 grid brings (greedy's coin)."""
     res, tp, ty = trace("foster", "greedy", horizon=T, seed=0)
     rp, ry = R.play(R.Foster(T), R.Greedy(), T, 0)
     assert _first_difference(tp, ty, rp, ry) is None
@@ -299,16 +297,12 @@ def _first_round(adversary):
     return (y, _words(a._rng)), (ry, arng.s)
 
 
-@pytest.mark.xfail(strict=True, reason="the kernel compares float sums: 0.25 * |0.2 - 1| + 0.75 * |0.6 - 1| = 0.5 "
-                   "> 0.25 * 0.2 + 0.75 * 0.6 = 0.49999999999999994, so it says y = 1 without a coin")
 def test_greedy_tie_at_one_half_is_a_coin():
     """Expected increases 1 - mean and mean are equal at mean 1/2: the definition tosses a coin."""
     kernel, reference = _first_round("greedy")
     assert kernel == reference
 
 
-@pytest.mark.xfail(strict=True, reason="the kernel's float mean 0.25 * 0.2 + 0.75 * 0.6 rounds to "
-                   "0.49999999999999994 < 0.5, so it says y = 1")
 def test_contrarian_at_exactly_one_half_says_0():
     """The expected stated prediction is exactly 1/2, not below it: y = 0."""
     kernel, reference = _first_round("contrarian")

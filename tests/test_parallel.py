@@ -51,6 +51,7 @@ def test_table_does_not_depend_on_n_jobs(big, bins):
     assert fc.cdl(y, p, bins=bins, n_jobs=1) == fc.cdl(y, p, bins=bins, n_jobs=2)
 
 
+@two_threads
 def test_thread_count_is_restored_after_an_error(big):
     y, p, _ = big
     before = numba.get_num_threads()

@@ -7,16 +7,33 @@ of the window, summary.csv), "<METRIC> at 2^k" (the mean of rates.csv at T = 2^k
 "<METRIC> <form>" (the fitted constant c [c_lo, c_hi] of forms.csv) and "<METRIC> <form>
 residual slope". Each printed number must equal the file's value rounded to the digits
 printed.
+
+Prose numbers taken from results files are checked too: the machine and load of each source
+in the README's Speed section (results/benchmarks/*.md), the cost of the exact k-class CDL in
+docs/metrics.md and the README (results/benchmarks/multiclass.md), the counts of fresh-seed
+means below, above and equal to the search scores in results/worstcase/README.md and
+docs/worst-case.md (worst.csv, candidates.csv), the acrs-against-contrarian table of
+results/worstcase/README.md (trials.sqlite) and the bucket count of c = 8 in
+results/msweep/README.md (preset.toml). Each checker returns the problems it finds, and
+test_checkers_fail_on_wrong_numbers shows that each reports a wrong number.
 """
 
 import csv
+import io
 import math
 import re
+import sqlite3
+import tomllib
+import zlib
+from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+BENCH = RESULTS / "benchmarks"
 FOLDERS = ("paper", "paper-wide", "msweep")
 METRICS = {"CDL": "cdl", "ECE": "ece", "VCDL": "vcdl", "K2": "k2", "UCal": "ucal"}
 NUMBER = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
@@ -56,8 +73,8 @@ def _clean(cell):
     return cell.replace("`", "").replace("*", "").strip()
 
 
-@pytest.mark.parametrize("folder", FOLDERS)
-def test_readme_tables_match_the_data(folder):
+def _table_problems(folder, text):
+    """(numbers checked, [wrong ones]) of the tables of text (a README of folder) against its files."""
     d = RESULTS / folder
     slopes = {(r["forecaster"], r["adversary"], r["metric"]): r for r in _read(d / "summary.csv")}
     forms = {}
@@ -74,7 +91,7 @@ def test_readme_tables_match_the_data(folder):
             if not _close(num, float(record[field])):
                 wrong.append((key, name, num, field, record[field]))
 
-    for header, rows in _tables((d / "README.md").read_text()):
+    for header, rows in _tables(text):
         for row in rows:
             key = (_clean(row[0]), _clean(row[1]))
             for name, cell in zip(header, row):
@@ -96,6 +113,12 @@ def test_readme_tables_match_the_data(folder):
                         num = re.findall(NUMBER, cell.replace("·10^", "e").replace("×10^", "e"))[0]
                         if not _close(num, rates[k]):
                             wrong.append((key, name, num, "mean", rates[k]))
+    return checked, wrong
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_readme_tables_match_the_data(folder):
+    checked, wrong = _table_problems(folder, (RESULTS / folder / "README.md").read_text())
     assert checked >= 20, f"only {checked} numbers found in {folder}/README.md tables"
     assert not wrong, wrong
 
@@ -104,3 +127,304 @@ def test_close():
     assert _close("-0.469", -0.46896) and not _close("-0.469", -0.4696)
     assert _close("2.2e-3", 0.00224) and not _close("2.2e-3", 0.00226)
     assert _close("1.0", 0.999) and math.isfinite(float("1e-3"))
+
+
+# Prose numbers against the files they come from. Each checker takes the text to check (so a test
+# can hand it a wrong number) and returns (how many claims it checked, [the problems]).
+
+
+def _flat(text):
+    """text with every run of white space (line breaks included) made one space."""
+    return " ".join(text.split())
+
+
+def _int(printed):
+    return int(printed.replace(",", ""))
+
+
+def _section(text, title):
+    """The lines of a markdown section, from its '## title' line to the next '## ' heading."""
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end >= 0 else None]
+
+
+def _speed_machine_problems(readme):
+    """The README Speed section's list of sources: each '- rows (`results/benchmarks/X.md`): ...'
+    names the CPU (Intel Xeon or AMD EPYC) that X.md names, or says that X.md records none; says
+    'shared with other work' only where X.md says the machine was shared; and quotes only load
+    averages that X.md prints on a line about the load."""
+    speed = _section(readme, "Speed")
+    items = re.findall(r"^- .*?\(`(results/benchmarks/[\w.]+)`\): (.*?)(?=^- |^\s*$)", speed, flags=re.M | re.S)
+    problems = []
+    for path, claim in items:
+        claim, source = _flat(claim), (ROOT / path).read_text()
+        for name, word in (("Intel Xeon", "Xeon"), ("AMD EPYC", "EPYC")):
+            if name in claim and word not in source:
+                problems.append((path, f"says {name}; the file does not"))
+        if "CPU model is not recorded" in claim and re.search(r"Xeon|EPYC|Intel|AMD", source):
+            problems.append((path, "says the CPU is not recorded; the file names one"))
+        if "CPU model is not recorded" not in claim and not re.search(r"Intel Xeon|AMD EPYC", claim):
+            problems.append((path, "names no CPU and does not say that none is recorded"))
+        if "shared" in claim and "shared" not in source:
+            problems.append((path, "says shared; the file does not"))
+        printed = {num for line in source.splitlines() if "load" in line.lower()
+                   for num in re.findall(r"\d+\.\d+", line)}
+        loads = claim.split("load average", 1)[1] if "load average" in claim else ""
+        for num in re.findall(r"\d+\.\d+", loads):
+            if num not in printed:
+                problems.append((path, f"load average {num} is not on a line of the file about load"))
+    return len(items), problems
+
+
+def test_speed_section_states_each_sources_machine():
+    checked, problems = _speed_machine_problems((ROOT / "README.md").read_text())
+    assert checked >= 5, f"only {checked} sources listed in the README's Speed section"
+    assert not problems, problems
+
+
+def _multiclass_row(bench, rows, k):
+    header, body = next((h, b) for h, b in _tables(bench) if "distinct rows m" in h)
+    col = {name: i for i, name in enumerate(header)}
+    hit = [r for r in body if r[col["distinct rows m"]] == rows and r[col["k"]] == k]
+    if len(hit) != 1:
+        return None
+    return float(hit[0][col["new (s)"]]), hit[0][col["old (s)"]]
+
+
+def _multiclass_cost_problems(doc, readme, bench):
+    """The cost of the exact k-class CDL, in docs/metrics.md ('Cost: M distinct rows with k = K in S s
+    ..., where the first formulation had not finished after L s') and in the README's Speed row
+    ('exact CDL over k = K outcomes, M distinct rows | S s | ... (stopped at L s)'), against the row
+    of results/benchmarks/multiclass.md with m = M and k = K: S its 'new (s)' to the digits printed,
+    its 'old (s)' '> L (stopped)'."""
+    claims = []
+    m = re.search(r"Cost: (\d+) distinct rows with k = (\d+) in (" + NUMBER + r") s\b.*?had not finished "
+                  r"after (\d+) s", _flat(doc))
+    claims.append(("docs/metrics.md", m))
+    m = re.search(r"exact CDL over k = (\d+) outcomes, (\d+) distinct rows \| (" + NUMBER + r") s \|"
+                  r"[^\n]*?stopped at (\d+) s", readme)
+    claims.append(("README.md", m and (m.group(2), m.group(1), m.group(3), m.group(4))))
+    problems = []
+    for where, found in claims:
+        if not found:
+            problems.append((where, "no sentence on the k-class CDL's cost found"))
+            continue
+        rows, k, secs, limit = found.groups() if hasattr(found, "groups") else found
+        row = _multiclass_row(bench, rows, k)
+        if row is None:
+            problems.append((where, f"multiclass.md has no row with {rows} distinct rows and k = {k}"))
+            continue
+        new, old = row
+        if not _close(secs, new):
+            problems.append((where, f"{secs} s; multiclass.md has {new} s"))
+        if old != f"> {limit} (stopped)":
+            problems.append((where, f"first formulation stopped at {limit} s; multiclass.md has {old!r}"))
+    return len(claims), problems
+
+
+def test_multiclass_cost_matches_the_benchmark():
+    checked, problems = _multiclass_cost_problems((ROOT / "docs" / "metrics.md").read_text(),
+                                                  (ROOT / "README.md").read_text(),
+                                                  (BENCH / "multiclass.md").read_text())
+    assert checked == 2 and not problems, problems
+
+
+def _fresh_against_search():
+    """({forecaster: [below, above, equal]}, [below, above, equal] unrounded) of the worst-case
+    winners' fresh-seed CDL means against their search scores (the largest search score of the
+    forecaster and T in candidates.csv, as readme_tables prints it), compared to the 4 significant
+    digits the README's table prints."""
+    worst = [r for r in _read(RESULTS / "worstcase" / "worst.csv") if r["metric"] == "cdl"]
+    cands = _read(RESULTS / "worstcase" / "candidates.csv")
+    rounded, exact = {}, [0, 0, 0]
+    for w in worst:
+        fresh = float(w["mean"])
+        score = max(float(c["search_mean_cdl"]) for c in cands
+                    if c["forecaster"] == w["forecaster"] and c["T"] == w["T"])
+        exact[0 if fresh < score else 1 if fresh > score else 2] += 1
+        a, b = float(f"{fresh:.4g}"), float(f"{score:.4g}")
+        rounded.setdefault(w["forecaster"], [0, 0, 0])[0 if a < b else 1 if a > b else 2] += 1
+    return rounded, exact
+
+
+def _selection_problems(readme, doc, counts):
+    """results/worstcase/README.md ("`f` below / above / equal" per forecaster, "all N rows b / a / e
+    (unrounded b / a / e)") and docs/worst-case.md ("for `cdl` and `foster` at b of n horizons
+    each", "over all N winners, to four digits, b fresh-seed means are below their search scores,
+    a above and e equal", "those of `sign` and `uniform` are mostly above or equal") against the
+    counts of _fresh_against_search."""
+    rounded, exact = counts
+    total = [sum(c[i] for c in rounded.values()) for i in range(3)]
+    problems, checked = [], 0
+    limits = _flat(readme[readme.index("**Limits.**"):readme.index("## Tables")])
+    for f, *nums in re.findall(r"`(\w+)` (\d+) / (\d+) / (\d+)", limits):
+        checked += 1
+        if [int(x) for x in nums] != rounded.get(f):
+            problems.append(("worstcase/README.md", f, nums, rounded.get(f)))
+    if checked != len(rounded):
+        problems.append(("worstcase/README.md", f"{checked} forecasters counted, worst.csv has {len(rounded)}"))
+    m = re.search(r"all (\d+) rows (\d+) / (\d+) / (\d+) \(unrounded (\d+) / (\d+) / (\d+)\)", limits)
+    checked += 1
+    if not m or [int(x) for x in m.groups()] != [sum(total), *total, *exact]:
+        problems.append(("worstcase/README.md", "totals", m and m.groups(), [sum(total), *total, *exact]))
+    doc = _flat(doc)
+    m = re.search(r"for `cdl` and `foster` at (\d+) of (\d+) horizons each", doc)
+    checked += 1
+    if not m or any([int(m.group(1)), int(m.group(2))] != [rounded[f][0], sum(rounded[f])] for f in ("cdl", "foster")):
+        problems.append(("docs/worst-case.md", "cdl and foster", m and m.groups(), rounded["cdl"], rounded["foster"]))
+    m = re.search(r"over all (\d+) winners, to four digits, (\d+) fresh-seed means are below their search "
+                  r"scores, (\d+) above and (\d+) equal", doc)
+    checked += 1
+    if not m or [int(x) for x in m.groups()] != [sum(total), *total]:
+        problems.append(("docs/worst-case.md", "totals", m and m.groups(), [sum(total), *total]))
+    if "those of `sign` and `uniform` are mostly above or equal" in doc:
+        checked += 1
+        for f in ("sign", "uniform"):
+            if rounded[f][1] + rounded[f][2] <= rounded[f][0]:
+                problems.append(("docs/worst-case.md", f"{f} is not mostly above or equal", rounded[f]))
+    return checked, problems
+
+
+def test_fresh_seed_means_against_search_scores():
+    checked, problems = _selection_problems((RESULTS / "worstcase" / "README.md").read_text(),
+                                            (ROOT / "docs" / "worst-case.md").read_text(),
+                                            _fresh_against_search())
+    assert checked >= 10 and not problems, problems
+
+
+def _acrs_tables(T):
+    """The stored bucket tables (q, n, s) of acrs against contrarian at T, one per trial."""
+    with sqlite3.connect(f"file:{RESULTS / 'worstcase' / 'trials.sqlite'}?mode=ro", uri=True) as con:
+        blobs = con.execute("SELECT bucket_table FROM trials WHERE forecaster = 'acrs' AND adversary = "
+                            "'contrarian' AND T = ?", (T,)).fetchall()
+    out = []
+    for (blob,) in blobs:
+        with np.load(io.BytesIO(zlib.decompress(blob))) as z:
+            out.append((z["q"], z["n"], z["s"]))
+    return out
+
+
+def _acrs_problems(readme, tables):
+    """The acrs-against-contrarian paragraph of results/worstcase/README.md ("the stored table at
+    2^k: a/d in N rounds, all y = 1; 1/2 in N' rounds, all y = 0; the other r rounds one at each of
+    0, 1/d, ..., (a-1)/d, all y = 1", moving all to 1/2 "by 1/d in the N rounds at a/d, ...: x/T per
+    round on average, against an outcome frequency of S/T") against the stored tables (all alike)."""
+    text = _flat(readme)
+    m = re.search(r"stored table at 2\^(\d+): (\d+)/(\d+) in ([\d,]+) rounds, all y = 1; 1/2 in ([\d,]+) "
+                  r"rounds, all y = 0; the other (\d+) rounds one at each of 0, 1/(\d+), \.\.\., (\d+)/(\d+), "
+                  r"all y = 1\)", text)
+    m2 = re.search(r"\(by 1/(\d+) in the ([\d,]+) rounds at (\d+)/(\d+), by (\d+)/(\d+) to (\d+)/(\d+) in the "
+                   r"(\d+) others: (\d+)/([\d,]+) < 0\.01 per round on average, against an outcome frequency "
+                   r"of ([\d,]+)/([\d,]+)\)", text)
+    if not (m and m2 and tables):
+        return 0, [("worstcase/README.md", "acrs paragraph or stored tables not found")]
+    q0, n0, s0 = tables[0]
+    problems = []
+    if any(not (np.array_equal(q, q0) and np.array_equal(n, n0) and np.array_equal(s, s0)) for q, n, s in tables):
+        problems.append("the stored tables differ between trials")
+    q = [Fraction(float(v)) for v in q0]
+    n, s = [int(v) for v in n0], [int(v) for v in s0]
+    T, half = sum(n), Fraction(1, 2)
+    k, a, d, n_low, n_half, r, d1, last, d2 = m.groups()
+    low = Fraction(int(a), int(d))
+    rows = dict(zip(q, zip(n, s)))
+    claims = [
+        (2 ** int(k), T, "T"),
+        (_int(n_low), rows.get(low, (0, 0))[0], f"rounds at {low}"),
+        (_int(n_low), rows.get(low, (0, 0))[1], f"y = 1 at {low}"),
+        (_int(n_half), rows.get(half, (0, 0))[0], "rounds at 1/2"),
+        (0, rows.get(half, (0, 0))[1], "y = 1 at 1/2"),
+        (int(r), T - _int(n_low) - _int(n_half), "other rounds"),
+        ([Fraction(j, int(d1)) for j in range(int(last) + 1)], sorted(v for v in q if v not in (low, half)),
+         "the other rounds' predictions"),
+        (Fraction(int(last), int(d2)), max(v for v in q if v < low), "the highest of the other predictions"),
+        ([(1, 1)] * int(r), [rows[v] for v in sorted(rows) if v not in (low, half)], "one round each, y = 1"),
+    ]
+    step, n_step, a2, d3, by_lo, dl, by_hi, dh, others, moved, T2, ones, T3 = m2.groups()
+    claims += [
+        (Fraction(1, int(step)), half - low, "the move of the rounds at a/d"),
+        ((_int(n_step), Fraction(int(a2), int(d3))), (_int(n_low), low), "the rounds moved by 1/d"),
+        (int(others), int(r), "the others"),
+        ((Fraction(int(by_lo), int(dl)), Fraction(int(by_hi), int(dh))),
+         (min(half - v for v in q if v < low), max(half - v for v in q if v < low)), "the others' moves"),
+        (Fraction(int(moved), _int(T2)), sum(nn * abs(half - v) for v, nn in zip(q, n)) / T, "mean move to 1/2"),
+        ((_int(ones), _int(T3)), (sum(s), T), "outcome frequency"),
+    ]
+    problems += [(what, said, stored) for said, stored, what in claims if said != stored]
+    return len(claims), problems
+
+
+def test_acrs_against_contrarian_matches_the_stored_table():
+    readme = (RESULTS / "worstcase" / "README.md").read_text()
+    k = re.search(r"stored table at 2\^(\d+): \d+/\d+ in", _flat(readme))
+    checked, problems = _acrs_problems(readme, _acrs_tables(2 ** int(k.group(1))))
+    assert checked >= 10 and not problems, problems
+
+
+def _msweep_buckets_problems(readme, preset):
+    """'c = C is higher by ... with N buckets at 2^K' in results/msweep/README.md: N must be the grid
+    size m = max(2, ceil(m_scale sqrt(T) / ln T)) of the forecaster labelled 'cdl c=C' in the
+    preset, at T = 2^K (fastcdl.online.plugins.default_cdl_m, docs/algorithm1.md)."""
+    from fastcdl.online.plugins import default_cdl_m
+
+    found = re.findall(r"c = (\d+) is higher by [^;]*; with (\d+) buckets at 2\^(\d+)", _flat(readme))
+    scales = {f.get("label"): f.get("params", {}).get("m_scale") for f in tomllib.loads(preset)["forecasters"]}
+    problems = []
+    for c, n, k in found:
+        m = default_cdl_m(2 ** int(k), scales[f"cdl c={c}"])
+        if int(n) != m:
+            problems.append((f"c = {c} at 2^{k}", int(n), m))
+    return len(found), problems
+
+
+def test_msweep_bucket_count_is_the_grid_size():
+    checked, problems = _msweep_buckets_problems((RESULTS / "msweep" / "README.md").read_text(),
+                                                 (RESULTS / "msweep" / "preset.toml").read_text())
+    assert checked == 1 and not problems, problems
+
+
+def test_checkers_fail_on_wrong_numbers():
+    """Each checker above reports a number that its file does not support (written here on purpose)."""
+    readme = (ROOT / "README.md").read_text()
+    for old, new in (("15 min) 0.81, 1.11", "15 min) 0.18, 1.11"),
+                     ("(`results/benchmarks/io.md`): x86_64, 2 cores, shared with other work",
+                      "(`results/benchmarks/io.md`): Intel Xeon, 2 cores, otherwise idle")):
+        assert old in readme and _speed_machine_problems(readme.replace(old, new))[1], new
+
+    bench = (BENCH / "multiclass.md").read_text()
+    doc = "Cost: {} distinct rows with k = 10 in {} s, where the first formulation had not finished after {} s."
+    for rows, secs, limit in ((400, 25, 1200), (390, 25, 1200), (390, 19, 3600)):
+        assert _multiclass_cost_problems(doc.format(rows, secs, limit), readme, bench)[1], (rows, secs, limit)
+    assert not _multiclass_cost_problems(doc.format(390, 19, 1200), readme, bench)[1]
+    assert "390 distinct rows | 19 s |" in readme
+    wrong_row = readme.replace("390 distinct rows | 19 s |", "390 distinct rows | 29 s |")
+    assert _multiclass_cost_problems(doc.format(390, 19, 1200), wrong_row, bench)[1]
+
+    worst_readme = _flat((RESULTS / "worstcase" / "README.md").read_text())
+    worst_doc = _flat((ROOT / "docs" / "worst-case.md").read_text())
+    counts = _fresh_against_search()
+    assert not _selection_problems(worst_readme, worst_doc, counts)[1]
+    for old, new in (("`sign` 2 / 3 / 1", "`sign` 3 / 2 / 1"), ("all 38 rows 15 / 14 / 9", "all 38 rows 20 / 10 / 8"),
+                     ("(unrounded 17 / 14 / 7)", "(unrounded 15 / 14 / 9)")):
+        assert old in worst_readme and _selection_problems(worst_readme.replace(old, new), worst_doc, counts)[1], new
+    for old, new in (("15 fresh-seed means are below", "25 fresh-seed means are below"),
+                     ("at 5 of 7 horizons each", "at 6 of 7 horizons each")):
+        assert old in worst_doc and _selection_problems(worst_readme, worst_doc.replace(old, new), counts)[1], new
+    sign_mostly_below = ({**counts[0], "sign": [4, 1, 1]}, counts[1])
+    assert any("mostly" in str(p) for p in _selection_problems(worst_readme, worst_doc, sign_mostly_below)[1])
+
+    tables = _acrs_tables(4096)
+    for old, new in (("2,064/4,096", "2,033/4,065"), ("the other 31 rounds", "the other 30 rounds"),
+                     ("40/4,096", "31/4,096"), ("by 1/64 in the 2,033", "by 1/32 in the 2,033")):
+        assert old in worst_readme and _acrs_problems(worst_readme.replace(old, new), tables)[1], new
+
+    msweep = (RESULTS / "msweep" / "README.md").read_text()
+    preset = (RESULTS / "msweep" / "preset.toml").read_text()
+    assert "with 591 buckets" in msweep
+    assert _msweep_buckets_problems(msweep.replace("with 591 buckets", "with 592 buckets"), preset)[1]
+
+    paper = (RESULTS / "paper" / "README.md").read_text()
+    row = "| cdl | drift | **-0.615 [-0.629, -0.600]** |"
+    assert row in paper
+    assert _table_problems("paper", paper.replace(row, "| cdl | drift | **-0.605 [-0.629, -0.600]** |"))[1]

@@ -76,6 +76,7 @@ def test_the_halves_sorted_side_by_side_give_the_same_keys(kind, monkeypatch):
     # from _PAIRED_SORT_FROM rounds the keys are split at a sampled median and the halves
     # sorted side by side: the same sorted keys, and a spare that is another buffer
     T = metrics._PAIRED_SORT_FROM + 999
+    monkeypatch.setattr(metrics.numba.config, "NUMBA_NUM_THREADS", max(2, metrics.numba.config.NUMBA_NUM_THREADS))
     rng = np.random.default_rng(len(kind))
     p = {"uniform": rng.random(T), "sorted": np.sort(rng.random(T)), "grid": rng.integers(0, 5, T) / 4,
          "one value": np.full(T, 0.3), "zeros and ones": rng.choice([0.0, -0.0, 1.0], T),
@@ -92,6 +93,9 @@ def test_halves_that_end_in_different_buffers(monkeypatch):
     # below the median only p = 1/4 (the keys differ in one digit: one pass, the result in the
     # spare buffer); above it 1/2 and 3/4 (two digits: two passes, back in the first buffer)
     T = 2 * metrics._PAIRED_SORT_FROM
+    # the paired path runs its second half on a Python helper thread; numba's thread count only
+    # decides whether it is taken, so take it on a machine with one (NUMBA_NUM_THREADS=1) too
+    monkeypatch.setattr(metrics.numba.config, "NUMBA_NUM_THREADS", max(2, metrics.numba.config.NUMBA_NUM_THREADS))
     rng = np.random.default_rng(3)
     p = rng.choice([0.25, 0.25, 0.5, 0.75, 0.5, 0.75, 0.5, 0.75, 0.25, 0.25], T)
     y = (rng.random(T) < 0.5).astype(np.uint8)

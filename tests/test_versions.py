@@ -5,6 +5,8 @@ the version of what changed is bumped in fastcdl/online/versions.py (after which
 replayed rows are simply not the ones planned, and the committed folders say so here).
 """
 
+import gzip
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -18,7 +20,7 @@ from fastcdl.trial_metrics import METRICS
 from conftest import SAME_LIBM_AS_THE_STORES
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
-FOLDERS = ("paper", "paper-wide", "msweep")
+FOLDERS = ("paper", "paper-wide", "msweep", "ece-lower-bound")
 STORED = ("cdl", "vcdl", "ece", "k2", "ucal", "kink1", "kink2", "n_buckets")
 REPLAY_T = (4096, 65536)
 
@@ -31,16 +33,33 @@ def _copy(folder, tmp_path):
 
 
 def _superseded(trial_or_row):
-    """The version string a stored trial carries if its forecaster's version was superseded
-    (versions.SUPERSEDED) since it ran: the current string with the old forecaster version;
-    None if the forecaster was not bumped. The committed folders' cdl trials are cdl/1."""
+    """The version strings a stored trial may carry if its forecaster's or adversary's version
+    was superseded (versions.SUPERSEDED) since it ran: the current string with any earlier
+    version of either; None if neither was bumped."""
     f = trial_or_row["forecaster"] if isinstance(trial_or_row, dict) else trial_or_row.forecaster
     a = trial_or_row["adversary"] if isinstance(trial_or_row, dict) else trial_or_row.adversary
-    if f not in versions.SUPERSEDED:
+    if f not in versions.SUPERSEDED and a not in versions.SUPERSEDED:
         return None
     now = versions.algorithm_version(f, a)
-    cur = f"forecaster={f}/{registry.forecaster(f).version} "
-    return {now.replace(cur, f"forecaster={f}/{v} ") for v in versions.SUPERSEDED[f]}
+    fv = [registry.forecaster(f).version, *versions.SUPERSEDED.get(f, ())]
+    av = [registry.adversary(a).version, *versions.SUPERSEDED.get(a, ())]
+    cur_f = f"forecaster={f}/{registry.forecaster(f).version} "
+    cur_a = f"adversary={a}/{registry.adversary(a).version} "
+    return {now.replace(cur_f, f"forecaster={f}/{x} ").replace(cur_a, f"adversary={a}/{z} ")
+            for x in fv for z in av} - {now}
+
+
+def _recorded_replays(folder):
+    """scripts/replay_versions.py's record of the folder's superseded trials replayed under the
+    current code: key -> the record."""
+    out = {}
+    with gzip.open(RESULTS / "exact-decisions" / "replays.jsonl.gz", "rt") as fh:
+        lines = fh.read().splitlines()
+    for line in lines:
+        r = json.loads(line)
+        if r["folder"] == folder:
+            out[r["key"]] = r
+    return out
 
 
 def test_every_component_has_a_declared_version():
@@ -53,23 +72,41 @@ def test_every_component_has_a_declared_version():
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_committed_folder_resumes_with_zero_trials_to_run(folder, tmp_path):
+    """Every planned trial is stored under the current versions, so resuming runs nothing; the
+    other rows are the same trials under superseded versions (kept when a bump's replay
+    recomputed them: scripts/replay_versions.py --migrate), one per planned trial at most."""
     preset = load_preset(str(RESULTS / folder / "preset.toml"))
     with TrialStore(_copy(folder, tmp_path) / "trials.sqlite") as store:
         done = store.done_keys()
         rows = store.rows()
     planned = plan(preset)
-    assert len(planned) == len(rows)
-    # every planned trial is stored, under the current versions or, for a forecaster bumped
-    # since (cdl 1 -> 2), as the same trial under its superseded version (kept, not re-keyed)
-    stored = {(r["forecaster_label"], r["adversary_label"], r["T"], r["seed_index"]): r for r in rows}
-    for t in planned:
-        if t.key in done:
-            continue
-        r = stored[(t.forecaster_label, t.adversary_label, t.T, t.seed_index)]
-        old = _superseded(t)
-        assert old is not None and r["algorithm_version"] in old, (t, r["algorithm_version"])
+    assert {t.key for t in planned} <= done
+    by_trial = {(t.forecaster_label, t.adversary_label, t.T, t.seed_index): t for t in planned}
+    extra = [r for r in rows if r["key"] not in {t.key for t in planned}]
+    assert len(rows) == len(planned) + len(extra)
+    seen = set()
+    for r in extra:
+        ident = (r["forecaster_label"], r["adversary_label"], r["T"], r["seed_index"])
+        t = by_trial[ident]
+        assert r["algorithm_version"] in (_superseded(t) or ()), (ident, r["algorithm_version"])
         assert Trial(**{**{n: r[n] for n in Trial.__dataclass_fields__},
                         "algorithm_version": t.algorithm_version}).key == t.key
+        assert ident not in seen
+        seen.add(ident)
+
+
+def test_worstcase_rows_are_current_or_named_by_a_bump(tmp_path):
+    """results/worstcase (a search, recomputed with its next run) holds trials under the current
+    versions or under versions a bump superseded; so resuming it reruns only what the bumps name."""
+    with TrialStore(_copy("worstcase", tmp_path) / "trials.sqlite") as store:
+        rows = store.rows()
+    stale = 0
+    for r in rows:
+        now = versions.algorithm_version(r["forecaster"], r["adversary"])
+        if r["algorithm_version"] != now:
+            assert r["algorithm_version"] in (_superseded(r) or ()), r["algorithm_version"]
+            stale += 1
+    assert stale > 0  # the search is to be rerun: results/worstcase/README.md says so
 
 
 def _replay_rows(folder, tmp_path):
@@ -86,21 +123,35 @@ def _replay_rows(folder, tmp_path):
                     "x86-64 (conftest.SAME_LIBM_AS_THE_STORES); another libm can differ in the last bit")
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_committed_trials_replay_bit_for_bit(folder, tmp_path):
+    """A trial stored under the current versions replays to its stored numbers; one stored under
+    a superseded version replays to the numbers recorded when the bump was measured
+    (results/exact-decisions/replays.jsonl), which equal the stored ones where the record says
+    the trial is identical. Either way an unbumped change of behaviour fails here."""
     rows = _replay_rows(folder, tmp_path)
     assert rows
+    recorded = _recorded_replays(folder)
     for r in rows:
         trial = Trial(**{name: r[name] for name in Trial.__dataclass_fields__})
         assert trial.key == r["key"]
         now = versions.algorithm_version(trial.forecaster, trial.adversary)
+        want = _jsonable({c: r[c] for c in STORED})
         if trial.algorithm_version != now:
-            # a superseded version (cdl/1): these trials replay bit for bit under the current
-            # code too (cdl 2 changed only the rounding of r; of all 4048 stored cdl trials up
-            # to T = 2^20, 4043 do: results/benchmarks/oracle.md); replayed under the current one
             assert trial.algorithm_version in (_superseded(trial) or ()), trial.algorithm_version
+            rec = recorded[r["key"]]
+            assert rec["new_version"] == now and _jsonable(rec["old"]) == want
+            # identical: every stored number and (where the row holds one) the final table
+            assert rec["identical"] == (not rec["differs_in"])
+            assert (_jsonable(rec["new"]) == want) == (not set(rec["differs_in"]) - {"bucket_table"})
+            want = _jsonable(rec["new"])
             trial = Trial(**{**{n: r[n] for n in Trial.__dataclass_fields__}, "algorithm_version": now})
         got = run_trial(trial)
-        for c in STORED:
-            assert got[c] == r[c], (folder, r["forecaster_label"], r["adversary_label"], r["T"], c, got[c], r[c])
+        assert _jsonable({c: got[c] for c in STORED}) == want, (folder, r["forecaster_label"], r["adversary_label"],
+                                                               r["T"])
+
+
+def _jsonable(d):
+    """The numbers as the JSON record holds them, NaN as a string (so that equal means equal)."""
+    return {k: ("nan" if isinstance(v, float) and v != v else v) for k, v in json.loads(json.dumps(d)).items()}
 
 
 def _legacy_store(path, code_version):

@@ -103,8 +103,9 @@ def algorithm1(T, m, delta, rng, arng, p_coin):
     st = K.msmwc_init(m, T)
     q = np.arange(1, m + 1) / m
     table, out, hist = K.game_new(q)
+    eb = K.exact_bias_new(m)
     for t in range(T):
-        lo, done = K.step1_bracket(st.G, out)  # c has the signs of G
+        lo, done = K.step1_bracket(eb.sign, out)  # c has the signs of G: decided exactly
         if not done:
             K.msmwc_lam(st)
             lc_lo = K.msmwc_logc(st, lo)
@@ -112,6 +113,7 @@ def algorithm1(T, m, delta, rng, arng, p_coin):
             K.step1_mix(lo, m, delta, 1.0 / (1.0 + math.exp(lc_lo - lc_hi)), out)
         y = 1 if K.uniform(arng) < p_coin else 0  # the adversary sees out, not the draw
         slot = K.draw_slot(out, rng)
+        K.exact_bias_add(eb, out, slot, y, m, delta)
         K.msmwc_update(st, out.buckets[slot], out.points[slot] - y)
         hist = K.settle(table, out, slot, y, hist)
     return table.n, table.s, st.capped[0]

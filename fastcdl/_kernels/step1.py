@@ -7,7 +7,12 @@ never recovered from a float. Buckets are 0-based: bucket i of docs/algorithm1.m
 index i - 1, I_b = (b/m, (b+1)/m] (I_0 closed), stated value (b+1)/m.
 """
 
+from collections import namedtuple
+
+import numpy as np
+
 from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.exact import sign_int_plus
 
 
 @kernel
@@ -82,3 +87,51 @@ def step1_from_c(c, delta, pts, probs, bkt):
     if not done:
         boundary_points(lo, c.shape[0], delta, c[lo + 1] / (c[lo + 1] - c[lo]), pts, probs, bkt)
     return lo
+
+
+# -- exact signs of the buckets' biases ---------------------------------------------------------
+# Step 1 decides on the signs of G_b, the sum over the rounds drawn in bucket b of the raw point
+# minus the outcome. The raw points are a/m + e delta (a an integer, e = 0 or 1, delta the float
+# given): 0, the right ends (b+1)/m, and b/m + delta. So m G_b = I_b + (m D_b) delta exactly, with
+# the integers I_b = sum (a - m y) and D_b = the number of points with e = 1; its sign is found
+# without rounding (exact.sign_int_plus). A float sum of the points would leave a residue such as
+# -1 + 7 x fl(1/7) = -2.2e-16 where G_b is 0, and change step 1's path.
+ExactBias = namedtuple("ExactBias", ["sign", "I", "D"])
+
+
+@kernel
+def exact_bias(m):
+    """A fresh ExactBias of m buckets: sign (float64, -1, 0 or +1 for step 1's bisection), I, D
+    (int64)."""
+    return ExactBias(np.zeros(m), np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64))
+
+
+@kernel(inline="always")
+def drawn_numerator(out, slot):
+    """(a, e) with the drawn raw point = a/m + e delta, for the distributions step 1 writes:
+    a mixture (probs[1] > 0) is boundary_points' right end (lo+1)/m of bucket lo in slot 0 and
+    (lo+1)/m + delta in slot 1 (bucket lo+1); a point mass is 0 (bucket 0) or the right end
+    of its bucket."""
+    b = out.buckets[slot]
+    if out.probs[1] > 0.0:
+        if slot == 0:
+            return b + 1, 0
+        return b, 1
+    if out.points[0] == 0.0:
+        return 0, 0
+    return b + 1, 0
+
+
+@kernel(inline="always")
+def add_drawn(eb, out, slot, y, m, delta):
+    """add_to_bias for the drawn slot of step 1's distribution ``out`` (a Draw) and outcome y."""
+    a, e = drawn_numerator(out, slot)
+    add_to_bias(eb, out.buckets[slot], a, e, y, m, delta)
+
+
+@kernel(inline="always")
+def add_to_bias(eb, b, a, e, y, m, delta):
+    """G_b += (a/m + e delta) - y, kept exactly, and sign_b updated."""
+    eb.I[b] += a - m * y
+    eb.D[b] += e
+    eb.sign[b] = sign_int_plus(eb.I[b], m * eb.D[b], delta)

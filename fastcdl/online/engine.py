@@ -14,7 +14,11 @@ loops and in the per-round Python API, so both give identical runs.
   probabilities; a point mass has prob1 = 0 and repeats slot 0), stated0/stated1 (the
   stated predictions), bucket0/bucket1 (their indices in the table);
 - ``table`` (:data:`Table`): q (every stated value the forecaster can say, increasing), n
-  and s (rounds so far at each, and how many had y = 1): the public record;
+  and s (rounds so far at each, and how many had y = 1): the public record; and num, den:
+  the stated values as exact fractions q_b = num_b / den (den <= 2^20, the least common
+  denominator; den = 0 when the grid has none that small), for decisions made exactly
+  (an adversary compares den * (q_b n_b - s_b) = num_b n_b - den s_b, an integer; see
+  fastcdl._kernels.exact);
 - ``par``: float64 array of the adversary's parameters, in the order they were declared;
 - ``rng``: the adversary's own generator (uint64[4]); draw with :func:`uniform`.
 
@@ -39,21 +43,25 @@ from collections import namedtuple
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.exact import rational_grid
 from fastcdl._kernels.rng import uniform
 
 __all__ = ["Draw", "History", "Round", "Table", "uniform"]
 
 Round = namedtuple("Round", ["t", "prev_y", "m", "point0", "point1", "prob0", "prob1",
                              "stated0", "stated1", "bucket0", "bucket1"])
-Table = namedtuple("Table", ["q", "n", "s"])
+Table = namedtuple("Table", ["q", "n", "s", "num", "den"])
 Draw = namedtuple("Draw", ["points", "probs", "buckets"])
 History = namedtuple("History", ["t", "ones", "prev_y"])
 
 
 def new_table(q) -> Table:
-    """An empty public table over the stated values q (float64, increasing)."""
+    """An empty public table over the stated values q (float64, increasing), with their exact
+    fractions (:func:`fastcdl._kernels.exact.rational_grid`)."""
     q = np.ascontiguousarray(q, dtype=np.float64)
-    return Table(q, np.zeros(q.shape[0], dtype=np.int64), np.zeros(q.shape[0], dtype=np.int64))
+    num = np.zeros(q.shape[0], dtype=np.int64)
+    den = rational_grid(q, num)
+    return Table(q, np.zeros(q.shape[0], dtype=np.int64), np.zeros(q.shape[0], dtype=np.int64), num, den)
 
 
 def new_draw() -> Draw:

@@ -2,18 +2,27 @@
 |bias_v| (bias_v = v n_v - s_v, the stated value times its rounds minus its outcomes),
 given the round's distribution; ties by a fair coin.
 
+Decided exactly: with the stated values num_b / den of the table, den times the increase
+of |bias_b| for outcome y is the integer J_b(y) = |B_b + num_b - den y| - |B_b|, with
+B_b = num_b n_b - den s_b; so up - down has the sign of p0 (J_0(1) - J_0(0)) + p1 (J_1(1) -
+J_1(0)), found without rounding by fastcdl._kernels.exact.sign_dot2 (p0, p1 the published
+probabilities, as floats). A tie (an exact 0) tosses the coin. A grid with no exact
+fractions (den = 0) is compared in floating point.
+
 >>> ADVERSARY.resolve_params({})
 {}
 """
 
 from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.exact import sign_dot2
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec
 
 
 @kernel
 def gain(y, v, p, n, s):
-    """Expected change of |bias| of stated value v (drawn with probability p) if the outcome is y."""
+    """Expected change of |bias| of stated value v (drawn with probability p) if the outcome is y
+    (in floats: for a grid without exact fractions)."""
     bias = v * n - s
     return p * (abs(bias + v - y) - abs(bias))
 
@@ -25,14 +34,30 @@ def expected_gain(y, view, table):
 
 
 @kernel
+def up_minus_down(table, b):
+    """J_b(1) - J_b(0): den times the increase of |bias_b| for y = 1 minus that for y = 0 (exact)."""
+    num = table.num[b]
+    den = table.den
+    bias = num * table.n[b] - den * table.s[b]
+    return abs(bias + num - den) - abs(bias + num)
+
+
+@kernel
 def respond(view, table, par, rng):
-    up = expected_gain(1, view, table)
-    down = expected_gain(0, view, table)
-    if up > down:
+    if table.den > 0:
+        sign = sign_dot2(view.prob0, up_minus_down(table, view.bucket0),
+                         view.prob1, up_minus_down(table, view.bucket1), 0)
+    else:
+        up = expected_gain(1, view, table)
+        down = expected_gain(0, view, table)
+        sign = 1 if up > down else (-1 if down > up else 0)
+    if sign > 0:
         return 1
-    if down > up:
+    if sign < 0:
         return 0
     return 1 if uniform(rng) < 0.5 else 0
 
 
-ADVERSARY = AdversarySpec("greedy", respond, {}, version=1, doc=__doc__)
+# version 2: the expected increases are compared exactly (version 1 compared float sums, which
+# at an exact tie can differ in the last bit and skip the coin)
+ADVERSARY = AdversarySpec("greedy", respond, {}, version=2, doc=__doc__)

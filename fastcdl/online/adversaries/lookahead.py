@@ -10,7 +10,13 @@ table). Each round it chooses the y that maximises the expected value, over the 
 distribution, of CDL_K after the round: twice the envelope of the grid points at 1/2. CDL_K
 never exceeds the table's CDL and is within about 2/K of it (f has slope at most 1 between
 its jumps).
-Ties go to a fair coin. Cost O(K^2) per round (the envelope at 1/2 by its chords).
+Ties go to a fair coin. The two expectations are rationals whose numerators outgrow what can
+be compared exactly in a few floats (up to 2^50 before the probabilities), so a tie is decided
+with a documented tolerance: the expectations are equal when they differ by at most TIE_REL
+= 16 units of roundoff relative to the larger (their evaluation rounds a few times, each time
+by at most one unit), so an exact tie that two evaluation orders round apart still tosses the
+coin; two expectations that truly differ by less than that are also a tie. Cost O(K^2) per
+round (the envelope at 1/2 by its chords).
 
 >>> ADVERSARY.resolve_params({})
 {'kinks': 32}
@@ -24,6 +30,7 @@ from fastcdl.online.plugins import AdversarySpec
 # scratch layout after par[0] = K: F_0..F_K, then the two slots seen last round (bucket,
 # n, s each) and a flag that they are set
 _F = 1
+TIE_REL = 16.0 * 2.0**-53  # expectations this close (relative) are a tie: docstring
 
 
 @kernel
@@ -98,11 +105,9 @@ def respond(view, table, par, rng):
     par[base + 4] = table.n[view.bucket1]
     par[base + 5] = table.s[view.bucket1]
     par[base + 6] = 1.0
-    if up > down:
-        return 1
-    if down > up:
-        return 0
-    return 1 if uniform(rng) < 0.5 else 0
+    if abs(up - down) <= TIE_REL * max(abs(up), abs(down)):
+        return 1 if uniform(rng) < 0.5 else 0
+    return 1 if up > down else 0
 
 
 def resolve(params, horizon):
@@ -112,5 +117,7 @@ def resolve(params, horizon):
     return {"kinks": K}
 
 
-ADVERSARY = AdversarySpec("lookahead", respond, {"kinks": 32}, version=1, resolve=resolve, doc=__doc__,
+# version 2: ties within TIE_REL (version 1 compared the float expectations exactly, so an exact
+# tie rounded apart by the two evaluations skipped the coin)
+ADVERSARY = AdversarySpec("lookahead", respond, {"kinks": 32}, version=2, resolve=resolve, doc=__doc__,
                           scratch=lambda resolved: int(resolved["kinks"]) + 1 + 7)

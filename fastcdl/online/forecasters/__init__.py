@@ -110,7 +110,7 @@ class Forecaster:
 
     def stats(self) -> BucketStats:
         """The bucket table (q, n, s) of the stated predictions so far (empty before any round)."""
-        q, n, s = self.table
+        q, n, s = self.table.q, self.table.n, self.table.s
         keep = n > 0
         if not keep.any():
             empty = np.empty(0)

@@ -28,7 +28,8 @@ import numpy as np
 from fastcdl._kernels import msmwc
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.minimax import minimax_2xk_into
-from fastcdl._kernels.step1 import boundary_points, point_mass, step1_point_mass
+from fastcdl._kernels.step1 import (add_to_bias, boundary_points, drawn_numerator, exact_bias, point_mass,
+                                    step1_point_mass)
 from fastcdl._validate import ValidationError, check_real
 from fastcdl.online.engine import play_round, settle
 from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_cdl_m, given_m
@@ -40,7 +41,7 @@ from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_c
 # (msmwc.new_lanes); eta, logpi, off, S, b, w and terms are views of their first K_eta copies.
 CDLState = namedtuple("CDLState", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "c",
                                    "lam", "logc", "capped", "last_step", "delta", "dense", "mm",
-                                   "lanes", "tpad"])
+                                   "lanes", "tpad", "eb"])
 # c: every c_b of the round; A: the (2m, 2) gains of the candidate points; idx, prob: the solution;
 # a, b, order, tmp, hull: minimax_2xk_into's work arrays (2m each: the loop allocates nothing)
 MinimaxScratch = namedtuple("MinimaxScratch", ["c", "A", "idx", "prob", "a", "b", "order", "tmp", "hull"])
@@ -62,7 +63,7 @@ def init(horizon, params, adversary=None):
             np.zeros(m), np.zeros((2 * m, 2)), np.full(2, -1, dtype=np.int64), np.zeros(2), np.zeros(2 * m),
             np.zeros(2 * m), np.zeros(2 * m, dtype=np.int64), np.zeros(2 * m, dtype=np.int64),
             np.zeros(2 * m, dtype=np.int64)),
-        lanes=lanes, tpad=tpad,
+        lanes=lanes, tpad=tpad, eb=exact_bias(m),
     )
     if not dense:
         msmwc.refresh_normaliser(st.G, st.Q, st.eta, st.off, st.S, st.terms)
@@ -89,13 +90,12 @@ def forecast(st, table, hist, out):
     if st.dense:
         lam, converged, step = msmwc.dense_weights(st.G, st.Q, st.eta, st.logpi, st.b, st.w, st.lam[0], st.c)
         _keep_lam(st, lam, converged, step)
-        lo, done = step1_point_mass(st.c, out.points, out.probs, out.buckets)
-    else:
-        lo, done = step1_point_mass(st.G, out.points, out.probs, out.buckets)
+    # c has G's signs: step 1 decides on the exact signs of G (st.eb), the weights give magnitudes
+    lo, done = step1_point_mass(st.eb.sign, out.points, out.probs, out.buckets)
     if not done:
         if st.dense:
-            lc_lo = math.log(-st.c[lo])
-            lc_hi = math.log(st.c[lo + 1])
+            lc_lo = math.log(abs(st.c[lo]))
+            lc_hi = math.log(abs(st.c[lo + 1]))
         else:
             lam, converged, step = msmwc.lam_lanes(st.lanes, st.lam[0])
             _keep_lam(st, lam, converged, step)
@@ -129,16 +129,16 @@ def _minimax_step(st, mm, out):
         lam, converged, step = msmwc.dense_weights(st.G, st.Q, st.eta, st.logpi, st.b, st.w, st.lam[0], st.c)
         _keep_lam(st, lam, converged, step)
         for b in range(m):
-            mm.c[b] = st.c[b]
+            mm.c[b] = st.eb.sign[b] * abs(st.c[b])
     else:
         lam, converged, step = msmwc.lam_lanes(st.lanes, st.lam[0])
         _keep_lam(st, lam, converged, step)
         for b in range(m):
-            if st.G[b] == 0.0:
+            if st.eb.sign[b] == 0.0:
                 mm.c[b] = 0.0
             else:
                 v = math.exp(msmwc.lanes_logc(b, st.G, st.Q, lam, st.lanes, st.tpad))
-                mm.c[b] = v if st.G[b] > 0.0 else -v
+                mm.c[b] = v if st.eb.sign[b] > 0.0 else -v
     for j in range(2 * m):
         x, b = _candidate(j, m, st.delta)
         mm.A[j, 0] = mm.c[b] * x
@@ -158,11 +158,25 @@ def _minimax_step(st, mm, out):
     return True
 
 
+@kernel  # not inlined: numba drops the branch of a None mm only in a function of its own
+def _drawn_numerator(mm, out, slot):
+    """(a, e) with the drawn raw point = a/m + e delta: step 1's (drawn_numerator), or the
+    minimax step's candidate j (_candidate: 0; j/m for j <= m; (j - m)/m + delta)."""
+    if mm is None:
+        a, e = drawn_numerator(out, slot)
+    else:
+        j = mm.idx[slot]
+        a, e = (j, 0) if j <= mm.c.shape[0] else (j - mm.c.shape[0], 1)
+    return a, e
+
+
 @kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
     """G_b += g, Q_b += g^2 for the drawn bucket, g = ptilde - y (sparse: F_k too, and every
     m rounds F_k summed afresh against rounding drift)."""
     b = out.buckets[slot]
+    a, e = _drawn_numerator(st.mm, out, slot)
+    add_to_bias(st.eb, b, a, e, y, st.G.shape[0], st.delta)
     g = out.points[slot] - y
     if st.dense:
         st.G[b] += g
@@ -248,6 +262,8 @@ FORECASTER = ForecasterSpec(
     params={"oracle": "sparse", "m": None, "m_scale": 1.0, "delta": None, "step": "two-point"},
     # version 2: the vectorised oracle (msmwc.update_lanes, lam_lanes, lanes_logc). Same
     # algorithm; Lam and c round differently (polynomial exp, pairwise sums), so the step-1
-    # probability r can differ in its last bits and, rarely, a draw with it.
-    version=2, resolve=resolve, loop=simulate, report=report, doc=__doc__,
+    # probability r can differ in its last bits and, rarely, a draw with it. Version 3: step 1
+    # decides on the exact signs of G (step1.ExactBias), not on the float sums, which leave a
+    # residue such as -2.2e-16 where G_b is 0.
+    version=3, resolve=resolve, loop=simulate, report=report, doc=__doc__,
 )

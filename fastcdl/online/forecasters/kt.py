@@ -13,18 +13,18 @@ from collections import namedtuple
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.step1 import boundary_points, step1_point_mass
+from fastcdl._kernels.step1 import add_to_bias, boundary_points, drawn_numerator, exact_bias, step1_point_mass
 from fastcdl.online.engine import play_round, settle
 from fastcdl.online.forecasters.cdl import resolve_grid
 from fastcdl.online.plugins import ForecasterSpec
 
 # logW: ln W_b; logc: ln|c_lo|, ln c_hi of the last mixed step (NaN otherwise)
-KTState = namedtuple("KTState", ["G", "logW", "logc", "delta"])
+KTState = namedtuple("KTState", ["G", "logW", "logc", "delta", "eb"])
 
 
 def init(horizon, params, adversary=None):
     m = params["m"]
-    st = KTState(np.zeros(m), np.full(m, -math.log(m)), np.full(2, math.nan), float(params["delta"]))
+    st = KTState(np.zeros(m), np.full(m, -math.log(m)), np.full(2, math.nan), float(params["delta"]), exact_bias(m))
     return st, np.arange(1, m + 1) / m
 
 
@@ -39,7 +39,7 @@ def forecast(st, table, hist, out):
     m = st.G.shape[0]
     st.logc[0] = np.nan
     st.logc[1] = np.nan
-    lo, done = step1_point_mass(st.G, out.points, out.probs, out.buckets)
+    lo, done = step1_point_mass(st.eb.sign, out.points, out.probs, out.buckets)
     if not done:
         st.logc[0] = logc(lo, st, table.n)
         st.logc[1] = logc(lo + 1, st, table.n)
@@ -51,12 +51,16 @@ def forecast(st, table, hist, out):
 def observe(st, table, hist, out, slot, y):
     """W_b <- W_b (1 + beta_b g), beta_b = G_b / (n_b + 1) before the update; then G_b += g."""
     b = out.buckets[slot]
+    a, e = drawn_numerator(out, slot)
+    add_to_bias(st.eb, b, a, e, y, st.G.shape[0], st.delta)
     g = out.points[slot] - y
     st.logW[b] += math.log1p(st.G[b] / (table.n[b] + 1.0) * g)
     st.G[b] += g
 
 
-@kernel
+# _nrt=False: the loop allocates nothing; without numba's reference counting it does not take and
+# release a reference to every state array each round (as cdl's loop)
+@kernel(_nrt=False)
 def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y):
     for t in range(T):
         forecast(st, table, hist, out)
@@ -67,5 +71,5 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
 
 
 FORECASTER = ForecasterSpec("kt", init, forecast, observe, params={"m": None, "m_scale": 1.0, "delta": None},
-                            version=1, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
+                            version=2, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
                             doc=__doc__)

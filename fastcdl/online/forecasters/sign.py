@@ -23,36 +23,40 @@ from collections import namedtuple
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.step1 import boundary_points, step1_point_mass
+from fastcdl._kernels.step1 import add_to_bias, boundary_points, drawn_numerator, exact_bias, step1_point_mass
 from fastcdl.online.engine import play_round, settle
 from fastcdl.online.forecasters.cdl import resolve_grid
 from fastcdl.online.plugins import ForecasterSpec
 
-SignState = namedtuple("SignState", ["G", "delta"])
+SignState = namedtuple("SignState", ["G", "delta", "eb"])
 
 
 def init(horizon, params, adversary=None):
     """(state, q) of a fresh run: G = 0, the stated values (b+1)/m."""
     m = params["m"]
-    return SignState(np.zeros(m), float(params["delta"])), np.arange(1, m + 1) / m
+    return SignState(np.zeros(m), float(params["delta"]), exact_bias(m)), np.arange(1, m + 1) / m
 
 
 @kernel(inline="always")  # into the simulate loop: no per-round state passing
 def forecast(st, table, hist, out):
     """Step 1 on c = sign(G): the point masses of cdl's rule, or the boundary points half and half."""
-    lo, done = step1_point_mass(st.G, out.points, out.probs, out.buckets)
+    lo, done = step1_point_mass(st.eb.sign, out.points, out.probs, out.buckets)
     if not done:
         boundary_points(lo, st.G.shape[0], st.delta, 0.5, out.points, out.probs, out.buckets)
 
 
 @kernel(inline="always")  # into the simulate loop: no per-round state passing
 def observe(st, table, hist, out, slot, y):
-    """G_b += ptilde - y for the drawn bucket b."""
+    """G_b += ptilde - y for the drawn bucket b (and exactly, for the signs)."""
     b = out.buckets[slot]
+    a, e = drawn_numerator(out, slot)
+    add_to_bias(st.eb, b, a, e, y, st.G.shape[0], st.delta)
     st.G[b] += out.points[slot] - y
 
 
-@kernel
+# _nrt=False: the loop allocates nothing; without numba's reference counting it does not take and
+# release a reference to every state array each round (as cdl's loop)
+@kernel(_nrt=False)
 def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y):
     for t in range(T):
         forecast(st, table, hist, out)
@@ -63,5 +67,5 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
 
 
 FORECASTER = ForecasterSpec("sign", init, forecast, observe, params={"m": None, "m_scale": 1.0, "delta": None},
-                            version=1, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
+                            version=2, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
                             doc=__doc__)
