@@ -4,7 +4,8 @@ The grid, delta and stated values are cdl's (docs/algorithm1.md): m buckets
 I_b = (b/m, (b+1)/m] (I_0 closed, 0-based), stated value (b+1)/m, and per bucket the bias
 G_b = sum of g = ptilde - y over the rounds whose raw point fell in I_b. Every bucket is
 weighted by the same function of its own bias, c_b = G_b / (1 + |G_b|), with no expert
-algorithm and no normalisation (step 1 uses only the signs and the ratio |c_lo| / c_hi).
+algorithm and no normalisation (step 1 uses only the signs, exact as in cdl, and the ratio
+|c_lo| / c_hi of the float sums).
 Step 1 is cdl's two-point rule on these c: say 0 if G_0 >= 0, 1 if G_{m-1} <= 0, the right
 end of bucket lo+1 if G_{lo+1} = 0, and otherwise, with G_lo < 0 < G_{lo+1} (bisection),
 ptilde = (lo+1)/m with probability r = c_hi / (c_hi - c_lo) and (lo+1)/m + delta with
@@ -15,6 +16,7 @@ probability 1 - r. Cost O(log m) per round, memory O(m).
 >>> from fastcdl.online import make_forecaster
 >>> f = make_forecaster("uniform", horizon=1000, m=2)
 >>> f.state.G[:] = (-1.0, 3.0)  # c = (-1/2, 3/4): r = 0.75 / 1.25
+>>> f.state.eb.sign[:] = (-1.0, 1.0)  # step 1 decides on the exact signs of G (kept beside it)
 >>> f.forecast().probs, f.forecast().points
 ((0.6, 0.4), (0.5, 0.501))
 """
