@@ -60,7 +60,9 @@ def observe(st, table, hist, out, slot, y):
     pass  # states what the adversary's law says; nothing to learn
 
 
-@kernel
+# _nrt=False: the loop allocates nothing; without numba's reference counting it does not take and
+# release a reference to every state array each round (as cdl's loop)
+@kernel(_nrt=False)
 def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y):
     for t in range(T):
         forecast(st, table, hist, out)
