@@ -376,18 +376,19 @@ def cmd_worst(args) -> int:
         if v < 2:
             raise InputError(f"--{k.replace('_', '-')} must be an integer >= 2, got {v}")
     if budget:
-        from dataclasses import asdict
+        from dataclasses import asdict, replace
 
-        fields = asdict(plan)
+        fields = asdict(plan.budget)
         fields.update(budget)
-        plan = WorstPlan.make(**fields)
+        fields["final_seeds"] = max(fields["final_seeds"], fields["search_seeds"])
+        plan = replace(plan, budget=type(plan.budget)(**fields))
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
     out = Path(args.out or ("results/worstcase" if args.plan else f"results/worst-{args.forecaster}"))
     received = []
     try:
         with _stop_on_signals(received):
-            run_plan(plan, out, workers=args.workers, progress=True)
+            run_plan(plan, out, workers=args.workers, scheduler=args.scheduler, progress=True)
     except KeyboardInterrupt:
         signum = received[0] if received else signal.SIGINT
         print(f"fastcdl: stopped by {signal.Signals(signum).name}: finished trials are kept in {out}/trials.sqlite; "
@@ -534,6 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
     wc.add_argument("--search-seeds", type=int, help="seeds that score candidates (default 4)")
     wc.add_argument("--fresh-seeds", type=int, help="held-out seeds that report the winner (default 16)")
     wc.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    wc.add_argument("--scheduler", help="Dask scheduler address tcp://HOST:PORT (default: local pool)")
     wc.add_argument("--out", help="folder (default: results/worst-<forecaster> or results/worstcase)")
     wc.set_defaults(func=cmd_worst)
 

@@ -1,21 +1,27 @@
 """Worst-case search: the adversary, from parametric families, that maximises a forecaster's
 mean CDL at a horizon T (docs/worst-case.md).
 
-For one forecaster and T:
+For one forecaster and T, every family of :data:`fastcdl.experiments.families.FAMILIES` is
+searched in the forecaster's own units (its grid j/m, declared in its registry entry):
 
-1. screen: every family of :data:`FAMILIES` at points of a scrambled Sobol sequence over
-   its parameter box (a family without parameters once), each scored by its mean CDL over
-   the *search seeds*;
-2. refine: Nelder-Mead (scipy) from the best point of each of the best families, on the
-   same search seeds (common random numbers make the objective a deterministic function
-   of the parameters);
-3. report: the best candidate found is run again on *fresh seeds* (another master seed,
-   never used for choosing), so its reported mean is not inflated by the selection.
+1. coverage: a 1-D family is swept densely (8 points per grid cell over the whole range);
+   a multi-parameter family gets a scrambled Sobol design (scipy.stats.qmc), thinned by
+   successive halving over seeds (every point on 1 seed, the best quarter on 2, the best
+   16 on all the search seeds); a family without parameters is run once;
+2. refinement: around the best points of a 1-D sweep, scipy's bounded scalar minimiser
+   inside one sweep step; for a multi-parameter family, scipy's differential evolution,
+   seeded, its first population the 16 survivors of the halving;
+3. choice: the best candidates overall and the best of every family are scored again on
+   more search seeds (the last rung of the halving), and the best of them is the winner;
+4. report: the winner is run on *fresh seeds* (another master seed, never used for
+   choosing), so its reported mean is not inflated by the selection.
 
-Above a chosen horizon a full search costs too much; :func:`transfer` re-scores the best
-candidates of a search at a smaller horizon (the best few overall and the best of each
-family) on the search seeds at the larger one and reports the best of them on fresh seeds (parameters that depend on T, such as a number of
-cycles over the horizon, are given relative to T, so they carry over).
+Every candidate is scored on the same seeds (common random numbers), so comparisons are
+paired and the objective is a deterministic function of the parameters.
+
+Above the horizons with a full search, :func:`transfer` carries the best few candidates of
+every family to the next horizon in grid units (fastcdl.experiments.families.carry), searches
+locally around each, and chooses and reports as above.
 
 Every trial goes through the rate experiments' store (:class:`TrialStore`), keyed by its
 forecaster, adversary, parameters, T, seed and algorithm version: a search stopped at any
@@ -34,74 +40,39 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastcdl.experiments.families import FAMILIES, PER_CELL, Dim, Family, carry, family_for, grid_coordinates
 from fastcdl.experiments.runner import Trial, run_trial, trial_seed
 from fastcdl.experiments.store import params_json
 from fastcdl.io import writing_to
 from fastcdl.online.versions import algorithm_version
 
-__all__ = ["FAMILIES", "Dim", "Family", "SearchResult", "search", "transfer"]
+__all__ = ["FAMILIES", "Candidate", "Dim", "Family", "SearchResult", "search", "transfer"]
 
 SEARCH_MASTER = 20261124  # seeds used to choose the adversary
 FRESH_MASTER = 77120611  # seeds used to report it (never seen by the search)
 
 
-@dataclass(frozen=True)
-class Dim:
-    """One searched parameter: its range, on a log scale when ``log``."""
+@dataclass
+class Candidate:
+    """One adversary scored by a search: its family, parameters, how it was proposed
+    (sweep, refine, design, evolve, fixed, carried, local), its mean CDL over the search
+    seeds, and over the final rung's seeds if it reached it (else None)."""
 
-    name: str
-    lo: float
-    hi: float
-    log: bool = False
+    family: str
+    params: dict
+    stage: str
+    search_mean: float
+    final_mean: float | None = None
 
-    def value(self, u: float) -> float:
-        """The parameter at u in [0, 1], rounded to 6 significant digits (readable, stable keys)."""
-        u = min(max(float(u), 0.0), 1.0)
-        v = math.exp(math.log(self.lo) + u * (math.log(self.hi) - math.log(self.lo))) if self.log \
-            else self.lo + u * (self.hi - self.lo)
-        return float(f"{v:.6g}")
-
-
-@dataclass(frozen=True)
-class Family:
-    """An adversary and the box its parameters are searched in; ``fixed`` are passed as they
-    are. A parameter named ``cycles`` is a count over the horizon: the adversary receives
-    period = T / cycles."""
-
-    adversary: str
-    dims: tuple = ()
-    fixed: dict = field(default_factory=dict)
-
-    def params(self, u, T) -> dict:
-        out = dict(self.fixed)
-        for d, ui in zip(self.dims, u):
-            v = d.value(ui)
-            if d.name == "cycles":
-                out["period"] = float(f"{T / v:.6g}")
-            else:
-                out[d.name] = v
-        return out
-
-
-FAMILIES = {
-    "bernoulli": Family("bernoulli", (Dim("p", 0.0, 1.0),)),
-    "drift": Family("drift", (Dim("amplitude", 0.0, 0.5), Dim("cycles", 0.5, 256.0, log=True))),
-    "markov": Family("markov", (Dim("p01", 1e-3, 1.0, log=True), Dim("p10", 1e-3, 1.0, log=True))),
-    "contrarian": Family("contrarian"),
-    "greedy": Family("greedy"),
-    "rawpoint": Family("rawpoint", (Dim("shift", -0.1, 0.1), Dim("mix", 0.0, 1.0))),
-    "gridedge": Family("gridedge", (Dim("position", 0.0, 1.0),)),
-    "sweep": Family("sweep", (Dim("low", 0.0, 0.5), Dim("high", 0.5, 1.0), Dim("amp", 0.0, 0.3),
-                              Dim("cycles", 0.5, 256.0, log=True))),
-    "lookahead": Family("lookahead", fixed={"kinks": 32}),
-    "signpreserve": Family("signpreserve"),
-}
+    @property
+    def key(self):
+        return (self.family, params_json(self.params))
 
 
 @dataclass
 class SearchResult:
-    """The outcome of a search at one horizon: the winner, its score on the search seeds,
-    its rows on fresh seeds, and every candidate scored (family, params, search mean)."""
+    """The outcome of a search at one horizon: the winner, its score on the final rung's
+    seeds, its rows on fresh seeds, every candidate scored, and the grid m it was searched on."""
 
     forecaster: str
     T: int
@@ -110,21 +81,36 @@ class SearchResult:
     search_mean: float
     fresh: list
     candidates: list
+    m: int | None = None
+
+    def best_of_families(self) -> dict:
+        """family -> its best candidate (by final-rung mean; every family reaches that rung)."""
+        out = {}
+        for c in self.candidates:
+            if c.final_mean is not None and (c.family not in out or c.final_mean > out[c.family].final_mean):
+                out[c.family] = c
+        return out
 
 
 class _Pool:
-    """One process pool for a whole plan (spawned once: starting workers costs seconds),
-    used for horizons where a trial outlasts the hand-off; small ones run in this process."""
+    """One process pool for a whole plan (spawned once: starting workers costs seconds), or a
+    Dask client; small horizons run in this process."""
 
     MIN_T = 2**15
 
-    def __init__(self, workers):
+    def __init__(self, workers, client=None):
         self.workers = workers or os.cpu_count() or 1
+        self.client = client
         self._pool = None
 
     def run(self, todo, T, keep):
         from concurrent.futures import FIRST_COMPLETED, wait
 
+        if self.client is not None and todo:
+            from fastcdl.experiments.runner import _dask
+
+            _dask(todo, self.client, keep)
+            return
         if T < self.MIN_T or self.workers == 1 or len(todo) == 1:
             for t in todo:
                 keep(run_trial(t))
@@ -158,7 +144,8 @@ class _Pool:
 
 
 class _Evaluator:
-    """Mean CDL of (adversary, params) over seed indices, each trial from the store or run."""
+    """Mean CDL of (adversary, params) over the first k seed indices, each trial from the
+    store or run. ``means`` is the whole interface a search needs (tests plant their own)."""
 
     def __init__(self, forecaster, fparams, T, store, pool):
         self.forecaster, self.fparams, self.T = forecaster, dict(fparams or {}), int(T)
@@ -183,97 +170,188 @@ class _Evaluator:
         self.pool.run(todo, self.T, keep)
         return [[self.done[t.key] for t in ts] for ts in trials]
 
-    def means(self, cands, seeds, master, metric="cdl") -> list[float]:
+    def means(self, cands, seeds, master=SEARCH_MASTER, metric="cdl") -> list[float]:
         return [float(np.mean([r[metric] for r in rs])) for rs in self.rows(cands, seeds, master)]
 
 
-def _sobol(d, n, seed):
+@dataclass(frozen=True)
+class Budget:
+    """How much a search spends: seeds that score candidates, seeds of the final rung,
+    fresh seeds that report the winner, the Sobol design (2^k points) and differential
+    evolution's generations of a multi-parameter family, how many of a 1-D sweep's best
+    points are refined, and how many candidates of every family a transfer carries."""
+
+    search_seeds: int = 4
+    final_seeds: int = 16
+    fresh_seeds: int = 16
+    design: int = 128
+    generations: int = 6
+    refine: int = 3
+    top: int = 3
+    finalists: int = 8
+
+
+class _Scorer:
+    """Scores candidates through an evaluator and keeps every one (deduplicated)."""
+
+    def __init__(self, ev, T, budget):
+        self.ev, self.T, self.budget = ev, T, budget
+        self.cands: dict = {}
+
+    def score(self, fam: Family, params_list, stage, seeds=None) -> list[float]:
+        seeds = seeds or self.budget.search_seeds
+        out = self.ev.means([(fam.adversary, p) for p in params_list], seeds)
+        if seeds == self.budget.search_seeds:
+            for p, s in zip(params_list, out):
+                c = Candidate(fam.adversary, p, stage, s)
+                self.cands.setdefault(c.key, c)
+        return out
+
+
+def _sweep(sc: _Scorer, fam: Family, m):
+    """A 1-D family: the dense sweep, then a bounded scalar refinement (scipy) inside one
+    sweep step around each of its best points."""
+    from scipy.optimize import minimize_scalar
+
+    (d,) = fam.dims
+    xs = fam.sweep_points(m)
+    scores = sc.score(fam, [fam.params_of_values([x], sc.T) for x in xs], "sweep")
+    step = xs[1] - xs[0] if len(xs) > 1 else (d.hi - d.lo)
+    for i in sorted(range(len(xs)), key=lambda i: -scores[i])[: sc.budget.refine]:
+        lo, hi = max(d.lo, xs[i] - step), min(d.hi, xs[i] + step)
+        minimize_scalar(lambda x: -sc.score(fam, [fam.params_of_values([x], sc.T)], "refine")[0], bounds=(lo, hi),
+                        method="bounded", options={"xatol": step / 64, "maxiter": 8})
+
+
+def _halving(sc: _Scorer, fam: Family, units, stage):
+    """Successive halving over seeds: every point on 1 seed, the best quarter on 2, the best
+    16 on the search seeds (common random numbers: the same first seeds for all). Returns
+    the survivors' unit points, best first."""
+    pts = list(units)
+    seeds, keep = 1, len(pts)
+    while seeds < sc.budget.search_seeds and keep > 16:
+        scores = sc.ev.means([(fam.adversary, fam.params(u, sc.T)) for u in pts], seeds)
+        keep = max(16, len(pts) // 4)
+        pts = [pts[i] for i in sorted(range(len(pts)), key=lambda i: -scores[i])[:keep]]
+        seeds *= 2
+    scores = sc.score(fam, [fam.params(u, sc.T) for u in pts], stage)
+    return [pts[i] for i in sorted(range(len(pts)), key=lambda i: -scores[i])]
+
+
+def _evolve(sc: _Scorer, fam: Family, init, seed):
+    """scipy's differential evolution from the population ``init`` (unit points), on the
+    search seeds, each generation scored as one batch."""
+    from scipy.optimize import differential_evolution
+
+    def batch(func, xs):
+        xs = [np.clip(np.asarray(x, dtype=float), 0.0, 1.0) for x in xs]
+        return [-s for s in sc.score(fam, [fam.params(x, sc.T) for x in xs], "evolve")]
+
+    differential_evolution(lambda x: 0.0, [(0.0, 1.0)] * len(fam.dims), init=np.asarray(init, dtype=float),
+                           maxiter=sc.budget.generations, seed=seed, polish=False, updating="deferred",
+                           workers=batch, tol=0.0)
+
+
+def _design(d, n, seed):
     from scipy.stats import qmc
 
-    if d == 0:
-        return [()]
     return [tuple(u) for u in qmc.Sobol(d, scramble=True, seed=seed).random_base2(max(0, (n - 1).bit_length()))]
 
 
-def search(forecaster, T, store, *, fparams=None, families=None, search_seeds=4, fresh_seeds=16, n_init=8,
-           n_refine=2, maxfev=12, pool=None) -> SearchResult:
-    """The adversary among ``families`` (default: all of :data:`FAMILIES`) that maximises the
-    forecaster's mean CDL at horizon T on the search seeds, reported on fresh seeds.
+def _families(names, forecaster, T, ranges=None):
+    ranges = ranges or {}
+    fams = [family_for(n, forecaster, T, ranges=ranges.get(n)) for n in (names or FAMILIES)]
+    return [f for f in fams if f.max_T is None or T <= f.max_T]
 
-    Cost: about (sum over families of n_init (rounded up to a power of two; 1 if no
-    parameters) + n_refine maxfev) x search_seeds + fresh_seeds trials of T rounds.
+
+def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, budget=None, pool=None,
+           evaluator=None) -> SearchResult:
+    """The adversary among ``families`` (default: all of FAMILIES) that maximises the
+    forecaster's mean CDL at horizon T, chosen on the search seeds, reported on fresh seeds.
+
+    Cost, in trials of T rounds (default budget): a 1-D family (8 m + 1 + 3 x 8) x 4; a
+    multi-parameter family 128 + 32 x 2 + 16 x 4 + 6 x 16 x 4; a family without parameters
+    4; then 12 more seeds for each finalist (the best 8 and the best of each family) and 16
+    fresh seeds for the winner. ``evaluator``: an object with ``means(cands, seeds)``
+    (tests plant synthetic objectives).
     """
-    from scipy.optimize import minimize
+    from fastcdl.online import registry
 
-    fams = [FAMILIES[f] for f in (families or FAMILIES)]
-    ev = _Evaluator(forecaster, fparams, T, store, pool or _Pool(1))
-    screen = []
+    budget = budget or Budget()
+    m = registry.forecaster(forecaster).grid_m(fparams, T)
+    ev = evaluator or _Evaluator(forecaster, fparams, T, store, pool or _Pool(1))
+    sc = _Scorer(ev, T, budget)
+    fams = _families(families, forecaster, T, ranges)
     for k, fam in enumerate(fams):
-        for u in _sobol(len(fam.dims), n_init if fam.dims else 1, seed=k):
-            screen.append((fam, u))
-    scores = ev.means([(f.adversary, f.params(u, T)) for f, u in screen], search_seeds, SEARCH_MASTER)
-    cands = [(f.adversary, f.params(u, T), s, "screen") for (f, u), s in zip(screen, scores)]
-
-    best_per_family = {}
-    for (fam, u), s in zip(screen, scores):
-        if fam.dims and (fam.adversary not in best_per_family or s > best_per_family[fam.adversary][1]):
-            best_per_family[fam.adversary] = (u, s)
-    ranked = sorted(best_per_family.items(), key=lambda kv: -kv[1][1])[:n_refine]
-    for name, (u0, _) in ranked:
-        fam = next(f for f in fams if f.adversary == name)
-        seen = {}
-
-        def objective(u, fam=fam, seen=seen):
-            p = fam.params(u, T)
-            key = params_json(p)
-            if key not in seen:
-                seen[key] = ev.means([(fam.adversary, p)], search_seeds, SEARCH_MASTER)[0]
-                cands.append((fam.adversary, p, seen[key], "refine"))
-            return -seen[key]
-
-        minimize(objective, np.asarray(u0, dtype=float), method="Nelder-Mead", bounds=[(0.0, 1.0)] * len(fam.dims),
-                 options={"maxfev": maxfev, "xatol": 1e-3, "fatol": 1e-6, "initial_simplex": _simplex(u0)})
-    return _report(ev, forecaster, T, cands, search_seeds, fresh_seeds)
+        if not fam.dims:
+            sc.score(fam, [fam.params((), T)], "fixed")
+        elif len(fam.dims) == 1:
+            _sweep(sc, fam, m)
+        else:
+            survivors = _halving(sc, fam, _design(len(fam.dims), budget.design, seed=k), "design")
+            _evolve(sc, fam, survivors[:16], seed=k)
+    return _choose(ev, sc, forecaster, T, fams, m)
 
 
-def _simplex(u0):
-    """A starting simplex of steps 0.15 in each coordinate (away from the nearer bound)."""
-    u0 = np.asarray(u0, dtype=float)
-    pts = [u0]
-    for i in range(u0.shape[0]):
-        p = u0.copy()
-        p[i] = p[i] + 0.15 if p[i] <= 0.5 else p[i] - 0.15
-        pts.append(p)
-    return np.array(pts)
+def _choose(ev, sc, forecaster, T, fams, m) -> SearchResult:
+    """The last rung: the best candidates overall and the best of every family on the final
+    seeds; the best of them is the winner, reported on fresh seeds."""
+    b = sc.budget
+    cands = list(sc.cands.values())
+    ranked = sorted(cands, key=lambda c: (-c.search_mean, len(params_json(c.params))))
+    finalists = {c.key: c for c in ranked[: b.finalists]}
+    for fam in fams:
+        mine = [c for c in ranked if c.family == fam.adversary]
+        if mine:
+            finalists.setdefault(mine[0].key, mine[0])
+    fins = list(finalists.values())
+    for c, s in zip(fins, ev.means([(c.family, c.params) for c in fins], b.final_seeds)):
+        c.final_mean = s
+    best = max(fins, key=lambda c: (c.final_mean, c.search_mean, -len(params_json(c.params))))
+    fresh = ev.rows([(best.family, best.params)], b.fresh_seeds, FRESH_MASTER)[0] if hasattr(ev, "rows") else []
+    return SearchResult(forecaster, int(T), best.family, best.params, best.final_mean, fresh, cands, m)
 
 
-def _report(ev, forecaster, T, cands, search_seeds, fresh_seeds) -> SearchResult:
-    best = max(cands, key=lambda c: (c[2], -len(params_json(c[1]))))
-    fresh = ev.rows([(best[0], best[1])], fresh_seeds, FRESH_MASTER)[0]
-    return SearchResult(forecaster, int(T), best[0], best[1], best[2], fresh, cands)
+def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, families=None, ranges=None, budget=None,
+             pool=None, evaluator=None) -> SearchResult:
+    """The search at a larger horizon T from a search at a smaller one: the ``top`` best
+    candidates of every family are carried in grid units (families.carry) and searched
+    locally there (a 1-D family at 8 points per cell within half a cell either side; a
+    multi-parameter family at the carried point and 8 Sobol points in a box of one cell,
+    or 1/16 of the range, around it), then chosen and reported as :func:`search` does."""
+    from fastcdl.online import registry
 
-
-def transfer(forecaster, T, store, from_candidates, *, fparams=None, top=5, search_seeds=4, fresh_seeds=16,
-             pool=None) -> SearchResult:
-    """The best of the candidates of a search at a smaller horizon, scored again on the
-    search seeds at T and reported on fresh seeds: the ``top`` best overall and the best of
-    every family (a family that was second at the smaller horizon may be first at T).
-    ``from_candidates``: [(adversary, params, score, stage, T0), ...], T0 the horizon each was
-    scored at; periods scale with T."""
-    ev = _Evaluator(forecaster, fparams, T, store, pool or _Pool(1))
-    ranked, seen, families = [], set(), set()
-    for a, p, s, stage, T0 in sorted(from_candidates, key=lambda c: -c[2]):
-        p = dict(p)
-        if "period" in p:
-            p["period"] = float(f"{p['period'] * T / T0:.6g}")
-        key = (a, params_json(p))
-        if key not in seen and (len(ranked) < top or a not in families):
-            seen.add(key)
-            families.add(a)
-            ranked.append((a, p))
-    scores = ev.means(ranked, search_seeds, SEARCH_MASTER)
-    cands = [(a, p, s, "transfer") for (a, p), s in zip(ranked, scores)]
-    return _report(ev, forecaster, T, cands, search_seeds, fresh_seeds)
+    budget = budget or Budget()
+    spec = registry.forecaster(forecaster)
+    m0, m = previous.m, spec.grid_m(fparams, T)
+    ev = evaluator or _Evaluator(forecaster, fparams, T, store, pool or _Pool(1))
+    sc = _Scorer(ev, T, budget)
+    fams = _families(families, forecaster, T, ranges)
+    for k, fam in enumerate(fams):
+        mine = sorted((c for c in previous.candidates if c.family == fam.adversary),
+                      key=lambda c: (-c.search_mean, len(params_json(c.params))))
+        if not fam.dims:
+            sc.score(fam, [fam.params((), T)], "fixed")
+            continue
+        carried = []
+        for c in mine:
+            p = carry(fam, c.params, previous.T, m0, T, m)
+            if params_json(p) not in [params_json(x) for x in carried]:
+                carried.append(p)
+            if len(carried) == budget.top:
+                break
+        sc.score(fam, carried, "carried")
+        for j, p in enumerate(carried):
+            u0 = np.asarray(fam.unit_of_params(p, T))
+            half = np.array([fam.cell_width(d, m) / 2 if d.kind in ("level", "offset", "cell") else 1 / 32
+                             for d in fam.dims])
+            if len(fam.dims) == 1:
+                local = [u0 + half * (i / PER_CELL * 2) for i in range(-PER_CELL // 2, PER_CELL // 2 + 1) if i]
+            else:
+                local = [u0 + half * (2 * np.asarray(v) - 1) for v in _design(len(fam.dims), 8, seed=97 * k + j)]
+            local = [tuple(np.clip(u, 0.0, 1.0)) for u in local]
+            sc.score(fam, [fam.params(u, T) for u in local], "local")
+    return _choose(ev, sc, forecaster, T, fams, m)
 
 
 def interval(values, *cell) -> tuple[float, float, float]:
@@ -286,7 +364,10 @@ def interval(values, *cell) -> tuple[float, float, float]:
 
 
 WORST_COLUMNS = ("forecaster", "adversary", "adversary_params", "T", "metric", "mean", "lo", "hi", "n_seeds")
-CANDIDATE_COLUMNS = ("forecaster", "T", "stage", "adversary", "adversary_params", "search_mean_cdl", "search_seeds")
+CANDIDATE_COLUMNS = ("forecaster", "T", "m", "stage", "adversary", "adversary_params", "grid", "search_mean_cdl",
+                     "search_seeds", "final_mean_cdl", "final_seeds")
+FAMILY_COLUMNS = ("forecaster", "T", "m", "family", "adversary_params", "grid", "final_mean_cdl", "final_seeds",
+                  "winner_final_mean_cdl", "ratio_to_winner", "is_winner")
 
 
 def worst_rows(result: SearchResult, metrics=("cdl", "ece", "vcdl", "k2", "ucal")) -> list[dict]:
@@ -300,22 +381,44 @@ def worst_rows(result: SearchResult, metrics=("cdl", "ece", "vcdl", "k2", "ucal"
     return out
 
 
+def family_rows(result: SearchResult, final_seeds: int) -> list[dict]:
+    """families.csv rows of a search: the best candidate of every family next to the winner."""
+    out = []
+    for fam, c in sorted(result.best_of_families().items(), key=lambda kv: -kv[1].final_mean):
+        out.append(dict(forecaster=result.forecaster, T=result.T, m=result.m if result.m is not None else "",
+                        family=fam, adversary_params=params_json(c.params),
+                        grid=grid_coordinates(FAMILIES[fam], c.params, result.T, result.m) if fam in FAMILIES else "",
+                        final_mean_cdl=c.final_mean, final_seeds=final_seeds, winner_final_mean_cdl=result.search_mean,
+                        ratio_to_winner=c.final_mean / result.search_mean if result.search_mean > 0 else float("nan"),
+                        is_winner=int(fam == result.adversary and c.params == result.params)))
+    return out
+
+
 # -- a grid of searches: the worst-case folder ---------------------------------------------
+_BUDGET_KEYS = ("search_seeds", "final_seeds", "fresh_seeds", "design", "generations", "refine", "top", "finalists")
+
+
 @dataclass(frozen=True)
 class WorstPlan:
     """Which searches to run: forecasters, horizons with a full search, horizons reached by
-    transfer from the largest searched one (per forecaster), and the search's budget."""
+    transfer from the next smaller one (per forecaster), the families searched (default:
+    all) and their ranges, and the search's budget (:class:`Budget`)."""
 
     forecasters: tuple
     search_horizons: tuple
     transfer_horizons: dict = field(default_factory=dict)  # forecaster -> horizons
-    search_seeds: int = 4
-    fresh_seeds: int = 16
-    n_init: int = 8
-    n_refine: int = 2
-    maxfev: int = 10
-    top: int = 5
+    families: tuple = ()
+    ranges: dict = field(default_factory=dict)  # family -> {parameter: (lo, hi) or {lo, hi, units}}
+    budget: Budget = field(default_factory=Budget)
     cross_horizons: tuple = ()  # every forecaster against every forecaster's winner, on fresh seeds
+
+    @property
+    def search_seeds(self):
+        return self.budget.search_seeds
+
+    @property
+    def fresh_seeds(self):
+        return self.budget.fresh_seeds
 
     @classmethod
     def load(cls, name_or_path) -> "WorstPlan":
@@ -337,22 +440,25 @@ class WorstPlan:
                 raise PresetError(f"unknown worst-case plan {name_or_path!r} (built-in: worstcase)")
             text = f.read_text()
         raw = tomllib.loads(text)
-        known = {"name", "description", "forecasters", "search_horizons", "transfer_horizons", "search_seeds",
-                 "fresh_seeds", "n_init", "n_refine", "maxfev", "top", "cross_horizons"}
+        known = {"name", "description", "forecasters", "search_horizons", "transfer_horizons", "cross_horizons",
+                 "families", "ranges", *_BUDGET_KEYS}
         extra = sorted(set(raw) - known)
         if extra:
-            raise PresetError(f"worst-case plan: unknown key {extra[0]!r}")
+            raise PresetError(f"worst-case plan: unknown key {extra[0]!r} (keys: {', '.join(sorted(known))})")
         return cls.make(forecasters=raw.get("forecasters", ["cdl"]),
                         search_horizons=[parse_horizon(t, "search_horizons") for t in raw.get("search_horizons", [])],
                         transfer_horizons={k: [parse_horizon(t, "transfer_horizons") for t in v]
                                            for k, v in raw.get("transfer_horizons", {}).items()},
                         cross_horizons=[parse_horizon(t, "cross_horizons") for t in raw.get("cross_horizons", [])],
-                        **{k: raw[k] for k in ("search_seeds", "fresh_seeds", "n_init", "n_refine", "maxfev", "top")
-                           if k in raw})
+                        families=raw.get("families", ()), ranges=raw.get("ranges", {}),
+                        **{k: raw[k] for k in _BUDGET_KEYS if k in raw})
 
     @classmethod
-    def make(cls, *, forecasters, search_horizons, transfer_horizons=None, cross_horizons=(), **budget) -> "WorstPlan":
+    def make(cls, *, forecasters, search_horizons, transfer_horizons=None, cross_horizons=(), families=(),
+             ranges=None, budget=None, **budget_fields) -> "WorstPlan":
         """A checked plan (ValueError naming the problem)."""
+        from dataclasses import asdict
+
         from fastcdl._validate import ValidationError, check_horizon, check_int
         from fastcdl.online import registry
 
@@ -370,35 +476,54 @@ class WorstPlan:
                 if check_horizon(T, "T", low=2) <= max(search_horizons):
                     raise ValidationError("transfer_horizons", f"{T} must exceed the largest searched horizon "
                                           f"{max(search_horizons)}")
-        for k, v in budget.items():
-            check_int(v, k, low=1 if k not in ("search_seeds", "fresh_seeds") else 2)
+        fields = asdict(budget) if isinstance(budget, Budget) else {}
+        fields.update(budget_fields)
+        for k, v in fields.items():
+            if k not in _BUDGET_KEYS:
+                raise ValidationError(k, f"is not a budget key ({', '.join(_BUDGET_KEYS)})")
+            check_int(v, k, low=1 if k not in ("search_seeds", "fresh_seeds", "final_seeds") else 2)
+        b = Budget(**fields)
+        if b.final_seeds < b.search_seeds:
+            raise ValidationError("final_seeds", f"must be at least search_seeds = {b.search_seeds}", value=b.final_seeds)
+        ranges = dict(ranges or {})
+        families = tuple(families or ())
+        for fam in ranges:
+            if families and fam not in families:
+                raise ValidationError("ranges", f"names family {fam!r}, which the plan does not search")
         planned = set(search_horizons) | {T for Ts in transfer_horizons.values() for T in Ts}
+        for f in forecasters:  # every family and range checked against every forecaster
+            for name in families or FAMILIES:
+                family_for(name, f, min(planned), ranges=ranges.get(name))
         for T in cross_horizons:
             if T not in planned:
                 raise ValidationError("cross_horizons", f"{T} is not a horizon of the plan")
         return cls(tuple(forecasters), tuple(sorted(search_horizons)),
-                   {f: tuple(sorted(v)) for f, v in transfer_horizons.items()},
-                   cross_horizons=tuple(sorted(cross_horizons)), **budget)
+                   {f: tuple(sorted(v)) for f, v in transfer_horizons.items()}, families, ranges, b,
+                   cross_horizons=tuple(sorted(cross_horizons)))
 
 
-def run_plan(plan: WorstPlan, out_dir, *, workers=None, progress=True) -> list[SearchResult]:
+def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress=True) -> list[SearchResult]:
     """Run (or resume) every search of the plan into out_dir: trials.sqlite (every trial),
-    then candidates.csv and worst.csv, written atomically once the whole plan is done."""
+    then worst.csv, families.csv, candidates.csv and the slopes, written atomically once the
+    whole plan is done. ``scheduler``: a Dask scheduler address (default: a local pool)."""
+    from contextlib import nullcontext
     from pathlib import Path
 
+    from fastcdl.experiments.runner import _connect
     from fastcdl.experiments.store import TrialStore
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     results = []
-    pool = _Pool(workers)
-    with TrialStore(out / "trials.sqlite") as store:
-        try:
-            _run_searches(plan, store, pool, results, progress)
-            cross = _cross(plan, store, pool, results)
-        finally:
-            pool.close()
-            store.checkpoint()
+    with _connect(scheduler) if scheduler else nullcontext() as client:
+        out.mkdir(parents=True, exist_ok=True)
+        pool = _Pool(workers, client)
+        with TrialStore(out / "trials.sqlite") as store:
+            try:
+                _run_searches(plan, store, pool, results, progress)
+                cross = _cross(plan, store, pool, results)
+            finally:
+                pool.close()
+                store.checkpoint()
     _write(plan, out, results, cross)
     return results
 
@@ -427,22 +552,19 @@ def _cross(plan, store, pool, results) -> list[dict]:
 
 
 def _run_searches(plan, store, pool, results, progress):
+    kw = dict(families=plan.families or None, ranges=plan.ranges, budget=plan.budget, pool=pool)
     for f in plan.forecasters:
         last = None
-        budget = dict(search_seeds=plan.search_seeds, fresh_seeds=plan.fresh_seeds, pool=pool)
         for T in plan.search_horizons:
-            r = search(f, T, store, n_init=plan.n_init, n_refine=plan.n_refine, maxfev=plan.maxfev, **budget)
-            results.append(r)
-            last = r
+            last = search(f, T, store, **kw)
+            results.append(last)
             if progress:
-                print(_line(r), flush=True)
+                print(_line(last), flush=True)
         for T in plan.transfer_horizons.get(f, ()):
-            cands = [(a, p, s, stage, last.T) for a, p, s, stage in last.candidates]
-            r = transfer(f, T, store, cands, top=plan.top, **budget)
-            results.append(r)
-            last = r
+            last = transfer(f, T, store, last, **kw)
+            results.append(last)
             if progress:
-                print(_line(r), flush=True)
+                print(_line(last), flush=True)
 
 
 CROSS_COLUMNS = ("T", "worst_for", "adversary", "adversary_params", "forecaster", "metric", "mean", "lo", "hi",
@@ -453,10 +575,17 @@ def _write(plan, out, results, cross):
     from fastcdl.experiments.analysis import _atomic_write, _csv_text
 
     rows = [w for r in results for w in worst_rows(r)]
-    cand_rows = [dict(forecaster=r.forecaster, T=r.T, stage=stage, adversary=a, adversary_params=params_json(p),
-                      search_mean_cdl=s, search_seeds=plan.search_seeds)
-                 for r in results for a, p, s, stage in r.candidates]
+    b = plan.budget
+    cand_rows = [dict(forecaster=r.forecaster, T=r.T, m=r.m if r.m is not None else "", stage=c.stage,
+                      adversary=c.family, adversary_params=params_json(c.params),
+                      grid=grid_coordinates(FAMILIES[c.family], c.params, r.T, r.m) if c.family in FAMILIES else "",
+                      search_mean_cdl=c.search_mean, search_seeds=b.search_seeds,
+                      final_mean_cdl="" if c.final_mean is None else c.final_mean,
+                      final_seeds="" if c.final_mean is None else b.final_seeds)
+                 for r in results for c in r.candidates]
+    fam_rows = [x for r in results for x in family_rows(r, b.final_seeds)]
     files = {out / "worst.csv": _csv_text(rows, WORST_COLUMNS),
+             out / "families.csv": _csv_text(fam_rows, FAMILY_COLUMNS),
              out / "candidates.csv": _csv_text(cand_rows, CANDIDATE_COLUMNS)}
     if cross:
         files[out / "cross.csv"] = _csv_text(cross, CROSS_COLUMNS)
@@ -537,18 +666,19 @@ def readme_tables(folder) -> str:
     by = {(w["forecaster"], int(w["T"]), w["metric"]): w for w in worst}
     forecasters = list(dict.fromkeys(w["forecaster"] for w in worst))
     lines = ["| forecaster | T | worst adversary found | parameters | CDL (fresh seeds) | ECE (fresh seeds) "
-             "| CDL (search seeds) |", "|---|---|---|---|---|---|---|"]
+             "| CDL (final seeds) |", "|---|---|---|---|---|---|---|"]
     for f in forecasters:
         for T in sorted({int(w["T"]) for w in worst if w["forecaster"] == f}):
             c, e = by[(f, T, "cdl")], by[(f, T, "ece")]
-            score = max(float(x["search_mean_cdl"]) for x in cands if x["forecaster"] == f and int(x["T"]) == T)
+            score = max(float(x["final_mean_cdl"]) for x in cands if x["forecaster"] == f and int(x["T"]) == T
+                        and x["final_mean_cdl"] != "")
             params = ", ".join(f"{k}={_fmt(v)}" for k, v in json.loads(c["adversary_params"]).items())
             lines.append(f"| {f} | 2^{T.bit_length() - 1} | {c['adversary']} | {params or '-'} | "
                          f"{_fmt(float(c['mean']))} [{_fmt(float(c['lo']))}, {_fmt(float(c['hi']))}] | "
                          f"{_fmt(float(e['mean']))} [{_fmt(float(e['lo']))}, {_fmt(float(e['hi']))}] | {_fmt(score)} |")
     out = ["### Worst adversary found, per forecaster and horizon", "", *lines]
     probes = [a for a in ("contrarian", "lookahead") if any(x["adversary"] == a for x in cands)]
-    search_T = sorted({int(x["T"]) for x in cands if x["stage"] == "screen"})
+    search_T = sorted({int(x["T"]) for x in cands if x["stage"] == "sweep"})
     for a in probes:
         out += ["", f"### {a} against every forecaster (mean CDL over the search seeds, from candidates.csv)", "",
                 "| forecaster | " + " | ".join(f"2^{T.bit_length() - 1}" for T in search_T) + " |",
@@ -557,7 +687,7 @@ def readme_tables(folder) -> str:
             cells = []
             for T in search_T:
                 v = [float(x["search_mean_cdl"]) for x in cands if x["forecaster"] == f and int(x["T"]) == T
-                     and x["adversary"] == a and x["stage"] == "screen"]
+                     and x["adversary"] == a and x["stage"] == "fixed"]
                 cells.append(_fmt(v[0]) if v else "-")
             out.append(f"| {f} | " + " | ".join(cells) + " |")
     if (folder / "worst_slopes.csv").is_file():

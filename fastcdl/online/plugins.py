@@ -179,6 +179,11 @@ class ForecasterSpec:
     needs_adversary: bool = False
     report: Callable | None = None
     doc: str = ""
+    grid: Callable | None = None
+
+    def grid_m(self, params, horizon) -> int | None:
+        """m of the grid j/m at this horizon and these parameters, or None (no grid)."""
+        return None if self.grid is None else int(self.grid(self.resolve_params(params, horizon)))
 
     def resolve_params(self, params, horizon) -> dict:
         T = check_horizon(horizon)
@@ -220,7 +225,7 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
 
 
 def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, resolve=None,
-                      report=None) -> ForecasterSpec:
+                      report=None, grid=None) -> ForecasterSpec:
     """A forecaster from ``init(horizon, params) -> (state, q)`` and numba kernels
     ``forecast(state, table, hist, out)`` and ``observe(state, table, hist, out, slot, y)``.
 
@@ -229,10 +234,13 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
     increasing array of stated values; ``forecast`` writes at most two raw points, their
     probabilities and bucket indices into ``out`` (a point mass: probs = (1, 0) and slot 1
     repeating slot 0). simulate runs it in the engine's generic loop (one indirect call per
-    round for the adversary; compiled once per process).
+    round for the adversary; compiled once per process). ``grid(resolved) -> m``: the
+    grid j/m it rounds to, if any (the worst-case search then searches levels in its units).
     """
     if not isinstance(name, str) or not name:
         raise ValidationError("name", "must be a non-empty string", value=name)
+    if grid is not None and not callable(grid):
+        raise ValidationError("grid", "must be a function of the resolved parameters returning m, or None")
     if not callable(init):
         raise ValidationError("init", "must be callable")
     _check_dispatcher(forecast, "forecast")
@@ -243,7 +251,7 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
         return init(horizon, params)
 
     return ForecasterSpec(name, init3, forecast, observe, _check_params(params, f"forecaster {name!r}"), version,
-                          resolve, None, False, report, init.__doc__ or "")
+                          resolve, None, False, report, init.__doc__ or "", grid)
 
 
 def load_spec(text: str, kind: type):

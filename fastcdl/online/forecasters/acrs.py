@@ -140,5 +140,10 @@ def resolve(params, T):
     return out
 
 
+def _grid_m(resolved):
+    """m: the stated values are j/m."""
+    return resolved["m"]
+
+
 FORECASTER = ForecasterSpec("acrs", init, forecast, observe, params={"m": None, "pick": "lower"}, version=1,
-                            resolve=resolve, loop=simulate, doc=__doc__)
+                            resolve=resolve, loop=simulate, grid=_grid_m, doc=__doc__)

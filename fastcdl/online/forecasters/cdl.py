@@ -257,6 +257,11 @@ def report(st, rounds, seen):
     return capped
 
 
+def _grid_m(resolved):
+    """m: the stated values are j/m."""
+    return resolved["m"]
+
+
 FORECASTER = ForecasterSpec(
     "cdl", init, forecast, observe,
     params={"oracle": "sparse", "m": None, "m_scale": 1.0, "delta": None, "step": "two-point"},
@@ -265,5 +270,5 @@ FORECASTER = ForecasterSpec(
     # probability r can differ in its last bits and, rarely, a draw with it. Version 3: step 1
     # decides on the exact signs of G (step1.ExactBias), not on the float sums, which leave a
     # residue such as -2.2e-16 where G_b is 0.
-    version=3, resolve=resolve, loop=simulate, report=report, doc=__doc__,
+    version=3, resolve=resolve, loop=simulate, report=report, grid=_grid_m, doc=__doc__,
 )

@@ -76,5 +76,10 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
     return hist
 
 
+def _grid_m(resolved):
+    """m: the stated values are j/m."""
+    return resolved["m"]
+
+
 FORECASTER = ForecasterSpec("foster", init, forecast, observe, params={"m": None}, version=1,
-                            resolve=lambda params, T: resolve_m(params, T, icbrt_up(T)), loop=simulate, doc=__doc__)
+                            resolve=lambda params, T: resolve_m(params, T, icbrt_up(T)), loop=simulate, grid=_grid_m, doc=__doc__)

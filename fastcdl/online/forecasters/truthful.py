@@ -72,6 +72,11 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
     return hist
 
 
+def _grid_m(resolved):
+    """m: the stated values are j/m."""
+    return resolved["m"]
+
+
 FORECASTER = ForecasterSpec("truthful", init, forecast, observe, params={"m": None}, version=1,
                             resolve=lambda params, T: resolve_m(params, T, default_sqrt(T)), loop=simulate,
-                            needs_adversary=True, doc=__doc__)
+                            needs_adversary=True, grid=_grid_m, doc=__doc__)

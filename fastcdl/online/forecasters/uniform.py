@@ -77,6 +77,11 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
     return hist
 
 
+def _grid_m(resolved):
+    """m: the stated values are j/m."""
+    return resolved["m"]
+
+
 FORECASTER = ForecasterSpec("uniform", init, forecast, observe, params={"m": None, "m_scale": 1.0, "delta": None},
                             version=2, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
-                            doc=__doc__)
+                            grid=_grid_m, doc=__doc__)
