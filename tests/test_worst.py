@@ -8,24 +8,45 @@ import sys
 import numpy as np
 import pytest
 
+from fastcdl.experiments import families as F
 from fastcdl.experiments import worst as W
 from fastcdl.experiments.runner import trial_seed
 from fastcdl.experiments.store import TrialStore
 from fastcdl.online import simulate
 
 
+SMALL = W.Budget(search_seeds=2, final_seeds=3, fresh_seeds=3, design=16, generations=1, refine=1, top=2, finalists=2)
+
+
 def test_dim_values_span_the_box():
-    d = W.Dim("p", 0.0, 1.0)
+    d = F.Dim("p", 0.0, 1.0, "level")
     assert (d.value(0.0), d.value(0.5), d.value(1.0)) == (0.0, 0.5, 1.0)
-    lg = W.Dim("p01", 1e-3, 1.0, log=True)
-    assert lg.value(0.0) == 1e-3 and lg.value(1.0) == 1.0 and lg.value(0.5) == pytest.approx(10**-1.5, rel=1e-5)
-    assert d.value(1.7) == 1.0 and d.value(-3) == 0.0  # Nelder-Mead may step outside: the box's edge
+    lg = F.Dim("p01", 1e-3, 1.0, "log")
+    assert lg.value(0.0) == pytest.approx(1e-3) and lg.value(1.0) == 1.0
+    assert lg.value(0.5) == pytest.approx(10**-1.5, rel=1e-12) and lg.unit(lg.value(0.3)) == pytest.approx(0.3)
+    assert d.value(1.7) == 1.0 and d.value(-3) == 0.0  # an optimiser may step outside: the box's edge
 
 
 def test_cycles_become_a_period_relative_to_T():
-    fam = W.FAMILIES["drift"]
+    fam = F.FAMILIES["drift"]
     p = fam.params((1.0, 0.0), 4096)
     assert p == {"amplitude": 0.5, "period": 4096 / 0.5}
+    assert fam.values_of_params(p, 4096) == [0.5, 0.5]
+
+
+@pytest.mark.parametrize("T", [1024, 4096])
+def test_every_forecaster_declares_its_grid(T):
+    """The registry's grid is the spacing of the stated values the forecaster can say."""
+    from fastcdl.online import registry
+
+    for name, spec in registry.forecasters().items():
+        m = spec.grid_m({}, T)
+        resolved = spec.resolve_params({}, T)
+        adv = (registry.adversary("bernoulli"), {"p": 0.5})
+        _, q = spec.init(T, resolved, adv)
+        q = np.asarray(q)
+        assert np.array_equal(q * m, np.round(q * m)) and q.min() >= 0 and q.max() <= 1, name
+        assert len(q) >= m, name
 
 
 def test_interval_is_the_rate_experiments_and_seeded_by_its_cell():
@@ -37,39 +58,120 @@ def test_interval_is_the_rate_experiments_and_seeded_by_its_cell():
     assert got == W.interval(v, "kt", "cdl", 1024) and got[1] < np.mean(v) < got[2]
 
 
+@pytest.mark.parametrize("m", [5, 14, 42, 135])
+def test_sweep_has_eight_points_in_every_cell(m):
+    pts = np.array(F.FAMILIES["bernoulli"].sweep_points(m))
+    assert pts[0] == 0.0 and pts[-1] == 1.0 and np.all(np.diff(pts) > 0)
+    cells = np.minimum(np.floor(pts * m + 1e-9), m - 1)
+    assert np.bincount(cells.astype(int), minlength=m).min() >= 8
+    assert all(min(abs(pts - k / m)) < 1e-15 for k in range(m + 1))  # the grid points themselves
+
+
+def test_carry_keeps_the_cell_and_the_offset_from_the_nearest_anchor():
+    # near 0: the same cell from 0
+    assert F.carry_level(2.25 / 10, 10, 20) == pytest.approx(2.25 / 20)
+    # near 1: the same cell from 1
+    assert F.carry_level(1 - 1.5 / 10, 10, 20) == pytest.approx(1 - 1.5 / 20)
+    # near 1/2 with m odd (1/2 inside cell 7 of 15) to m even (1/2 a grid point, cell 10 of 20 above it):
+    # one cell above the middle one, at offset 0.3
+    assert F.carry_level(8.3 / 15, 15, 20) == pytest.approx(11.3 / 20)
+    for v in np.linspace(0, 1, 101):  # the identity at the same grid
+        assert F.carry_level(v, 14, 14) == pytest.approx(v, abs=1e-15)
+    fam = F.FAMILIES["drift"]  # an offset: the same number of cells; cycles: the same count
+    p = F.carry(fam, {"amplitude": 2 / 14, "period": 1024 / 4}, 1024, 14, 4096, 28)
+    assert p == pytest.approx({"amplitude": 2 / 28, "period": 4096 / 4})
+
+
+def test_a_range_invalid_for_the_forecaster_names_family_parameter_and_forecaster():
+    from fastcdl.online.plugins import plugin_forecaster
+    from fastcdl.online.forecasters import foster
+
+    with pytest.raises(ValueError, match="family 'bernoulli', parameter 'p', forecaster 'kt'"):
+        F.family_for("bernoulli", "kt", 1024, ranges={"p": (0.5, 1.2)})
+    with pytest.raises(ValueError, match="no searched parameter 'q'"):
+        F.family_for("bernoulli", "kt", 1024, ranges={"q": (0.5, 1.0)})
+    nogrid = plugin_forecaster(name="nogrid", init=lambda T, params: foster.FORECASTER.init(T, {"m": 8}, None),
+                               forecast=foster.FORECASTER.forecast, observe=foster.FORECASTER.observe)
+    with pytest.raises(ValueError, match="family 'bernoulli', parameter 'p': units = 'cells' for forecaster 'nogrid'"):
+        F.family_for("bernoulli", nogrid, 1024, ranges={"p": {"lo": 1, "hi": 3, "units": "cells"}})
+    fam = F.family_for("bernoulli", "kt", 1024, ranges={"p": {"lo": 1, "hi": 3, "units": "cells"}})
+    m = W.registry_m("kt", 1024)
+    assert (fam.dims[0].lo, fam.dims[0].hi) == (1 / m, 3 / m)
+    with pytest.raises(ValueError, match="unknown adversary family 'nope'"):
+        W.WorstPlan.make(forecasters=["kt"], search_horizons=[64], families=["nope"])
+
+
+class Planted:
+    """A synthetic objective: a flat 0.5 with a narrow peak of height 1 between grid points
+    (width 0.02 cell, centred 0.43 cell above grid point 5 of m = 14), the rest of the
+    search's interface (means over seeds) unchanged."""
+
+    def __init__(self, m, centre, width, dims=1):
+        self.m, self.centre, self.width, self.calls = m, centre, width, 0
+
+    def means(self, cands, seeds, master=None, metric="cdl"):
+        self.calls += len(cands)
+        out = []
+        for _, p in cands:
+            g = p["p"] * self.m if "p" in p else p["amplitude"] * self.m
+            out.append(0.5 + 0.5 * np.exp(-(((g - self.centre) / self.width) ** 2)))
+        return out
+
+
+def test_planted_narrow_peak_between_grid_points_is_found():
+    m = W.registry_m("cdl", 2**14)
+    assert m == 14
+    ev = Planted(m, 5.43, 0.02)
+    r = W.search("cdl", 2**14, None, families=["bernoulli"], budget=SMALL, evaluator=ev)
+    assert r.adversary == "bernoulli" and r.search_mean > 0.95
+    assert abs(r.params["p"] * m - 5.43) < 0.01
+    # the sweep alone does not reach it: its nearest point is 0.055 cells away
+    assert max(ev.means([("bernoulli", {"p": x}) for x in F.FAMILIES["bernoulli"].sweep_points(m)], 1)) < 0.6
+
+
+def test_planted_peak_in_a_two_parameter_family_is_found():
+    m = W.registry_m("cdl", 2**14)
+    ev = Planted(m, 2.3, 0.3)  # amplitude 2.3 cells, any period
+    r = W.search("cdl", 2**14, None, families=["drift"], budget=W.Budget(search_seeds=2, final_seeds=3),
+                 evaluator=ev)
+    assert r.search_mean > 0.9 and abs(r.params["amplitude"] * m - 2.3) < 0.1
+
+
 @pytest.fixture(scope="module")
 def small_search(tmp_path_factory):
     path = tmp_path_factory.mktemp("worst") / "trials.sqlite"
     with TrialStore(path) as store:
-        r = W.search("kt", 512, store, families=["bernoulli", "contrarian", "greedy", "rawpoint"], search_seeds=3,
-                     fresh_seeds=5, n_init=4, n_refine=1, maxfev=6)
+        r = W.search("kt", 512, store, families=["bernoulli", "contrarian", "greedy", "rawpoint"], budget=SMALL)
         rows = store.rows()
     return path, r, rows
 
 
-def test_winner_is_the_best_scored_candidate(small_search):
+def test_winner_is_the_best_finalist(small_search):
     _, r, _ = small_search
-    scores = [c[2] for c in r.candidates]
-    assert r.search_mean == max(scores)
-    assert (r.adversary, r.params) in [(c[0], c[1]) for c in r.candidates if c[2] == max(scores)]
-    assert {c[3] for c in r.candidates} == {"screen", "refine"}
-    # every screened family appears; families without parameters once
-    assert sum(c[0] == "contrarian" for c in r.candidates) == 1
-    assert sum(c[0] == "bernoulli" and c[3] == "screen" for c in r.candidates) == 4
+    fins = [c for c in r.candidates if c.final_mean is not None]
+    assert r.search_mean == max(c.final_mean for c in fins)
+    assert (r.adversary, r.params) in [(c.family, c.params) for c in fins if c.final_mean == r.search_mean]
+    assert {c.stage for c in r.candidates} == {"sweep", "refine", "fixed", "design", "evolve"}
+    # every family reaches the final rung with its best candidate
+    assert set(r.best_of_families()) == {"bernoulli", "contrarian", "greedy", "rawpoint"}
+    for fam, c in r.best_of_families().items():
+        assert c.search_mean == max(x.search_mean for x in r.candidates if x.family == fam)
+    m = W.registry_m("kt", 512)
+    assert sum(c.stage == "sweep" for c in r.candidates if c.family == "bernoulli") == 8 * m + 1
 
 
 def test_search_scores_are_means_over_the_search_seeds(small_search):
-    """A candidate's score is recomputed here with simulate on trial_seed(SEARCH_MASTER, i)."""
+    """A candidate's scores are recomputed here with simulate on trial_seed(SEARCH_MASTER, i)."""
     _, r, _ = small_search
-    a, p, score, _ = max(r.candidates, key=lambda c: c[2])
-    again = [simulate("kt", a, horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params=p).cdl
+    c = max((c for c in r.candidates if c.final_mean is not None), key=lambda c: c.final_mean)
+    again = [simulate("kt", c.family, horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params=c.params).cdl
              for i in range(3)]
-    assert float(np.mean(again)) == score
+    assert float(np.mean(again)) == c.final_mean and float(np.mean(again[:2])) == c.search_mean
 
 
 def test_winner_is_reported_on_fresh_seeds(small_search):
     _, r, rows = small_search
-    fresh = {trial_seed(W.FRESH_MASTER, i) for i in range(5)}
+    fresh = {trial_seed(W.FRESH_MASTER, i) for i in range(3)}
     search = {trial_seed(W.SEARCH_MASTER, i) for i in range(3)}
     assert not fresh & search
     assert {x["seed"] for x in r.fresh} == fresh
@@ -77,9 +179,11 @@ def test_winner_is_reported_on_fresh_seeds(small_search):
         assert x["cdl"] == simulate("kt", r.adversary, horizon=512, seed=x["seed"], adversary_params=r.params).cdl
     out = W.worst_rows(r)
     cdl = next(o for o in out if o["metric"] == "cdl")
-    assert cdl["mean"] == pytest.approx(np.mean([x["cdl"] for x in r.fresh])) and cdl["n_seeds"] == 5
+    assert cdl["mean"] == pytest.approx(np.mean([x["cdl"] for x in r.fresh])) and cdl["n_seeds"] == 3
     assert cdl["lo"] <= cdl["mean"] <= cdl["hi"]
     assert json.loads(cdl["adversary_params"]) == r.params
+    fams = W.family_rows(r, 3)
+    assert sum(f["is_winner"] for f in fams) == 1 and max(f["ratio_to_winner"] for f in fams) == 1.0
 
 
 def test_search_resumes_without_recomputing(small_search, monkeypatch):
@@ -87,27 +191,36 @@ def test_search_resumes_without_recomputing(small_search, monkeypatch):
     calls = []
     monkeypatch.setattr(W, "run_trial", lambda t: calls.append(t) or pytest.fail("recomputed a stored trial"))
     with TrialStore(path) as store:
-        again = W.search("kt", 512, store, families=["bernoulli", "contrarian", "greedy", "rawpoint"],
-                         search_seeds=3, fresh_seeds=5, n_init=4, n_refine=1, maxfev=6)
+        again = W.search("kt", 512, store, families=["bernoulli", "contrarian", "greedy", "rawpoint"], budget=SMALL)
         assert len(store.rows()) == len(rows)
     assert not calls
     assert (again.adversary, again.params, again.search_mean) == (r.adversary, r.params, r.search_mean)
 
 
-def test_transfer_rescales_periods_and_rescores(tmp_path):
+def test_recall_against_an_exhaustive_sweep_computed_here(small_search):
+    """The search's best of a 1-D family is at least 0.97 of an exhaustive sweep at 32 points
+    per cell, on the same seeds (the full study: scripts/validate_worst_search.py)."""
+    _, r, _ = small_search
+    m = W.registry_m("kt", 512)
+    pts = [k / (32 * m) for k in range(32 * m + 1)]
+    ex = max(np.mean([simulate("kt", "bernoulli", horizon=512, seed=trial_seed(W.SEARCH_MASTER, i),
+                               adversary_params={"p": p}).cdl for i in range(2)]) for p in pts)
+    best = max(c.search_mean for c in r.candidates if c.family == "bernoulli")
+    assert best >= 0.97 * ex
+
+
+def test_transfer_carries_the_top_of_every_family_in_grid_units(small_search, tmp_path):
+    _, r, _ = small_search
     with TrialStore(tmp_path / "t.sqlite") as store:
-        cands = [("drift", {"amplitude": 0.3, "period": 64.0}, 0.5, "screen", 256),
-                 ("bernoulli", {"p": 0.4}, 0.4, "screen", 256), ("bernoulli", {"p": 0.4}, 0.3, "refine", 256)]
-        r = W.transfer("kt", 1024, store, cands, top=5, search_seeds=2, fresh_seeds=3)
-        assert [(c[0], c[1]) for c in r.candidates] == [("drift", {"amplitude": 0.3, "period": 256.0}),
-                                                        ("bernoulli", {"p": 0.4})]
-        cands += [("bernoulli", {"p": 0.3}, 0.45, "screen", 256), ("greedy", {}, 0.1, "screen", 256)]
-        r1 = W.transfer("kt", 1024, store, cands, top=1, search_seeds=2, fresh_seeds=3)
-    # the best overall, then the best of each other family, in order of score
-    assert [(c[0], c[1]) for c in r1.candidates] == [("drift", {"amplitude": 0.3, "period": 256.0}),
-                                                     ("bernoulli", {"p": 0.3}), ("greedy", {})]
-    assert r.search_mean == max(c[2] for c in r.candidates)
-    assert r1.search_mean == max(c[2] for c in r1.candidates)
+        r2 = W.transfer("kt", 2048, store, r, families=["bernoulli", "contrarian", "greedy", "rawpoint"], budget=SMALL)
+    m0, m1 = W.registry_m("kt", 512), W.registry_m("kt", 2048)
+    top = sorted((c for c in r.candidates if c.family == "bernoulli"),
+                 key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[:2]  # the best two, shorter first on a tie
+    carried = [c.params["p"] for c in r2.candidates if c.family == "bernoulli" and c.stage == "carried"]
+    assert carried == pytest.approx([F.carry_level(c.params["p"], m0, m1) for c in top])
+    local = [c.params["p"] for c in r2.candidates if c.family == "bernoulli" and c.stage == "local"]
+    assert len(local) == 2 * 8 and all(min(abs(x - y) for y in carried) <= 0.5 / m1 + 1e-12 for x in local)
+    assert r2.m == m1 and set(r2.best_of_families()) == {"bernoulli", "contrarian", "greedy", "rawpoint"}
 
 
 def test_plan_validation(tmp_path):
@@ -154,7 +267,7 @@ def test_plan_with_cross_evaluation(tmp_path):
     import csv
 
     plan = W.WorstPlan.make(forecasters=["kt", "foster"], search_horizons=[128], cross_horizons=[128],
-                            search_seeds=2, fresh_seeds=3, n_init=2, n_refine=1, maxfev=3)
+                            budget=SMALL)
     results = W.run_plan(plan, tmp_path, workers=1, progress=False)
     worst = list(csv.DictReader((tmp_path / "worst.csv").read_text().splitlines()))
     cross = list(csv.DictReader((tmp_path / "cross.csv").read_text().splitlines()))
@@ -178,7 +291,7 @@ def test_plan_over_horizons_writes_slopes_and_figure(tmp_path):
     import csv
 
     plan = W.WorstPlan.make(forecasters=["kt"], search_horizons=[64, 128, 256, 512], transfer_horizons={"kt": [1024]},
-                            search_seeds=2, fresh_seeds=3, n_init=1, n_refine=1, maxfev=2)
+                            budget=SMALL, families=["bernoulli", "contrarian"])
     W.run_plan(plan, tmp_path, workers=1, progress=False)
     slopes = list(csv.DictReader((tmp_path / "worst_slopes.csv").read_text().splitlines()))
     assert {(s["forecaster"], s["adversary"], s["metric"]) for s in slopes} == {("kt", "worst", "cdl"),
@@ -199,3 +312,43 @@ def test_results_readme_quotes_the_tables_of_its_files():
 
     folder = Path(__file__).resolve().parents[1] / "results" / "worstcase"
     assert W.readme_tables(folder) in (folder / "README.md").read_text()
+
+
+def test_expected_cdl_bound_from_its_pieces_and_above_every_worst_case_found():
+    """The explicit bound of docs/algorithm1.md, recomputed from its pieces; it lies above the
+    worst case found at every horizon of results/worstcase (a lower bound below an upper one)."""
+    import csv
+    import math
+    from pathlib import Path
+
+    from fastcdl.online.forecasters.cdl import expected_cdl_bound
+
+    for T in (2**10, 2**16, 2**22, 2**40):
+        m = math.ceil(math.sqrt(T) / math.log(T))
+        K = 2 * m + 1
+        ece = 1 / m + (1 + m * (64 + 32 * math.log(K)) + 17 * math.sqrt(m * T * (math.log(K) + math.log(1 + T)))) / T
+        assert expected_cdl_bound(T) == pytest.approx(2 * ece, rel=1e-14)
+    K = 21  # a given m: 1/m grows, the sqrt(m T) term shrinks
+    assert expected_cdl_bound(2**20, m=10) == pytest.approx(
+        2 * (0.1 + (1 + 10 * (64 + 32 * math.log(K)) + 17 * math.sqrt(10 * 2**20 * (math.log(K) + math.log(1 + 2**20))))
+             / 2**20), rel=1e-14)
+    with pytest.raises(ValueError, match="delta"):
+        expected_cdl_bound(2**10, delta=0.01)
+    folder = Path(__file__).resolve().parents[1] / "results" / "worstcase"
+    for w in csv.DictReader((folder / "worst.csv").read_text().splitlines()):
+        if w["forecaster"] == "cdl" and w["metric"] == "cdl":
+            assert float(w["hi"]) < expected_cdl_bound(int(w["T"]))
+
+
+def test_plan_on_dask_makes_the_same_choices_as_in_process(tmp_path):
+    """run_plan with a Dask scheduler: the same trials, the same winner, the same files."""
+    distributed = pytest.importorskip("distributed")
+    plan = W.WorstPlan.make(forecasters=["kt"], search_horizons=[128], budget=SMALL,
+                            families=["bernoulli", "contrarian"])
+    a = W.run_plan(plan, tmp_path / "local", workers=1, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, scheduler_port=0,
+                                  dashboard_address=":0") as cluster:
+        b = W.run_plan(plan, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
+    assert [(r.adversary, r.params, r.search_mean) for r in a] == [(r.adversary, r.params, r.search_mean) for r in b]
+    for name in ("worst.csv", "families.csv", "candidates.csv"):
+        assert (tmp_path / "local" / name).read_text() == (tmp_path / "dask" / name).read_text()

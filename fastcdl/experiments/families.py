@@ -204,12 +204,12 @@ def family_for(name: str, forecaster: str, T: int, *, ranges=None) -> Family:
                                       f"units = 'cells' applies to a level or an offset, not to a {d.kind} parameter")
             if spec.grid is None:
                 raise ValidationError(pname, "grid units need a grid", message=f"family {name!r}, parameter "
-                                      f"{pname!r}: units = 'cells' for forecaster {forecaster!r}, which declares no grid")
+                                      f"{pname!r}: units = 'cells' for forecaster {spec.name!r}, which declares no grid")
             m = spec.grid_m({}, T)
             lo, hi = lo / m, hi / m
         if not (lo <= hi) or not (d.lo <= lo and hi <= d.hi):
             raise ValidationError(pname, f"range must lie in [{d.lo}, {d.hi}]", message=f"family {name!r}, "
-                                  f"parameter {pname!r}, forecaster {forecaster!r}: range [{lo}, {hi}] is not inside "
+                                  f"parameter {pname!r}, forecaster {spec.name!r}: range [{lo}, {hi}] is not inside "
                                   f"the valid [{d.lo}, {d.hi}]")
         dims[idx[0]] = Dim(d.name, lo, hi, d.kind)
     return Family(fam.adversary, tuple(dims), dict(fam.fixed), fam.max_T)

@@ -39,6 +39,9 @@ FORMS_COLUMNS = ("forecaster", "adversary", "metric", "form", "c", "c_lo", "c_hi
 
 LOG_OVER_ROOT = "c ln T / sqrt T"
 OVER_M = "c / m"
+OVER_ROOT = "c / sqrt T"
+OVER_CUBE_ROOT = "c / T^(1/3)"
+ALL_FORMS = (LOG_OVER_ROOT, OVER_M, OVER_ROOT, OVER_CUBE_ROOT)  # the worst-case folder fits each to every forecaster
 
 # forecaster name -> the forms its theory predicts
 PREDICTED = {
@@ -61,19 +64,25 @@ def form_values(form, forecaster, params: dict, Ts) -> np.ndarray:
     """
     if form == LOG_OVER_ROOT:
         return np.array([math.log(T) / math.sqrt(T) for T in Ts])
+    if form == OVER_ROOT:
+        return np.array([T**-0.5 for T in Ts])
+    if form == OVER_CUBE_ROOT:
+        return np.array([T ** (-1.0 / 3.0) for T in Ts])
     if form == OVER_M:
         from fastcdl.online import registry
 
         spec = registry.forecaster(forecaster)
-        return np.array([1.0 / spec.resolve_params(params, int(T))["m"] for T in Ts])
-    raise ValueError(f"unknown form {form!r}; known: {LOG_OVER_ROOT!r}, {OVER_M!r}")
+        return np.array([1.0 / spec.grid_m(params, int(T)) for T in Ts])
+    raise ValueError(f"unknown form {form!r}; known: {', '.join(map(repr, ALL_FORMS))}")
 
 
-def form_fits(rows, metrics) -> list[dict]:
+def form_fits(rows, metrics, forms=None) -> list[dict]:
     """The fitted constant of each predicted form (module docstring), as a list of dicts.
 
     Rows need forecaster (the registered name) and forecaster_params next to the labels;
-    forecasters without a predicted form are skipped. Cost O(cells x window x seeds).
+    forecasters without a predicted form are skipped. ``forms``: fit these forms to every
+    forecaster instead (c / m only where the forecaster declares a grid). Cost
+    O(cells x window x seeds).
     """
     component = {}
     for r in rows:
@@ -83,7 +92,7 @@ def form_fits(rows, metrics) -> list[dict]:
     out = []
     nan = float("nan")
     for (f, a, m), by_T in sorted(groups.items()):
-        if f not in component or component[f][0] not in PREDICTED:
+        if f not in component or (forms is None and component[f][0] not in PREDICTED):
             continue
         name, params = component[f][0], json.loads(component[f][1])
         fit_T = fit_window(by_T)
@@ -99,7 +108,9 @@ def form_fits(rows, metrics) -> list[dict]:
         free = ly - np.polyval(np.polyfit(lx, ly, 1), lx)
         w = _slope_weights(fit_T)
         k = len(fit_T)
-        for form in PREDICTED[name]:
+        todo = PREDICTED[name] if forms is None else [
+            g for g in forms if g != OVER_M or registry_grid(name) is not None]
+        for form in todo:
             lg = np.log(form_values(form, name, params, fit_T))
             log_c, lo, hi, _ = jackknife_log_linear(V, np.full(k, 1.0 / k))
             shift = lg.mean()
@@ -116,3 +127,10 @@ def form_fits(rows, metrics) -> list[dict]:
                 t_min_fit=fit_T[0], t_max_fit=fit_T[-1], n_seeds=len(seeds),
             ))
     return out
+
+
+def registry_grid(forecaster):
+    """The forecaster's declared grid function (None: no grid)."""
+    from fastcdl.online import registry
+
+    return registry.forecaster(forecaster).grid

@@ -87,9 +87,14 @@ class SearchResult:
         """family -> its best candidate (by final-rung mean; every family reaches that rung)."""
         out = {}
         for c in self.candidates:
-            if c.final_mean is not None and (c.family not in out or c.final_mean > out[c.family].final_mean):
+            if c.final_mean is not None and (c.family not in out or _final_key(c) > _final_key(out[c.family])):
                 out[c.family] = c
         return out
+
+
+def _final_key(c):
+    """How finalists are ranked: final-rung mean, then search mean, then the shorter parameters."""
+    return (c.final_mean, c.search_mean, -len(params_json(c.params)))
 
 
 class _Pool:
@@ -307,7 +312,7 @@ def _choose(ev, sc, forecaster, T, fams, m) -> SearchResult:
     fins = list(finalists.values())
     for c, s in zip(fins, ev.means([(c.family, c.params) for c in fins], b.final_seeds)):
         c.final_mean = s
-    best = max(fins, key=lambda c: (c.final_mean, c.search_mean, -len(params_json(c.params))))
+    best = max(fins, key=_final_key)
     fresh = ev.rows([(best.family, best.params)], b.fresh_seeds, FRESH_MASTER)[0] if hasattr(ev, "rows") else []
     return SearchResult(forecaster, int(T), best.family, best.params, best.final_mean, fresh, cands, m)
 
@@ -607,12 +612,12 @@ def worst_slopes(results, metrics=("cdl", "ece")) -> tuple[list[dict], list[dict
     (fastcdl.experiments.forms): the fresh seeds share their indices across horizons, as a
     rate experiment's seeds do, though the adversary may differ from one horizon to the next."""
     from fastcdl.experiments.analysis import analyze
-    from fastcdl.experiments.forms import form_fits
+    from fastcdl.experiments.forms import ALL_FORMS, form_fits
 
     rows = [dict(forecaster_label=r.forecaster, adversary_label="worst", forecaster=r.forecaster,
                  forecaster_params="{}", T=r.T, seed_index=x["seed_index"], **{m: x[m] for m in metrics})
             for r in results for x in r.fresh]
-    return analyze(rows, list(metrics), seed=FRESH_MASTER)[1], form_fits(rows, list(metrics))
+    return analyze(rows, list(metrics), seed=FRESH_MASTER)[1], form_fits(rows, list(metrics), forms=ALL_FORMS)
 
 
 def worst_figure(rows, path) -> None:
@@ -630,13 +635,21 @@ def worst_figure(rows, path) -> None:
             T, mean, lo, hi = (np.array(v, dtype=float) for v in zip(*pts))
             ax.errorbar(T, mean, yerr=[mean - np.minimum(lo, mean), np.maximum(hi, mean) - mean], marker="o", ms=3,
                         capsize=2, label=f)
+        if metric == "cdl" and any(r["forecaster"] == "cdl" for r in rows):
+            from fastcdl.online.forecasters.cdl import expected_cdl_bound
+
+            Ts = sorted({r["T"] for r in rows if r["forecaster"] == "cdl"})
+            ax.plot(Ts, [expected_cdl_bound(T) for T in Ts], "k--", lw=1,
+                    label="cdl: proven bound on E[CDL] (docs/algorithm1.md)")
+            ax.axhline(1.0, color="0.6", lw=0.8, ls=":", label="CDL <= 1 (every forecaster)")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("T (rounds)")
         ax.set_ylabel(f"worst-case mean {metric.upper()}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
-    fig.suptitle("The worst adversary found for each forecaster and T (mean over fresh seeds, 95% t-intervals)")
+    fig.suptitle("The worst adversary found for each forecaster and T: a lower bound on its true worst case "
+                 "(mean over fresh seeds, 95% intervals)")
     with writing_to(path):
         fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -677,6 +690,34 @@ def readme_tables(folder) -> str:
                          f"{_fmt(float(c['mean']))} [{_fmt(float(c['lo']))}, {_fmt(float(c['hi']))}] | "
                          f"{_fmt(float(e['mean']))} [{_fmt(float(e['lo']))}, {_fmt(float(e['hi']))}] | {_fmt(score)} |")
     out = ["### Worst adversary found, per forecaster and horizon", "", *lines]
+    if (folder / "families.csv").is_file():
+        fams = read("families.csv")
+        names = [n for n in FAMILIES if any(x["family"] == n for x in fams)]
+        names += sorted({x["family"] for x in fams} - set(names))
+        out += ["", "### The best of every family on the last rung (mean CDL over 16 search seeds; "
+                "bold: the winner; families.csv)", "",
+                "| forecaster | T | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+        for f in forecasters:
+            for T in sorted({int(x["T"]) for x in fams if x["forecaster"] == f}):
+                cells = {x["family"]: x for x in fams if x["forecaster"] == f and int(x["T"]) == T}
+                row = []
+                for n in names:
+                    x = cells.get(n)
+                    v = "-" if x is None else _fmt(float(x["final_mean_cdl"]))
+                    row.append(f"**{v}**" if x is not None and x["is_winner"] == "1" else v)
+                out.append(f"| {f} | 2^{T.bit_length() - 1} | " + " | ".join(row) + " |")
+    if (folder / "validation.csv").is_file():
+        val = read("validation.csv")
+        out += ["", "### Recall of the search against an exhaustive sweep on the same seeds (validation.csv)", "",
+                "| forecaster | T | lowest recall (family) | families at recall >= 0.97 | exhaustive points |",
+                "|---|---|---|---|---|"]
+        for f in forecasters:
+            for T in sorted({int(v["T"]) for v in val if v["forecaster"] == f}):
+                vs = [v for v in val if v["forecaster"] == f and int(v["T"]) == T]
+                low = min(vs, key=lambda v: float(v["recall"]))
+                ok = sum(float(v["recall"]) >= 0.97 for v in vs)
+                out.append(f"| {f} | 2^{T.bit_length() - 1} | {float(low['recall']):.4f} ({low['family']}) | "
+                           f"{ok} of {len(vs)} | {sum(int(v['points']) for v in vs):,} |")
     probes = [a for a in ("contrarian", "lookahead") if any(x["adversary"] == a for x in cands)]
     search_T = sorted({int(x["T"]) for x in cands if x["stage"] == "sweep"})
     for a in probes:
@@ -723,3 +764,10 @@ def readme_tables(folder) -> str:
                              for f in fs]
                     out.append(f"| {adv} ({w}) | " + " | ".join(lines) + " |")
     return "\n".join(out) + "\n"
+
+
+def registry_m(forecaster, T, fparams=None):
+    """m of the forecaster's declared grid at horizon T (None: no grid)."""
+    from fastcdl.online import registry
+
+    return registry.forecaster(forecaster).grid_m(fparams, T)

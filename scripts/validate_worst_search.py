@@ -1,0 +1,120 @@
+"""Recall of the worst-case search: for every forecaster and family at T = 2^12 and 2^14, the
+best candidate the search scored (results/worstcase/candidates.csv) against the best of an
+exhaustive fine sweep computed here on its own, on the same search seeds (common random
+numbers: the two means are of the same runs wherever the parameters coincide).
+
+    python scripts/validate_worst_search.py [results/worstcase] [--forecasters cdl,kt] [--workers 2]
+
+Writes validation.csv into the folder: forecaster, T, m, family, points (of the exhaustive
+sweep), search_best, exhaustive_best, exhaustive_params, recall = search_best / exhaustive_best.
+The exhaustive sweeps (finer than the search's, and made without it):
+
+- a level (bernoulli's p): 32 points per cell of the forecaster's grid over [0, 1];
+- gridedge's position: 257 points over [0, 1];
+- a 2-parameter family: a 48 x 48 product grid over its box (log axes where the search's are);
+- sweep (4 parameters): a 9^4 product grid;
+- a family without parameters: its one adversary.
+
+Each point is the mean CDL over the first ``search_seeds`` search seeds, from
+fastcdl.online.simulate directly (no store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+HORIZONS = (2**12, 2**14)
+COLUMNS = ("forecaster", "T", "m", "family", "points", "search_best", "search_params", "exhaustive_best",
+           "exhaustive_params", "recall")
+
+
+def exhaustive_points(family, m, T) -> list[dict]:
+    """The exhaustive sweep of a family (its parameters), as documented above."""
+    dims = family.dims
+    if not dims:
+        return [family.params((), T)]
+    if len(dims) == 1:
+        (d,) = dims
+        if d.kind == "level" and m is not None:
+            n = 32 * m
+            return [family.params_of_values([d.lo + (d.hi - d.lo) * k / n], T) for k in range(n + 1)]
+        return [family.params_of_values([d.value(k / 256)], T) for k in range(257)]
+    n = 48 if len(dims) == 2 else 9
+    axis = [k / (n - 1) for k in range(n)]
+    return [family.params(u, T) for u in itertools.product(axis, repeat=len(dims))]
+
+
+def _mean_cdl(job):
+    from fastcdl.experiments.runner import trial_seed
+    from fastcdl.experiments.worst import SEARCH_MASTER
+    from fastcdl.online import simulate
+
+    forecaster, adversary, params_list, T, seeds = job
+    return [float(np.mean([simulate(forecaster, adversary, horizon=T, seed=trial_seed(SEARCH_MASTER, i),
+                                    adversary_params=p).cdl for i in range(seeds)])) for p in params_list]
+
+
+def validate(folder: Path, forecasters=None, workers=2) -> list[dict]:
+    from fastcdl.experiments.families import FAMILIES
+    from fastcdl.online import registry
+
+    cands = list(csv.DictReader((folder / "candidates.csv").read_text().splitlines()))
+    seeds = int(cands[0]["search_seeds"])
+    rows = []
+    with ProcessPoolExecutor(workers) as pool:
+        for f in forecasters or list(dict.fromkeys(c["forecaster"] for c in cands)):
+            for T in HORIZONS:
+                mine = [c for c in cands if c["forecaster"] == f and int(c["T"]) == T]
+                if not mine:
+                    continue
+                m = registry.forecaster(f).grid_m({}, T)
+                for name, fam in FAMILIES.items():
+                    found = [c for c in mine if c["adversary"] == name]
+                    if not found:
+                        continue
+                    best = max(found, key=lambda c: float(c["search_mean_cdl"]))
+                    pts = exhaustive_points(fam, m, T)
+                    chunks = [pts[i:i + 64] for i in range(0, len(pts), 64)]
+                    t0 = time.perf_counter()
+                    means = [v for part in pool.map(_mean_cdl, [(f, fam.adversary, c, T, seeds) for c in chunks])
+                             for v in part]
+                    k = int(np.argmax(means))
+                    row = dict(forecaster=f, T=T, m=m, family=name, points=len(pts),
+                               search_best=float(best["search_mean_cdl"]), search_params=best["adversary_params"],
+                               exhaustive_best=means[k], exhaustive_params=json.dumps(pts[k], sort_keys=True),
+                               recall=float(best["search_mean_cdl"]) / means[k] if means[k] > 0 else 1.0)
+                    rows.append(row)
+                    print(f"{f:<8} T = {T:<6} {name:<12} recall {row['recall']:.4f} "
+                          f"(search {row['search_best']:.4g}, exhaustive {row['exhaustive_best']:.4g} over "
+                          f"{len(pts)} points, {time.perf_counter() - t0:.0f} s)", flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", nargs="?", default="results/worstcase")
+    ap.add_argument("--forecasters", help="comma-separated (default: every forecaster of candidates.csv)")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args(argv)
+    folder = Path(args.folder)
+    rows = validate(folder, args.forecasters.split(",") if args.forecasters else None, args.workers)
+    from fastcdl.experiments.analysis import _atomic_write, _csv_text
+
+    _atomic_write({folder / "validation.csv": _csv_text(rows, COLUMNS)})
+    low = [r for r in rows if r["recall"] < 0.97]
+    print(f"{len(rows)} (forecaster, T, family) cells; recall min {min(r['recall'] for r in rows):.4f}; "
+          f"{len(low)} below 0.97")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
