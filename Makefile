@@ -24,7 +24,7 @@ BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/
 	tests/test_online_oracle.py tests/test_online_api.py tests/test_versions.py \
 	tests/test_sample.py tests/test_uncertainty.py tests/test_ablations.py tests/test_acrs.py \
 	tests/test_baselines.py tests/test_plugins.py tests/test_signpreserve.py tests/test_quantile_bins.py \
-	tests/test_sort_keys.py tests/test_smce.py
+	tests/test_sort_keys.py tests/test_smce.py tests/test_cdlahead.py
 
 # Every phase runs even if an earlier one failed; the summary names each phase's result.
 test: $(STAMP)

@@ -169,6 +169,7 @@ FAMILIES = {
     "greedy": Family("greedy"),
     "lookahead": Family("lookahead", fixed={"kinks": 32}),
     "signpreserve": Family("signpreserve"),
+    "cdlahead": Family("cdlahead", max_T=2**20),  # O(m) a round, ~1 us: run up to 2^20
 }
 
 

@@ -718,7 +718,7 @@ def readme_tables(folder) -> str:
                 ok = sum(float(v["recall"]) >= 0.97 for v in vs)
                 out.append(f"| {f} | 2^{T.bit_length() - 1} | {float(low['recall']):.4f} ({low['family']}) | "
                            f"{ok} of {len(vs)} | {sum(int(v['points']) for v in vs):,} |")
-    probes = [a for a in ("contrarian", "lookahead") if any(x["adversary"] == a for x in cands)]
+    probes = [a for a in ("contrarian", "greedy", "lookahead", "cdlahead") if any(x["adversary"] == a for x in cands)]
     search_T = sorted({int(x["T"]) for x in cands if x["stage"] == "sweep"})
     for a in probes:
         out += ["", f"### {a} against every forecaster (mean CDL over the search seeds, from candidates.csv)", "",

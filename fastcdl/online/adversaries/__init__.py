@@ -100,6 +100,8 @@ def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **pa
     - "sweep": low=0.1, high=0.9, amp=0.05, period=horizon/8, a sweeping target with
       biases of alternating sign from bucket to bucket;
     - "lookahead": kinks=32, one-step lookahead on the CDL over a kink grid;
+    - "cdlahead": the exact one-step lookahead on the CDL (the y with the larger expected
+      CDL of the table after the round);
     - "signpreserve": y ~ Bernoulli(c), c the midpoint of the gap between stated values that
       keeps the sign of the most accumulated bias (docs/ece-lower-bound.md);
     - an AdversarySpec from fastcdl.online.plugin_adversary, or "package.module:ATTRIBUTE".
