@@ -395,6 +395,10 @@ def cmd_worst(args) -> int:
               "re-run the same command to resume", file=sys.stderr)
         return 128 + signum
     print(f"worst adversaries in {out}/worst.csv, every candidate in {out}/candidates.csv")
+    if args.pack:
+        from fastcdl.experiments.worst import pack_folder
+
+        print(f"packed store: {pack_folder(out)} (bucket tables of the fresh-seed runs kept)")
     return 0
 
 
@@ -536,6 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
     wc.add_argument("--fresh-seeds", type=int, help="held-out seeds that report the winner (default 16)")
     wc.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     wc.add_argument("--scheduler", help="Dask scheduler address tcp://HOST:PORT (default: local pool)")
+    wc.add_argument("--pack", action="store_true",
+                    help="also write trials.sqlite.xz, the store compacted for committing (fastcdl.experiments.packed)")
     wc.add_argument("--out", help="folder (default: results/worst-<forecaster> or results/worstcase)")
     wc.set_defaults(func=cmd_worst)
 

@@ -151,7 +151,7 @@ def test_winner_is_the_best_finalist(small_search):
     fins = [c for c in r.candidates if c.final_mean is not None]
     assert r.search_mean == max(c.final_mean for c in fins)
     assert (r.adversary, r.params) in [(c.family, c.params) for c in fins if c.final_mean == r.search_mean]
-    assert {c.stage for c in r.candidates} == {"sweep", "refine", "fixed", "design", "evolve"}
+    assert {c.stage for c in r.candidates} == {"sweep", "refine", "fixed", "design", "evolve", "polish"}
     # every family reaches the final rung with its best candidate
     assert set(r.best_of_families()) == {"bernoulli", "contrarian", "greedy", "rawpoint"}
     for fam, c in r.best_of_families().items():
@@ -352,3 +352,25 @@ def test_plan_on_dask_makes_the_same_choices_as_in_process(tmp_path):
     assert [(r.adversary, r.params, r.search_mean) for r in a] == [(r.adversary, r.params, r.search_mean) for r in b]
     for name in ("worst.csv", "families.csv", "candidates.csv"):
         assert (tmp_path / "local" / name).read_text() == (tmp_path / "dask" / name).read_text()
+
+
+def test_packed_store_resumes_the_plan_with_nothing_to_run(tmp_path, monkeypatch):
+    """pack_folder keeps every row (bucket tables of the fresh seeds only); a folder holding only
+    trials.sqlite.xz resumes from it without running a trial."""
+    import sqlite3
+
+    plan = W.WorstPlan.make(forecasters=["kt"], search_horizons=[128], budget=SMALL, families=["bernoulli", "greedy"])
+    W.run_plan(plan, tmp_path, workers=1, progress=False)
+    before = (tmp_path / "worst.csv").read_text()
+    packed = W.pack_folder(tmp_path)
+    with sqlite3.connect(tmp_path / "trials.sqlite") as con:
+        n_rows = con.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+    (tmp_path / "trials.sqlite").unlink()
+    (tmp_path / "worst.csv").unlink()
+    monkeypatch.setattr(W, "run_trial", lambda t: pytest.fail("ran a trial the packed store holds"))
+    W.run_plan(plan, tmp_path, workers=1, progress=False)
+    assert (tmp_path / "worst.csv").read_text() == before and packed.exists()
+    fresh = {trial_seed(W.FRESH_MASTER, i) for i in range(3)}
+    with sqlite3.connect(tmp_path / "trials.sqlite") as con:
+        rows = con.execute("SELECT seed, bucket_table IS NOT NULL FROM trials").fetchall()
+    assert len(rows) == n_rows and all(has == (seed in fresh) for seed, has in rows)

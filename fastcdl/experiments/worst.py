@@ -182,18 +182,22 @@ class _Evaluator:
 @dataclass(frozen=True)
 class Budget:
     """How much a search spends: seeds that score candidates, seeds of the final rung,
-    fresh seeds that report the winner, the Sobol design (2^k points) and differential
-    evolution's generations of a multi-parameter family, how many of a 1-D sweep's best
-    points are refined, and how many candidates of every family a transfer carries."""
+    fresh seeds that report the winner, the Sobol design (2^k points), differential
+    evolution's generations and the Nelder-Mead polish (starts, evaluations each) of a
+    multi-parameter family, how many of a 1-D sweep's best points are refined, how many
+    candidates of every family a transfer carries, and how many best candidates overall
+    reach the last rung."""
 
     search_seeds: int = 4
     final_seeds: int = 16
     fresh_seeds: int = 16
-    design: int = 128
-    generations: int = 6
+    design: int = 256
+    generations: int = 12
     refine: int = 3
     top: int = 3
     finalists: int = 8
+    polish: int = 2
+    polish_fev: int = 30
 
 
 class _Scorer:
@@ -295,7 +299,29 @@ def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, bu
         else:
             survivors = _halving(sc, fam, _design(len(fam.dims), budget.design, seed=k), "design")
             _evolve(sc, fam, survivors[:16], seed=k)
+            _polish(sc, fam, T)
     return _choose(ev, sc, forecaster, T, fams, m)
+
+
+def _polish(sc: _Scorer, fam: Family, T):
+    """Nelder-Mead (scipy) from each of the family's ``polish`` best distinct candidates so
+    far, on the search seeds: a simplex of steps 1/20 of each range, at most ``polish_fev``
+    evaluations each."""
+    from scipy.optimize import minimize
+
+    b = sc.budget
+    mine = sorted((c for c in sc.cands.values() if c.family == fam.adversary),
+                  key=lambda c: (-c.search_mean, len(params_json(c.params))))[: b.polish]
+    for c in mine:
+        u0 = np.clip(np.asarray(fam.unit_of_params(c.params, T), dtype=float), 0.0, 1.0)
+        simplex = [u0] + [u0 + np.where(np.arange(len(u0)) == i, 0.05 if u0[i] <= 0.5 else -0.05, 0.0)
+                          for i in range(len(u0))]
+
+        def objective(u):
+            return -sc.score(fam, [fam.params(np.clip(u, 0.0, 1.0), T)], "polish")[0]
+
+        minimize(objective, u0, method="Nelder-Mead",
+                 options={"maxfev": b.polish_fev, "initial_simplex": np.array(simplex), "xatol": 1e-4, "fatol": 0.0})
 
 
 def _choose(ev, sc, forecaster, T, fams, m) -> SearchResult:
@@ -400,7 +426,8 @@ def family_rows(result: SearchResult, final_seeds: int) -> list[dict]:
 
 
 # -- a grid of searches: the worst-case folder ---------------------------------------------
-_BUDGET_KEYS = ("search_seeds", "final_seeds", "fresh_seeds", "design", "generations", "refine", "top", "finalists")
+_BUDGET_KEYS = ("search_seeds", "final_seeds", "fresh_seeds", "design", "generations", "refine", "top", "finalists",
+                "polish", "polish_fev")
 
 
 @dataclass(frozen=True)
@@ -517,10 +544,13 @@ def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress
     from fastcdl.experiments.runner import _connect
     from fastcdl.experiments.store import TrialStore
 
+    from fastcdl.experiments.packed import unpack
+
     out = Path(out_dir)
     results = []
     with _connect(scheduler) if scheduler else nullcontext() as client:
         out.mkdir(parents=True, exist_ok=True)
+        unpack(out)  # a committed folder keeps its store as trials.sqlite.xz
         pool = _Pool(workers, client)
         with TrialStore(out / "trials.sqlite") as store:
             try:
@@ -771,3 +801,14 @@ def registry_m(forecaster, T, fparams=None):
     from fastcdl.online import registry
 
     return registry.forecaster(forecaster).grid_m(fparams, T)
+
+
+def pack_folder(folder) -> "Path":
+    """trials.sqlite.xz of a worst-case folder (fastcdl.experiments.packed): the bucket tables
+    of the fresh-seed runs kept, the search's dropped (their metrics stay)."""
+    from pathlib import Path
+
+    from fastcdl.experiments.packed import pack
+
+    fresh = ", ".join(str(trial_seed(FRESH_MASTER, i)) for i in range(64))
+    return pack(Path(folder) / "trials.sqlite", f"seed IN ({fresh})")
