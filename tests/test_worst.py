@@ -15,7 +15,8 @@ from fastcdl.experiments.store import TrialStore
 from fastcdl.online import simulate
 
 
-SMALL = W.Budget(search_seeds=2, final_seeds=3, fresh_seeds=3, design=16, generations=1, refine=1, top=2, finalists=2)
+SMALL = W.Budget(search_seeds=2, final_seeds=3, fresh_seeds=3, design=16, generations=1, refine=1, top=2, finalists=2,
+                 deep=2, deep_seeds=4)
 
 
 def test_dim_values_span_the_box():
@@ -146,16 +147,22 @@ def small_search(tmp_path_factory):
     return path, r, rows
 
 
-def test_winner_is_the_best_finalist(small_search):
+def test_winner_is_the_best_of_the_deepest_rung(small_search):
+    """The finalists are the best by search score and the best of each family; the best few of
+    them by final-rung score reach the deepest rung, whose best is the winner."""
     _, r, _ = small_search
     fins = [c for c in r.candidates if c.final_mean is not None]
-    assert r.search_mean == max(c.final_mean for c in fins)
-    assert (r.adversary, r.params) in [(c.family, c.params) for c in fins if c.final_mean == r.search_mean]
+    deep = [c for c in r.candidates if c.deep_mean is not None]
+    assert len(deep) == SMALL.deep and all(c.final_mean is not None for c in deep)
+    assert min(c.final_mean for c in deep) >= max(c.final_mean for c in fins if c.deep_mean is None)
+    assert r.search_mean == max(c.deep_mean for c in deep)
+    assert (r.adversary, r.params) in [(c.family, c.params) for c in deep if c.deep_mean == r.search_mean]
     assert {c.stage for c in r.candidates} == {"sweep", "refine", "fixed", "design", "evolve", "polish"}
     # every family reaches the final rung with its best candidate
     assert set(r.best_of_families()) == {"bernoulli", "contrarian", "greedy", "rawpoint"}
     for fam, c in r.best_of_families().items():
-        assert c.search_mean == max(x.search_mean for x in r.candidates if x.family == fam)
+        if fam != r.adversary:
+            assert c.search_mean == max(x.search_mean for x in r.candidates if x.family == fam)
     m = W.registry_m("kt", 512)
     assert sum(c.stage == "sweep" for c in r.candidates if c.family == "bernoulli") == 8 * m + 1
 
@@ -167,6 +174,10 @@ def test_search_scores_are_means_over_the_search_seeds(small_search):
     again = [simulate("kt", c.family, horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params=c.params).cdl
              for i in range(3)]
     assert float(np.mean(again)) == c.final_mean and float(np.mean(again[:2])) == c.search_mean
+    w = r.winner()
+    again = [simulate("kt", w.family, horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params=w.params).cdl
+             for i in range(SMALL.deep_seeds)]
+    assert float(np.mean(again)) == w.deep_mean == r.search_mean
 
 
 def test_winner_is_reported_on_fresh_seeds(small_search):

@@ -55,14 +55,16 @@ FRESH_MASTER = 77120611  # seeds used to report it (never seen by the search)
 @dataclass
 class Candidate:
     """One adversary scored by a search: its family, parameters, how it was proposed
-    (sweep, refine, design, evolve, fixed, carried, local), its mean CDL over the search
-    seeds, and over the final rung's seeds if it reached it (else None)."""
+    (sweep, refine, design, evolve, polish, fixed, carried, local), its mean CDL over the
+    search seeds, over the final rung's seeds and over the deepest rung's if it reached them
+    (else None)."""
 
     family: str
     params: dict
     stage: str
     search_mean: float
     final_mean: float | None = None
+    deep_mean: float | None = None
 
     @property
     def key(self):
@@ -71,7 +73,7 @@ class Candidate:
 
 @dataclass
 class SearchResult:
-    """The outcome of a search at one horizon: the winner, its score on the final rung's
+    """The outcome of a search at one horizon: the winner, its score on the deepest rung's
     seeds, its rows on fresh seeds, every candidate scored, and the grid m it was searched on."""
 
     forecaster: str
@@ -89,7 +91,15 @@ class SearchResult:
         for c in self.candidates:
             if c.final_mean is not None and (c.family not in out or _final_key(c) > _final_key(out[c.family])):
                 out[c.family] = c
+        w = self.winner()
+        if w is not None:  # chosen on the deepest rung: its family's representative
+            out[w.family] = w
         return out
+
+    def winner(self):
+        """The winner's Candidate (None for a result without candidates)."""
+        return next((c for c in self.candidates if c.family == self.adversary and c.params == self.params
+                     and c.deep_mean is not None), None)
 
 
 def _final_key(c):
@@ -185,8 +195,9 @@ class Budget:
     fresh seeds that report the winner, the Sobol design (2^k points), differential
     evolution's generations and the Nelder-Mead polish (starts, evaluations each) of a
     multi-parameter family, how many of a 1-D sweep's best points are refined, how many
-    candidates of every family a transfer carries, and how many best candidates overall
-    reach the last rung."""
+    candidates of every family a transfer carries, how many best candidates overall reach
+    the final rung (with the best of every family), and how many of the finalists reach the
+    deepest rung, on how many seeds, where the winner is chosen."""
 
     search_seeds: int = 4
     final_seeds: int = 16
@@ -198,6 +209,8 @@ class Budget:
     finalists: int = 8
     polish: int = 2
     polish_fev: int = 30
+    deep: int = 4
+    deep_seeds: int = 64
 
 
 class _Scorer:
@@ -338,9 +351,14 @@ def _choose(ev, sc, forecaster, T, fams, m) -> SearchResult:
     fins = list(finalists.values())
     for c, s in zip(fins, ev.means([(c.family, c.params) for c in fins], b.final_seeds)):
         c.final_mean = s
-    best = max(fins, key=_final_key)
+    # the deepest rung: the best few on deep_seeds search seeds, so that a candidate whose
+    # 16 seeds were lucky (a heavy-tailed one) is not chosen for its luck
+    deep = sorted(fins, key=_final_key, reverse=True)[: b.deep]
+    for c, s in zip(deep, ev.means([(c.family, c.params) for c in deep], b.deep_seeds)):
+        c.deep_mean = s
+    best = max(deep, key=lambda c: (c.deep_mean, _final_key(c)))
     fresh = ev.rows([(best.family, best.params)], b.fresh_seeds, FRESH_MASTER)[0] if hasattr(ev, "rows") else []
-    return SearchResult(forecaster, int(T), best.family, best.params, best.final_mean, fresh, cands, m)
+    return SearchResult(forecaster, int(T), best.family, best.params, best.deep_mean, fresh, cands, m)
 
 
 def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, families=None, ranges=None, budget=None,
@@ -396,9 +414,9 @@ def interval(values, *cell) -> tuple[float, float, float]:
 
 WORST_COLUMNS = ("forecaster", "adversary", "adversary_params", "T", "metric", "mean", "lo", "hi", "n_seeds")
 CANDIDATE_COLUMNS = ("forecaster", "T", "m", "stage", "adversary", "adversary_params", "grid", "search_mean_cdl",
-                     "search_seeds", "final_mean_cdl", "final_seeds")
+                     "search_seeds", "final_mean_cdl", "final_seeds", "deep_mean_cdl", "deep_seeds")
 FAMILY_COLUMNS = ("forecaster", "T", "m", "family", "adversary_params", "grid", "final_mean_cdl", "final_seeds",
-                  "winner_final_mean_cdl", "ratio_to_winner", "is_winner")
+                  "winner_final_mean_cdl", "ratio_to_winner", "deep_mean_cdl", "is_winner")
 
 
 def worst_rows(result: SearchResult, metrics=("cdl", "ece", "vcdl", "k2", "ucal")) -> list[dict]:
@@ -415,19 +433,22 @@ def worst_rows(result: SearchResult, metrics=("cdl", "ece", "vcdl", "k2", "ucal"
 def family_rows(result: SearchResult, final_seeds: int) -> list[dict]:
     """families.csv rows of a search: the best candidate of every family next to the winner."""
     out = []
+    w = result.winner()
+    top = w.final_mean if w is not None else result.search_mean
     for fam, c in sorted(result.best_of_families().items(), key=lambda kv: -kv[1].final_mean):
         out.append(dict(forecaster=result.forecaster, T=result.T, m=result.m if result.m is not None else "",
                         family=fam, adversary_params=params_json(c.params),
                         grid=grid_coordinates(FAMILIES[fam], c.params, result.T, result.m) if fam in FAMILIES else "",
-                        final_mean_cdl=c.final_mean, final_seeds=final_seeds, winner_final_mean_cdl=result.search_mean,
-                        ratio_to_winner=c.final_mean / result.search_mean if result.search_mean > 0 else float("nan"),
+                        final_mean_cdl=c.final_mean, final_seeds=final_seeds, winner_final_mean_cdl=top,
+                        ratio_to_winner=c.final_mean / top if top > 0 else float("nan"),
+                        deep_mean_cdl="" if c.deep_mean is None else c.deep_mean,
                         is_winner=int(fam == result.adversary and c.params == result.params)))
     return out
 
 
 # -- a grid of searches: the worst-case folder ---------------------------------------------
 _BUDGET_KEYS = ("search_seeds", "final_seeds", "fresh_seeds", "design", "generations", "refine", "top", "finalists",
-                "polish", "polish_fev")
+                "polish", "polish_fev", "deep", "deep_seeds")
 
 
 @dataclass(frozen=True)
@@ -513,8 +534,10 @@ class WorstPlan:
         for k, v in fields.items():
             if k not in _BUDGET_KEYS:
                 raise ValidationError(k, f"is not a budget key ({', '.join(_BUDGET_KEYS)})")
-            check_int(v, k, low=1 if k not in ("search_seeds", "fresh_seeds", "final_seeds") else 2)
+            check_int(v, k, low=1 if k not in ("search_seeds", "fresh_seeds", "final_seeds", "deep_seeds") else 2)
         b = Budget(**fields)
+        if b.deep_seeds < b.final_seeds:
+            raise ValidationError("deep_seeds", f"must be at least final_seeds = {b.final_seeds}", value=b.deep_seeds)
         if b.final_seeds < b.search_seeds:
             raise ValidationError("final_seeds", f"must be at least search_seeds = {b.search_seeds}", value=b.final_seeds)
         ranges = dict(ranges or {})
@@ -616,7 +639,9 @@ def _write(plan, out, results, cross):
                       grid=grid_coordinates(FAMILIES[c.family], c.params, r.T, r.m) if c.family in FAMILIES else "",
                       search_mean_cdl=c.search_mean, search_seeds=b.search_seeds,
                       final_mean_cdl="" if c.final_mean is None else c.final_mean,
-                      final_seeds="" if c.final_mean is None else b.final_seeds)
+                      final_seeds="" if c.final_mean is None else b.final_seeds,
+                      deep_mean_cdl="" if c.deep_mean is None else c.deep_mean,
+                      deep_seeds="" if c.deep_mean is None else b.deep_seeds)
                  for r in results for c in r.candidates]
     fam_rows = [x for r in results for x in family_rows(r, b.final_seeds)]
     files = {out / "worst.csv": _csv_text(rows, WORST_COLUMNS),
