@@ -10,9 +10,11 @@ searched in the forecaster's own units (its grid j/m, declared in its registry e
    16 on all the search seeds); a family without parameters is run once;
 2. refinement: around the best points of a 1-D sweep, scipy's bounded scalar minimiser
    inside one sweep step; for a multi-parameter family, scipy's differential evolution,
-   seeded, its first population the 16 survivors of the halving;
+   seeded, its first population the 16 survivors of the halving, then Nelder-Mead from its
+   two best points;
 3. choice: the best candidates overall and the best of every family are scored again on
-   more search seeds (the last rung of the halving), and the best of them is the winner;
+   16 search seeds (the final rung of the halving), the best 4 of them on 64 (the deepest
+   rung), and the best there is the winner;
 4. report: the winner is run on *fresh seeds* (another master seed, never used for
    choosing), so its reported mean is not inflated by the selection.
 
@@ -338,8 +340,9 @@ def _polish(sc: _Scorer, fam: Family, T):
 
 
 def _choose(ev, sc, forecaster, T, fams, m) -> SearchResult:
-    """The last rung: the best candidates overall and the best of every family on the final
-    seeds; the best of them is the winner, reported on fresh seeds."""
+    """The last rungs: the best candidates overall and the best of every family on the final
+    seeds, the best few of those on the deepest rung's; its best is the winner, reported on
+    fresh seeds."""
     b = sc.budget
     cands = list(sc.cands.values())
     ranked = sorted(cands, key=lambda c: (-c.search_mean, len(params_json(c.params))))
@@ -749,7 +752,7 @@ def readme_tables(folder) -> str:
         fams = read("families.csv")
         names = [n for n in FAMILIES if any(x["family"] == n for x in fams)]
         names += sorted({x["family"] for x in fams} - set(names))
-        out += ["", "### The best of every family on the last rung (mean CDL over 16 search seeds; "
+        out += ["", "### The best of every family on the final rung (mean CDL over 16 search seeds; "
                 "bold: the winner; families.csv)", "",
                 "| forecaster | T | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
         for f in forecasters:
