@@ -385,3 +385,18 @@ def test_packed_store_resumes_the_plan_with_nothing_to_run(tmp_path, monkeypatch
     with sqlite3.connect(tmp_path / "trials.sqlite") as con:
         rows = con.execute("SELECT seed, bucket_table IS NOT NULL FROM trials").fetchall()
     assert len(rows) == n_rows and all(has == (seed in fresh) for seed, has in rows)
+
+
+def test_a_full_search_also_scores_the_best_of_the_horizon_below(small_search, tmp_path):
+    _, r, _ = small_search
+    with TrialStore(tmp_path / "t.sqlite") as store:
+        r2 = W.search("kt", 2048, store, families=["bernoulli", "rawpoint"], budget=SMALL, previous=r)
+    m0, m1 = W.registry_m("kt", 512), W.registry_m("kt", 2048)
+    top = sorted((c for c in r.candidates if c.family == "bernoulli"),
+                 key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[:2]
+    carried = [c.params["p"] for c in r2.candidates if c.family == "bernoulli" and c.stage == "carried"]
+    # a carried point the sweep also holds keeps its sweep stage (the first to score it)
+    sweep = {c.params["p"] for c in r2.candidates if c.family == "bernoulli"}
+    assert all(F.carry_level(c.params["p"], m0, m1) in sweep for c in top)
+    assert set(carried) <= {F.carry_level(c.params["p"], m0, m1) for c in top}
+    assert any(c.stage == "carried" for c in r2.candidates if c.family == "rawpoint")

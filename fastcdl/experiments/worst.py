@@ -21,8 +21,9 @@ searched in the forecaster's own units (its grid j/m, declared in its registry e
 Every candidate is scored on the same seeds (common random numbers), so comparisons are
 paired and the objective is a deterministic function of the parameters.
 
-Above the horizons with a full search, :func:`transfer` carries the best few candidates of
-every family to the next horizon in grid units (fastcdl.experiments.families.carry), searches
+A full search also scores the best few candidates of every family at the horizon below,
+carried in grid units. Above the horizons with a full search, :func:`transfer` carries the
+best few candidates of every family to the next horizon in grid units (fastcdl.experiments.families.carry), searches
 locally around each, and chooses and reports as above.
 
 Every trial goes through the rate experiments' store (:class:`TrialStore`), keyed by its
@@ -289,7 +290,7 @@ def _families(names, forecaster, T, ranges=None):
 
 
 def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, budget=None, pool=None,
-           evaluator=None) -> SearchResult:
+           evaluator=None, previous=None) -> SearchResult:
     """The adversary among ``families`` (default: all of FAMILIES) that maximises the
     forecaster's mean CDL at horizon T, chosen on the search seeds, reported on fresh seeds.
 
@@ -315,7 +316,26 @@ def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, bu
             survivors = _halving(sc, fam, _design(len(fam.dims), budget.design, seed=k), "design")
             _evolve(sc, fam, survivors[:16], seed=k)
             _polish(sc, fam, T)
+    if previous is not None:  # the best of the horizon below, carried in grid units, compete too
+        for fam in fams:
+            if fam.dims:
+                sc.score(fam, _carried(fam, previous, T, m, budget.top), "carried")
     return _choose(ev, sc, forecaster, T, fams, m)
+
+
+def _carried(fam, previous, T, m, top) -> list[dict]:
+    """The ``top`` best distinct candidates of ``fam`` in a search at a smaller horizon,
+    carried to T (families.carry)."""
+    mine = sorted((c for c in previous.candidates if c.family == fam.adversary),
+                  key=lambda c: (-c.search_mean, len(params_json(c.params))))
+    carried = []
+    for c in mine:
+        p = carry(fam, c.params, previous.T, previous.m, T, m)
+        if params_json(p) not in [params_json(x) for x in carried]:
+            carried.append(p)
+        if len(carried) == top:
+            break
+    return carried
 
 
 def _polish(sc: _Scorer, fam: Family, T):
@@ -375,23 +395,15 @@ def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, fami
 
     budget = budget or Budget()
     spec = registry.forecaster(forecaster)
-    m0, m = previous.m, spec.grid_m(fparams, T)
+    m = spec.grid_m(fparams, T)
     ev = evaluator or _Evaluator(forecaster, fparams, T, store, pool or _Pool(1))
     sc = _Scorer(ev, T, budget)
     fams = _families(families, forecaster, T, ranges)
     for k, fam in enumerate(fams):
-        mine = sorted((c for c in previous.candidates if c.family == fam.adversary),
-                      key=lambda c: (-c.search_mean, len(params_json(c.params))))
         if not fam.dims:
             sc.score(fam, [fam.params((), T)], "fixed")
             continue
-        carried = []
-        for c in mine:
-            p = carry(fam, c.params, previous.T, m0, T, m)
-            if params_json(p) not in [params_json(x) for x in carried]:
-                carried.append(p)
-            if len(carried) == budget.top:
-                break
+        carried = _carried(fam, previous, T, m, budget.top)
         sc.score(fam, carried, "carried")
         for j, p in enumerate(carried):
             u0 = np.asarray(fam.unit_of_params(p, T))
@@ -617,7 +629,7 @@ def _run_searches(plan, store, pool, results, progress):
     for f in plan.forecasters:
         last = None
         for T in plan.search_horizons:
-            last = search(f, T, store, **kw)
+            last = search(f, T, store, previous=last, **kw)
             results.append(last)
             if progress:
                 print(_line(last), flush=True)
