@@ -290,7 +290,7 @@ def _families(names, forecaster, T, ranges=None):
 
 
 def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, budget=None, pool=None,
-           evaluator=None, previous=None) -> SearchResult:
+           evaluator=None, previous=None, known=()) -> SearchResult:
     """The adversary among ``families`` (default: all of FAMILIES) that maximises the
     forecaster's mean CDL at horizon T, chosen on the search seeds, reported on fresh seeds.
 
@@ -320,7 +320,16 @@ def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, bu
         for fam in fams:
             if fam.dims:
                 sc.score(fam, _carried(fam, previous, T, m, budget.top), "carried")
+    _score_known(sc, fams, known)
     return _choose(ev, sc, forecaster, T, fams, m)
+
+
+def _score_known(sc, fams, known):
+    """Adversaries the plan names for this forecaster and horizon (stage "known")."""
+    by = {f.adversary: f for f in fams}
+    for adversary, params in known:
+        if adversary in by:
+            sc.score(by[adversary], [dict(params)], "known")
 
 
 def _carried(fam, previous, T, m, top) -> list[dict]:
@@ -385,7 +394,7 @@ def _choose(ev, sc, forecaster, T, fams, m) -> SearchResult:
 
 
 def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, families=None, ranges=None, budget=None,
-             pool=None, evaluator=None) -> SearchResult:
+             pool=None, evaluator=None, known=()) -> SearchResult:
     """The search at a larger horizon T from a search at a smaller one: the ``top`` best
     candidates of every family are carried in grid units (families.carry) and searched
     locally there (a 1-D family at 8 points per cell within half a cell either side; a
@@ -415,6 +424,7 @@ def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, fami
                 local = [u0 + half * (2 * np.asarray(v) - 1) for v in _design(len(fam.dims), 8, seed=97 * k + j)]
             local = [tuple(np.clip(u, 0.0, 1.0)) for u in local]
             sc.score(fam, [fam.params(u, T) for u in local], "local")
+    _score_known(sc, fams, known)
     return _choose(ev, sc, forecaster, T, fams, m)
 
 
@@ -479,6 +489,10 @@ class WorstPlan:
     ranges: dict = field(default_factory=dict)  # family -> {parameter: (lo, hi) or {lo, hi, units}}
     budget: Budget = field(default_factory=Budget)
     cross_horizons: tuple = ()  # every forecaster against every forecaster's winner, on fresh seeds
+    known: tuple = ()  # (forecaster, T, adversary, params): candidates that compete at that search
+
+    def known_for(self, forecaster, T) -> list:
+        return [(a, json.loads(p)) for f, t, a, p in self.known if f == forecaster and t == T]
 
     @property
     def search_seeds(self):
@@ -509,7 +523,7 @@ class WorstPlan:
             text = f.read_text()
         raw = tomllib.loads(text)
         known = {"name", "description", "forecasters", "search_horizons", "transfer_horizons", "cross_horizons",
-                 "families", "ranges", *_BUDGET_KEYS}
+                 "families", "ranges", "known", *_BUDGET_KEYS}
         extra = sorted(set(raw) - known)
         if extra:
             raise PresetError(f"worst-case plan: unknown key {extra[0]!r} (keys: {', '.join(sorted(known))})")
@@ -519,11 +533,13 @@ class WorstPlan:
                                            for k, v in raw.get("transfer_horizons", {}).items()},
                         cross_horizons=[parse_horizon(t, "cross_horizons") for t in raw.get("cross_horizons", [])],
                         families=raw.get("families", ()), ranges=raw.get("ranges", {}),
+                        known=[(k.get("forecaster"), parse_horizon(k.get("T", "?"), "known.T"), k.get("adversary"),
+                                k.get("params", {})) for k in raw.get("known", [])],
                         **{k: raw[k] for k in _BUDGET_KEYS if k in raw})
 
     @classmethod
     def make(cls, *, forecasters, search_horizons, transfer_horizons=None, cross_horizons=(), families=(),
-             ranges=None, budget=None, **budget_fields) -> "WorstPlan":
+             ranges=None, budget=None, known=(), **budget_fields) -> "WorstPlan":
         """A checked plan (ValueError naming the problem)."""
         from dataclasses import asdict
 
@@ -567,9 +583,19 @@ class WorstPlan:
         for T in cross_horizons:
             if T not in planned:
                 raise ValidationError("cross_horizons", f"{T} is not a horizon of the plan")
+        checked_known = []
+        for f, T, adversary, params in known:
+            if f not in forecasters:
+                raise ValidationError("known", f"names forecaster {f!r}, which the plan does not search")
+            if T not in planned:
+                raise ValidationError("known", f"names T = {T}, which is not a horizon of the plan")
+            if adversary not in (families or FAMILIES):
+                raise ValidationError("known", f"names adversary {adversary!r}, which is not a family of the plan")
+            registry.adversary(adversary).resolve_params(params, T)  # ValueError naming a bad parameter
+            checked_known.append((f, T, adversary, params_json(params)))
         return cls(tuple(forecasters), tuple(sorted(search_horizons)),
                    {f: tuple(sorted(v)) for f, v in transfer_horizons.items()}, families, ranges, b,
-                   cross_horizons=tuple(sorted(cross_horizons)))
+                   cross_horizons=tuple(sorted(cross_horizons)), known=tuple(checked_known))
 
 
 def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress=True) -> list[SearchResult]:
@@ -629,12 +655,12 @@ def _run_searches(plan, store, pool, results, progress):
     for f in plan.forecasters:
         last = None
         for T in plan.search_horizons:
-            last = search(f, T, store, previous=last, **kw)
+            last = search(f, T, store, previous=last, known=plan.known_for(f, T), **kw)
             results.append(last)
             if progress:
                 print(_line(last), flush=True)
         for T in plan.transfer_horizons.get(f, ()):
-            last = transfer(f, T, store, last, **kw)
+            last = transfer(f, T, store, last, known=plan.known_for(f, T), **kw)
             results.append(last)
             if progress:
                 print(_line(last), flush=True)
