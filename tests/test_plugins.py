@@ -152,3 +152,56 @@ def test_rates_runs_plugins_on_the_local_pool_and_dask(tmp_path, monkeypatch):
     assert row["algorithm_version"].startswith("forecaster=running/1 adversary=coin/1")
     summary = json.loads((tmp_path / "pool" / "summary.json").read_text())
     assert {s["forecaster"] for s in summary["slopes"]} == {"running", "cdl"}
+
+
+@pytest.mark.parametrize("forecaster", [*registry.forecasters(), user_plugins.RUNNING])
+@pytest.mark.parametrize("value", [2, -1, 2**40])
+def test_an_answer_other_than_0_or_1_stops_the_loop_at_its_round(forecaster, value):
+    """Every compiled loop (each built-in forecaster's and the plug-in loop) stops at the round
+    whose answer is not an outcome, before recording it, and simulate names the adversary, the
+    round and the value. (truthful plays only the built-in stochastic adversaries, none of which
+    can answer so; its loop is driven here with the faulty adversary all the same.)"""
+    from fastcdl._validate import ValidationError
+    from fastcdl.online.simulate import _run_loop
+
+    truthful = forecaster == "truthful"
+    f = make_forecaster(forecaster, horizon=64, seed=1, **({"adversary": "bernoulli"} if truthful else {}))
+    a = make_adversary(user_plugins.FAULTY, horizon=64, seed=1, value=value)
+    with pytest.raises(ValidationError) as e:
+        _run_loop(f, a, 64, np.zeros(0), np.zeros(0, dtype=np.int8))
+    assert (e.value.argument, e.value.index, e.value.value) == ("adversary", 17, value)
+    assert str(e.value).startswith(f"adversary 'faulty' returned {value} in round 17 (view.t = 17)")
+    assert f.rounds == 16 and int(f.stats().total) == 16  # the faulty round never reached the table
+    if truthful:
+        return
+    with pytest.raises(ValidationError, match=f"returned {value} in round 17"):
+        simulate(forecaster, user_plugins.FAULTY, horizon=64, seed=1, adversary_params={"value": value})
+    ok = simulate(forecaster, user_plugins.FAULTY, horizon=16, seed=1, adversary_params={"value": value})
+    assert int(ok.stats.total) == 16
+
+
+def test_the_per_round_api_names_an_answer_other_than_0_or_1():
+    f = make_forecaster("cdl", horizon=64, seed=0)
+    a = make_adversary(user_plugins.FAULTY, horizon=64, seed=0, value=3, at=2)
+    y = a.respond(f.forecast())
+    p = f.draw()
+    f.observe(y)
+    a.observe(p, y)
+    with pytest.raises(ValueError, match=r"^adversary 'faulty' returned 3 in round 2 \(view.t = 2\)"):
+        a.respond(f.forecast())
+
+
+def test_rates_stops_with_one_line_at_an_answer_other_than_0_or_1(tmp_path, monkeypatch, capsys):
+    """Found in the dry run (round 17 of the smallest horizon) or in a worker's trial (round 300
+    of T = 512): one line naming the adversary, the round and the value, exit status 2."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    for at, workers in ((17, "1"), (300, "2")):
+        (tmp_path / "p.toml").write_text(
+            'name = "faulty"\nseeds = 2\nt_min = 256\nt_max = 512\n[[forecasters]]\nname = "frequency"\n'
+            f'[[adversaries]]\nname = "user_plugins:FAULTY"\nparams = {{ at = {at} }}\n')
+        code = main(["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / f"run{at}"),
+                     "--workers", workers, "--no-progress"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2
+        assert err[-1].startswith("fastcdl: error: ") and f"adversary 'faulty' returned 2 in round {at} " in err[-1]
+        assert "Traceback" not in "\n".join(err)

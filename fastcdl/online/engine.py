@@ -22,6 +22,10 @@ loops and in the per-round Python API, so both give identical runs.
 - ``par``: float64 array of the adversary's parameters, in the order they were declared;
 - ``rng``: the adversary's own generator (uint64[4]); draw with :func:`uniform`.
 
+An outcome other than 0 or 1 stops the run at that round, before the forecaster observes it
+or the table records it (:func:`is_outcome`, :func:`stopped`), and simulate raises a
+ValueError naming the adversary, the round and the value.
+
 The round's scalars travel in ``view`` and the arrays in ``table`` (built once per run)
 because an array inside a tuple built every round costs about 3.5 ns of reference
 counting per array and round (measured), a third of an indirect call.
@@ -111,6 +115,22 @@ def play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y
 
 
 @kernel(inline="always")
+def is_outcome(y):
+    """True when the adversary's answer y is an outcome, 0 or 1."""
+    return y == 0 or y == 1
+
+
+@kernel(inline="always")
+def stopped(hist, y):
+    """What a loop returns when round hist.t + 1 got the answer y, not an outcome: the History
+    of the rounds before it with prev_y = y. The loop returns it at once, so its caller
+    knows the run stopped short (t below the rounds asked for) and what stopped it; the
+    compiled loops cannot raise an exception that carries values (they run without numba's
+    reference counting)."""
+    return History(hist.t, hist.ones, y)
+
+
+@kernel(inline="always")
 def settle(table, out, slot, y, hist):
     """Record the round in the public table; the history after it."""
     record(table, out.buckets[slot], y)
@@ -123,11 +143,13 @@ def run_rounds(T, forecast, observe, state, table, out, rng, adversary, apar, ar
 
     Every built-in forecaster module runs this same body in a loop of its own, which numba
     can cache; a loop that takes functions as arguments is compiled once per process (it
-    cannot be cached). Returns the History after the run.
+    cannot be cached). Returns the History after the run, or :func:`stopped`'s.
     """
     for t in range(T):
         forecast(state, table, hist, out)
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not is_outcome(y):
+            return stopped(hist, y)
         observe(state, table, hist, out, slot, y)
         hist = settle(table, out, slot, y, hist)
     return hist

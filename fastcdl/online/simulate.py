@@ -14,7 +14,7 @@ import numpy as np
 
 from fastcdl._validate import ValidationError, check_horizon, check_seed
 from fastcdl.online import engine, plugins, registry
-from fastcdl.online.adversaries import Adversary
+from fastcdl.online.adversaries import Adversary, not_an_outcome
 from fastcdl.online.forecasters import Forecaster
 from fastcdl.stats import BucketStats
 
@@ -96,9 +96,12 @@ def _run_loop(f, a, T, trace_p, trace_y):
         args = (T, f.spec.forecast, f.spec.observe, f.state, f.table, f.out, f._rng, respond, a._par, a._rng,
                 f.hist, trace_p, trace_y)
         run = _entry(engine.run_rounds, args, 7)
+    start = f.rounds
     t0 = time.perf_counter()
     f.hist = run(*args)
     seconds = time.perf_counter() - t0
+    if f.rounds < start + T:  # the loop stopped at a round whose answer was not 0 or 1 (engine.stopped)
+        raise not_an_outcome(a.name, f.rounds + 1, int(f.hist.prev_y))
     f._report(f.rounds)
     return seconds
 
