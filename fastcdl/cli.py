@@ -176,6 +176,20 @@ def _json_bins(fs, args):
                      "edges": st.edges.tolist()}}
 
 
+# The k-class LP's measured cost (results/benchmarks/multiclass.md, k = 10): 0.5 s at 48 distinct
+# rows, 7 s at 194, 19 s at 390; doubling the rows multiplies it by 2.7 to 5, about the square
+_LP_COST = "k = 10: 19 s at 390 rows, growing about as the square of the rows"
+
+
+def _lp_time(m: int) -> str:
+    """The k-class LP's time at m distinct rows in words, by the growth of _LP_COST."""
+    seconds = 19.0 * (m / 390) ** 2
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"about {seconds / size:.0f} {unit}"
+    return f"about {max(seconds, 1):.0f} s"
+
+
 def _exact_multiclass(fs, limit):
     """(value or None, words): the exact CDL over all k outcomes, from the file's distinct rows."""
     import warnings
@@ -185,9 +199,15 @@ def _exact_multiclass(fs, limit):
     from fastcdl.multiclass import _cdl_multiclass
 
     if fs.rows is None:
-        return None, (f"not computed: more than {limit} distinct rows of predictions (--lp-rows raises "
-                      "the limit; the LP takes about 25 s at 400 rows)")
+        return None, (f"not computed: at least {fs.rows_over} distinct rows of predictions, where the LP would "
+                      f"take {_lp_time(fs.rows_over)} or more ({_LP_COST}); the exact k-class CDL is for "
+                      "predictions on a few hundred distinct rows at most: read the top-label or class-wise "
+                      "numbers instead (--multiclass classwise; --bins to group continuous scores)")
     Q, C = fs.rows
+    if Q.shape[0] > limit:
+        m = Q.shape[0]
+        return None, (f"not computed: {m} distinct rows of predictions, more than --lp-rows {limit}; the LP "
+                      f"would take {_lp_time(m)} ({_LP_COST}): --lp-rows {m} computes it")
     k = Q.shape[1]
     i, j = np.nonzero(C > 0)
     # the file's rounds come aggregated by row, so cdl_multiclass cannot count them; the advice
@@ -200,6 +220,8 @@ def _exact_multiclass(fs, limit):
 
 
 def cmd_metrics(args) -> int:
+    from fastcdl.multiclass import MAX_ROWS
+
     if args.lp_rows < 0:
         raise InputError(f"--lp-rows must be >= 0, got {args.lp_rows}")
     args.strategy = args.strategy or "uniform"
@@ -208,7 +230,9 @@ def cmd_metrics(args) -> int:
     fs = read_file(
         args.file, y_col=args.y_col, p_col=args.p_col, p_cols=args.p_cols, p_prefix=args.p_prefix,
         multiclass=args.multiclass, weight_col=args.weight_col, bins=args.bins, strategy=args.strategy,
-        fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing, max_rows=args.lp_rows,
+        # distinct rows are counted to MAX_ROWS at least, so that the advice can name their number
+        fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing,
+        max_rows=max(args.lp_rows, MAX_ROWS),
     )
     cols = fs.columns
     source = "standard input" if args.file == "-" else args.file

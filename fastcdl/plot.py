@@ -132,7 +132,9 @@ class ReliabilityDisplay:
 
     Attributes after :meth:`plot`: ``scatter_`` (the shown points' PathCollection; its sizes
     are the marker areas in points^2), ``hist_`` (the histogram's bars), ``band_`` (the
-    bootstrap band, or None), ``shown`` (the BucketStats drawn), ``ax_``, ``figure_``.
+    bootstrap band, drawn over the discs, or None), ``numbers_`` (the values under the axes:
+    beside the legend, or under it where they would overlap), ``shown`` (the BucketStats
+    drawn), ``ax_``, ``figure_``.
 
     >>> disp = ReliabilityDisplay.from_predictions([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     >>> disp.ece, disp.cdl, disp.scatter_.get_sizes().tolist()
@@ -238,7 +240,9 @@ class ReliabilityDisplay:
         self.band_ = None
         if self.n_boot > 0:
             lo, hi = self._band(shown)
-            self.band_ = ax.fill_between(q, lo, hi, color="C0", alpha=0.18, linewidth=0, zorder=2)
+            # over the discs (a band under them would show only between them), and see-through
+            self.band_ = ax.fill_between(q, lo, hi, facecolor=to_rgba("C0", 0.2), edgecolor=to_rgba("C0", 0.6),
+                                         linewidth=0.6, zorder=4)
         sizes = counts * (self.max_area / counts.max())
         self.scatter_ = ax.scatter(
             q, qhat, s=sizes, facecolor="C0", alpha=0.55,
@@ -257,17 +261,19 @@ class ReliabilityDisplay:
             Patch(facecolor="0.7", label="share of predictions (histogram)"),
         ]
         if self.band_ is not None:
-            handles.append(Patch(facecolor=to_rgba("C0", 0.18), label=f"90% bootstrap band ({self.n_boot} resamples)"))
+            handles.append(Patch(facecolor=to_rgba("C0", 0.2), edgecolor=to_rgba("C0", 0.6), linewidth=0.6,
+                                 label=f"90% bootstrap band ({self.n_boot} resamples)"))
         # legend and values go under the axes: buckets can sit anywhere in the unit square
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.02, -0.11), fontsize="small",
-                  frameon=False, borderaxespad=0)
+        legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.02, -0.11), fontsize="small",
+                           frameon=False, borderaxespad=0)
         numbers = f"ECE = {self.ece:.4f}\nCDL = {self.cdl:.4f}"
         if self.cdl_monotone is not None:
             numbers += f" (noise: one-round buckets)\nCDL_M = {self.cdl_monotone:.4f}"
-        ax.text(
-            1.0, -0.11,
+        # the values' top right corner: the axes' right edge, at the legend's top (beside it)
+        self.numbers_ = ax.annotate(
             f"{numbers}\nT = {t_text} rounds\n{self.values.shape[0]} buckets",
-            transform=ax.transAxes, ha="right", va="top", fontsize="small",
+            xy=(1.0, 1.0), xycoords=("axes fraction", legend), xytext=(0, 0), textcoords="offset points",
+            ha="right", va="top", fontsize="small", annotation_clip=False,
         )
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
@@ -276,9 +282,21 @@ class ReliabilityDisplay:
         ax.set_ylabel("observed frequency of y = 1")
         ax.set_title(f"Reliability diagram\n{name}" if name else "Reliability diagram", fontsize="medium")
         ax.grid(True, color="0.92", zorder=0)
+        _clear_of(self.numbers_, legend)
         self.ax_ = ax
         self.figure_ = fig
         return self
+
+
+def _clear_of(text, legend) -> None:
+    """Move ``text`` (an annotation placed beside ``legend``, at its top) under the legend when the
+    two would overlap once laid out (long labels, many resamples, a narrow figure)."""
+    fig = legend.figure
+    fig.draw_without_rendering()  # lays the figure out: the extents below are those it draws with
+    # 6 points apart at least, so that another dpi's rounding of the text cannot make them touch
+    if legend.get_window_extent().padded(6 * fig.dpi / 72).overlaps(text.get_window_extent()):
+        text.xy = (1.0, 0.0)  # at the legend's bottom ...
+        text.set_position((0, -2))  # ... 2 points below it
 
 
 class DecisionLossDisplay:
