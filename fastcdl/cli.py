@@ -2,7 +2,9 @@
 ``fastcdl warmup``.
 
 Errors print one line on stderr and exit with status 2; nothing is written. ``rates``
-stopped by SIGINT or SIGTERM prints one line and exits with status 128 + the signal.
+stopped by SIGINT or SIGTERM prints one line and exits with status 128 + the signal; a
+worker process that dies (killed by the system, say out of memory) stops it with one line and
+status 2. Either way the finished trials are kept, and re-running the same command resumes.
 """
 
 from __future__ import annotations
@@ -333,6 +335,7 @@ def _stop_on_signals(received: list):
 
 def cmd_rates(args) -> int:
     from fastcdl.experiments import load_preset, override, run
+    from fastcdl.experiments.runner import WorkerDied
 
     from fastcdl.experiments.presets import parse_horizon
 
@@ -367,6 +370,9 @@ def cmd_rates(args) -> int:
         signum = received[0] if received else signal.SIGINT
         print(f"fastcdl: stopped by {signal.Signals(signum).name}" + (f": {e}" if str(e) else ""), file=sys.stderr)
         return 128 + signum
+    except WorkerDied as e:  # its message says what happened and how many trials are left undone
+        print(f"fastcdl: error: {e}", file=sys.stderr)
+        return 2
     if summary["n_done"] < summary["n_trials"]:  # run() said on stderr what is left undone
         return 1
     print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite; summary in {out}/summary.csv")

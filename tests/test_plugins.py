@@ -205,3 +205,28 @@ def test_rates_stops_with_one_line_at_an_answer_other_than_0_or_1(tmp_path, monk
         assert code == 2
         assert err[-1].startswith("fastcdl: error: ") and f"adversary 'faulty' returned 2 in round {at} " in err[-1]
         assert "Traceback" not in "\n".join(err)
+
+
+def test_a_killed_worker_ends_rates_with_one_line_and_re_running_resumes(tmp_path, monkeypatch, capsys):
+    """A pool worker killed by the system (SIGKILL, as the out-of-memory killer sends) stops the run
+    with one line saying so and how to resume, exit status 2; the finished trials are kept and the
+    same command, re-run, runs only the rest."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    (tmp_path / "p.toml").write_text('name = "killed"\nseeds = 2\nt_min = 256\nt_max = 1024\n'
+                                     '[[forecasters]]\nname = "frequency"\n'
+                                     '[[adversaries]]\nname = "user_plugins:KILLER"\n')
+    argv = ["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / "run"), "--workers", "2",
+            "--no-progress"]
+    monkeypatch.setenv("FASTCDL_TEST_KILL_AT", "1024")  # the workers die at T = 1024, the dry run is at 256
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("fastcdl: error: a worker process was killed by SIGKILL (the system may have run "
+                             "out of memory) while running trials; ")
+    assert err[0].endswith("of 6 trials left undone; summary files unchanged; re-run the same command to resume")
+    kept = _rows(tmp_path / "run" / "trials.sqlite")
+    assert {r["T"] for r in kept.values()} <= {256, 512} and len(kept) >= 2
+    monkeypatch.delenv("FASTCDL_TEST_KILL_AT")
+    assert main(argv) == 0
+    after = _rows(tmp_path / "run" / "trials.sqlite")
+    assert len(after) == 6 and all(after[k]["finished_at"] == r["finished_at"] for k, r in kept.items())

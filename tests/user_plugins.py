@@ -91,3 +91,18 @@ def faulty(view, table, par, rng):
 
 
 FAULTY = plugin_adversary(faulty, name="faulty", params={"value": 2, "at": 17}, prob=faulty_prob)
+
+
+# -- an adversary whose worker dies: a coin whose parameter check kills its own process (as the
+# system kills one that runs out of memory) at horizons of at least FASTCDL_TEST_KILL_AT -------
+def _kill_at(params, horizon):
+    import os
+    import signal
+
+    at = os.environ.get("FASTCDL_TEST_KILL_AT")
+    if at is not None and horizon >= int(at):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"p": float(params.get("p", 0.5))}
+
+
+KILLER = plugin_adversary(coin, name="killer", params={"p": 0.5}, resolve=_kill_at)

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -184,6 +185,27 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=poll, name="parent-watch", daemon=True).start()
 
 
+class WorkerDied(RuntimeError):
+    """A worker process ended while running trials (killed by the system, out of memory, a
+    crash in compiled code): the trials that finished are kept; re-running resumes."""
+
+
+def _died(processes) -> WorkerDied:
+    """The WorkerDied of a broken pool, naming how its first dead worker ended (processes: the
+    pool's {pid: Process}; the pool sends SIGTERM to the others once one has died)."""
+    deadline = time.monotonic() + 2.0  # the pool's own thread may be reaping them: their codes come soon
+    while any(p.exitcode is None for p in processes.values()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    codes = [p.exitcode for p in processes.values() if p.exitcode not in (None, 0, -signal.SIGTERM)]
+    how = "ended abruptly"
+    if codes and codes[0] < 0:
+        sig = signal.Signals(-codes[0])
+        how = f"was killed by {sig.name}" + (" (the system may have run out of memory)" if sig == signal.SIGKILL else "")
+    elif codes:
+        how = f"exited with status {codes[0]}"
+    return WorkerDied(f"a worker process {how} while running trials")
+
+
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
     """Kill a pool's workers now: a trial in flight may run for minutes, and the pool's own
     shutdown (also the one at interpreter exit) would wait for it."""
@@ -208,10 +230,15 @@ def _local(todo, workers, keep) -> None:
     try:
         for t in islice(it, 2 * workers):  # at most 2 trials per worker queued: little to cancel
             pending.add(pool.submit(run_trial, t))
+        processes = dict(pool._processes or {})  # the workers, for their exit codes should one die
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
-                keep(fut.result())
+                try:
+                    row = fut.result()
+                except BrokenProcessPool:
+                    raise _died({**processes, **(pool._processes or {})}) from None
+                keep(row)
                 pending.discard(fut)
                 nxt = next(it, None)
                 if nxt is not None:
@@ -242,10 +269,16 @@ def _dask(todo, client, keep) -> None:
     exception the trials not yet finished are cancelled."""
     from distributed import as_completed
 
+    from distributed import KilledWorker
+
     futures = client.map(run_trial, todo, pure=False)
     try:
         for fut in as_completed(futures):
-            keep(fut.result())
+            try:
+                row = fut.result()
+            except KilledWorker as e:
+                raise WorkerDied(f"Dask workers died while running trials ({' '.join(str(e).split())})") from None
+            keep(row)
     except BaseException:
         client.cancel(futures)
         raise
@@ -307,6 +340,8 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
                           "re-run the same command to resume")
                 if isinstance(stop, KeyboardInterrupt):
                     raise KeyboardInterrupt(undone) from None
+                if isinstance(stop, WorkerDied):  # one message: what happened and what is left
+                    raise WorkerDied(f"{stop}; {undone}") from None
                 print(f"stopped: {undone}", file=sys.stderr)
                 if stop is not None:
                     raise stop
