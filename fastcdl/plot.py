@@ -94,6 +94,9 @@ def _temporary(folder: Path, name: str):
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
         except FileExistsError:
             continue
+        except OSError as e:  # a read-only folder (a committed run folder, a read-only mount)
+            raise InputError(f"{folder}: cannot write figures into this folder ({e.strerror}); write them into "
+                             "another folder (--out)") from None
 
 
 def _save_all(named_figures, out_dir: Path) -> list[Path]:
@@ -420,7 +423,7 @@ def _read_run(run_dir: Path):
     db = run_dir / "trials.sqlite"
     if not db.is_file():
         raise InputError(f"{run_dir}: not a run folder (no trials.sqlite in it)")
-    with TrialStore(db) as store:
+    with TrialStore(db, readonly=True) as store:  # a read-only folder, or one a run is writing
         rows = store.rows()
     if not rows:
         raise InputError(f"{db}: holds no finished trials")

@@ -27,7 +27,7 @@ import numpy as np
 
 from fastcdl.experiments.analysis import write_summary
 from fastcdl.experiments.presets import Preset, PresetError
-from fastcdl.experiments.store import TrialStore, params_json, trial_key
+from fastcdl.experiments.store import StoreError, TrialStore, params_json, run_lock, trial_key
 from fastcdl.io import writing_to
 from fastcdl.online.versions import algorithm_version
 
@@ -293,6 +293,11 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
     leaves them as they were and says how many trials are left undone: on stderr, or as
     the message of the KeyboardInterrupt after Ctrl-C (or SIGTERM from the command line).
     An unreachable scheduler or bad parameters raise ValueError before anything is written.
+
+    The run holds the folder's lock (:func:`fastcdl.experiments.store.run_lock`): a second
+    run into the same folder meanwhile raises StoreError at once, so no trial runs twice. A
+    store that cannot be read or written raises StoreError naming the file, the cause and
+    what to do, with the count of trials left undone.
     """
     out_dir = Path(out_dir)
     with _connect(scheduler) if scheduler else nullcontext() as client:
@@ -301,7 +306,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
         version = code_version()
         trials = plan(preset)
         out_dir.mkdir(parents=True, exist_ok=True)
-        with TrialStore(out_dir / "trials.sqlite") as store:
+        with run_lock(out_dir), TrialStore(out_dir / "trials.sqlite") as store:
             done = store.done_keys()
             todo = [t for t in trials if t.key not in done]
             with writing_to(out_dir / "preset.toml"):
@@ -333,15 +338,20 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
             finally:
                 if bar is not None:
                     bar.close()
-            rows = store.rows({t.key for t in trials})
+            try:
+                rows = store.rows({t.key for t in trials})
+            except StoreError:
+                if stop is None:
+                    raise
+                raise stop from None  # the error that stopped the run, not its echo in the count
             left = len(trials) - len(rows)
             if left or stop is not None:
                 undone = (f"{left} of {len(trials)} trials left undone; summary files unchanged; "
                           "re-run the same command to resume")
                 if isinstance(stop, KeyboardInterrupt):
                     raise KeyboardInterrupt(undone) from None
-                if isinstance(stop, WorkerDied):  # one message: what happened and what is left
-                    raise WorkerDied(f"{stop}; {undone}") from None
+                if isinstance(stop, (WorkerDied, StoreError)):  # one message: what happened and what is left
+                    raise type(stop)(f"{stop}; {undone}") from None
                 print(f"stopped: {undone}", file=sys.stderr)
                 if stop is not None:
                     raise stop
