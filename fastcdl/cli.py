@@ -375,7 +375,8 @@ def cmd_rates(args) -> int:
         return 2
     if summary["n_done"] < summary["n_trials"]:  # run() said on stderr what is left undone
         return 1
-    print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite; summary in {out}/summary.csv")
+    print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite ({summary['n_ran']} run now, "
+          f"{summary['n_reused']} reused); summary in {out}/summary.csv")
     shown = [s for s in summary["slopes"] if s["metric"] in ("cdl", "ece")]
     if shown:
         print(f"{'forecaster':<14} {'adversary':<12} {'metric':<5} {'slope':>7}  95% interval     T fitted")

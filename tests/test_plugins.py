@@ -4,6 +4,7 @@ per-round API, presets and `fastcdl rates` (local pool and Dask), as the built-i
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -149,7 +150,10 @@ def test_rates_runs_plugins_on_the_local_pool_and_dask(tmp_path, monkeypatch):
         assert a[k]["cdl"] == b[k]["cdl"] and a[k]["ece"] == b[k]["ece"]
     row = next(r for r in a.values() if r["forecaster_label"] == "running" and r["adversary_label"] == "coin")
     assert row["forecaster"] == "user_plugins:RUNNING"
-    assert row["algorithm_version"].startswith("forecaster=running/1 adversary=coin/1")
+    from fastcdl.online.plugins import code_hash
+
+    assert row["algorithm_version"].startswith(f"forecaster=running/1+{code_hash(user_plugins.RUNNING)} "
+                                               f"adversary=coin/1+{code_hash(user_plugins.COIN)} engine/")
     summary = json.loads((tmp_path / "pool" / "summary.json").read_text())
     assert {s["forecaster"] for s in summary["slopes"]} == {"running", "cdl"}
 
@@ -230,3 +234,64 @@ def test_a_killed_worker_ends_rates_with_one_line_and_re_running_resumes(tmp_pat
     assert main(argv) == 0
     after = _rows(tmp_path / "run" / "trials.sqlite")
     assert len(after) == 6 and all(after[k]["finished_at"] == r["finished_at"] for k, r in kept.items())
+
+
+MY_PLUGINS = '''
+from numba import njit
+from fastcdl.online import plugin_adversary, uniform
+
+
+@njit(cache=True)
+def answer(view, table, par, rng):
+    return {body}
+
+
+ADV = plugin_adversary(answer, name="mine")
+'''
+
+
+def test_a_plugin_whose_code_changed_is_run_again_though_its_version_did_not(tmp_path):
+    """Stored trials of a plug-in are keyed by its code as well as its version: changed code runs
+    every trial again (the old rows are not reused), a comment or a moved line changes nothing;
+    each run says how many trials it ran and how many it reused."""
+    (tmp_path / "p.toml").write_text('name = "mine"\nseeds = 2\nt_min = 256\nt_max = 512\n'
+                                     '[[forecasters]]\nname = "frequency"\n'
+                                     '[[adversaries]]\nname = "my_plugins:ADV"\n')
+
+    def rates(body, comment=""):
+        (tmp_path / "my_plugins.py").write_text(comment + MY_PLUGINS.format(body=body))
+        p = subprocess.run([sys.executable, "-m", "fastcdl", "rates", "--preset", "p.toml", "--out", "run",
+                            "--workers", "1", "--no-progress"], cwd=tmp_path, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        counts = p.stdout.splitlines()[0].split("(")[1].split(")")[0]
+        return counts, _rows(tmp_path / "run" / "trials.sqlite")
+
+    counts, first = rates("1")
+    assert counts == "4 run now, 0 reused" and len(first) == 4
+    counts, second = rates("1", comment="# a comment moves every line down\n\n")
+    assert counts == "0 run now, 4 reused" and second.keys() == first.keys()
+    counts, third = rates("1 if uniform(rng) < 0.5 else 0")
+    assert counts == "4 run now, 0 reused" and len(third) == 8  # the old rows stay, under their own key
+    new = [r for k, r in third.items() if k not in first]
+    assert all(r["algorithm_version"].split()[1].startswith("adversary=mine/1+") for r in new)
+    assert {r["algorithm_version"] for r in new}.isdisjoint({r["algorithm_version"] for r in first.values()})
+    assert sorted(r["cdl"] for r in new) != sorted(r["cdl"] for r in first.values())
+
+
+def test_the_code_hash_follows_helpers_constants_and_nothing_else():
+    """code_hash reads the code as loaded: a helper the kernel calls and a global constant it reads
+    count; the same code defined twice (another module, another place) hashes alike."""
+    from fastcdl.online.plugins import code_hash
+
+    src = ("from numba import njit\nLIMIT = {limit}\n\n@njit\ndef below(x):\n    return x {op} LIMIT\n\n"
+           "@njit\ndef respond(view, table, par, rng):\n    return 1 if below(par[0]) else 0\n")
+
+    def spec(limit=0.3, op="<", pad=""):
+        ns = {}
+        exec(compile(pad + src.format(limit=limit, op=op), "<typed at a prompt>", "exec"), ns)
+        return plugin_adversary(ns["respond"], name="limit", params={"p": 0.5})
+
+    base = code_hash(spec())
+    assert code_hash(spec(pad="\n\n# moved down\n")) == base
+    assert code_hash(spec(limit=0.4)) != base
+    assert code_hash(spec(op="<=")) != base  # in the helper, not in the kernel itself

@@ -285,7 +285,9 @@ def _dask(todo, client, keep) -> None:
 
 
 def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True, dry=True) -> dict:
-    """Run (or resume) a preset into out_dir; returns the summary's slopes and counts.
+    """Run (or resume) a preset into out_dir; returns the summary's slopes and counts: trials
+    planned (n_trials), stored (n_done), run by this call (n_ran) and found in the store
+    (n_reused).
 
     Finished trials already in out_dir/trials.sqlite are skipped. rates.csv, summary.csv
     and summary.json are rewritten (atomically) only when the store holds every planned
@@ -355,7 +357,8 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
                 print(f"stopped: {undone}", file=sys.stderr)
                 if stop is not None:
                     raise stop
-                return {"n_trials": len(trials), "n_done": len(rows), "slopes": []}
+                return {"n_trials": len(trials), "n_done": len(rows), "n_ran": len(added),
+                        "n_reused": len(trials) - len(todo), "slopes": []}
             timing = {
                 "wall_seconds_this_invocation": time.perf_counter() - t0,
                 "trials_run_this_invocation": len(added),
@@ -365,4 +368,5 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
             _, slopes, _ = write_summary(out_dir, rows, metrics=preset.metrics, preset=preset.to_dict(),
                                          code_version=version, machine=machine_description(), timing=timing,
                                          seed=preset.master_seed)
-    return {"n_trials": len(trials), "n_done": len(rows), "slopes": slopes}
+    return {"n_trials": len(trials), "n_done": len(rows), "n_ran": len(added), "n_reused": len(trials) - len(todo),
+            "slopes": slopes}
