@@ -378,13 +378,14 @@ def cmd_rates(args) -> int:
     print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite ({summary['n_ran']} run now, "
           f"{summary['n_reused']} reused); summary in {out}/summary.csv")
     shown = [s for s in summary["slopes"] if s["metric"] in ("cdl", "ece")]
-    if shown:
-        print(f"{'forecaster':<14} {'adversary':<12} {'metric':<5} {'slope':>7}  95% interval     T fitted")
-        for s in shown:
-            print(
-                f"{s['forecaster']:<14} {s['adversary']:<12} {s['metric']:<5} {s['slope']:7.3f}  "
-                f"[{s['slope_lo']:6.3f}, {s['slope_hi']:6.3f}]  {s['t_min_fit']}..{s['t_max_fit']}"
-            )
+    if shown:  # every column as wide as its longest entry: long labels keep the table aligned
+        rows = [(s["forecaster"], s["adversary"], s["metric"], f"{s['slope']:.3f}",
+                 f"[{s['slope_lo']:.3f}, {s['slope_hi']:.3f}]", f"{s['t_min_fit']}..{s['t_max_fit']}") for s in shown]
+        head = ("forecaster", "adversary", "metric", "slope", "95% interval", "T fitted")
+        width = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
+        right = (False, False, False, True, False, False)
+        for r in (head, *rows):
+            print("  ".join(f"{v:>{w}}" if a else f"{v:<{w}}" for v, w, a in zip(r, width, right)).rstrip())
     return 0
 
 
@@ -582,7 +583,20 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _import_from_the_current_folder() -> None:
+    """Plug-ins named 'my_plugins:ATTR' are imported from the current folder, as `python -m
+    fastcdl` finds them: the console script's sys.path starts with its own folder, not this one.
+    Appended, so a file of the current folder never shadows an installed package; the local
+    pool's workers inherit the path (Dask workers need the module importable on their hosts)."""
+    import os
+
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.append(here)
+
+
 def main(argv=None) -> int:
+    _import_from_the_current_folder()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

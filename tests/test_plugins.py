@@ -295,3 +295,74 @@ def test_the_code_hash_follows_helpers_constants_and_nothing_else():
     assert code_hash(spec(pad="\n\n# moved down\n")) == base
     assert code_hash(spec(limit=0.4)) != base
     assert code_hash(spec(op="<=")) != base  # in the helper, not in the kernel itself
+
+
+def test_the_console_script_imports_plugins_from_the_current_folder(tmp_path):
+    """`fastcdl rates` run as the installed console script (whose sys.path starts with its own
+    folder, not the current one) finds my_plugins.py in the current folder, as `python -m` does."""
+    script = Path(sys.executable).with_name("fastcdl")
+    if not script.is_file():
+        pytest.skip("no fastcdl console script beside this Python (the package is not installed here)")
+    (tmp_path / "my_plugins.py").write_text(MY_PLUGINS.format(body="1 if uniform(rng) < 0.3 else 0"))
+    (tmp_path / "p.toml").write_text('name = "mine"\nseeds = 2\nt_min = 256\nt_max = 512\n'
+                                     '[[forecasters]]\nname = "frequency"\n'
+                                     '[[adversaries]]\nname = "my_plugins:ADV"\n')
+    p = subprocess.run([str(script), "rates", "--preset", "p.toml", "--out", "run", "--workers", "2", "--no-progress"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("4/4 trials in run/trials.sqlite (4 run now, 0 reused)")
+    assert {r["adversary_label"] for r in _rows(tmp_path / "run" / "trials.sqlite").values()} == {"mine"}
+
+
+LONG_F = "running frequency on the grid of thirty-second parts, my own forecaster"
+LONG_A = "a coin of my own making, with a label longer than any column"
+
+
+def test_plugins_in_presets_labels_tables_and_figures(tmp_path, monkeypatch, capsys):
+    """A plug-in without a label is labelled by its name; every preset key is checked (an unknown
+    one is named); long labels keep the summary table aligned and the figures' titles inside the
+    figure; `fastcdl plot` draws the reliability and decision-loss figures of a plug-in forecaster."""
+    from fastcdl.experiments import PresetError, override
+    from fastcdl.experiments.presets import preset_from_dict
+
+    raw = {"name": "p", "seeds": 2, "t_min": 256, "t_max": 1024,
+           "forecasters": [{"name": "user_plugins:RUNNING"}], "adversaries": [{"name": "user_plugins:COIN"}]}
+    preset = preset_from_dict(raw)
+    assert [c.display for c in preset.forecasters + preset.adversaries] == ["running", "coin"]
+    assert [c.display for c in override(preset, adversaries=["user_plugins:SPITE"]).adversaries] == ["spite"]
+    with pytest.raises(PresetError, match=r"unknown key\(s\) \['lable'\] in forecaster 'cdl'; allowed: "):
+        preset_from_dict({**raw, "forecasters": [{"name": "cdl", "lable": "x"}]})
+    with pytest.raises(PresetError, match=r"unknown key\(s\) \['forecaster'\]; allowed: "):
+        preset_from_dict({**raw, "forecaster": [{"name": "cdl"}]})
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    (tmp_path / "p.toml").write_text(
+        'name = "long"\nseeds = 2\nt_min = 256\nt_max = 1024\n'
+        f'[[forecasters]]\nname = "user_plugins:RUNNING"\nlabel = "{LONG_F}"\n[[forecasters]]\nname = "cdl"\n'
+        f'[[adversaries]]\nname = "user_plugins:COIN"\nlabel = "{LONG_A}"\nparams = {{ p = 0.4 }}\n'
+        '[[adversaries]]\nname = "user_plugins:SPITE"\n')
+    assert main(["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / "run"), "--workers", "1",
+                 "--no-progress"]) == 0
+    table = capsys.readouterr().out.splitlines()[1:]
+    head = table[0]
+    assert len(table) == 1 + 2 * 2 * 2
+    for col in ("adversary", "metric", "95% interval", "T fitted"):  # every row's entries start under the header's
+        at = head.index(col)
+        assert all(row[at - 2:at] == "  " and row[at] != " " for row in table[1:]), col
+
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from fastcdl import plot as fplot
+
+    rows, seed = fplot._read_run(tmp_path / "run")
+    figures = dict(fplot._rate_figures(rows, seed) + fplot._table_figures(rows))
+    stem = f"{fplot._slug(LONG_F)}_{fplot._slug(LONG_A)}_T1024.png"
+    assert {f"reliability_{stem}", f"decision_loss_{stem}"} <= figures.keys()
+    for name in (f"rates_{fplot._slug(LONG_A)}.png", f"reliability_{stem}", f"decision_loss_{stem}"):
+        fig = figures[name]
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        title = fig.axes[0].title.get_window_extent(renderer)
+        assert fig.bbox.x0 <= title.x0 and title.x1 <= fig.bbox.x1 and title.y1 <= fig.bbox.y1, name
