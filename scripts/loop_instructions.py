@@ -11,8 +11,9 @@ and threads) and prints the difference between the two runs divided by T: the in
 one round (forecaster and adversary), with the set-up cancelled. The counts repeat exactly
 from run to run on a busy machine, where wall-clock times of a 10 ns round do not; they are
 not cycles (a cache miss or a mispredicted branch costs more than one instruction), so compare
-two versions of one loop with them, not two loops. The kernels must be in numba's cache first (run the same simulate
-once without valgrind): compiling under callgrind takes minutes and would be counted.
+two versions of one loop with them, not two loops. valgrind reports a CPU of its own to the
+programs it runs, so numba compiles (and caches) the kernels for that CPU: a first run under
+valgrind, not counted, compiles them; the two counted runs load them from the cache.
 """
 
 import os
@@ -50,8 +51,7 @@ def instructions(f, a, T) -> int:
 def main():
     f, a = sys.argv[1], sys.argv[2]
     T = int(sys.argv[3]) if len(sys.argv) > 3 else 2**16
-    # warm the cache in this process's environment, outside valgrind
-    subprocess.run([sys.executable, "-c", _RUN, f, a, "1024"], check=True, env=_ENV)
+    instructions(f, a, 1024)  # compiles for valgrind's CPU, into the cache
     one, two = instructions(f, a, T), instructions(f, a, 2 * T)
     print(f"{f} {a}: {(two - one) / T:.2f} instructions per round "
           f"(compiled code: {one} instructions at T = {T}, {two} at T = {2 * T})")

@@ -96,12 +96,14 @@ def _run_loop(f, a, T, trace_p, trace_y):
         args = (T, f.spec.forecast, f.spec.observe, f.state, f.table, f.out, f._rng, respond, a._par, a._rng,
                 f.hist, trace_p, trace_y)
         run = _entry(engine.run_rounds, args, 7)
-    start = f.rounds
     t0 = time.perf_counter()
-    f.hist = run(*args)
+    hist = run(*args)
     seconds = time.perf_counter() - t0
-    if f.rounds < start + T:  # the loop stopped at a round whose answer was not 0 or 1 (engine.stopped)
-        raise not_an_outcome(a.name, f.rounds + 1, int(f.hist.prev_y))
+    if hist.t < 0:  # the loop stopped at round -t, whose answer was not 0 or 1 (engine.stopped)
+        # the rounds before it stay recorded (the run is over: the previous outcome is not kept)
+        f.hist = engine.History(-hist.t - 1, hist.ones, -1)
+        raise not_an_outcome(a.name, -int(hist.t), int(hist.prev_y))
+    f.hist = hist
     f._report(f.rounds)
     return seconds
 
