@@ -2,7 +2,9 @@
 ``fastcdl warmup``.
 
 Errors print one line on stderr and exit with status 2; nothing is written. ``rates``
-stopped by SIGINT or SIGTERM prints one line and exits with status 128 + the signal.
+stopped by SIGINT or SIGTERM prints one line and exits with status 128 + the signal; a
+worker process that dies (killed by the system, say out of memory) stops it with one line and
+status 2. Either way the finished trials are kept, and re-running the same command resumes.
 """
 
 from __future__ import annotations
@@ -176,6 +178,20 @@ def _json_bins(fs, args):
                      "edges": st.edges.tolist()}}
 
 
+# The k-class LP's measured cost (results/benchmarks/multiclass.md, k = 10): 0.5 s at 48 distinct
+# rows, 7 s at 194, 19 s at 390; doubling the rows multiplies it by 2.7 to 5, about the square
+_LP_COST = "k = 10: 19 s at 390 rows, growing about as the square of the rows"
+
+
+def _lp_time(m: int) -> str:
+    """The k-class LP's time at m distinct rows in words, by the growth of _LP_COST."""
+    seconds = 19.0 * (m / 390) ** 2
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"about {seconds / size:.0f} {unit}"
+    return f"about {max(seconds, 1):.0f} s"
+
+
 def _exact_multiclass(fs, limit):
     """(value or None, words): the exact CDL over all k outcomes, from the file's distinct rows."""
     import warnings
@@ -185,9 +201,15 @@ def _exact_multiclass(fs, limit):
     from fastcdl.multiclass import _cdl_multiclass
 
     if fs.rows is None:
-        return None, (f"not computed: more than {limit} distinct rows of predictions (--lp-rows raises "
-                      "the limit; the LP takes about 25 s at 400 rows)")
+        return None, (f"not computed: at least {fs.rows_over} distinct rows of predictions, where the LP would "
+                      f"take {_lp_time(fs.rows_over)} or more ({_LP_COST}); the exact k-class CDL is for "
+                      "predictions on a few hundred distinct rows at most: read the top-label or class-wise "
+                      "numbers instead (--multiclass classwise; --bins to group continuous scores)")
     Q, C = fs.rows
+    if Q.shape[0] > limit:
+        m = Q.shape[0]
+        return None, (f"not computed: {m} distinct rows of predictions, more than --lp-rows {limit}; the LP "
+                      f"would take {_lp_time(m)} ({_LP_COST}): --lp-rows {m} computes it")
     k = Q.shape[1]
     i, j = np.nonzero(C > 0)
     # the file's rounds come aggregated by row, so cdl_multiclass cannot count them; the advice
@@ -200,6 +222,8 @@ def _exact_multiclass(fs, limit):
 
 
 def cmd_metrics(args) -> int:
+    from fastcdl.multiclass import MAX_ROWS
+
     if args.lp_rows < 0:
         raise InputError(f"--lp-rows must be >= 0, got {args.lp_rows}")
     args.strategy = args.strategy or "uniform"
@@ -208,7 +232,9 @@ def cmd_metrics(args) -> int:
     fs = read_file(
         args.file, y_col=args.y_col, p_col=args.p_col, p_cols=args.p_cols, p_prefix=args.p_prefix,
         multiclass=args.multiclass, weight_col=args.weight_col, bins=args.bins, strategy=args.strategy,
-        fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing, max_rows=args.lp_rows,
+        # distinct rows are counted to MAX_ROWS at least, so that the advice can name their number
+        fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing,
+        max_rows=max(args.lp_rows, MAX_ROWS),
     )
     cols = fs.columns
     source = "standard input" if args.file == "-" else args.file
@@ -309,6 +335,7 @@ def _stop_on_signals(received: list):
 
 def cmd_rates(args) -> int:
     from fastcdl.experiments import load_preset, override, run
+    from fastcdl.experiments.runner import WorkerDied
 
     from fastcdl.experiments.presets import parse_horizon
 
@@ -343,17 +370,22 @@ def cmd_rates(args) -> int:
         signum = received[0] if received else signal.SIGINT
         print(f"fastcdl: stopped by {signal.Signals(signum).name}" + (f": {e}" if str(e) else ""), file=sys.stderr)
         return 128 + signum
+    except WorkerDied as e:  # its message says what happened and how many trials are left undone
+        print(f"fastcdl: error: {e}", file=sys.stderr)
+        return 2
     if summary["n_done"] < summary["n_trials"]:  # run() said on stderr what is left undone
         return 1
-    print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite; summary in {out}/summary.csv")
+    print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite ({summary['n_ran']} run now, "
+          f"{summary['n_reused']} reused); summary in {out}/summary.csv")
     shown = [s for s in summary["slopes"] if s["metric"] in ("cdl", "ece")]
-    if shown:
-        print(f"{'forecaster':<14} {'adversary':<12} {'metric':<5} {'slope':>7}  95% interval     T fitted")
-        for s in shown:
-            print(
-                f"{s['forecaster']:<14} {s['adversary']:<12} {s['metric']:<5} {s['slope']:7.3f}  "
-                f"[{s['slope_lo']:6.3f}, {s['slope_hi']:6.3f}]  {s['t_min_fit']}..{s['t_max_fit']}"
-            )
+    if shown:  # every column as wide as its longest entry: long labels keep the table aligned
+        rows = [(s["forecaster"], s["adversary"], s["metric"], f"{s['slope']:.3f}",
+                 f"[{s['slope_lo']:.3f}, {s['slope_hi']:.3f}]", f"{s['t_min_fit']}..{s['t_max_fit']}") for s in shown]
+        head = ("forecaster", "adversary", "metric", "slope", "95% interval", "T fitted")
+        width = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
+        right = (False, False, False, True, False, False)
+        for r in (head, *rows):
+            print("  ".join(f"{v:>{w}}" if a else f"{v:<{w}}" for v, w, a in zip(r, width, right)).rstrip())
     return 0
 
 
@@ -557,7 +589,20 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _import_from_the_current_folder() -> None:
+    """Plug-ins named 'my_plugins:ATTR' are imported from the current folder, as `python -m
+    fastcdl` finds them: the console script's sys.path starts with its own folder, not this one.
+    Appended, so a file of the current folder never shadows an installed package; the local
+    pool's workers inherit the path (Dask workers need the module importable on their hosts)."""
+    import os
+
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.append(here)
+
+
 def main(argv=None) -> int:
+    _import_from_the_current_folder()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -1081,6 +1081,9 @@ class FileStats:
     rows             k classes: (distinct rows Q (m, k), weighted outcome counts (m, k)) when
                      there are at most ``max_rows`` distinct rows (the exact multiclass CDL's
                      input), else None
+    rows_over        k classes with more than ``max_rows`` distinct rows: how many distinct rows
+                     the file had when the count passed max_rows (a lower bound of its
+                     distinct rows; the count stops there), else 0
     printed_slack    k classes read from text: the most any row's printed digits let its sum
                      miss 1 by, beyond the float64 tolerance (0.0 when no row needed it); the
                      rows are used as written, so they sum to 1 within ROW_SUM_TOL + this
@@ -1094,6 +1097,7 @@ class FileStats:
     integer_weights: bool | None
     rows: tuple | None
     printed_slack: float = 0.0
+    rows_over: int = 0
 
     @property
     def weighted(self) -> bool:
@@ -1115,6 +1119,7 @@ class _Reducer:
         self.integer_weights = None if cols.weight is None else True
         self.max_rows = max_rows
         self.rows = (np.zeros((0, len(cols.p))), np.zeros((0, len(cols.p)))) if cols.multiclass else None
+        self.rows_over = 0
         self.printed_slack = 0.0  # the most a row's printed digits let it miss a sum of 1
         self.digits_unread = False  # standard input read as JSON lines: its digits are gone
 
@@ -1213,6 +1218,7 @@ class _Reducer:
         Q, inv = np.unique(np.concatenate([Q0, Q]), axis=0, return_inverse=True)
         if Q.shape[0] > self.max_rows:
             self.rows = None
+            self.rows_over = Q.shape[0]
             return
         merged = np.zeros((Q.shape[0], k))
         np.add.at(merged, inv.ravel(), np.concatenate([C0, C]))
@@ -1238,7 +1244,7 @@ class _Reducer:
             keep = rows[1].sum(axis=1) > 0
             rows = (rows[0][keep], rows[1][keep])
         return FileStats(stats, per_class, cols, self.n_rows, self.skipped, self.integer_weights, rows,
-                         self.printed_slack)
+                         self.printed_slack, self.rows_over)
 
 
 def _merge_exact(tables) -> BucketStats:

@@ -94,6 +94,9 @@ def _temporary(folder: Path, name: str):
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
         except FileExistsError:
             continue
+        except OSError as e:  # a read-only folder (a committed run folder, a read-only mount)
+            raise InputError(f"{folder}: cannot write figures into this folder ({e.strerror}); write them into "
+                             "another folder (--out)") from None
 
 
 def _save_all(named_figures, out_dir: Path) -> list[Path]:
@@ -132,7 +135,9 @@ class ReliabilityDisplay:
 
     Attributes after :meth:`plot`: ``scatter_`` (the shown points' PathCollection; its sizes
     are the marker areas in points^2), ``hist_`` (the histogram's bars), ``band_`` (the
-    bootstrap band, or None), ``shown`` (the BucketStats drawn), ``ax_``, ``figure_``.
+    bootstrap band, drawn over the discs, or None), ``numbers_`` (the values under the axes:
+    beside the legend, or under it where they would overlap), ``shown`` (the BucketStats
+    drawn), ``ax_``, ``figure_``.
 
     >>> disp = ReliabilityDisplay.from_predictions([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     >>> disp.ece, disp.cdl, disp.scatter_.get_sizes().tolist()
@@ -238,7 +243,9 @@ class ReliabilityDisplay:
         self.band_ = None
         if self.n_boot > 0:
             lo, hi = self._band(shown)
-            self.band_ = ax.fill_between(q, lo, hi, color="C0", alpha=0.18, linewidth=0, zorder=2)
+            # over the discs (a band under them would show only between them), and see-through
+            self.band_ = ax.fill_between(q, lo, hi, facecolor=to_rgba("C0", 0.2), edgecolor=to_rgba("C0", 0.6),
+                                         linewidth=0.6, zorder=4)
         sizes = counts * (self.max_area / counts.max())
         self.scatter_ = ax.scatter(
             q, qhat, s=sizes, facecolor="C0", alpha=0.55,
@@ -257,28 +264,43 @@ class ReliabilityDisplay:
             Patch(facecolor="0.7", label="share of predictions (histogram)"),
         ]
         if self.band_ is not None:
-            handles.append(Patch(facecolor=to_rgba("C0", 0.18), label=f"90% bootstrap band ({self.n_boot} resamples)"))
+            handles.append(Patch(facecolor=to_rgba("C0", 0.2), edgecolor=to_rgba("C0", 0.6), linewidth=0.6,
+                                 label=f"90% bootstrap band ({self.n_boot} resamples)"))
         # legend and values go under the axes: buckets can sit anywhere in the unit square
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.02, -0.11), fontsize="small",
-                  frameon=False, borderaxespad=0)
+        legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.02, -0.11), fontsize="small",
+                           frameon=False, borderaxespad=0)
         numbers = f"ECE = {self.ece:.4f}\nCDL = {self.cdl:.4f}"
         if self.cdl_monotone is not None:
             numbers += f" (noise: one-round buckets)\nCDL_M = {self.cdl_monotone:.4f}"
-        ax.text(
-            1.0, -0.11,
+        # the values' top right corner: the axes' right edge, at the legend's top (beside it)
+        self.numbers_ = ax.annotate(
             f"{numbers}\nT = {t_text} rounds\n{self.values.shape[0]} buckets",
-            transform=ax.transAxes, ha="right", va="top", fontsize="small",
+            xy=(1.0, 1.0), xycoords=("axes fraction", legend), xytext=(0, 0), textcoords="offset points",
+            ha="right", va="top", fontsize="small", annotation_clip=False,
         )
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_aspect("equal")
         ax.set_xlabel("stated probability q (bucket prediction)")
         ax.set_ylabel("observed frequency of y = 1")
-        ax.set_title(f"Reliability diagram\n{name}" if name else "Reliability diagram", fontsize="medium")
+        ax.set_title(f"Reliability diagram\n{name}" if name else "Reliability diagram", fontsize="medium",
+                     wrap=True)  # a long name wraps within the figure
         ax.grid(True, color="0.92", zorder=0)
+        _clear_of(self.numbers_, legend)
         self.ax_ = ax
         self.figure_ = fig
         return self
+
+
+def _clear_of(text, legend) -> None:
+    """Move ``text`` (an annotation placed beside ``legend``, at its top) under the legend when the
+    two would overlap once laid out (long labels, many resamples, a narrow figure)."""
+    fig = legend.figure
+    fig.draw_without_rendering()  # lays the figure out: the extents below are those it draws with
+    # 6 points apart at least, so that another dpi's rounding of the text cannot make them touch
+    if legend.get_window_extent().padded(6 * fig.dpi / 72).overlaps(text.get_window_extent()):
+        text.xy = (1.0, 0.0)  # at the legend's bottom ...
+        text.set_position((0, -2))  # ... 2 points below it
 
 
 class DecisionLossDisplay:
@@ -349,7 +371,7 @@ class DecisionLossDisplay:
         ax.set_xlabel(r"kink $\mu$ (decision threshold)")
         ax.set_ylabel("gain of the best monotone recalibration" if self.monotone else "CFDL of the V-shaped task")
         title = "Monotone decision-loss curve" if self.monotone else "Decision-loss curve"
-        ax.set_title(f"{title}\n{name}" if name else title, fontsize="medium")
+        ax.set_title(f"{title}\n{name}" if name else title, fontsize="medium", wrap=True)
         # under the axes: the curve's peaks and the kinks can be anywhere in [0, 1]
         ax.legend(loc="upper left", bbox_to_anchor=(-0.01, -0.14), fontsize="small", ncols=2, frameon=False,
                   borderaxespad=0)
@@ -364,6 +386,14 @@ class DecisionLossDisplay:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(text)).strip("_") or "x"
+
+
+def _wrap(label: str, width: int = 56) -> str:
+    """A legend label or short title in lines of at most ``width`` characters: a long
+    forecaster or adversary label must not push the axes aside."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label, width)) or label
 
 
 def _horizon_text(T: int) -> str:
@@ -402,7 +432,7 @@ def _read_run(run_dir: Path):
     db = run_dir / "trials.sqlite"
     if not db.is_file():
         raise InputError(f"{run_dir}: not a run folder (no trials.sqlite in it)")
-    with TrialStore(db) as store:
+    with TrialStore(db, readonly=True) as store:  # a read-only folder, or one a run is writing
         rows = store.rows()
     if not rows:
         raise InputError(f"{db}: holds no finished trials")
@@ -472,7 +502,7 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
                 s = slope_of.get((f, a, m))
                 fit = "" if s is None else f": slope {s['slope']:.2f} [{s['slope_lo']:.2f}, {s['slope_hi']:.2f}]"
                 ax.plot(T, mean, color=colour[f], linestyle=_LINESTYLES[m], marker=_MARKERS[m], markersize=4,
-                        linewidth=1.4, label=f"{f}, {_metric_names()[m]}{fit}")
+                        linewidth=1.4, label=_wrap(f"{f}, {_metric_names()[m]}{fit}"))
                 ax.fill_between(T, lo, hi, color=colour[f], alpha=0.15, linewidth=0)
                 if mean[0] > 0:
                     first_means.append(mean[0])
@@ -497,7 +527,7 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
         ax.set_title(
             f"Calibration error vs horizon against the adversary '{a}'" + (f" ({params})" if params else "")
             + f"\nmean over {n_seeds} seeds, band: bootstrap-t 95% interval; slope: least squares on the upper half of T [jackknife-t 95%]",
-            fontsize="medium",
+            fontsize="medium", wrap=True,  # long labels wrap within the figure, never clipped
         )
         ax.grid(True, which="major", color="0.9")
         ax.grid(True, which="minor", axis="y", color="0.96")
@@ -518,10 +548,10 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
                 pts = by.get((f, a))
                 if pts:
                     ax.plot([p["T"] for p in pts], [p["cdl_over_ece"] for p in pts], color=colour[f],
-                            marker="o", markersize=4, linewidth=1.4, label=f)
+                            marker="o", markersize=4, linewidth=1.4, label=_wrap(f))
             ax.axhline(2.0, color="0.55", linestyle="--", linewidth=1.0, label="bound CDL ≤ 2 ECE")
             ax.set_xscale("log", base=2)
-            ax.set_title(f"adversary '{a}'", fontsize="medium")
+            ax.set_title(_wrap(f"adversary '{a}'", 36), fontsize="medium")
             ax.set_xlabel("horizon T (rounds)")
             ax.grid(True, color="0.9")
         axes[0].set_ylabel("CDL / ECE (ratio of means over seeds)")
@@ -541,14 +571,16 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
 
 def _table_figures(rows):
     """[(file name, Figure)]: reliability diagram and decision-loss curve of one trial of each
-    "cdl" forecaster per adversary (seed index 0, the largest T <= 2^20 whose bucket table
+    "cdl" forecaster (Algorithm 1) and each plug-in forecaster (a user's own, named
+    "module:ATTRIBUTE") per adversary (seed index 0, the largest T <= 2^20 whose bucket table
     is stored), drawn from the table stored with the trial (nothing is simulated again);
-    raises ValueError if the table's CDL differs from the CDL stored beside it."""
+    raises ValueError if the table's CDL differs from the CDL stored beside it. The other
+    built-in forecasters are baselines, shown in the rate plots."""
     from fastcdl.experiments.store import unpack_table
 
     pick = {}
     for r in rows:
-        if (r["forecaster"] == "cdl" and r["seed_index"] == 0 and r["T"] <= _REPLAY_T_MAX
+        if ((r["forecaster"] == "cdl" or ":" in r["forecaster"]) and r["seed_index"] == 0 and r["T"] <= _REPLAY_T_MAX
                 and r.get("bucket_table") is not None):
             k = (r["forecaster_label"], r["adversary_label"])
             if k not in pick or r["T"] > pick[k]["T"]:
@@ -600,8 +632,8 @@ def plot_rates(run_dir, out_dir=None) -> list[Path]:
 
 
 def plot_run(run_dir, out_dir=None) -> list[Path]:
-    """Every figure of a run folder: :func:`plot_rates`, and for each "cdl" forecaster and
-    adversary a reliability diagram and a decision-loss curve of the trial with seed index
+    """Every figure of a run folder: :func:`plot_rates`, and for each "cdl" or plug-in forecaster
+    and adversary a reliability diagram and a decision-loss curve of the trial with seed index
     0 and the largest T <= 2^20, re-simulated exactly from its stored row (a ValueError if
     its CDL differs from the stored value). All files or none are written.
 

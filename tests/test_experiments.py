@@ -259,3 +259,148 @@ def test_override_is_recorded_in_the_description():
     assert p.description.startswith(base.description)
     assert "forecasters=cdl,foster" in p.description and "t_max=2^24" in p.description and "seeds=4" in p.description
     assert override(base).description == base.description
+
+
+# -- faults of the store: read-only folders, damaged files, failed writes, two runs at once ----
+
+def _quick_args(out, t_max="2^9"):
+    return ["rates", "--preset", "quick", "--forecasters", "cdl,foster", "--adversaries", "bernoulli",
+            "--t-min", "2^8", "--t-max", t_max, "--seeds", "2", "--workers", "1", "--no-progress", "--out", str(out)]
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A finished run folder (8 trials), copied by each test that changes it."""
+    out = tmp_path_factory.mktemp("store") / "run"
+    assert main(_quick_args(out)) == 0
+    return out
+
+
+def _snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _read_only(folder, argv):
+    """Run `python -m fastcdl argv` with folder read-only: a read-only bind mount in a mount
+    namespace of its own when running as root (whom permissions do not stop), else the folder's
+    permissions taken away. Returns (exit status, stderr)."""
+    import shutil
+
+    cmd = [sys.executable, "-m", "fastcdl", *argv]
+    if os.geteuid() == 0:
+        if shutil.which("unshare") is None:
+            pytest.skip("running as root without unshare: no way to make a folder read-only")
+        probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip(f"running as root where unshare -m is refused: {probe.stderr.decode().strip()}")
+        f = str(folder)
+        cmd = ["unshare", "-m", "sh", "-c", 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && '
+               'exec "$@"', f, *cmd]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    else:
+        modes = {p: p.stat().st_mode for p in [folder, *folder.iterdir()]}
+        for path in modes:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True)
+        finally:
+            for path, mode in modes.items():
+                path.chmod(mode)
+    return p.returncode, p.stderr
+
+
+def test_a_read_only_run_folder_is_plotted_and_refuses_writes_in_one_line(finished_run, tmp_path):
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(finished_run, run_dir)
+    before = _snapshot(run_dir)
+    code, err = _read_only(run_dir, ["plot", str(run_dir), "--out", str(tmp_path / "figs")])
+    assert code == 0, err
+    assert {p.name for p in (tmp_path / "figs").iterdir()} >= {"rates_bernoulli.png", "cdl_over_ece.png"}
+    code, err = _read_only(run_dir, ["plot", str(run_dir)])
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"{run_dir}: cannot write figures into this folder" in err and "--out" in err
+    code, err = _read_only(run_dir, _quick_args(run_dir, t_max="2^10")[:-1] + [str(run_dir)])
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"fastcdl: error: {run_dir}: cannot write into the run folder")
+    assert _snapshot(run_dir) == before  # nothing written, not even a journal beside the store
+
+
+@pytest.mark.parametrize("damage", ["not a database", "half zeroed"])
+def test_a_damaged_store_is_named_in_one_line_and_left_as_it_is(finished_run, tmp_path, capsys, damage):
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(finished_run, run_dir)
+    db = run_dir / "trials.sqlite"
+    data = bytearray(db.read_bytes())
+    if damage == "not a database":
+        data[:100] = b"x" * 100
+    else:
+        data[len(data) // 2:] = bytes(len(data) - len(data) // 2)
+    db.write_bytes(bytes(data))
+    before = _snapshot(run_dir)
+    for argv in (_quick_args(run_dir), ["plot", str(run_dir), "--out", str(tmp_path / "figs")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"fastcdl: error: {db}: cannot "), err
+        assert ("SQLITE_NOTADB" if damage == "not a database" else "SQLITE_CORRUPT") in err[0]
+        assert "the file is damaged and was left as it is: restore it from a copy" in err[0]
+        assert _snapshot(run_dir) == before
+    assert not (tmp_path / "figs").exists()
+
+
+def test_a_failed_write_is_reported_with_its_cause(finished_run, tmp_path):
+    """A file-size limit (RLIMIT_FSIZE) reached while storing trials: the write's own error, not
+    SQLite's 'cannot rollback', with the count of trials left; the stored ones are kept."""
+    import resource
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(finished_run, run_dir)
+    limit = 36864  # room for the store's shared-memory file (32 KiB), not for twelve more trials
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    p = subprocess.run([sys.executable, "-m", "fastcdl", *_quick_args(run_dir, t_max="2^12")],
+                       capture_output=True, text=True, preexec_fn=small_files)
+    err = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(err) == 1, p.stderr
+    assert err[0].startswith(f"fastcdl: error: {run_dir / 'trials.sqlite'}: cannot store a finished trial (")
+    assert "SQLITE_IOERR" in err[0] or "SQLITE_FULL" in err[0]
+    assert "cannot rollback" not in err[0] and "a file-size limit" in err[0]
+    assert err[0].endswith("of 20 trials left undone; summary files unchanged; re-run the same command to resume")
+    stored = _rows(run_dir / "trials.sqlite")
+    assert len(stored) >= 8 and json.loads((run_dir / "summary.json").read_text())["n_trials"] == 8
+    assert main(_quick_args(run_dir, t_max="2^12")) == 0 and len(_rows(run_dir / "trials.sqlite")) == 20
+
+
+def test_a_second_run_into_a_busy_folder_stops_at_once(tmp_path, capsys):
+    """While one run holds the folder, a second one exits 2 with one line and runs nothing; the lock
+    dies with its process (SIGKILL included), and a later run resumes."""
+    out = tmp_path / "busy"
+    argv = [sys.executable, "-m", "fastcdl", "rates", "--preset", "quick", "--forecasters", "cdl",
+            "--adversaries", "drift", "--t-min", "2^10", "--t-max", "2^18", "--seeds", "4",
+            "--workers", "1", "--no-progress", "--out", str(out)]
+    first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not (out / "trials.sqlite.lock").exists():
+            time.sleep(0.05)
+        assert first.poll() is None, "the first run ended before the test could start the second"
+        assert main(argv[3:]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"fastcdl: error: {out}: another run is storing trials in this folder (process {first.pid}), "
+                       "and would run the same trials; wait for it to end (re-running then skips every stored "
+                       "trial), or run into another folder"]
+    finally:
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+    kept = _rows(out / "trials.sqlite")
+    assert (out / "trials.sqlite.lock").exists()  # left by the killed run: a file, not a lock
+    assert main(argv[3:13] + ["2^12", "--seeds", "4", "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    after = _rows(out / "trials.sqlite")
+    assert all(after[k]["finished_at"] == r["finished_at"] for k, r in kept.items())
+    assert not (out / "trials.sqlite.lock").exists()

@@ -778,6 +778,33 @@ def test_multiclass_example_runs(capsys):
     assert "k = 3 classes" in text and "top-label" in text and "CDL over all 3 outcomes" in text
 
 
+def _distinct_rows_file(path, m):
+    """A 3-class CSV whose rows take m distinct values on the grid of thousandths, two rounds each."""
+    a = np.arange(m) % 500
+    b = np.arange(m) // 500
+    lines = ["y,p0,p1,p2"] + [f"{t % 3},{a[i] / 1000:.3f},{b[i] / 1000:.3f},{(1000 - a[i] - b[i]) / 1000:.3f}"
+                              for t, i in enumerate(np.repeat(np.arange(m), 2))]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_the_lp_rows_advice_names_the_rows_and_the_cost(tmp_path, capsys):
+    """Above --lp-rows but within reach: the count, the LP's time and the option that computes it;
+    far above: the LP's time and what to read instead, never a suggestion to raise the limit."""
+    few = _distinct_rows_file(tmp_path / "few.csv", 300)
+    assert main(["metrics", str(few)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "CDL_k" in x)
+    assert "not computed: 300 distinct rows of predictions, more than --lp-rows 200; the LP would take about 11 s" in line
+    assert line.endswith("--lp-rows 300 computes it)")
+    assert main(["metrics", str(few), "--lp-rows", "300", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cdl_multiclass"] is not None
+    many = _distinct_rows_file(tmp_path / "many.csv", 3000)
+    assert main(["metrics", str(many)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "CDL_k" in x)
+    assert "not computed: at least 3000 distinct rows of predictions, where the LP would take about 19 minutes or more" in line
+    assert "--lp-rows" not in line and "top-label or class-wise numbers" in line
+
+
 @pytest.mark.parametrize("how", [["--p-cols", "p_0,p_1,p_2"], ["--p-prefix", "p_"], []])
 def test_multiclass_columns_and_classwise(tmp_path, capsys, how):
     f, y, P = _multiclass_file(tmp_path)

@@ -66,6 +66,39 @@ def test_bootstrap_band_contains_the_points_and_is_reproducible():
         fplot.ReliabilityDisplay.from_predictions(y, p, n_boot=-1)
 
 
+def _drawn(fig, dpi):
+    """Draw fig at dpi on an Agg canvas (as a PNG is drawn); its renderer."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig.set_dpi(dpi)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+@pytest.mark.parametrize("case", ["scores", "long labels"])
+def test_the_band_is_over_the_discs_and_the_values_clear_the_legend(case):
+    """The bootstrap band is drawn over the discs (under them it shows only between them), and the
+    values under the axes never overlap the legend: beside it where there is room, else under it."""
+    if case == "scores":
+        y, p = _scores()
+        n_boot, name = 200, None
+    else:  # a sparse table of few buckets (the disc label names the largest n) and a long band label
+        rng = np.random.default_rng(0)
+        p = np.concatenate([rng.random(60), np.full(50, 0.5)])
+        y = rng.random(110) < p
+        n_boot, name = 100000, "a model whose name is long enough to fill the title"
+    disp = fplot.ReliabilityDisplay.from_predictions(y, p, n_boot=n_boot, name=name)
+    assert disp.band_.get_zorder() > disp.scatter_.get_zorder()
+    values = next(t for t in disp.ax_.texts if t.get_text().startswith("ECE = "))
+    for dpi in (72, 100, 150, 300):
+        renderer = _drawn(disp.figure_, dpi)
+        legend, box = disp.ax_.get_legend().get_window_extent(renderer), values.get_window_extent(renderer)
+        assert not legend.overlaps(box), dpi
+        inside = disp.figure_.bbox  # and neither is cut off at the figure's edges
+        assert all(inside.contains(*corner) for corner in (legend.p0, legend.p1, box.p0, box.p1)), dpi
+
+
 def test_monotone_decision_loss_curve():
     y, p = _scores(T=3000, seed=2)
     disp = fplot.DecisionLossDisplay.from_predictions(y, p, monotone=True)

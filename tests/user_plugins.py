@@ -74,3 +74,35 @@ def last_observe(st, table, hist, out, slot, y):
 
 RUNNING = plugin_forecaster(name="running", init=last_init, forecast=last_forecast, observe=last_observe,
                             params={"m": 32})
+
+
+# -- a faulty adversary: a coin with P(y = 1) = 1/2 that answers `value` (not an outcome) in round
+# `at`: the engine stops there and names it ----------------------------------------------------
+@njit(cache=True)
+def faulty_prob(view, par):
+    return 0.5
+
+
+@njit(cache=True)
+def faulty(view, table, par, rng):
+    if view.t == int(par[1]):
+        return int(par[0])
+    return 1 if uniform(rng) < 0.5 else 0
+
+
+FAULTY = plugin_adversary(faulty, name="faulty", params={"value": 2, "at": 17}, prob=faulty_prob)
+
+
+# -- an adversary whose worker dies: a coin whose parameter check kills its own process (as the
+# system kills one that runs out of memory) at horizons of at least FASTCDL_TEST_KILL_AT -------
+def _kill_at(params, horizon):
+    import os
+    import signal
+
+    at = os.environ.get("FASTCDL_TEST_KILL_AT")
+    if at is not None and horizon >= int(at):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"p": float(params.get("p", 0.5))}
+
+
+KILLER = plugin_adversary(coin, name="killer", params={"p": 0.5}, resolve=_kill_at)

@@ -4,11 +4,12 @@ from fastcdl.experiments.analysis import analyze, fit_slope, mean_interval, pair
 from fastcdl.experiments.forms import form_fits
 from fastcdl.experiments.presets import Preset, PresetError, load_preset, override
 from fastcdl.experiments.runner import Trial, plan, run, run_trial, trial_seed
-from fastcdl.experiments.store import TrialStore
+from fastcdl.experiments.store import StoreError, TrialStore
 
 __all__ = [
     "Preset",
     "PresetError",
+    "StoreError",
     "Trial",
     "TrialStore",
     "analyze",

@@ -2,7 +2,8 @@
 
 A preset names the forecasters and adversaries (each with parameters and an optional
 label), the horizon grid T = 2^k for t_min <= T <= t_max, the number of seeds and the
-master seed from which every trial's seed derives.
+master seed from which every trial's seed derives. docs/experiments.md lists every key; a
+key not listed there is an error that names it.
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ def _component(entry, kind: str, where: str) -> Component:
         raise PresetError(f"{where}: each {kind} needs a name")
     extra = set(entry) - {"name", "params", "label"}
     if extra:
-        raise PresetError(f"{where}: unknown key(s) {sorted(extra)} in {kind} {entry.get('name')!r}")
+        raise PresetError(f"{where}: unknown key(s) {sorted(extra)} in {kind} {entry.get('name')!r}; "
+                          "allowed: ['label', 'name', 'params']")
     name = entry["name"]
     if not _known(kind, name):
         raise PresetError(f"{where}: unknown {kind} {name!r}; choose from {list(_names(kind))} "
@@ -175,7 +177,17 @@ def _component(entry, kind: str, where: str) -> Component:
     label = entry.get("label", "")
     if not isinstance(label, str):
         raise PresetError(f"{where}: label of {kind} {name!r} must be a string")
-    return Component(name, tuple(sorted(params.items())), label)
+    return Component(name, tuple(sorted(params.items())), label or _plugin_name(kind, name))
+
+
+def _plugin_name(kind, name) -> str:
+    """The label of a plug-in given without one: its own name ('gridfreq'), not its module path
+    ('my_plugins:GRIDFREQ'); "" for a built-in (labelled by its name)."""
+    if ":" not in name:
+        return ""
+    from fastcdl.online import registry
+
+    return getattr(registry, kind)(name).name
 
 
 def _positive_int(raw, key, where, minimum=1):
@@ -191,9 +203,9 @@ def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
     unknown = set(raw) - _PRESET_KEYS
     if unknown:
         raise PresetError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_PRESET_KEYS)}")
-    for key in ("name", "forecasters", "adversaries"):
+    for key in ("name", "seeds", "t_min", "t_max", "forecasters", "adversaries"):
         if key not in raw:
-            raise PresetError(f"{where}: missing {key!r}")
+            raise PresetError(f"{where}: missing {key!r} (docs/experiments.md lists a preset's keys)")
     if not isinstance(raw["forecasters"], list) or not raw["forecasters"]:
         raise PresetError(f"{where}: forecasters must be a non-empty list")
     if not isinstance(raw["adversaries"], list) or not raw["adversaries"]:
@@ -282,7 +294,7 @@ def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, 
                 if not _known(kind, n):
                     raise PresetError(f"unknown {kind} {n!r}; choose from {list(_names(kind))} "
                                       "or a plug-in 'package.module:ATTRIBUTE'")
-                hits = [Component(n)]
+                hits = [Component(n, label=_plugin_name(kind, n))]
             out += [h for h in hits if h not in out]
         return tuple(out)
 

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -26,7 +27,7 @@ import numpy as np
 
 from fastcdl.experiments.analysis import write_summary
 from fastcdl.experiments.presets import Preset, PresetError
-from fastcdl.experiments.store import TrialStore, params_json, trial_key
+from fastcdl.experiments.store import StoreError, TrialStore, params_json, run_lock, trial_key
 from fastcdl.io import writing_to
 from fastcdl.online.versions import algorithm_version
 
@@ -184,6 +185,27 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=poll, name="parent-watch", daemon=True).start()
 
 
+class WorkerDied(RuntimeError):
+    """A worker process ended while running trials (killed by the system, out of memory, a
+    crash in compiled code): the trials that finished are kept; re-running resumes."""
+
+
+def _died(processes) -> WorkerDied:
+    """The WorkerDied of a broken pool, naming how its first dead worker ended (processes: the
+    pool's {pid: Process}; the pool sends SIGTERM to the others once one has died)."""
+    deadline = time.monotonic() + 2.0  # the pool's own thread may be reaping them: their codes come soon
+    while any(p.exitcode is None for p in processes.values()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    codes = [p.exitcode for p in processes.values() if p.exitcode not in (None, 0, -signal.SIGTERM)]
+    how = "ended abruptly"
+    if codes and codes[0] < 0:
+        sig = signal.Signals(-codes[0])
+        how = f"was killed by {sig.name}" + (" (the system may have run out of memory)" if sig == signal.SIGKILL else "")
+    elif codes:
+        how = f"exited with status {codes[0]}"
+    return WorkerDied(f"a worker process {how} while running trials")
+
+
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
     """Kill a pool's workers now: a trial in flight may run for minutes, and the pool's own
     shutdown (also the one at interpreter exit) would wait for it."""
@@ -208,10 +230,15 @@ def _local(todo, workers, keep) -> None:
     try:
         for t in islice(it, 2 * workers):  # at most 2 trials per worker queued: little to cancel
             pending.add(pool.submit(run_trial, t))
+        processes = dict(pool._processes or {})  # the workers, for their exit codes should one die
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
-                keep(fut.result())
+                try:
+                    row = fut.result()
+                except BrokenProcessPool:
+                    raise _died({**processes, **(pool._processes or {})}) from None
+                keep(row)
                 pending.discard(fut)
                 nxt = next(it, None)
                 if nxt is not None:
@@ -242,17 +269,25 @@ def _dask(todo, client, keep) -> None:
     exception the trials not yet finished are cancelled."""
     from distributed import as_completed
 
+    from distributed import KilledWorker
+
     futures = client.map(run_trial, todo, pure=False)
     try:
         for fut in as_completed(futures):
-            keep(fut.result())
+            try:
+                row = fut.result()
+            except KilledWorker as e:
+                raise WorkerDied(f"Dask workers died while running trials ({' '.join(str(e).split())})") from None
+            keep(row)
     except BaseException:
         client.cancel(futures)
         raise
 
 
 def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True, dry=True) -> dict:
-    """Run (or resume) a preset into out_dir; returns the summary's slopes and counts.
+    """Run (or resume) a preset into out_dir; returns the summary's slopes and counts: trials
+    planned (n_trials), stored (n_done), run by this call (n_ran) and found in the store
+    (n_reused).
 
     Finished trials already in out_dir/trials.sqlite are skipped. rates.csv, summary.csv
     and summary.json are rewritten (atomically) only when the store holds every planned
@@ -260,6 +295,11 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
     leaves them as they were and says how many trials are left undone: on stderr, or as
     the message of the KeyboardInterrupt after Ctrl-C (or SIGTERM from the command line).
     An unreachable scheduler or bad parameters raise ValueError before anything is written.
+
+    The run holds the folder's lock (:func:`fastcdl.experiments.store.run_lock`): a second
+    run into the same folder meanwhile raises StoreError at once, so no trial runs twice. A
+    store that cannot be read or written raises StoreError naming the file, the cause and
+    what to do, with the count of trials left undone.
     """
     out_dir = Path(out_dir)
     with _connect(scheduler) if scheduler else nullcontext() as client:
@@ -268,7 +308,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
         version = code_version()
         trials = plan(preset)
         out_dir.mkdir(parents=True, exist_ok=True)
-        with TrialStore(out_dir / "trials.sqlite") as store:
+        with run_lock(out_dir), TrialStore(out_dir / "trials.sqlite") as store:
             done = store.done_keys()
             todo = [t for t in trials if t.key not in done]
             with writing_to(out_dir / "preset.toml"):
@@ -300,17 +340,25 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
             finally:
                 if bar is not None:
                     bar.close()
-            rows = store.rows({t.key for t in trials})
+            try:
+                rows = store.rows({t.key for t in trials})
+            except StoreError:
+                if stop is None:
+                    raise
+                raise stop from None  # the error that stopped the run, not its echo in the count
             left = len(trials) - len(rows)
             if left or stop is not None:
                 undone = (f"{left} of {len(trials)} trials left undone; summary files unchanged; "
                           "re-run the same command to resume")
                 if isinstance(stop, KeyboardInterrupt):
                     raise KeyboardInterrupt(undone) from None
+                if isinstance(stop, (WorkerDied, StoreError)):  # one message: what happened and what is left
+                    raise type(stop)(f"{stop}; {undone}") from None
                 print(f"stopped: {undone}", file=sys.stderr)
                 if stop is not None:
                     raise stop
-                return {"n_trials": len(trials), "n_done": len(rows), "slopes": []}
+                return {"n_trials": len(trials), "n_done": len(rows), "n_ran": len(added),
+                        "n_reused": len(trials) - len(todo), "slopes": []}
             timing = {
                 "wall_seconds_this_invocation": time.perf_counter() - t0,
                 "trials_run_this_invocation": len(added),
@@ -320,4 +368,5 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
             _, slopes, _ = write_summary(out_dir, rows, metrics=preset.metrics, preset=preset.to_dict(),
                                          code_version=version, machine=machine_description(), timing=timing,
                                          seed=preset.master_seed)
-    return {"n_trials": len(trials), "n_done": len(rows), "slopes": slopes}
+    return {"n_trials": len(trials), "n_done": len(rows), "n_ran": len(added), "n_reused": len(trials) - len(todo),
+            "slopes": slopes}

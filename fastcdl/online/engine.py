@@ -22,6 +22,10 @@ loops and in the per-round Python API, so both give identical runs.
 - ``par``: float64 array of the adversary's parameters, in the order they were declared;
 - ``rng``: the adversary's own generator (uint64[4]); draw with :func:`uniform`.
 
+An outcome other than 0 or 1 stops the run at that round, before the forecaster observes it
+or the table records it (:func:`not_outcome`, :func:`stopped`), and simulate raises a
+ValueError naming the adversary, the round and the value.
+
 The round's scalars travel in ``view`` and the arrays in ``table`` (built once per run)
 because an array inside a tuple built every round costs about 3.5 ns of reference
 counting per array and round (measured), a third of an indirect call.
@@ -41,6 +45,10 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
+
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.exact import rational_grid
@@ -110,6 +118,39 @@ def play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y
     return slot, y
 
 
+@intrinsic
+def _rarely(typingctx, cond):
+    """cond, told to LLVM to be almost always false (llvm.expect): the loop's registers go to
+    the common path, and the rare branch costs a compare and a jump."""
+    if not isinstance(cond, types.Boolean):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.IntType(1), [ir.IntType(1), ir.IntType(1)])
+        expect = cgutils.get_or_insert_function(builder.module, fnty, "llvm.expect.i1")
+        return builder.call(expect, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return types.boolean(types.boolean), codegen
+
+
+@kernel(inline="always")
+def not_outcome(y):
+    """True when the adversary's answer y is not an outcome, 0 or 1 (y >> 1 is 0 only for
+    those); expected never to be."""
+    return _rarely((y >> 1) != 0)
+
+
+@kernel(inline="always")
+def stopped(hist, y):
+    """What a loop returns when round hist.t + 1 got the answer y, not an outcome: a History
+    with t = -(that round), ones of the rounds before it and prev_y = y. The loop returns it at
+    once, and its caller (simulate) raises naming the round and y: the compiled loops cannot
+    raise an exception that carries values (they run without numba's reference counting).
+    The round, not hist.t, because the loop computes it anyway (view.t): returning hist.t would
+    keep one more register busy in every round."""
+    return History(-(hist.t + 1), hist.ones, y)
+
+
 @kernel(inline="always")
 def settle(table, out, slot, y, hist):
     """Record the round in the public table; the history after it."""
@@ -123,11 +164,13 @@ def run_rounds(T, forecast, observe, state, table, out, rng, adversary, apar, ar
 
     Every built-in forecaster module runs this same body in a loop of its own, which numba
     can cache; a loop that takes functions as arguments is compiled once per process (it
-    cannot be cached). Returns the History after the run.
+    cannot be cached). Returns the History after the run, or :func:`stopped`'s.
     """
     for t in range(T):
         forecast(state, table, hist, out)
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not_outcome(y):
+            return stopped(hist, y)
         observe(state, table, hist, out, slot, y)
         hist = settle(table, out, slot, y, hist)
     return hist

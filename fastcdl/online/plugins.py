@@ -19,10 +19,14 @@ import the module by name). The kernel contracts are in :mod:`fastcdl.online.eng
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
+import inspect
 import math
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numba
@@ -205,7 +209,8 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
 
     ``params`` maps parameter names to defaults (their order is the order of ``par``);
     ``prob(view, par)`` makes it stochastic (P(y = 1) given the round's public data);
-    ``version`` keys its stored trials (bump it when its outcomes change); ``scratch(resolved)
+    ``version`` keys its stored trials, with a hash of its code (:func:`code_hash`: a
+    changed plug-in is never taken for the old one); ``scratch(resolved)
     -> int`` asks for that many float64 slots of working memory after the parameters in
     ``par``, zero at the start of every run. Decorate the
     kernels with ``numba.njit(cache=True)`` so that processes load them from the cache.
@@ -250,8 +255,126 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
     def init3(horizon, params, adversary):
         return init(horizon, params)
 
+    init3.__wrapped__ = init  # code_hash reads the user's init, not this wrapper
+
     return ForecasterSpec(name, init3, forecast, observe, _check_params(params, f"forecaster {name!r}"), version,
                           resolve, None, False, report, init.__doc__ or "", grid)
+
+
+_HASHES: dict = {}
+
+
+def code_hash(spec) -> str:
+    """12 hex digits of sha256 over a plug-in's code as this process loaded it: the bytecode,
+    constants and names of its functions (its kernels' Python functions, init, resolve, prob,
+    report, grid, scratch), of the user's functions they refer to (helpers of the same module
+    or of another one, followed through globals and closures), and the values of the plain
+    globals they read (numbers, strings, tuples, arrays: numba compiles these in as
+    constants). fastcdl, numba, numpy and other installed packages are left out (the engine's
+    version covers fastcdl's part). Line numbers, comments and paths do not count, so a moved
+    project keeps its keys; the Python version does (its bytecode differs).
+
+    The rate experiments key a plug-in's stored trials by it beside its ``version``, so a
+    plug-in whose code changed is never taken for the old one.
+
+    >>> from numba import njit
+    >>> @njit
+    ... def ones(view, table, par, rng):
+    ...     return 1
+    >>> len(code_hash(plugin_adversary(ones, name="ones")))
+    12
+    """
+    hit = _HASHES.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    names = ("respond", "prob", "resolve", "scratch") if isinstance(spec, AdversarySpec) else (
+        "init", "forecast", "observe", "resolve", "report", "grid")
+    h = hashlib.sha256()
+    seen = set()
+    for name in names:
+        h.update(name.encode())
+        _feed(getattr(spec, name), h, seen)
+    digest = h.hexdigest()[:12]
+    _HASHES[id(spec)] = (spec, digest)
+    return digest
+
+
+@functools.cache
+def _installed_roots() -> tuple:
+    """fastcdl's folder, the standard library's and the installed packages' (site-packages)."""
+    import sys
+    import sysconfig
+
+    roots = {sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")} | {sys.prefix, sys.base_prefix}
+    return (Path(__file__).resolve().parents[1], *(Path(r).resolve() for r in roots))
+
+
+def _installed(fn) -> bool:
+    """True for a function of fastcdl or of an installed package (the standard library,
+    site-packages): not the user's code, which is counted by its name alone."""
+    try:
+        path = inspect.getsourcefile(fn)
+    except TypeError:
+        return True  # a builtin
+    if path is None:
+        return False  # typed at a prompt: the user's
+    path = Path(path).resolve()
+    return any(path == r or r in path.parents for r in _installed_roots())
+
+
+def _feed(obj, h, seen) -> None:
+    """Add a function (a numba dispatcher's Python function, a wrapper's wrapped one) and what it
+    refers to, to the hash h."""
+    if obj is None:
+        h.update(b"-")
+        return
+    fn = inspect.unwrap(getattr(obj, "py_func", obj))
+    if id(fn) in seen:
+        return
+    seen.add(id(fn))
+    code = getattr(fn, "__code__", None)
+    if code is None or _installed(fn):
+        h.update(f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}".encode())
+        return
+    _feed_code(code, h)
+    refs = [fn.__globals__[n] for n in sorted(_global_names(code)) if n in fn.__globals__]
+    refs += [c.cell_contents for c in fn.__closure__ or () if c.cell_contents is not None]
+    for v in refs:
+        if isinstance(v, (bool, int, float, complex, str, bytes, tuple, frozenset, type(None))):
+            h.update(_canonical(v).encode())
+        elif isinstance(v, np.ndarray):
+            h.update(f"{v.dtype.str}{v.shape}".encode())
+            h.update(np.ascontiguousarray(v).tobytes())
+        elif callable(v) and not isinstance(v, type):
+            _feed(v, h, seen)
+
+
+def _feed_code(code, h) -> None:
+    h.update(code.co_code)
+    h.update(repr((code.co_names, code.co_varnames, code.co_argcount, code.co_kwonlyargcount)).encode())
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            _feed_code(c, h)
+        else:
+            h.update(_canonical(c).encode())
+
+
+def _canonical(v) -> str:
+    """repr with the elements of sets sorted (a frozenset constant's order moves with the hash seed)."""
+    if isinstance(v, (frozenset, set)):
+        return "{" + ",".join(sorted(_canonical(x) for x in v)) + "}"
+    if isinstance(v, tuple):
+        return "(" + ",".join(_canonical(x) for x in v) + ")"
+    return repr(v)
+
+
+def _global_names(code) -> set:
+    """The names a code object (and the code nested in it) may look up as globals."""
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            out |= _global_names(c)
+    return out
 
 
 def load_spec(text: str, kind: type):

@@ -14,7 +14,7 @@ import numpy as np
 
 from fastcdl._validate import ValidationError, check_horizon, check_seed
 from fastcdl.online import engine, plugins, registry
-from fastcdl.online.adversaries import Adversary
+from fastcdl.online.adversaries import Adversary, not_an_outcome
 from fastcdl.online.forecasters import Forecaster
 from fastcdl.stats import BucketStats
 
@@ -97,8 +97,13 @@ def _run_loop(f, a, T, trace_p, trace_y):
                 f.hist, trace_p, trace_y)
         run = _entry(engine.run_rounds, args, 7)
     t0 = time.perf_counter()
-    f.hist = run(*args)
+    hist = run(*args)
     seconds = time.perf_counter() - t0
+    if hist.t < 0:  # the loop stopped at round -t, whose answer was not 0 or 1 (engine.stopped)
+        # the rounds before it stay recorded (the run is over: the previous outcome is not kept)
+        f.hist = engine.History(-hist.t - 1, hist.ones, -1)
+        raise not_an_outcome(a.name, -int(hist.t), int(hist.prev_y))
+    f.hist = hist
     f._report(f.rounds)
     return seconds
 

@@ -1,13 +1,15 @@
 """Declared algorithm versions: what a stored trial's numbers depend on.
 
 A rate experiment's trial is keyed by the versions of its forecaster, its adversary, the
-simulate engine (loop, generator, seeds, bucket table) and the metrics it records, never
-by a hash of the source files. So a refactor that changes no result reuses every stored
-trial, and a change that moves any result must bump the version of what changed, by hand:
-the ``version`` of the forecaster's or adversary's spec (its module's FORECASTER or
-ADVERSARY), ENGINE here, or a metric's entry in fastcdl.trial_metrics. tests/test_versions.py replays trials of the committed results folders and
-compares them bit for bit with the stored numbers, so a behaviour change cannot slip in
-unbumped.
+simulate engine (loop, generator, seeds, bucket table) and the metrics it records; for the
+built-ins never by a hash of the source files. So a refactor that changes no result reuses
+every stored trial, and a change that moves any result must bump the version of what
+changed, by hand: the ``version`` of the forecaster's or adversary's spec (its module's
+FORECASTER or ADVERSARY), ENGINE here, or a metric's entry in fastcdl.trial_metrics.
+tests/test_versions.py replays trials of the committed results folders and compares them bit
+for bit with the stored numbers, so a behaviour change cannot slip in unbumped. A user's
+plug-in has no such test: its version carries a hash of its code as well
+(fastcdl.online.plugins.code_hash), so its trials are recomputed whenever its code changes.
 
 >>> algorithm_version("cdl", "greedy")
 'forecaster=cdl/3 adversary=greedy/2 engine/1 metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1'
@@ -44,13 +46,25 @@ SUPERSEDED = {
 LEGACY_CODE_VERSIONS = {"0.1.0+643f31110933": 1}
 
 
+def _declared(spec, builtins) -> str:
+    """A spec's declared version; a plug-in's (anything not a built-in of the registry) with
+    the hash of its code (fastcdl.online.plugins.code_hash): 'running/1+3f2a9c1b7e4d'."""
+    if builtins.get(spec.name) is spec:
+        return str(spec.version)
+    from fastcdl.online.plugins import code_hash
+
+    return f"{spec.version}+{code_hash(spec)}"
+
+
 def algorithm_version(forecaster, adversary, *, initial: bool = False) -> str:
     """The version string a trial of forecaster x adversary is keyed by.
 
     Built from the versions declared by the forecaster's and adversary's specs (names,
     specs or "package.module:ATTRIBUTE"), the engine, and every metric a trial records
-    (fastcdl.trial_metrics). ``initial=True`` gives the string of version 1 of every
-    component (what the legacy rows of LEGACY_CODE_VERSIONS were verified against).
+    (fastcdl.trial_metrics); a plug-in's version also carries a hash of its code, so
+    its trials are recomputed when its code changes even if its ``version`` did not.
+    ``initial=True`` gives the string of version 1 of every component (what the legacy rows
+    of LEGACY_CODE_VERSIONS were verified against).
     """
     from fastcdl.online import registry
     from fastcdl.trial_metrics import METRICS
@@ -61,7 +75,8 @@ def algorithm_version(forecaster, adversary, *, initial: bool = False) -> str:
         vm = {k: 1 for k in METRICS}
     else:
         fs, as_ = registry.forecaster(forecaster), registry.adversary(adversary)
-        f, a, vf, va, ve = fs.name, as_.name, fs.version, as_.version, ENGINE
+        f, a, ve = fs.name, as_.name, ENGINE
+        vf, va = _declared(fs, registry.forecasters()), _declared(as_, registry.adversaries())
         vm = {k: m.version for k, m in METRICS.items()}
     metrics = ",".join(f"{k}/{vm[k]}" for k in sorted(vm))
     return f"forecaster={f}/{vf} adversary={a}/{va} engine/{ve} metrics={metrics}"

@@ -20,6 +20,14 @@ from fastcdl.online import engine, registry
 __all__ = ["Adversary", "make_adversary"]
 
 
+def not_an_outcome(adversary: str, t: int, y: int) -> ValidationError:
+    """The error of an adversary that answered round t (1-based, as view.t) with y, not 0 or 1."""
+    return ValidationError(
+        "adversary", "must return an outcome, 0 or 1", index=t, value=y,
+        message=f"adversary {adversary!r} returned {y} in round {t} (view.t = {t}); an adversary's "
+        "respond must return an outcome, 0 or 1; the run stopped there")
+
+
 class Adversary:
     """An adversary with its own generator and its copy of the public record.
 
@@ -60,8 +68,11 @@ class Adversary:
                             float(forecast.probs[0]), float(forecast.probs[1]) if k == 2 else 0.0,
                             float(table.q[forecast.buckets[0]]), float(table.q[forecast.buckets[j1]]),
                             int(forecast.buckets[0]), int(forecast.buckets[j1]))
+        y = int(self.spec.compiled()(view, table, self._par, self._rng))
+        if y not in (0, 1):
+            raise not_an_outcome(self.name, self._t + 1, y)
         self._last = forecast
-        return int(self.spec.compiled()(view, table, self._par, self._rng))
+        return y
 
     def observe(self, p, y) -> None:
         """Add the round's stated prediction p and outcome y to the public record."""

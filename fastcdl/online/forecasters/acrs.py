@@ -44,7 +44,7 @@ import numpy as np
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.step1 import point_mass
 from fastcdl._validate import ValidationError
-from fastcdl.online.engine import play_round, settle
+from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.forecasters._grid import grid, resolve_m
 from fastcdl.online.plugins import ForecasterSpec, isqrt_up
 
@@ -125,6 +125,8 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
     for t in range(T):
         forecast(st, table, hist, out)
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not_outcome(y):
+            return stopped(hist, y)
         observe(st, table, hist, out, slot, y)
         hist = settle(table, out, slot, y, hist)
     return hist

@@ -31,7 +31,7 @@ from fastcdl._kernels.minimax import minimax_2xk_into
 from fastcdl._kernels.step1 import (add_to_bias, boundary_points, drawn_numerator, exact_bias, point_mass,
                                     step1_point_mass)
 from fastcdl._validate import ValidationError, check_real
-from fastcdl.online.engine import play_round, settle
+from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_cdl_m, given_m
 
 # lam: the normaliser Lam (warm start); logc: ln|c_lo|, ln c_hi of the last mixed step
@@ -195,6 +195,8 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
     for t in range(T):
         forecast(st, table, hist, out)
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not_outcome(y):
+            return stopped(hist, y)
         observe(st, table, hist, out, slot, y)
         hist = settle(table, out, slot, y, hist)
     return hist

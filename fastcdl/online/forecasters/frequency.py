@@ -10,7 +10,7 @@ from collections import namedtuple
 
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.step1 import point_mass
-from fastcdl.online.engine import play_round, settle
+from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.forecasters._grid import default_sqrt, grid, resolve_m
 from fastcdl.online.plugins import ForecasterSpec
 
@@ -43,6 +43,8 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
     for t in range(T):
         forecast(st, table, hist, out)
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not_outcome(y):
+            return stopped(hist, y)
         observe(st, table, hist, out, slot, y)
         hist = settle(table, out, slot, y, hist)
     return hist

@@ -24,7 +24,7 @@ import numpy as np
 
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.step1 import add_to_bias, boundary_points, drawn_numerator, exact_bias, step1_point_mass
-from fastcdl.online.engine import play_round, settle
+from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.forecasters.cdl import resolve_grid
 from fastcdl.online.plugins import ForecasterSpec
 
@@ -61,6 +61,8 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
     for t in range(T):
         forecast(st, table, hist, out)
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not_outcome(y):
+            return stopped(hist, y)
         observe(st, table, hist, out, slot, y)
         hist = settle(table, out, slot, y, hist)
     return hist

@@ -15,7 +15,7 @@ from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.step1 import point_mass
 from fastcdl._validate import ValidationError
 from fastcdl.online.adversaries import bernoulli, drift, markov
-from fastcdl.online.engine import Round, play_round, settle
+from fastcdl.online.engine import Round, not_outcome, play_round, settle, stopped
 from fastcdl.online.forecasters._grid import default_sqrt, grid, resolve_m
 from fastcdl.online.plugins import ForecasterSpec
 
@@ -67,6 +67,8 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
     for t in range(T):
         forecast(st, table, hist, out)
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not_outcome(y):
+            return stopped(hist, y)
         observe(st, table, hist, out, slot, y)
         hist = settle(table, out, slot, y, hist)
     return hist

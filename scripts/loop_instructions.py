@@ -1,0 +1,61 @@
+"""Machine instructions per round of a compiled simulate loop, counted by valgrind's callgrind.
+
+    .venv/bin/python scripts/loop_instructions.py FORECASTER ADVERSARY [T]
+
+Runs ``simulate(FORECASTER, ADVERSARY, horizon=N, seed=0)`` under ``valgrind --tool=callgrind``
+in two processes, N = T and N = 2T (default T = 2^16; forecasters with a grid get a fixed
+m = 64, so nothing but the number of rounds differs), counts the instructions executed in
+numba's compiled code (callgrind's object "???": the code loaded from numba's cache, which has
+no symbols; Python, numpy and the libraries are left out, as their counts move with hash seeds
+and threads) and prints the difference between the two runs divided by T: the instructions of
+one round (forecaster and adversary), with the set-up cancelled. The counts repeat exactly
+from run to run on a busy machine, where wall-clock times of a 10 ns round do not; they are
+not cycles (a cache miss or a mispredicted branch costs more than one instruction), so compare
+two versions of one loop with them, not two loops. valgrind reports a CPU of its own to the
+programs it runs, so numba compiles (and caches) the kernels for that CPU: a first run under
+valgrind, not counted, compiles them; the two counted runs load them from the cache.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+_RUN = """
+import sys
+from fastcdl.online import registry, simulate
+f, a, T = sys.argv[1], sys.argv[2], int(sys.argv[3])
+params = {"m": 64} if registry.forecaster(f).grid is not None else {}
+simulate(f, a, horizon=T, seed=0, forecaster_params=params)
+"""
+
+# one line of callgrind_annotate per function: "  8,585,254 ( 0.25%)  ???:0x000000000c85e000 [???]"
+_COMPILED = re.compile(r"^\s*([\d,]+) \(.*\)\s+\S+ \[\?\?\?\]$", re.MULTILINE)
+_ENV = {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+
+
+def instructions(f, a, T) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                              sys.executable, "-c", _RUN, f, a, str(T)],
+                             capture_output=True, text=True, env=_ENV)
+        if run.returncode != 0:
+            sys.exit(run.stderr)
+        table = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out],
+                               capture_output=True, text=True, check=True).stdout
+        return sum(int(m.group(1).replace(",", "")) for m in _COMPILED.finditer(table))
+
+
+def main():
+    f, a = sys.argv[1], sys.argv[2]
+    T = int(sys.argv[3]) if len(sys.argv) > 3 else 2**16
+    instructions(f, a, 1024)  # compiles for valgrind's CPU, into the cache
+    one, two = instructions(f, a, T), instructions(f, a, 2 * T)
+    print(f"{f} {a}: {(two - one) / T:.2f} instructions per round "
+          f"(compiled code: {one} instructions at T = {T}, {two} at T = {2 * T})")
+
+
+if __name__ == "__main__":
+    main()
