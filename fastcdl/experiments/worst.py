@@ -772,22 +772,22 @@ def readme_tables(folder) -> str:
     read = lambda name: list(csv.DictReader((folder / name).read_text().splitlines()))  # noqa: E731
     worst = read("worst.csv")
     cands = read("candidates.csv")
+    fams = read("families.csv")
     by = {(w["forecaster"], int(w["T"]), w["metric"]): w for w in worst}
     forecasters = list(dict.fromkeys(w["forecaster"] for w in worst))
     lines = ["| forecaster | T | worst adversary found | parameters | CDL (fresh seeds) | ECE (fresh seeds) "
-             "| CDL (final seeds) |", "|---|---|---|---|---|---|---|"]
+             "| CDL (deepest rung's search seeds) |", "|---|---|---|---|---|---|---|"]
     for f in forecasters:
         for T in sorted({int(w["T"]) for w in worst if w["forecaster"] == f}):
             c, e = by[(f, T, "cdl")], by[(f, T, "ece")]
-            score = max(float(x["final_mean_cdl"]) for x in cands if x["forecaster"] == f and int(x["T"]) == T
-                        and x["final_mean_cdl"] != "")
+            score = next(float(x["deep_mean_cdl"]) for x in fams if x["forecaster"] == f and int(x["T"]) == T
+                         and x["is_winner"] == "1")
             params = ", ".join(f"{k}={_fmt(v)}" for k, v in json.loads(c["adversary_params"]).items())
             lines.append(f"| {f} | 2^{T.bit_length() - 1} | {c['adversary']} | {params or '-'} | "
                          f"{_fmt(float(c['mean']))} [{_fmt(float(c['lo']))}, {_fmt(float(c['hi']))}] | "
                          f"{_fmt(float(e['mean']))} [{_fmt(float(e['lo']))}, {_fmt(float(e['hi']))}] | {_fmt(score)} |")
     out = ["### Worst adversary found, per forecaster and horizon", "", *lines]
-    if (folder / "families.csv").is_file():
-        fams = read("families.csv")
+    if fams:
         names = [n for n in FAMILIES if any(x["family"] == n for x in fams)]
         names += sorted({x["family"] for x in fams} - set(names))
         out += ["", "### The best of every family on the final rung (mean CDL over 16 search seeds; "
