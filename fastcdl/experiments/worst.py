@@ -31,7 +31,7 @@ forecaster, adversary, parameters, T, seed and algorithm version: a search stopp
 point and run again recomputes only the trials in flight and repeats the same choices.
 
 >>> sorted(FAMILIES)[:3]
-['bernoulli', 'contrarian', 'drift']
+['bernoulli', 'cdlahead', 'contrarian']
 """
 
 from __future__ import annotations
