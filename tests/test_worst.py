@@ -400,3 +400,30 @@ def test_a_full_search_also_scores_the_best_of_the_horizon_below(small_search, t
     assert all(F.carry_level(c.params["p"], m0, m1) in sweep for c in top)
     assert set(carried) <= {F.carry_level(c.params["p"], m0, m1) for c in top}
     assert any(c.stage == "carried" for c in r2.candidates if c.family == "rawpoint")
+
+
+def test_committed_validation_covers_every_forecaster_and_family_as_its_readme_says():
+    """results/worstcase/validation.csv (scripts/validate_worst_search.py) has every forecaster
+    and family at 2^12 and 2^14, recall = search best / exhaustive best, an exhaustive sweep
+    finer than the search's (32 points per cell for a level), and the README names every cell
+    below 0.97 and counts the others."""
+    import csv
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "results" / "worstcase"
+    rows = list(csv.DictReader((folder / "validation.csv").read_text().splitlines()))
+    worst = list(csv.DictReader((folder / "worst.csv").read_text().splitlines()))
+    want = {(f, T, fam) for f in {w["forecaster"] for w in worst} for T in (4096, 16384) for fam in F.FAMILIES}
+    assert {(r["forecaster"], int(r["T"]), r["family"]) for r in rows} == want
+    for r in rows:
+        ex = float(r["exhaustive_best"])  # 0 when no point of the family moves the forecaster (recall 1)
+        assert float(r["recall"]) == (pytest.approx(float(r["search_best"]) / ex) if ex > 0 else 1.0)
+        if r["family"] == "bernoulli":
+            assert int(r["points"]) == 32 * int(r["m"]) + 1
+    readme = " ".join((folder / "README.md").read_text().split())
+    low = [r for r in rows if float(r["recall"]) < 0.97]
+    m = re.search(r"recall at least 0\.97 in (\d+) of (\d+) cells", readme)
+    assert m and (int(m.group(1)), int(m.group(2))) == (len(rows) - len(low), len(rows))
+    for r in low:
+        assert f"`{r['forecaster']}` {r['family']} at 2^{int(r['T']).bit_length() - 1}: {float(r['recall']):.3f}" in readme
