@@ -794,14 +794,16 @@ def test_the_lp_rows_advice_names_the_rows_and_the_cost(tmp_path, capsys):
     few = _distinct_rows_file(tmp_path / "few.csv", 300)
     assert main(["metrics", str(few)]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "CDL_k" in x)
-    assert "not computed: 300 distinct rows of predictions, more than --lp-rows 200; the LP would take about 11 s" in line
+    assert ("not computed: 300 distinct rows of predictions, more than --lp-rows 200; the LP would take "
+            "about 11 s") in line
     assert line.endswith("--lp-rows 300 computes it)")
     assert main(["metrics", str(few), "--lp-rows", "300", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cdl_multiclass"] is not None
     many = _distinct_rows_file(tmp_path / "many.csv", 3000)
     assert main(["metrics", str(many)]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "CDL_k" in x)
-    assert "not computed: at least 3000 distinct rows of predictions, where the LP would take about 19 minutes or more" in line
+    assert ("not computed: at least 3000 distinct rows of predictions, where the LP would take about 19 "
+            "minutes or more") in line
     assert "--lp-rows" not in line and "top-label or class-wise numbers" in line
 
 

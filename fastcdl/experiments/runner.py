@@ -200,7 +200,9 @@ def _died(processes) -> WorkerDied:
     how = "ended abruptly"
     if codes and codes[0] < 0:
         sig = signal.Signals(-codes[0])
-        how = f"was killed by {sig.name}" + (" (the system may have run out of memory)" if sig == signal.SIGKILL else "")
+        how = f"was killed by {sig.name}"
+        if sig == signal.SIGKILL:
+            how += " (the system may have run out of memory)"
     elif codes:
         how = f"exited with status {codes[0]}"
     return WorkerDied(f"a worker process {how} while running trials")
@@ -267,9 +269,7 @@ def _connect(address: str):
 def _dask(todo, client, keep) -> None:
     """Run trials on a Dask cluster, calling keep(row) here as each one finishes; on any
     exception the trials not yet finished are cancelled."""
-    from distributed import as_completed
-
-    from distributed import KilledWorker
+    from distributed import KilledWorker, as_completed
 
     futures = client.map(run_trial, todo, pure=False)
     try:
