@@ -117,7 +117,7 @@ def test_make_scorer_recipe_from_the_readme():
     namespace = {}
     exec(compile(code, "README scikit-learn recipe", "exec"), namespace)
     ece_scorer, top_label_ece = namespace["ece_scorer"], namespace["top_label_ece"]
-    scores, digits_scores = namespace["scores"], namespace["digits_scores"]
+    scores, digits_scores = namespace["cv_ece"], namespace["cv_top_label_ece"]
     assert np.all(scores <= 0) and np.all(scores > -0.5)  # greater_is_better=False: negated
     assert np.all(digits_scores <= 0) and np.all(digits_scores > -0.5)
     # the scorer is the metric of the fitted model's predict_proba
