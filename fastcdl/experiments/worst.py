@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -472,8 +472,7 @@ def family_rows(result: SearchResult, final_seeds: int) -> list[dict]:
 
 
 # -- a grid of searches: the worst-case folder ---------------------------------------------
-_BUDGET_KEYS = ("search_seeds", "final_seeds", "fresh_seeds", "design", "generations", "refine", "top", "finalists",
-                "polish", "polish_fev", "deep", "deep_seeds")
+_BUDGET_KEYS = tuple(f.name for f in fields(Budget))  # the keys a plan file may set
 
 
 @dataclass(frozen=True)
