@@ -138,6 +138,36 @@ def test_planted_peak_in_a_two_parameter_family_is_found():
     assert r.search_mean > 0.9 and abs(r.params["amplitude"] * m - 2.3) < 0.1
 
 
+class Face:
+    """A synthetic objective of the 4-parameter sweep family whose optimum lies on a face of
+    the box: a ridge in ``high`` (width 0.02) worth 0.65 inside the box and 1 where cycles is
+    at its least (0.5, one half cycle over the horizon, to within 4%), beside a broad decoy
+    worth 0.6. Points inside the box never see the face."""
+
+    def __init__(self, T):
+        self.T = T
+
+    def means(self, cands, seeds, master=None, metric="cdl"):
+        out = []
+        for _, p in cands:
+            ridge = np.exp(-(((p["high"] - 0.81) / 0.02) ** 2)) * (1.0 if self.T / p["period"] < 0.52 else 0.65)
+            decoy = 0.6 * np.exp(-(((p["low"] - 0.3) / 0.2) ** 2 + ((p["amp"] - 0.1) / 0.2) ** 2))
+            out.append(float(max(ridge, decoy)))
+        return out
+
+
+def test_axis_sweeps_find_an_optimum_on_a_face_of_the_box():
+    T = 2**14
+    r = W.search("cdl", T, None, families=["sweep"], budget=W.Budget(search_seeds=2, final_seeds=3),
+                 evaluator=Face(T))
+    assert r.search_mean > 0.9
+    assert abs(r.params["high"] - 0.81) < 0.005 and T / r.params["period"] < 0.55
+    # without the axis sweeps the search stays on the decoy
+    r0 = W.search("cdl", T, None, families=["sweep"], budget=W.Budget(search_seeds=2, final_seeds=3, axis_passes=0),
+                  evaluator=Face(T))
+    assert r0.search_mean < 0.66
+
+
 @pytest.fixture(scope="module")
 def small_search(tmp_path_factory):
     path = tmp_path_factory.mktemp("worst") / "trials.sqlite"
@@ -157,7 +187,7 @@ def test_winner_is_the_best_of_the_deepest_rung(small_search):
     assert min(c.final_mean for c in deep) >= max(c.final_mean for c in fins if c.deep_mean is None)
     assert r.search_mean == max(c.deep_mean for c in deep)
     assert (r.adversary, r.params) in [(c.family, c.params) for c in deep if c.deep_mean == r.search_mean]
-    assert {c.stage for c in r.candidates} == {"sweep", "refine", "fixed", "design", "evolve", "polish"}
+    assert {c.stage for c in r.candidates} == {"sweep", "refine", "fixed", "design", "evolve", "axis", "polish"}
     # every family reaches the final rung with its best candidate
     assert set(r.best_of_families()) == {"bernoulli", "contrarian", "greedy", "rawpoint"}
     for fam, c in r.best_of_families().items():
