@@ -1046,7 +1046,7 @@ def open_source(path, fmt=None, delimiter=None):
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise InputError("reading text files needs pyarrow: pip install 'fastcdl[io]'") from None
+            raise InputError("reading text files needs pyarrow (a dependency of fastcdl, missing here): pip install pyarrow") from None
         return _CSVSource(path, comp, delimiter) if kind == "csv" else _JSONSource(path, comp)
     if str(path) == "-":
         raise InputError(f"standard input is read as CSV or JSON lines (--format csv or jsonl), not as "
@@ -1055,7 +1055,7 @@ def open_source(path, fmt=None, delimiter=None):
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise InputError(f"reading {_KIND_NAMES[kind]} needs pyarrow: pip install 'fastcdl[io]'") from None
+            raise InputError(f"reading {_KIND_NAMES[kind]} needs pyarrow (a dependency of fastcdl, missing here): pip install pyarrow") from None
         return _ParquetSource(path) if kind == "parquet" else _ArrowSource(path)
     if kind == "npy":
         return _NpySource(path)

@@ -9,7 +9,7 @@
   stating one of 8 distributions; like the rain forecaster, it is overconfident.
 
 Reproducible: `python scripts/make_example.py` (seeds 20261122 and 20261123); the Parquet
-file needs pyarrow (pip install 'fastcdl[io]').
+file needs pyarrow (pyarrow is a dependency of fastcdl; pip install pyarrow).
 """
 
 import csv

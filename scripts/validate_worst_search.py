@@ -4,9 +4,12 @@ exhaustive fine sweep computed here on its own, on the same search seeds (common
 numbers: the two means are of the same runs wherever the parameters coincide).
 
     python scripts/validate_worst_search.py [results/worstcase] [--forecasters cdl,kt] [--workers 2]
+        [--reuse results/worstcase/validation.csv]
 
 Writes validation.csv into the folder: forecaster, T, m, family, points (of the exhaustive
-sweep), search_best, exhaustive_best, exhaustive_params, recall = search_best / exhaustive_best.
+sweep), search_best, search_params, exhaustive_best, exhaustive_params, recall = search_best /
+exhaustive_best (the search's best of the family), winner_recall = the search winner's mean on
+the same seeds / exhaustive_best (does the worst case found reach the family's best?).
 The exhaustive sweeps (finer than the search's, and made without it):
 
 - a level (bernoulli's p): 32 points per cell of the forecaster's grid over [0, 1];
@@ -16,7 +19,9 @@ The exhaustive sweeps (finer than the search's, and made without it):
 - a family without parameters: its one adversary.
 
 Each point is the mean CDL over the first ``search_seeds`` search seeds, from
-fastcdl.online.simulate directly (no store).
+fastcdl.online.simulate directly (no store). ``--reuse`` takes the exhaustive columns of an
+earlier validation.csv where forecaster, T, m, family and points agree: the exhaustive sweep
+does not depend on the search, and its trials are the same while the algorithm version is.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import numpy as np
 
 HORIZONS = (2**12, 2**14)
 COLUMNS = ("forecaster", "T", "m", "family", "points", "search_best", "search_params", "exhaustive_best",
-           "exhaustive_params", "recall")
+           "exhaustive_params", "recall", "winner_recall")
 
 
 def exhaustive_points(family, m, T) -> list[dict]:
@@ -63,12 +68,20 @@ def _mean_cdl(job):
                                     adversary_params=p).cdl for i in range(seeds)])) for p in params_list]
 
 
-def validate(folder: Path, forecasters=None, workers=2) -> list[dict]:
+def validate(folder: Path, forecasters=None, workers=2, reuse=None) -> list[dict]:
     from fastcdl.experiments.families import FAMILIES
     from fastcdl.online import registry
 
     cands = list(csv.DictReader((folder / "candidates.csv").read_text().splitlines()))
+    winners = {(w["forecaster"], int(w["T"])): (w["adversary"], w["adversary_params"])
+               for w in csv.DictReader((folder / "worst.csv").read_text().splitlines())}
     seeds = int(cands[0]["search_seeds"])
+    if any(int(c["search_seeds"]) != seeds for c in cands):
+        raise ValueError("candidates.csv mixes search seed counts; the search means are not comparable")
+    old = {}
+    if reuse is not None:
+        for r in csv.DictReader(Path(reuse).read_text().splitlines()):
+            old[(r["forecaster"], int(r["T"]), r["m"], r["family"], int(r["points"]))] = r
     rows = []
     with ProcessPoolExecutor(workers) as pool:
         for f in forecasters or list(dict.fromkeys(c["forecaster"] for c in cands)):
@@ -82,16 +95,24 @@ def validate(folder: Path, forecasters=None, workers=2) -> list[dict]:
                     if not found:
                         continue
                     best = max(found, key=lambda c: float(c["search_mean_cdl"]))
+                    win = next(float(c["search_mean_cdl"]) for c in mine
+                               if (c["adversary"], c["adversary_params"]) == winners[(f, T)])
                     pts = exhaustive_points(fam, m, T)
-                    chunks = [pts[i:i + 64] for i in range(0, len(pts), 64)]
                     t0 = time.perf_counter()
-                    means = [v for part in pool.map(_mean_cdl, [(f, fam.adversary, c, T, seeds) for c in chunks])
-                             for v in part]
-                    k = int(np.argmax(means))
+                    was = old.get((f, T, str(m), name, len(pts)))
+                    if was is not None:
+                        top, top_params = float(was["exhaustive_best"]), was["exhaustive_params"]
+                    else:
+                        chunks = [pts[i:i + 64] for i in range(0, len(pts), 64)]
+                        means = [v for part in pool.map(_mean_cdl, [(f, fam.adversary, c, T, seeds) for c in chunks])
+                                 for v in part]
+                        k = int(np.argmax(means))
+                        top, top_params = means[k], json.dumps(pts[k], sort_keys=True)
                     row = dict(forecaster=f, T=T, m=m, family=name, points=len(pts),
                                search_best=float(best["search_mean_cdl"]), search_params=best["adversary_params"],
-                               exhaustive_best=means[k], exhaustive_params=json.dumps(pts[k], sort_keys=True),
-                               recall=float(best["search_mean_cdl"]) / means[k] if means[k] > 0 else 1.0)
+                               exhaustive_best=top, exhaustive_params=top_params,
+                               recall=float(best["search_mean_cdl"]) / top if top > 0 else 1.0,
+                               winner_recall=win / top if top > 0 else 1.0)
                     rows.append(row)
                     print(f"{f:<8} T = {T:<6} {name:<12} recall {row['recall']:.4f} "
                           f"(search {row['search_best']:.4g}, exhaustive {row['exhaustive_best']:.4g} over "
@@ -104,15 +125,16 @@ def main(argv=None) -> int:
     ap.add_argument("folder", nargs="?", default="results/worstcase")
     ap.add_argument("--forecasters", help="comma-separated (default: every forecaster of candidates.csv)")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--reuse", help="an earlier validation.csv whose exhaustive sweeps to reuse")
     args = ap.parse_args(argv)
     folder = Path(args.folder)
-    rows = validate(folder, args.forecasters.split(",") if args.forecasters else None, args.workers)
+    rows = validate(folder, args.forecasters.split(",") if args.forecasters else None, args.workers, args.reuse)
     from fastcdl.experiments.analysis import _atomic_write, _csv_text
 
     _atomic_write({folder / "validation.csv": _csv_text(rows, COLUMNS)})
     low = [r for r in rows if r["recall"] < 0.97]
     print(f"{len(rows)} (forecaster, T, family) cells; recall min {min(r['recall'] for r in rows):.4f}; "
-          f"{len(low)} below 0.97")
+          f"{len(low)} below 0.97; winner recall min {min(r['winner_recall'] for r in rows):.4f}")
     return 0
 
 
