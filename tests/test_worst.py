@@ -275,6 +275,9 @@ def test_plan_validation(tmp_path):
     bad.write_text('forecasters = ["cdl"]\nsearch_horizons = ["2^6"]\nseeds = 3\n')
     with pytest.raises(ValueError, match="unknown key 'seeds'"):
         W.WorstPlan.load(str(bad))
+    with pytest.raises(ValueError, match=r"^known sweep for cdl at T = 64: .*amp"):
+        W.WorstPlan.make(forecasters=["cdl"], search_horizons=[64],
+                         known=[("cdl", 64, "sweep", {"low": 0.4, "high": 0.6, "amp": -1.0, "period": 10.0})])
     plan = W.WorstPlan.load("worstcase")
     assert plan.forecasters[:2] == ("cdl", "foster") and max(plan.transfer_horizons["cdl"]) >= 2**22
 
@@ -457,3 +460,33 @@ def test_committed_validation_covers_every_forecaster_and_family_as_its_readme_s
     assert m and (int(m.group(1)), int(m.group(2))) == (len(rows) - len(low), len(rows))
     for r in low:
         assert f"`{r['forecaster']}` {r['family']} at 2^{int(r['T']).bit_length() - 1}: {float(r['recall']):.3f}" in readme
+
+
+def test_a_plan_into_a_folder_another_run_holds_stops_at_once(tmp_path):
+    """`worst` takes the folder's lock as `rates` does: a second run stops with the holder's
+    process named, before running any trial."""
+    import multiprocessing as mp
+
+    from fastcdl.experiments.store import StoreError
+
+    ctx = mp.get_context("spawn")
+    ready, done = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold_lock, args=(str(tmp_path), ready, done))
+    holder.start()
+    try:
+        assert ready.wait(60)
+        plan = W.WorstPlan.make(forecasters=["kt"], search_horizons=[64], families=["contrarian"])
+        with pytest.raises(StoreError, match=f"another run .*process {holder.pid}"):
+            W.run_plan(plan, tmp_path, workers=1, progress=False)
+        assert not (tmp_path / "trials.sqlite").exists()
+    finally:
+        done.set()
+        holder.join(60)
+
+
+def _hold_lock(folder, ready, done):
+    from fastcdl.experiments.store import run_lock
+
+    with run_lock(folder):
+        ready.set()
+        done.wait(120)

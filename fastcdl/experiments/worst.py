@@ -640,7 +640,10 @@ class WorstPlan:
                 raise ValidationError("known", f"names T = {T}, which is not a horizon of the plan")
             if adversary not in (families or FAMILIES):
                 raise ValidationError("known", f"names adversary {adversary!r}, which is not a family of the plan")
-            registry.adversary(adversary).resolve_params(params, T)  # ValueError naming a bad parameter
+            try:
+                registry.adversary(adversary).resolve_params(params, T)
+            except ValueError as e:
+                raise ValidationError("known", f"{adversary} for {f} at T = {T}: {e}") from None
             checked_known.append((f, T, adversary, params_json(params)))
         return cls(tuple(forecasters), tuple(sorted(search_horizons)),
                    {f: tuple(sorted(v)) for f, v in transfer_horizons.items()}, families, ranges, b,
@@ -655,24 +658,24 @@ def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress
     from pathlib import Path
 
     from fastcdl.experiments.runner import _connect
-    from fastcdl.experiments.store import TrialStore
-
     from fastcdl.experiments.packed import unpack
+    from fastcdl.experiments.store import TrialStore, run_lock
 
     out = Path(out_dir)
     results = []
     with _connect(scheduler) if scheduler else nullcontext() as client:
         out.mkdir(parents=True, exist_ok=True)
-        unpack(out)  # a committed folder keeps its store as trials.sqlite.xz
-        pool = _Pool(workers, client)
-        with TrialStore(out / "trials.sqlite") as store:
-            try:
-                _run_searches(plan, store, pool, results, progress)
-                cross = _cross(plan, store, pool, results)
-            finally:
-                pool.close()
-                store.checkpoint()
-    _write(plan, out, results, cross)
+        with run_lock(out):  # one run per folder at a time (StoreError naming the holder)
+            unpack(out)  # a committed folder keeps its store as trials.sqlite.xz
+            pool = _Pool(workers, client)
+            with TrialStore(out / "trials.sqlite") as store:
+                try:
+                    _run_searches(plan, store, pool, results, progress)
+                    cross = _cross(plan, store, pool, results)
+                finally:
+                    pool.close()
+                    store.checkpoint()
+            _write(plan, out, results, cross)
     return results
 
 
