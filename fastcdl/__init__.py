@@ -41,7 +41,9 @@ from fastcdl.sample import (
     smce,
     vcdl_monotone,
 )
+from fastcdl.measures import MEASURES, Measure
 from fastcdl.stats import BucketStats
+from fastcdl.summary import Summary, summary
 from fastcdl.uncertainty import BootstrapResult, CalibrationTest, bootstrap, calibration_test
 
 __version__ = "0.1.0"
@@ -54,9 +56,12 @@ __all__ = [
     "CalibrationTest",
     "CertificateWarning",
     "ClasswiseResult",
+    "MEASURES",
+    "Measure",
     "CutoffCETest",
     "MonotoneCDLReport",
     "SampleSizeWarning",
+    "Summary",
     "SwapReport",
     "ValidationError",
     "atb",
@@ -81,6 +86,7 @@ __all__ = [
     "mce",
     "rmsce",
     "smce",
+    "summary",
     "swap_regret",
     "swap_report",
     "ucal",

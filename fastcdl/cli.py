@@ -53,37 +53,27 @@ def _json_T(fs):
     return int(round(T)) if (not fs.weighted or fs.integer_weights) else T
 
 
-def _task_in_words(report, stats) -> tuple[list[str], dict]:
-    """The worst task as a person would state it (CDLReport.stated_task): its regions (with
-    the action taken at each bound), exact payoffs and gain, in words and as JSON, with the
-    rows in the same order."""
-    u, bounds, at_bounds = report.stated_task()
-    names = {1: ["act"], 2: ["low", "high"], 3: ["low", "middle", "high"]}.get(len(u), [f"a{i}" for i in range(len(u))])
-    import warnings
-
-    from fastcdl.metrics import SampleSizeWarning, cfdl
-
-    with warnings.catch_warnings():  # said once, in one line (_advice)
-        warnings.simplefilter("ignore", SampleSizeWarning)
-        # the payoffs whose lowered ulps break the ties at the bounds as at_bounds says
-        gain = float(cfdl(stats, payoff=report.ordered_task()[0]))
-    if len(u) == 1:
+def _task_lines(summ) -> list[str]:
+    """The worst task (fastcdl.summary.WorstTask) in words: its regions (with the action taken
+    at each bound), exact payoffs and gain."""
+    t = summ.worst_task
+    names = list(t.actions)
+    if len(names) == 1:
         regions = f"'{names[0]}' at every belief"
     else:
-        regions = ", ".join(f"'{names[i]}' when {_region(i, bounds, at_bounds)}" for i in range(len(u)))
-    pay = ", ".join(f"{n} ({_num(row[0])}, {_num(row[1])})" for n, row in zip(names, u))
+        at = [names.index(a) for a in t.at_bounds]
+        regions = ", ".join(f"'{names[i]}' when {_region(i, t.bounds, at)}" for i in range(len(names)))
+    pay = ", ".join(f"{n} ({_num(row[0])}, {_num(row[1])})" for n, row in zip(names, t.payoff))
     lines = [f"worst decision task: {regions}", f"  payoffs (if y=0, if y=1): {pay}"]
-    if gain >= report.value - 1e-12 * max(1.0, report.value):
-        lines.append(f"  acting on the recalibrated frequencies gains it {_num(gain)} per round (= CDL)")
+    cdl = summ["cdl"]
+    if t.gain >= cdl - 1e-12 * max(1.0, cdl):
+        lines.append(f"  acting on the recalibrated frequencies gains it {_num(t.gain)} per round (= CDL)")
     else:
-        ends = " and ".join(str(int(k)) for k in report.kinks if k in (0.0, 1.0))
-        lines.append(f"  acting on the recalibrated frequencies gains it {_num(gain)} per round; the CDL, "
-                     f"{_num(report.value)}, adds what predictions of exactly {ends or '0 or 1'} cost a "
+        ends = " and ".join(str(int(k)) for k in t.kinks if k in (0.0, 1.0))
+        lines.append(f"  acting on the recalibrated frequencies gains it {_num(t.gain)} per round; the CDL, "
+                     f"{_num(cdl)}, adds what predictions of exactly {ends or '0 or 1'} cost a "
                      "decision maker who takes them at their word")
-    task = {"actions": names, "payoff": u.tolist(), "bounds": [float(b) for b in bounds],
-            "at_bounds": [names[a] for a in at_bounds], "gain": gain,
-            "kinks": report.kinks.tolist(), "weights": report.weights.tolist()}
-    return lines, task
+    return lines
 
 
 def _region(i, bounds, at_bounds) -> str:
@@ -98,51 +88,23 @@ def _region(i, bounds, at_bounds) -> str:
     return f"p {'>=' if lo[1] else '>'} {lo[0]}"
 
 
-_ROWS = (
-    ("ECE", "ece", "expected calibration error"),
-    ("K2", "k2", "squared calibration error"),
-    ("VCDL", "vcdl", "worst V-shaped task"),
-    ("CDL", "cdl", "calibration decision loss (any task, payoffs in [0,1])"),
-    ("UCal", "ucal", "U-calibration error"),
-)
+def _rows(sample: bool) -> list:
+    """(label, key, text) of the measures the text report prints (fastcdl.measures: headline
+    ones; the exact measures, or the sample estimators)."""
+    from fastcdl.measures import MEASURES
 
-
-# The sample estimators (docs/estimators.md): every file's JSON has them; the text shows them
-# when the exact numbers measure noise (most rounds in buckets of one round) or on request.
-_SAMPLE_ROWS = (
-    ("CDL_M", "cdl_monotone", "CDL relative to monotone recalibrations"),
-    ("VCDL_M", "vcdl_monotone", "worst V-shaped task, monotone recalibrations"),
-    ("cutCE", "cutoff_ce", "largest bias over an interval of predictions"),
-    ("smCE", "smce", "smooth calibration error"),
-    ("ATB", "atb", "averaged two-bin error (truthful: for comparing models)"),
-)
+    return [(m.label, m.key, m.text) for m in MEASURES.values() if m.headline and m.sample == sample]
 
 
 def _binary_metrics(st):
-    """(JSON fields, CDL report) of one binary table: the exact metrics, the sample
-    estimators, and the share of rounds in buckets of one round."""
-    import warnings
+    """(JSON fields, Summary) of one binary table (fastcdl.summary)."""
+    from fastcdl.summary import summary_of_table
 
-    from fastcdl import sample
-    from fastcdl.metrics import SampleSizeWarning, cdl_report, ece, k2, one_round_share, ucal
-
-    with warnings.catch_warnings():  # the command line says it in one line (_advice)
-        warnings.simplefilter("ignore", SampleSizeWarning)
-        rep = cdl_report(st)
-        out = {"n_buckets": st.n_buckets, "ece": ece(st), "k2": k2(st), "vcdl": rep.vcdl,
-               "vcdl_kink": rep.vcdl_kink, "cdl": rep.value, "ucal": ucal(st)}
-        mce, rmsce = sample.mce(st), sample.rmsce(st)
-    test = sample.cutoff_ce_test(st)
-    share = one_round_share(st)
-    exact_rounds = st.edges is None and not st.weighted and st.total >= 2
-    out.update({
-        "cdl_monotone": sample.cdl_monotone(st), "vcdl_monotone": sample.vcdl_monotone(st),
-        "cutoff_ce": test.value, "cutoff_ce_p_value": test.p_value, "smce": sample.smce(st),
-        "atb": sample.atb(st), "atb_unbiased": sample.atb_unbiased(st) if exact_rounds else None,
-        "mce": mce, "rmsce": rmsce, "brier": sample.brier(st) if st.edges is None else None,
-        "one_round_share": None if share != share else share,
-    })
-    return out, rep
+    summ = summary_of_table(st)
+    out = summ.to_dict()
+    out.pop("T")
+    out.pop("advice")
+    return out, summ
 
 
 def _sparse(out) -> bool:
@@ -242,10 +204,8 @@ def cmd_metrics(args) -> int:
     skipped = (f"; {fs.skipped} row{'s' * (fs.skipped != 1)} with a missing value skipped"
                if args.skip_missing else "")
     if cols.multiclass is None or cols.multiclass == "top-label":
-        out, rep = _binary_metrics(fs.stats)
-        lines_task, task = _task_in_words(rep, fs.stats)
-        out = {"n_buckets": out.pop("n_buckets"), "T": _json_T(fs), **out, "worst_task": task,
-               **_json_bins(fs, args), **extra}
+        out, summ = _binary_metrics(fs.stats)
+        out = {"n_buckets": out.pop("n_buckets"), "T": _json_T(fs), **out, **_json_bins(fs, args), **extra}
         sparse = _sparse(out)
         out["advice"] = _advice(out["one_round_share"], fs.stats.weighted) if sparse else None
         exact = None
@@ -260,32 +220,31 @@ def cmd_metrics(args) -> int:
         print(f"{source}: {_rounds(fs)}{what} in {out['n_buckets']} buckets{_binning_words(fs, args)}{skipped}")
         if sparse:
             print(out["advice"])
-        for name, key, text in _ROWS:
-            text = f"{text}, kink {_num(rep.vcdl_kink)}" if key == "vcdl" else text
+        for name, key, text in _rows(sample=False):
+            text = f"{text}, kink {_num(summ.vcdl_kink)}" if key == "vcdl" else text
             print(f"  {name:<6} {_num(out[key]):>10}   {text}")
         if cols.multiclass:
             shown = _num(exact) if exact is not None else "—"
             print(f"  {'CDL_k':<6} {shown:>10}   CDL over all {len(cols.p)} outcomes, exact ({how})")
         if sparse or args.estimators:
             print("sample estimators (they converge on continuous scores; docs/estimators.md):")
-            for name, key, text in _SAMPLE_ROWS:
+            for name, key, text in _rows(sample=True):
                 if key == "cutoff_ce":
                     text = f"{text}; {_p_value(out['cutoff_ce_p_value'])} for perfect calibration"
                 print(f"  {name:<6} {_num(out[key]):>10}   {text}")
         if sparse:
             print("worst decision task: not shown, the exact CDL measures noise here (see the note)")
             return 0
-        for line in lines_task:
+        for line in _task_lines(summ):
             print(line)
         return 0
     # class-wise: one binary problem per class
     per = []
     for c, st in zip(cols.p, fs.per_class):
-        m, rep = _binary_metrics(st)
-        _, task = _task_in_words(rep, st)
-        per.append({"class": c, **m, "worst_task": task})
+        m, _ = _binary_metrics(st)
+        per.append({"class": c, **m})
     k = len(per)
-    keys = [key for _, key, _ in _ROWS + _SAMPLE_ROWS]
+    keys = [key for _, key, _ in _rows(sample=False) + _rows(sample=True)]
     mean = {key: float(np.mean([r[key] for r in per])) for key in keys}
     exact, how = _exact_multiclass(fs, args.lp_rows)
     sparse = any(_sparse(r) for r in per)
@@ -301,7 +260,7 @@ def cmd_metrics(args) -> int:
     if sparse:
         print(out["advice"])
     width = max(5, *(len(c) for c in cols.p))
-    rows = _ROWS + (_SAMPLE_ROWS if sparse or args.estimators else ())
+    rows = _rows(sample=False) + (_rows(sample=True) if sparse or args.estimators else [])
     print(f"  {'class':<{width}} " + " ".join(f"{name:>10}" for name, _, _ in rows) + "   buckets")
     for r in per:
         print(f"  {r['class']:<{width}} " + " ".join(f"{_num(r[key]):>10}" for _, key, _ in rows)

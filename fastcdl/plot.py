@@ -501,7 +501,8 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
                 hi = np.array([p["hi"] for p in pts])
                 s = slope_of.get((f, a, m))
                 fit = "" if s is None else f": slope {s['slope']:.2f} [{s['slope_lo']:.2f}, {s['slope_hi']:.2f}]"
-                ax.plot(T, mean, color=colour[f], linestyle=_LINESTYLES[m], marker=_MARKERS[m], markersize=4,
+                ax.plot(T, mean, color=colour[f], linestyle=_LINESTYLES.get(m, "-"), marker=_MARKERS.get(m, "x"),
+                        markersize=4,
                         linewidth=1.4, label=_wrap(f"{f}, {_metric_names()[m]}{fit}"))
                 ax.fill_between(T, lo, hi, color=colour[f], alpha=0.15, linewidth=0)
                 if mean[0] > 0:

@@ -1,9 +1,11 @@
-"""The metrics a rate-experiment trial records: one registry, from which the trial store's
-columns, presets, summaries, plots and RunResult's shortcuts take their lists.
+"""The metrics a rate-experiment trial records, from which the trial store's columns,
+presets, summaries, plots and RunResult's shortcuts take their lists: the measures of
+:mod:`fastcdl.measures` that declare trial columns (that registry is the one place a measure
+is named).
 
 Each entry computes its columns from the run's BucketStats and has a version that keys the
-stored trials (bump it when its values change). Adding a metric is one entry here plus its
-test; the trial store adds its columns to existing run folders.
+stored trials (bump it when its values change); the trial store adds the columns of a new
+trial metric to existing run folders.
 
 >>> list(METRICS)
 ['cdl', 'vcdl', 'ece', 'k2', 'ucal']
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fastcdl import metrics as _m
+from fastcdl.measures import trial_measures
 
 
 @dataclass(frozen=True)
@@ -38,27 +41,18 @@ class TrialMetric:
 # is off here (fastcdl.metrics.sample_size_check_off). The sample estimators of fastcdl.sample are
 # not trial metrics: they estimate a predictor's calibration from i.i.d. samples, which an
 # online forecaster's sequence is not (docs/estimators.md).
-def _cdl(st):
-    with _m.sample_size_check_off():
-        rep = _m.cdl_report(st)
-    return {"cdl": rep.value, "kink1": float(rep.kinks[0]), "kink2": float(rep.kinks[-1])}
-
-
-def _one(name, fn):
+def _compute(measure):
     def compute(st):
         with _m.sample_size_check_off():
-            return {name: fn(st)}
+            if measure.trial_compute is not None:
+                return measure.trial_compute(st)
+            return {measure.key: measure(st)}
 
     return compute
 
 
-METRICS = {
-    "cdl": TrialMetric("cdl", "CDL", _cdl, ("cdl", "kink1", "kink2")),
-    "vcdl": TrialMetric("vcdl", "VCDL", _one("vcdl", _m.vcdl), ("vcdl",)),
-    "ece": TrialMetric("ece", "ECE", _one("ece", _m.ece), ("ece",)),
-    "k2": TrialMetric("k2", "K2", _one("k2", _m.k2), ("k2",)),
-    "ucal": TrialMetric("ucal", "UCal", _one("ucal", _m.ucal), ("ucal",)),
-}
+#: The trial metrics: the measures of fastcdl.measures that declare trial columns, in its order.
+METRICS = {m.key: TrialMetric(m.key, m.label, _compute(m), m.trial_columns, m.version) for m in trial_measures()}
 
 
 def compute_all(stats, names=None) -> dict:

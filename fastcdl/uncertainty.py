@@ -23,16 +23,15 @@ import numpy as np
 
 from fastcdl import _validate
 from fastcdl._kernels import resample as _k
+from fastcdl.measures import MEASURES
 from fastcdl.metrics import _stats, sample_size_check_off
 from fastcdl.stats import BucketStats, bin_cuts
 
-__all__ = ["bootstrap", "calibration_test", "BootstrapResult", "CalibrationTest", "METRICS"]
+__all__ = ["bootstrap", "calibration_test", "default_interval", "BootstrapResult", "CalibrationTest", "METRICS"]
 
-# Metrics that may be named by a string (each takes a BucketStats).
-METRICS = (
-    "cdl", "vcdl", "ece", "k2", "ucal",
-    "cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier",
-)
+# Metrics that may be named by a string (each takes a BucketStats): every measure of
+# fastcdl.measures.
+METRICS = tuple(MEASURES)
 
 # Cells per batch of replicates drawn at once (bounds the memory of the count arrays).
 _BATCH_CELLS = 1 << 21
@@ -97,11 +96,7 @@ def _metric(metric):
     """(callable, name) from a callable or the name of a fastcdl metric."""
     if isinstance(metric, str):
         _validate.check_name(metric, METRICS, "metric")
-        import fastcdl.metrics as _m
-        import fastcdl.sample as _s
-
-        func = getattr(_m, metric, None) or getattr(_s, metric)
-        return func, metric
+        return MEASURES[metric].func, metric
     if not callable(metric):
         raise _validate.ValidationError(
             "metric", "must be a callable taking a BucketStats or a metric name",
@@ -354,3 +349,19 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
                 k += 1
     p = (1.0 + np.count_nonzero(null >= stat)) / (1.0 + n_sim)
     return CalibrationTest(statistic=stat, p_value=float(p), n_sim=n_sim, metric=name, null=null)
+
+
+def default_interval(metric, stats, *, level=0.95, n_boot=1000, seed=0):
+    """The documented default interval of the measure ``metric`` (a key of fastcdl.measures)
+    on the table ``stats``, as a fastcdl.summary.Interval: the percentile bootstrap over
+    rounds (:func:`bootstrap`), seeded. docs/estimators.md says where it covers.
+
+    >>> import fastcdl as fc
+    >>> st = fc.bucket_stats([0, 1, 1, 0, 1, 1], [0.2, 0.8, 0.8, 0.2, 0.6, 0.6])
+    >>> default_interval("ece", st, n_boot=200).method
+    'percentile bootstrap'
+    """
+    from fastcdl.summary import Interval
+
+    r = bootstrap(metric, stats, n_boot=n_boot, level=level, seed=seed)
+    return Interval(r.lo, r.hi, r.level, "percentile bootstrap")

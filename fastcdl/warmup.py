@@ -36,9 +36,11 @@ def _metrics():
     w = np.array([1.0, 2.0, 0.5, 1.0, 1.0])
 
     def exact():
+        from fastcdl.measures import exact_measures
+
         st = fc.bucket_stats(y, p)
-        for f in (fc.cdl, fc.vcdl, fc.ece, fc.k2, fc.ucal):
-            f(st)
+        for m in exact_measures():  # every exact measure of the registry (fastcdl.measures)
+            m(st)
         from fastcdl._kernels.sort import sort_keys_into
 
         sort_keys_into(np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))  # what sorts the exact table of 2^14 rounds or more
@@ -71,10 +73,11 @@ def _metrics():
 
     def sample_estimators():
         from fastcdl import sample
+        from fastcdl.measures import sample_estimators
 
-        for f in (sample.cdl_monotone, sample.vcdl_monotone, sample.cutoff_ce, sample.smce, sample.atb,
-                  sample.mce, sample.rmsce):
-            f(y, p)
+        st = fc.bucket_stats(y, p)
+        for m in sample_estimators():  # every sample estimator of the registry (fastcdl.measures)
+            m(st)
         sample.cdl_monotone_report(y, p)
         from fastcdl._kernels import sample as _k
 
@@ -85,7 +88,7 @@ def _metrics():
             _k.smce_side(q, r, sign, J, side, checkpoints, h, S, out)
         _k.smce_value(r, 3.0, R, sign, J, h, S, out)
 
-    return [("exact table, cdl, vcdl, ece, k2, ucal", exact),
+    return [("exact table and its measures (cdl, vcdl, ece, k2, ucal, ...)", exact),
             ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),
             ("outcomes as int64, int32, float64, float32, bool", outcome_dtypes),
             ("certificate (cdl_report)", lambda: fc.cdl_report(y, p)),

@@ -502,7 +502,24 @@ def _atb_unbiased_ref(y, p):
     return (T * _sample_ref("atb_ref")(y, p) - _sample_ref("brier_ref")(y, p)) / (T - 1)
 
 
+def brier_resolution_ref(q, n, s):
+    """Murphy's resolution (1/T) sum_i n_i (qhat_i - ybar)^2, ybar = sum s / sum n (exact)."""
+    qs, ns, ss, qh = _exact(q, n, s)
+    ybar = sum(ss) / sum(ns)
+    return float(sum(ni * (hi - ybar) ** 2 for ni, hi in zip(ns, qh)) / sum(ns))
+
+
+def brier_uncertainty_ref(q, n, s):
+    """Murphy's uncertainty ybar (1 - ybar) (exact)."""
+    _, ns, ss, _ = _exact(q, n, s)
+    ybar = sum(ss) / sum(ns)
+    return float(ybar * (1 - ybar))
+
+
 REGISTRY.update({
+    "brier_reliability": {"reference": k2_ref, "input": "table", "tol": 1e-12},
+    "brier_resolution": {"reference": brier_resolution_ref, "input": "table", "tol": 1e-12},
+    "brier_uncertainty": {"reference": brier_uncertainty_ref, "input": "table", "tol": 1e-12},
     "cdl_monotone": {"reference": _sample_ref("cdl_monotone_lp"), "input": "table", "tol": 1e-8,
                      "exact": _sample_ref("cdl_monotone_envelope_ref")},
     "vcdl_monotone": {"reference": _sample_ref("vcdl_monotone_ref"), "input": "table", "tol": 1e-12},

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import fastcdl as fc
+from fastcdl.measures import MEASURES
 from fastcdl.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,9 +35,12 @@ def test_metrics_json_matches_library(capsys):
     assert fc.cfdl(y, p, payoff=ordered) == pytest.approx(task["gain"], abs=1e-15)
     assert task["gain"] < out["cdl"] and 1.0 in task["kinks"]
     assert fc.cfdl(y, p, payoff=fc.cdl_report(y, p).payoff) == pytest.approx(out["cdl"], abs=1e-12)
-    sample = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
-              "mce", "rmsce", "brier", "one_round_share", "advice"}
-    assert set(out) == {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | sample
+    # every measure of the registry, by its key, and the report's other fields
+    assert set(out) == set(MEASURES) | {"n_buckets", "T", "vcdl_kink", "cutoff_ce_p_value", "worst_task",
+                                        "one_round_share", "advice"}
+    st = fc.bucket_stats(y, p)
+    for key, m in MEASURES.items():
+        assert out[key] == (pytest.approx(m(st), abs=1e-15) if m.applies(st) else None), key
     assert out["advice"] is None and out["cdl_monotone"] == pytest.approx(fc.cdl_monotone(y, p), abs=1e-15)
 
 

@@ -142,7 +142,8 @@ def test_multiclass_example():
 # -- the command line ------------------------------------------------------------------
 
 SAMPLE_KEYS = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
-               "mce", "rmsce", "brier", "one_round_share", "advice"}
+               "mce", "rmsce", "brier", "brier_reliability", "brier_resolution", "brier_uncertainty",
+               "one_round_share", "advice"}
 KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | SAMPLE_KEYS
 
 
@@ -196,11 +197,13 @@ def _expected_sample(st):
     # with weights: the share of the weight in buckets of one round (tests/test_sample_size_warning.py)
     rounds = st.rounds if st.weighted else st.counts
     share = None if not exact else float(st.counts[rounds < 2].sum() / st.total)
+    d = fc.brier_decomposition(st)
     return {
         "cdl_monotone": fc.cdl_monotone(st), "vcdl_monotone": fc.vcdl_monotone(st),
         "cutoff_ce": fc.cutoff_ce(st), "cutoff_ce_p_value": fc.cutoff_ce_test(st).p_value, "smce": fc.smce(st),
         "atb": fc.atb(st), "atb_unbiased": fc.atb_unbiased(st) if exact and not st.weighted else None,
         "mce": fc.mce(st), "rmsce": fc.rmsce(st), "brier": fc.brier(st) if exact else None,
+        "brier_reliability": d.reliability, "brier_resolution": d.resolution, "brier_uncertainty": d.uncertainty,
         "one_round_share": share, "advice": None,
     }
 
@@ -232,7 +235,8 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
     else:
         assert out["n_buckets"] == want["n_buckets"]
         for key in ("ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "cdl_monotone", "vcdl_monotone", "cutoff_ce",
-                    "cutoff_ce_p_value", "smce", "atb", "mce", "rmsce"):
+                    "cutoff_ce_p_value", "smce", "atb", "mce", "rmsce", "brier_reliability", "brier_resolution",
+                    "brier_uncertainty"):
             assert out[key] == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
         assert out["brier"] is out["atb_unbiased"] is out["one_round_share"] is out["advice"] is None
     assert want["cdl"] > 0.01

@@ -1,6 +1,8 @@
-"""The test registry (tests/reference.py REGISTRY) holds every public metric, every entry's
-reference agrees with fastcdl on random tables, and the names bootstrap and calibration_test
-accept (fastcdl.uncertainty.METRICS) and the command line's JSON cover the same metrics.
+"""The test registry (tests/reference.py REGISTRY) holds a reference for every measure of
+fastcdl.measures (the one place a measure is declared) and every public metric, every
+measure agrees with its reference on random tables, and the names bootstrap and
+calibration_test accept (fastcdl.uncertainty.METRICS) and the command line's JSON are the
+registry's.
 
 The sample estimators are deliberately not trial metrics (fastcdl.trial_metrics): a rate
 experiment measures the exact CDL of an online sequence, and adding names there would change
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 import fastcdl as fc
+from fastcdl.measures import MEASURES
 from fastcdl.uncertainty import METRICS as NAMED
 from reference import REGISTRY, table_ref
 
@@ -20,8 +23,32 @@ SAMPLE = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "atb_unbiased", "
 
 
 def test_every_named_metric_has_a_reference():
-    assert set(NAMED) <= set(REGISTRY)
+    assert set(MEASURES) <= set(REGISTRY)
+    assert NAMED == tuple(MEASURES)
     assert set(SAMPLE) <= set(NAMED)
+    assert {m.key for m in MEASURES.values() if m.sample} <= set(SAMPLE)
+
+
+@pytest.mark.parametrize("key", list(MEASURES))
+@pytest.mark.parametrize("seed", range(3))
+def test_every_measure_agrees_with_its_reference(key, seed):
+    """Each measure's function of a table (fastcdl.measures) against the reference written
+    from its definition, on a table with ties at 0, 1/2 and 1."""
+    rng = np.random.default_rng(100 + seed)
+    T = 11
+    p = rng.choice([0.0, 0.125, 0.5, 0.5, 0.7, 0.9, 1.0, rng.random()], T)
+    y = (rng.random(T) < p).astype(int)
+    entry, m = REGISTRY[key], MEASURES[key]
+    st = fc.bucket_stats(y, p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fc.SampleSizeWarning)
+        got = m(st)
+    if entry["input"] == "rounds":
+        want = entry["reference"](y, p)
+    else:
+        q, n, s, _, _ = table_ref(y, p)
+        want = entry["reference"](q, n, s)
+    assert abs(got - want) <= entry["tol"], (key, got, want)
 
 
 def test_trial_metrics_are_unchanged():

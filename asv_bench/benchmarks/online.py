@@ -40,7 +40,7 @@ class SimulateAdversarySuite:
     """cdl (sparse oracle) against each adversary at one horizon."""
 
     params = (["bernoulli", "drift", "markov", "contrarian", "greedy", "rawpoint", "gridedge", "sweep",
-               "lookahead", "signpreserve"],)
+               "lookahead", "signpreserve", "cdlahead"],)
     param_names = ["adversary"]
     timeout = 300
 

@@ -1,0 +1,170 @@
+"""The measures of calibration fastcdl computes, declared once.
+
+Each :class:`Measure` says what the rest of the package needs to know of it: its key (the
+JSON key, the trial store's column, the name ``fc.bootstrap`` and ``fc.calibration_test``
+accept), how it prints, one line of what it measures, the function of a bucket table that
+computes it, whether lower is better, whether it is a sample estimator (an estimate of a
+predictor's population value from i.i.d. rounds, docs/estimators.md) or an exact measure of
+the table, when it applies, and, for the measures a rate-experiment trial records, the
+store's columns and the version that keys stored trials.
+
+The command line's report and JSON (through :func:`fastcdl.summary`), the bootstrap's
+names, the warm-up, the trial metrics and the store's columns, the plots' labels, the
+tests (tests/reference.py holds one independent reference per key; tests/test_registry.py
+checks both lists agree) and the asv suite read this list. Adding a measure is one entry
+here, the function it names, and its reference in tests/reference.py.
+
+>>> [m.key for m in MEASURES.values() if not m.sample][:5]
+['cdl', 'vcdl', 'ece', 'k2', 'ucal']
+>>> MEASURES["cdl_monotone"].label, MEASURES["cdl_monotone"].sample
+('CDL_M', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+def _always(st) -> bool:
+    return True
+
+
+def _exact_buckets(st) -> bool:
+    """The table keeps each round's prediction (bins=None): the Brier score and its parts."""
+    return st.edges is None
+
+
+def _exact_unweighted(st) -> bool:
+    return st.edges is None and not st.weighted and st.total >= 2
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure of calibration.
+
+    key              JSON key, store column, the name fc.bootstrap accepts
+    label            how it prints ("CDL", "CDL_M")
+    text             what it measures, in one line
+    func             BucketStats -> float
+    sample           a sample estimator (docs/estimators.md) rather than an exact measure of the table
+    lower_is_better  False for the measures where more is better (resolution)
+    applies          BucketStats -> bool: where it is defined (the Brier score needs exact buckets)
+    headline         the text report prints it (the JSON carries every measure that applies)
+    trial_columns    the trial store's columns (the first is the value), () if trials do not record it
+    trial_compute    BucketStats -> {column: value} for the trial columns (default: {key: func(st)})
+    version          keys the stored trials: bump it when the measure's values change
+    """
+
+    key: str
+    label: str
+    text: str
+    func: Callable
+    sample: bool = False
+    lower_is_better: bool = True
+    applies: Callable = _always
+    headline: bool = True
+    trial_columns: tuple = ()
+    trial_compute: Callable | None = None
+    version: int = 1
+
+    def __call__(self, st) -> float:
+        return float(self.func(st))
+
+    @property
+    def trial(self) -> bool:
+        """Whether rate-experiment trials record it."""
+        return bool(self.trial_columns)
+
+
+def _metrics():
+    from fastcdl import metrics
+
+    return metrics
+
+
+def _sample():
+    from fastcdl import sample
+
+    return sample
+
+
+def _lazy(module, name):
+    """The function ``name`` of fastcdl.metrics or fastcdl.sample, looked up when called (the
+    registry is importable before them: they import the kernels)."""
+    def call(st):
+        return getattr(module(), name)(st)
+
+    call.__name__ = name
+    call.__qualname__ = name
+    return call
+
+
+def _brier_part(part):
+    def call(st):
+        return getattr(_sample().brier_decomposition(st), part)
+
+    call.__name__ = f"brier_{part}"
+    return call
+
+
+def _cdl_trial(st):
+    rep = _metrics().cdl_report(st)
+    return {"cdl": rep.value, "kink1": float(rep.kinks[0]), "kink2": float(rep.kinks[-1])}
+
+
+_M, _S = _metrics, _sample
+
+#: Every measure, in the order reports list them: the exact measures of the table first,
+#: then the sample estimators.
+MEASURES: dict[str, Measure] = {m.key: m for m in (
+    Measure("cdl", "CDL", "calibration decision loss (any task, payoffs in [0,1])", _lazy(_M, "cdl"),
+            trial_columns=("cdl", "kink1", "kink2"), trial_compute=_cdl_trial),
+    Measure("vcdl", "VCDL", "worst V-shaped task", _lazy(_M, "vcdl"), trial_columns=("vcdl",)),
+    Measure("ece", "ECE", "expected calibration error", _lazy(_M, "ece"), trial_columns=("ece",)),
+    Measure("k2", "K2", "squared calibration error", _lazy(_M, "k2"), trial_columns=("k2",)),
+    Measure("ucal", "UCal", "U-calibration error", _lazy(_M, "ucal"), trial_columns=("ucal",)),
+    Measure("mce", "MCE", "largest bias of a bucket", _lazy(_S, "mce"), headline=False),
+    Measure("rmsce", "RMSCE", "root of the squared calibration error", _lazy(_S, "rmsce"), headline=False),
+    Measure("brier", "Brier", "Brier score (mean squared error of the predictions)", _lazy(_S, "brier"),
+            applies=_exact_buckets, headline=False),
+    Measure("brier_reliability", "REL", "Brier's reliability part (= K2)", _brier_part("reliability"),
+            headline=False),
+    Measure("brier_resolution", "RES", "Brier's resolution part (more is better)", _brier_part("resolution"),
+            lower_is_better=False, headline=False),
+    Measure("brier_uncertainty", "UNC", "Brier's uncertainty part, ybar (1 - ybar)", _brier_part("uncertainty"),
+            headline=False),
+    Measure("cdl_monotone", "CDL_M", "CDL relative to monotone recalibrations", _lazy(_S, "cdl_monotone"),
+            sample=True),
+    Measure("vcdl_monotone", "VCDL_M", "worst V-shaped task, monotone recalibrations", _lazy(_S, "vcdl_monotone"),
+            sample=True),
+    Measure("cutoff_ce", "cutCE", "largest bias over an interval of predictions", _lazy(_S, "cutoff_ce"),
+            sample=True),
+    Measure("smce", "smCE", "smooth calibration error", _lazy(_S, "smce"), sample=True),
+    Measure("atb", "ATB", "averaged two-bin error (truthful: for comparing models)", _lazy(_S, "atb"), sample=True),
+    Measure("atb_unbiased", "ATB_u", "ATB, unbiased for i.i.d. rounds", _lazy(_S, "atb_unbiased"), sample=True,
+            applies=_exact_unweighted, headline=False),
+)}
+
+
+def measure(key: str) -> Measure:
+    """The measure named ``key`` (ValueError naming the known keys otherwise)."""
+    from fastcdl import _validate
+
+    _validate.check_name(key, MEASURES, "metric")
+    return MEASURES[key]
+
+
+def exact_measures() -> list[Measure]:
+    """The exact measures of a table, in report order."""
+    return [m for m in MEASURES.values() if not m.sample]
+
+
+def sample_estimators() -> list[Measure]:
+    """The sample estimators, in report order."""
+    return [m for m in MEASURES.values() if m.sample]
+
+
+def trial_measures() -> list[Measure]:
+    """The measures rate-experiment trials record, in report order."""
+    return [m for m in MEASURES.values() if m.trial]

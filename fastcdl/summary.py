@@ -1,0 +1,224 @@
+"""Every measure of one binary forecast file or array pair, in one call: :func:`summary`.
+
+What ``fastcdl metrics`` prints is this object (the command line is a printer over it): every
+measure of :mod:`fastcdl.measures` that applies to the table, the worst decision task (the
+certificate of CDL) stated as a person would, the share of rounds in buckets of one round and,
+when that share says the exact numbers measure noise (continuous scores), the advice to read
+the sample estimators instead. Intervals of every measure are there when asked.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+
+from fastcdl.measures import MEASURES
+
+__all__ = ["Summary", "Interval", "WorstTask", "summary", "summary_of_table"]
+
+#: The share of rounds in buckets of one round from which the exact numbers are called noise.
+SPARSE_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An interval of one measure: ``lo``, ``hi`` at nominal coverage ``level``, by ``method``."""
+
+    lo: float
+    hi: float
+    level: float
+    method: str
+
+    def to_dict(self) -> dict:
+        return {"lo": self.lo, "hi": self.hi, "level": self.level, "method": self.method}
+
+
+@dataclass(frozen=True)
+class WorstTask:
+    """The worst decision task (the certificate of CDL) as a person would state it.
+
+    actions    the actions' names, from low beliefs to high ("low", "high")
+    payoff     payoff rows (if y = 0, if y = 1), exact (1, not 0.9999999999999999)
+    bounds     the beliefs where one action hands over to the next
+    at_bounds  the action taken at exactly each bound
+    gain       what acting on the recalibrated frequencies gains a decision maker per round
+    kinks      the task's kinks and ``weights`` their weights (CDLReport)
+    """
+
+    actions: tuple
+    payoff: tuple
+    bounds: tuple
+    at_bounds: tuple
+    gain: float
+    kinks: tuple
+    weights: tuple
+
+    def to_dict(self) -> dict:
+        return {"actions": list(self.actions), "payoff": [list(r) for r in self.payoff], "bounds": list(self.bounds),
+                "at_bounds": list(self.at_bounds), "gain": self.gain, "kinks": list(self.kinks),
+                "weights": list(self.weights)}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Every measure of a table (:func:`summary`).
+
+    values            {key: value} for every measure of fastcdl.measures that applies, in its order
+    intervals         {key: Interval} when asked (empty otherwise)
+    n_buckets, T      the table's buckets and rounds (total weight when weighted)
+    vcdl_kink         where the worst V-shaped task has its kink
+    cutoff_ce_p_value the p-value of cutoff CE's test of perfect calibration
+    one_round_share   the share of rounds in buckets of one round (None for binned tables)
+    worst_task        the certificate of CDL (WorstTask)
+    binned            whether the table is binned (edges) rather than one bucket per prediction
+    """
+
+    values: dict
+    n_buckets: int
+    T: float
+    vcdl_kink: float
+    cutoff_ce_p_value: float
+    one_round_share: float | None
+    worst_task: WorstTask
+    binned: bool = False
+    weighted: bool = False
+    intervals: dict = field(default_factory=dict)
+
+    def __getitem__(self, key) -> float:
+        return self.values[key]
+
+    @property
+    def sparse(self) -> bool:
+        """Most rounds sit in buckets of one round (continuous scores): the exact measures are noise."""
+        return self.one_round_share is not None and self.one_round_share >= SPARSE_SHARE
+
+    @property
+    def advice(self) -> str | None:
+        """What to read instead of the exact measures when they are noise (None otherwise)."""
+        if not self.sparse:
+            return None
+        of = "the weight of the rounds sits" if self.weighted else "the rounds sit"
+        return (f"{100 * self.one_round_share:.0f}% of {of} in buckets of one round (continuous scores), so the "
+                "exact measures are noise; read the sample estimators (cdl_monotone, cutoff_ce, smce, atb) or "
+                "bin the predictions (bins='auto', strategy='quantile')")
+
+    def to_dict(self) -> dict:
+        """Plain Python (JSON-ready): the measures' values by key, then the rest; the keys of
+        ``fastcdl metrics --json``."""
+        out = {"n_buckets": self.n_buckets, "T": _plain_T(self.T)}
+        for key in MEASURES:
+            out[key] = self.values.get(key)
+            if key == "vcdl":
+                out["vcdl_kink"] = self.vcdl_kink
+            if key == "cutoff_ce":
+                out["cutoff_ce_p_value"] = self.cutoff_ce_p_value
+        out["one_round_share"] = self.one_round_share
+        out["worst_task"] = self.worst_task.to_dict()
+        out["advice"] = self.advice
+        if self.intervals:
+            out["intervals"] = {k: iv.to_dict() for k, iv in self.intervals.items()}
+        return out
+
+    def to_json(self, **kwargs) -> str:
+        """:meth:`to_dict` as JSON (``kwargs`` go to json.dumps)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def __repr__(self) -> str:
+        rows = [f"Summary(T={_plain_T(self.T)}, n_buckets={self.n_buckets}"
+                + (", binned" if self.binned else "") + ")"]
+        if self.advice:
+            rows.append(f"  note: {self.advice}")
+        for key, v in self.values.items():
+            m = MEASURES[key]
+            iv = self.intervals.get(key)
+            ci = f"  [{iv.lo:.4g}, {iv.hi:.4g}]" if iv is not None else ""
+            rows.append(f"  {m.label:<7}{'' if v is None else format(v, '.4g'):>11}{ci}   {m.text}")
+        return "\n".join(rows)
+
+
+def _plain_T(T):
+    return int(T) if float(T).is_integer() else float(T)
+
+
+def _worst_task(report, stats) -> WorstTask:
+    from fastcdl.metrics import SampleSizeWarning, cfdl
+
+    u, bounds, at_bounds = report.stated_task()
+    names = {1: ["act"], 2: ["low", "high"], 3: ["low", "middle", "high"]}.get(len(u), [f"a{i}" for i in range(len(u))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SampleSizeWarning)
+        # the payoffs whose lowered ulps break the ties at the bounds as at_bounds says
+        gain = float(cfdl(stats, payoff=report.ordered_task()[0]))
+    return WorstTask(tuple(names), tuple(tuple(float(x) for x in r) for r in u), tuple(float(b) for b in bounds),
+                     tuple(names[a] for a in at_bounds), gain, tuple(float(k) for k in report.kinks),
+                     tuple(float(w) for w in report.weights))
+
+
+def summary_of_table(stats, *, intervals=False, level=0.95, n_boot=1000, seed=0) -> Summary:
+    """:func:`summary` of a BucketStats."""
+    from fastcdl import sample
+    from fastcdl.metrics import SampleSizeWarning, cdl_report, one_round_share
+
+    with warnings.catch_warnings():  # the summary says it once (Summary.advice)
+        warnings.simplefilter("ignore", SampleSizeWarning)
+        rep = cdl_report(stats)
+        values = {}
+        for key, m in MEASURES.items():
+            if not m.applies(stats):
+                continue
+            values[key] = rep.value if key == "cdl" else rep.vcdl if key == "vcdl" else m(stats)
+        test = sample.cutoff_ce_test(stats)
+    share = one_round_share(stats)
+    ivs = {}
+    if intervals:
+        from fastcdl.uncertainty import default_interval
+
+        for key in values:
+            ivs[key] = default_interval(key, stats, level=level, n_boot=n_boot, seed=seed)
+    return Summary(values, int(stats.n_buckets), float(stats.total), float(rep.vcdl_kink), float(test.p_value),
+                   None if share != share else float(share), _worst_task(rep, stats), stats.edges is not None,
+                   bool(stats.weighted), ivs)
+
+
+def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, intervals=False, level=0.95,
+            n_boot=1000, seed=0) -> Summary:
+    """Every measure of binary forecasts, the worst decision task and the advice for
+    continuous scores, in one frozen object with a readable repr, ``to_dict()`` and
+    ``to_json()``.
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like, or a BucketStats as ``y_true``
+        Outcomes in {0, 1} and predictions in [0, 1] (scikit-learn's order).
+    bins, strategy, sample_weight
+        As in :func:`fastcdl.bucket_stats`.
+    intervals : bool
+        Also an interval of every measure (:func:`fastcdl.uncertainty.default_interval`),
+        seeded by ``seed``, at nominal coverage ``level`` from ``n_boot`` replicates.
+
+    Returns
+    -------
+    Summary
+
+    Raises
+    ------
+    ValueError
+        Bad input (fastcdl's validation: the argument, the position, the value).
+
+    Cost: one exact table (O(T log T), O(T) binned) and every measure on it (O(m log m)
+    each; smCE and CDL_M dominate); intervals multiply the sample estimators' cost by n_boot.
+
+    Examples
+    --------
+    >>> s = summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> s["cdl"], s["ece"], s.worst_task.actions
+    (0.25, 0.25, ('low', 'middle', 'high'))
+    >>> sorted(s.to_dict())[:3]
+    ['T', 'advice', 'atb']
+    """
+    from fastcdl.metrics import _stats
+
+    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    return summary_of_table(st, intervals=intervals, level=level, n_boot=n_boot, seed=seed)
+
