@@ -8,7 +8,7 @@ long it took. With a warm cache it takes well under a second per step.
 
 >>> steps = warmup(groups=("metrics",))
 >>> steps[0].name
-'exact table, cdl, vcdl, ece, k2, ucal'
+'exact table and its measures (cdl, vcdl, ece, k2, ucal, ...)'
 """
 
 from __future__ import annotations
