@@ -62,14 +62,9 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_":
 
 
 def code_hash():
-    """A hash of fastcdl's Python sources: every run of the smCE part is kept with it, and the
-    verdict reads the runs of the current sources."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for f in sorted((ROOT / "fastcdl").rglob("*.py")):
-        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:12]
+    """A hash of fastcdl's Python sources (benchrecord's, 12 digits): every run of the smCE part is
+    kept with it, and the verdict reads the runs of the current sources."""
+    return benchrecord.source()["fastcdl_sources_sha256"][:12]
 
 
 def main():
@@ -247,7 +242,7 @@ def write(res):
              "results/benchmarks/estimators.json). On a 2-core machine, its load given with each part: the absolute "
              "times are noisy, the ratios (measured side by side) less so. Measured: "
              + "; ".join(f"{k} {v}" for k, v in res.get("measured", {}).items()) + " (`--parts` re-runs one "
-             "comparison; the binning was re-run after the quantile path changed).", "",
+             "comparison).", "",
              *machine_lines(res.get("record", {})), "",
              f"### Each estimator on the exact table of T = {T:.0e} continuous predictions (T buckets)", "",
              f"Baseline: np.sort of the predictions, {e['np_sort']:.3f} s (building the exact table itself, "

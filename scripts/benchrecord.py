@@ -54,7 +54,8 @@ def cpu() -> dict:
 
 
 def source() -> dict:
-    """git commit, whether the tree differs from it, and a hash of fastcdl/'s Python sources."""
+    """git commit, whether the tree differs from it, and a hash of fastcdl/'s Python sources (the
+    first 12 digits are bench_estimators.code_hash, which keys its smCE runs)."""
     def git(*args):
         try:
             return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
@@ -63,7 +64,7 @@ def source() -> dict:
             return ""
     h = hashlib.sha256()
     for path in sorted((ROOT / "fastcdl").rglob("*.py")):
-        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     return {"commit": git("rev-parse", "HEAD") or None,
             "dirty": bool(git("status", "--porcelain", "--", "fastcdl", "scripts")),
             "fastcdl_sources_sha256": h.hexdigest()[:16]}

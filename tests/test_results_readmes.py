@@ -492,7 +492,10 @@ def _kernels_claims():
             for T in ("1e+02", "1e+03", "1e+04", "1e+05")}
     fixed = over["1e+02"]["cdl(y, p)"] - over["1e+02"]["compiled path"]
     cold = k["values"]["cold"]["cdl from Python"]
+    m = k["machine"]
     return [
+        (f"| what | measured (one run of kernels.json: {m['model']} ({', '.join(m['vector'])}), load average {{}} at the "
+         "start, {} at the end) |", [k["load_start"][0], k["load_end"][0]]),
         ("| `K.cdl` in an njit loop, the 100-bucket table of the asv suites | {} us per call, {}x the internal kernel",
          [1e6 * _med(k, "njit/asv table/100/public"), r("asv table/100")]),
         ("| the same, frequencies in random order (nothing for the sort to exploit) | {}x |",
@@ -552,7 +555,8 @@ def _coverage_claims():
 def _estimators_claims():
     """docs/estimators.md's speed table and figures, from results/benchmarks/estimators.json."""
     e = _bench("estimators")
-    t = e["record"]["estimators"]["timings"]
+    rec = e["record"]["estimators"]
+    t = rec["timings"]
     sort = t["estimators/np_sort"]["median"]
     est = lambda n: t[f"estimators/{n}"]["median"]  # noqa: E731
     rest = ("cutoff_ce", "cutoff_ce_test", "atb", "atb_unbiased", "mce", "rmsce", "brier", "brier_decomposition")
@@ -564,6 +568,9 @@ def _estimators_claims():
     claims.append(("`brier_decomposition` | O(m) | {} to {} s | {}x to {}x |",
                    [min(map(est, rest)), max(map(est, rest)), min(map(est, rest)) / sort, max(map(est, rest)) / sort]))
     claims.append(("(medians of {}, np.sort of the predictions {} s", [len(t["estimators/np_sort"]["seconds"]), sort]))
+    m = rec["machine"]
+    claims.append((f"on {m['model']} ({', '.join(m['vector'])}), {m['logical_cpus']} logical CPUs, load average {{}} at "
+                   "the start and {} at the end", [rec["load_start"][0], rec["load_end"][0]]))
     slowest = max(("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", *rest), key=est)
     claims.append((f"(the slowest, `{slowest}`, at {{}}x)", [est(slowest) / sort]))
     q = [b["ratio"] for b in e["binning"]]
