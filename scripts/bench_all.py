@@ -8,10 +8,11 @@ Needs the `peers` extra for peers and the smCE comparison (`make peers` installs
 records through scripts/benchrecord.py: results/benchmarks/<name>.json holds every repeat, the
 CPU model and its vector extensions, the load average at the start, at every timing and at the
 end, the git commit (and whether the tree differed) and a hash of fastcdl's sources; the
-Markdown beside it is written from that file. The scripts run one at a time, so that no two of
-them share the cores; the sizes below keep the whole refresh near 15 minutes (the scripts'
-own defaults, documented in each, go further: a 10^9-round memory run, the first multiclass
-formulation to 1200 s).
+Markdown beside it is written from that file; at the end README.md's Speed table is written from
+the files (scripts/speed_table.py). The scripts run one at a time, so that no two of
+them share the cores; the sizes below keep the whole refresh near 15 minutes (further, run by
+hand: `bench_online.py --budget 300` adds a memory run at T = 10^9, `bench_multiclass.py
+--old-timeout 1200` lets the first formulation run to 1200 s).
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ def main():
         print(f"== {name}: {script} {' '.join(extra)}", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, str(HERE / script), *extra], check=True, stdout=subprocess.DEVNULL)
         print(f"== {name}: {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
-    print(f"== all: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    # README's Speed table from the new files; docs/ quote them too, and tests/test_results_readmes.py
+    # names every figure there that no longer matches its file
+    subprocess.run([sys.executable, str(HERE / "speed_table.py")], check=True)
+    print(f"== all: {time.perf_counter() - t0:.0f} s; README.md's Speed table rewritten", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
