@@ -54,7 +54,7 @@ def cpu() -> dict:
 
 
 def source() -> dict:
-    """git commit, whether the tree differs from it, and a hash of fastcdl/'s Python sources (the
+    """git commit, whether fastcdl/ or scripts/ differ from it (and which files), and a hash of fastcdl/'s Python sources (the
     first 12 digits are bench_estimators.code_hash, which keys its smCE runs)."""
     def git(*args):
         try:
@@ -65,8 +65,8 @@ def source() -> dict:
     h = hashlib.sha256()
     for path in sorted((ROOT / "fastcdl").rglob("*.py")):
         h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
-    return {"commit": git("rev-parse", "HEAD") or None,
-            "dirty": bool(git("status", "--porcelain", "--", "fastcdl", "scripts")),
+    changed = [line[3:] for line in git("status", "--porcelain", "--", "fastcdl", "scripts").splitlines()]
+    return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(changed), "changed": changed,
             "fastcdl_sources_sha256": h.hexdigest()[:16]}
 
 
@@ -183,7 +183,9 @@ def machine_line(doc: dict) -> str:
     """The Machine/load/source sentence every rendered Markdown file starts with."""
     m, s, v = doc["machine"], doc["source"], doc["versions"]
     vec = ", ".join(m["vector"]) or "none of " + ", ".join(VECTOR_FLAGS)
-    commit = (s["commit"] or "no git")[:10] + (" with uncommitted changes" if s["dirty"] else "")
+    commit = (s["commit"] or "no git")[:10]
+    if s["dirty"]:
+        commit += " with uncommitted changes" + (f" to {', '.join(s['changed'])}" if s.get("changed") else "")
     return (f"Machine: {m['model']} ({vec}), {m['logical_cpus']} logical CPUs, numba "
             f"{m['numba_threads']} threads. Load average (1, 5, 15 min) "
             f"{', '.join(map(str, doc['load_start']))} at the start and "
