@@ -59,14 +59,14 @@ def source() -> dict:
     def git(*args):
         try:
             return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                                  timeout=30).stdout.strip()
+                                  timeout=30).stdout
         except (OSError, subprocess.SubprocessError):
             return ""
     h = hashlib.sha256()
     for path in sorted((ROOT / "fastcdl").rglob("*.py")):
         h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     changed = [line[3:] for line in git("status", "--porcelain", "--", "fastcdl", "scripts").splitlines()]
-    return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(changed), "changed": changed,
+    return {"commit": git("rev-parse", "HEAD").strip() or None, "dirty": bool(changed), "changed": changed,
             "fastcdl_sources_sha256": h.hexdigest()[:16]}
 
 
