@@ -494,8 +494,8 @@ def _kernels_claims():
     cold = k["values"]["cold"]["cdl from Python"]
     m = k["machine"]
     return [
-        (f"| what | measured (one run of kernels.json: {m['model']} ({', '.join(m['vector'])}), load average {{}} at the "
-         "start, {} at the end) |", [k["load_start"][0], k["load_end"][0]]),
+        (f"| what | measured (one run of kernels.json: {m['model']} ({', '.join(m['vector'])}), load average "
+         "{} at the start, {} at the end) |", [k["load_start"][0], k["load_end"][0]]),
         ("| `K.cdl` in an njit loop, the 100-bucket table of the asv suites | {} us per call, {}x the internal kernel",
          [1e6 * _med(k, "njit/asv table/100/public"), r("asv table/100")]),
         ("| the same, frequencies in random order (nothing for the sort to exploit) | {}x |",
@@ -510,7 +510,8 @@ def _kernels_claims():
          [1e6 * over["1e+02"]["cdl(table)"], 1e6 * over["1e+02"]["kernels.cdl"]]),
         ("against `fastcdl.cdl(y, p)` | the call's time over the loop's: {}x at T = 100, {}x at 10^3, {}x at 10^4 |",
          [over[T]["cdl(y, p)"] / over[T]["compiled path"] for T in ("1e+02", "1e+03", "1e+04")]),
-        ("| first call of `K.cdl`, empty cache / warm cache | {} s / {} s |", [cold["empty cache"], cold["warm cache"]]),
+        ("| first call of `K.cdl`, empty cache / warm cache | {} s / {} s |",
+         [cold["empty cache"], cold["warm cache"]]),
     ]
 
 
@@ -569,8 +570,8 @@ def _estimators_claims():
                    [min(map(est, rest)), max(map(est, rest)), min(map(est, rest)) / sort, max(map(est, rest)) / sort]))
     claims.append(("(medians of {}, np.sort of the predictions {} s", [len(t["estimators/np_sort"]["seconds"]), sort]))
     m = rec["machine"]
-    claims.append((f"on {m['model']} ({', '.join(m['vector'])}), {m['logical_cpus']} logical CPUs, load average {{}} at "
-                   "the start and {} at the end", [rec["load_start"][0], rec["load_end"][0]]))
+    claims.append((f"on {m['model']} ({', '.join(m['vector'])}), {m['logical_cpus']} logical CPUs, load average "
+                   "{} at the start and {} at the end", [rec["load_start"][0], rec["load_end"][0]]))
     slowest = max(("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", *rest), key=est)
     claims.append((f"(the slowest, `{slowest}`, at {{}}x)", [est(slowest) / sort]))
     q = [b["ratio"] for b in e["binning"]]
@@ -635,12 +636,16 @@ def test_checkers_fail_on_wrong_numbers():
 
     bench = (BENCH / "multiclass.md").read_text()
     doc = "Cost: {} distinct rows with k = 10 in {} s, where the first formulation had not finished after {} s."
-    for rows, secs, limit in ((400, 15, 60), (390, 25, 60), (390, 15, 1200)):
-        assert _multiclass_cost_problems(doc.format(rows, secs, limit), readme, bench)[1], (rows, secs, limit)
-    assert not _multiclass_cost_problems(doc.format(390, 15, 60), readme, bench)[1]
-    assert "390 distinct rows | 15 s |" in readme
-    wrong_row = readme.replace("390 distinct rows | 15 s |", "390 distinct rows | 25 s |")
-    assert _multiclass_cost_problems(doc.format(390, 15, 60), wrong_row, bench)[1]
+    multi = _bench("multiclass")
+    case = multi["values"]["400"]
+    rows, secs, limit = case["m"], round(_med(multi, "400/new")), round(case["old_stopped_at"])
+    for wrong in ((rows + 10, secs, limit), (rows, secs + 10, limit), (rows, secs, limit * 20)):
+        assert _multiclass_cost_problems(doc.format(*wrong), readme, bench)[1], wrong
+    assert not _multiclass_cost_problems(doc.format(rows, secs, limit), readme, bench)[1]
+    row = f"{rows} distinct rows | {secs} s |"
+    assert row in readme
+    wrong_row = readme.replace(row, f"{rows} distinct rows | {secs + 10} s |")
+    assert _multiclass_cost_problems(doc.format(rows, secs, limit), wrong_row, bench)[1]
 
     worst_readme = _flat((RESULTS / "worstcase" / "README.md").read_text())
     worst_doc = _flat((ROOT / "docs" / "worst-case.md").read_text())
