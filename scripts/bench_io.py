@@ -136,7 +136,8 @@ def render(doc):
             old_s = f"{old['median']:.1f}" if old else "—"
             ratios.append(ours / base)
             lines.append(f"| {label} | {doc['values'][f'{label}/file_mb']:.0f} | {how} | "
-                         f"{doc['values'][f'{key}/buckets']:,} | {ours:.2f} | {base:.2f} | {ours / base:.2f}x | {old_s} |")
+                         f"{doc['values'][f'{key}/buckets']:,} | {ours:.2f} | {base:.2f} | {ours / base:.2f}x | "
+                         f"{old_s} |")
     lines += [
         "",
         f"The largest ratio is {max(ratios):.2f}x (the bar: 1.5x). Streaming keeps memory at O(2^20 + m) rows "

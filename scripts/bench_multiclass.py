@@ -113,7 +113,8 @@ def render(doc):
             old_s = benchrecord.median(doc, f"{name}/old")
             old_c, ratio, diff = f"{old_s:.1f}", f"{old_s / new_s:.0f}x", f"{r['new'] - r['old']:.1e}"
         else:
-            old_c, ratio, diff = (f"> {r['old_stopped_at']:g} (stopped)", f"> {math.floor(r['old_stopped_at'] / new_s)}x",
+            old_c, ratio, diff = (f"> {r['old_stopped_at']:g} (stopped)",
+                                  f"> {math.floor(r['old_stopped_at'] / new_s)}x",
                                   "—")
         label = "digits (sklearn, logistic regression, rounded to 0.01)" if name == "digits" else "synthetic"
         lines.append(f"| {label} | {r['T']} | {r['k']} | {r['m']} | {new_s:.2f} | {old_c} | {ratio} | "

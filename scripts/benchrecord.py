@@ -50,12 +50,14 @@ def cpu() -> dict:
                 flags = set(value.split())
     except OSError:
         pass
-    return {"model": model or platform.processor() or platform.machine(), "vector": [f for f in VECTOR_FLAGS if f in flags], "logical_cpus": os.cpu_count()}
+    return {"model": model or platform.processor() or platform.machine(),
+            "vector": [f for f in VECTOR_FLAGS if f in flags], "logical_cpus": os.cpu_count()}
 
 
 def source() -> dict:
-    """git commit, whether fastcdl/ or scripts/ differ from it (and which files), and a hash of fastcdl/'s Python sources (the
-    first 12 digits are bench_estimators.code_hash, which keys its smCE runs)."""
+    """git commit, whether fastcdl/ or scripts/ differ from it (and which files), and a hash of
+    fastcdl/'s Python sources (its first 12 digits are bench_estimators.code_hash, which keys the
+    smCE runs)."""
     def git(*args):
         try:
             return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
