@@ -10,10 +10,10 @@ CPU model and its vector extensions, the load average at the start, at every tim
 end, the git commit (and whether the tree differed) and a hash of fastcdl's sources; the
 Markdown beside it is written from that file; at the end README.md's Speed table is written from
 the files (scripts/speed_table.py). The scripts run one at a time, so that no two of
-them share the cores; the sizes below keep the whole refresh to 13 minutes on a 2-core machine at a load
-average of 3.5-5.6, 29 at 6.3-8.5 (further, run by
-hand: `bench_online.py --budget 300` adds a memory run at T = 10^9, `bench_multiclass.py
---old-timeout 1200` lets the first formulation run to 1200 s).
+them share the cores; the sizes below keep the whole refresh to 13 minutes on a 2-core machine
+at a load average of 3.5-5.6, 29 at 6.3-8.5 (further, run by hand: `bench_online.py --budget
+300` adds a memory run at T = 10^9, `bench_multiclass.py --old-timeout 1200` lets the first
+formulation run to 1200 s).
 """
 
 from __future__ import annotations
