@@ -5,15 +5,15 @@
     .venv/bin/python scripts/bench_all.py --render        # every .md again from its .json
 
 Needs the `peers` extra for peers and the smCE comparison (`make peers` installs it). Each script
-records through scripts/benchrecord.py: results/benchmarks/<name>.json holds every repeat, the
-CPU model and its vector extensions, the load average at the start, at every timing and at the
-end, the git commit (and whether the tree differed) and a hash of fastcdl's sources; the
-Markdown beside it is written from that file; at the end README.md's Speed table is written from
-the files (scripts/speed_table.py). The scripts run one at a time, so that no two of
-them share the cores; the sizes below keep the whole refresh to 13 minutes on a 2-core machine
-at a load average of 3.5-5.6, 29 at 6.3-8.5 (further, run by hand: `bench_online.py --budget
-300` adds a memory run at T = 10^9, `bench_multiclass.py --old-timeout 1200` lets the first
-formulation run to 1200 s).
+records through scripts/benchrecord.py: results/benchmarks/<name>.json holds every repeat, the CPU
+model and its vector extensions, the load average at the start, at every timing and at the end,
+the git commit (and whether the tree differed) and a hash of fastcdl's sources; the Markdown
+beside it is written from that file; at the end README.md's Speed table and the figures docs/
+quote are written from the files (scripts/speed_table.py, scripts/docs_numbers.py). The scripts
+run one at a time, so that no two of them share the cores; the sizes below keep the whole refresh
+to 13 minutes on a 2-core machine at a load average of 3.5-5.6, 29 at 6.3-8.5 (further, run by
+hand: `bench_online.py --budget 300` adds a memory run at T = 10^9, `bench_multiclass.py
+--old-timeout 1200` lets the first formulation run to 1200 s).
 """
 
 from __future__ import annotations
@@ -58,10 +58,12 @@ def main():
         print(f"== {name}: {script} {' '.join(extra)}", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, str(HERE / script), *extra], check=True, stdout=subprocess.DEVNULL)
         print(f"== {name}: {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
-    # README's Speed table from the new files; docs/ quote them too, and tests/test_results_readmes.py
-    # names every figure there that no longer matches its file
-    subprocess.run([sys.executable, str(HERE / "speed_table.py")], check=True)
-    print(f"== all: {time.perf_counter() - t0:.0f} s; README.md's Speed table rewritten", file=sys.stderr, flush=True)
+    # README's Speed table and the figures docs/ quote, from the new files (tests/test_results_readmes.py
+    # names any figure that still differs from its file)
+    for script in ("speed_table.py", "docs_numbers.py"):
+        subprocess.run([sys.executable, str(HERE / script)], check=True)
+    print(f"== all: {time.perf_counter() - t0:.0f} s; README.md's Speed table and docs' figures rewritten",
+          file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

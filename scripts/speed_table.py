@@ -3,8 +3,8 @@
     .venv/bin/python scripts/speed_table.py          # rewrites the list and the table in README.md
     .venv/bin/python scripts/speed_table.py --print  # prints them instead
 
-After `scripts/bench_all.py` the README's figures are stale until this runs (or until they are
-edited by hand): tests/test_results_readmes.py compares every number of the table, and each
+scripts/bench_all.py runs it after measuring (and scripts/docs_numbers.py for docs/):
+tests/test_results_readmes.py compares every number of the table, and each
 source's machine and load, with results/benchmarks/*.json and names what differs. The prose
 around the table is not written here, except the range of the load averages it quotes: read it
 against the new files.
