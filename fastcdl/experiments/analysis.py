@@ -26,7 +26,6 @@ import json
 import os
 from collections import defaultdict
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 from scipy import stats as _stats
@@ -313,43 +312,3 @@ def _csv_text(rows, columns) -> str:
     for r in rows:
         w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items() if k in columns})
     return buf.getvalue()
-
-
-def write_summary(out_dir, rows, *, metrics, preset: dict, code_version: str, machine: str, timing: dict, seed=0):
-    """Write rates.csv, summary.csv, paired.csv, paired_slopes.csv, forms.csv and summary.json
-    into out_dir, atomically and together. Returns (rates, slopes, ratios)."""
-    from fastcdl.experiments.forms import FORMS_COLUMNS, form_fits
-
-    out_dir = Path(out_dir)
-    rates, slopes, ratios = analyze(rows, metrics, seed=seed)
-    diffs, slope_diffs = paired(rows, metrics, seed=seed)
-    forms = form_fits(rows, metrics)
-    doc = {
-        "preset": preset,
-        "code_version": code_version,
-        "machine": machine,
-        "timing": timing,
-        "n_trials": len(rows),
-        "intervals": {
-            "level": LEVEL,
-            "rates": f"studentized bootstrap (bootstrap-t) of the mean over seeds, {N_BOOT} resamples "
-                     f"(Student t below {MIN_BOOT_T_SEEDS} seeds)",
-            "slopes": "jackknife over seeds (deleted at every T together), Student t with n_seeds - 1 degrees of freedom",
-            "paired": "differences per seed (common random numbers), bootstrap-t; slope differences by jackknife-t",
-        },
-        "slopes": slopes,
-        "rates": rates,
-        "cdl_over_ece": ratios,
-        "forms": forms,
-        "paired_slopes": slope_diffs,
-        "paired": diffs,
-    }
-    _atomic_write({
-        out_dir / "rates.csv": _csv_text(rates, RATES_COLUMNS),
-        out_dir / "summary.csv": _csv_text(slopes, SUMMARY_COLUMNS),
-        out_dir / "paired.csv": _csv_text(diffs, PAIRED_COLUMNS),
-        out_dir / "paired_slopes.csv": _csv_text(slope_diffs, PAIRED_SLOPE_COLUMNS),
-        out_dir / "forms.csv": _csv_text(forms, FORMS_COLUMNS),
-        out_dir / "summary.json": json.dumps(doc, indent=1, allow_nan=True),
-    })
-    return rates, slopes, ratios

@@ -37,8 +37,8 @@ point and run again recomputes only the trials in flight and repeats the same ch
 from __future__ import annotations
 
 import json
-import math
 import os
+from pathlib import Path
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -928,7 +928,7 @@ def registry_m(forecaster, T, fparams=None):
     return registry.forecaster(forecaster).grid_m(fparams, T)
 
 
-def pack_folder(folder) -> "Path":
+def pack_folder(folder) -> Path:
     """trials.sqlite.xz of a worst-case folder (fastcdl.experiments.packed): the bucket tables
     of the fresh-seed runs kept, the search's dropped (their metrics stay)."""
     from pathlib import Path
