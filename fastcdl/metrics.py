@@ -27,6 +27,7 @@ from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
 from fastcdl._kernels.sort import sort_keys_into
+from fastcdl._kernels.tablecdl import table_cdl
 from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.stats import BucketStats
 
@@ -697,7 +698,9 @@ def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
     0.25
     """
     q, n, s = _checked_table("cdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    return float(cdl_curve(q, n, s, n.sum())[0])
+    # the fused kernel of fastcdl.kernels.cdl: cdl_curve's value bit for bit, without the
+    # curve's arrays (2.2x faster at 10^6 buckets, results/benchmarks/bucket-speed.md)
+    return float(table_cdl(q, n, s, False)[0])
 
 
 @accepts_multiclass()
@@ -708,7 +711,7 @@ def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
     0.16666666666666666
     """
     q, n, s = _checked_table("vcdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    return float(cdl_curve(q, n, s, n.sum())[6])
+    return float(table_cdl(q, n, s, True)[3])  # cdl_curve's VCDL bit for bit, as in cdl
 
 
 @accepts_multiclass()
