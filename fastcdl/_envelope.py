@@ -31,7 +31,8 @@ def _ro(*arrays):
 
 # From this many values on the stable argsorts are fastcdl's (insertion, then radix sort:
 # fastcdl._kernels.sort.argsort_stable, equal to numpy's stable argsort); numpy's took 2.5x
-# a np.sort of twice as many floats at 10^6 frequencies (results/benchmarks/bucket-speed.md).
+# a np.sort of twice as many floats at 10^6 frequencies (one-off timings on the machine of
+# results/benchmarks/bucket-speed.md; cdl_report's ratio to that sort is in the file).
 _OWN_ARGSORT_FROM = 1 << 12
 
 

@@ -213,7 +213,7 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
 # them and the radix kernel is never compiled. Which is faster depends on the CPU: the radix
 # sort was 2.5-3.4x faster than numpy's on the Xeon of results/benchmarks/metrics.md, numpy's
 # (its AVX-512 sort) 1.8-2.5x faster than the radix sort on the AMD EPYC (Zen 5) of
-# results/benchmarks/bucket-speed.md, from 2^14 to 10^7 keys.
+# results/benchmarks/bucket-speed.md, from 2^14 to 10^7 keys (one-off timings; docs/metrics.md).
 _RADIX_FROM = 1 << 14
 _SORT_TRIAL_KEYS = 1 << 16
 _numpy_sorts_faster = None
@@ -741,7 +741,8 @@ def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
     """
     q, n, s = _checked_table("cdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     # the fused kernel of fastcdl.kernels.cdl: cdl_curve's value bit for bit, without the
-    # curve's arrays (2.2x faster at 10^6 buckets, results/benchmarks/bucket-speed.md)
+    # curve's arrays (cdl_report, which builds the curve, takes 2.5x cdl's time at 10^6 buckets in
+    # results/benchmarks/bucket-speed.md)
     return float(table_cdl(q, n, s, False)[0])
 
 

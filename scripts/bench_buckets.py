@@ -32,7 +32,7 @@ import platform
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numba
@@ -41,7 +41,6 @@ from numba import njit
 
 import fastcdl as fc
 from fastcdl import sample as fs
-from fastcdl._kernels import buckets as kb
 from fastcdl.online import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +62,7 @@ def machine() -> dict:
         import llvmlite.binding as ll
 
         llvm_cpu = ll.get_host_cpu_name()
-    except Exception:  # pragma: no cover
+    except (ImportError, AttributeError):  # pragma: no cover
         llvm_cpu = "unknown"
     return {
         "cpu": info.get("model name", platform.processor() or "unknown CPU"),
@@ -82,7 +81,7 @@ def machine() -> dict:
 
 def source_hash() -> str:
     def git(*a):
-        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True, check=False).stdout.strip()
 
     h = git("rev-parse", "HEAD")
     return h + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
@@ -194,7 +193,7 @@ def main():
     ap.add_argument("--out", default="bucket-speed")
     args = ap.parse_args()
     command = "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:])
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     load_before = os.getloadavg()
     mach = machine()
     T, bins, R = args.T, args.bins, args.repeat
@@ -211,21 +210,22 @@ def main():
     sec1 = {}
     for label, y in (("float64", y_f64), ("bool", y_bool)):
         ts = alternate({
-            "sum": lambda: (p.sum(), y.sum()),
-            "fastcdl_1": lambda: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
-            "fastcdl_2": lambda: fc.bucket_stats(y, p, bins=bins, n_jobs=2),
-            "simplest_loop": lambda: simplest_binning(y, p, bins),
+            "sum": lambda y=y: (p.sum(), y.sum()),
+            "fastcdl_1": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
+            "fastcdl_2": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=2),
+            "simplest_loop": lambda y=y: simplest_binning(y, p, bins),
         }, R)
         st = fc.bucket_stats(y, p, bins=bins)
         ref = simplest_binning(y, p, bins)
         assert np.array_equal(st.counts, ref[0][ref[0] > 0])  # no prediction of this data lies near an edge
 
-        def numpy_binning():
+        def numpy_binning(y=y):
             j = np.searchsorted(edges[1:-1], p)
             return (np.bincount(j, minlength=bins), np.bincount(j, weights=y, minlength=bins),
                     np.bincount(j, weights=p, minlength=bins))
 
-        tn = alternate({"sum": lambda: (p.sum(), y.sum()), "fastcdl_1": lambda: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
+        tn = alternate({"sum": lambda y=y: (p.sum(), y.sum()),
+                        "fastcdl_1": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
                         "numpy": numpy_binning}, max(3, R // 5))
         sec1[label] = {
             "times": ts, "numpy_times": tn,
@@ -285,7 +285,7 @@ def main():
                                  "ns_per_round": {k: med(v) / TO * 1e9 for k, v in ts.items()}}
 
     out["load_after"] = os.getloadavg()
-    out["finished"] = datetime.now(timezone.utc).isoformat()
+    out["finished"] = datetime.now(UTC).isoformat()
     folder = ROOT / "results" / "benchmarks"
     (folder / f"{args.out}.json").write_text(json.dumps(out, indent=1) + "\n")
     (folder / f"{args.out}.md").write_text(render(out))
@@ -294,24 +294,32 @@ def main():
 
 def render(o) -> str:
     mc = o["machine"]
-    ms = lambda t: f"{med(t) * 1e3:.1f}"  # noqa: E731
+    def ms(t):
+        return f"{med(t) * 1e3:.1f}"
+
     lines = [
         "# Bucket kernels against their floors",
         "",
-        f"Machine: {mc['cpu']} (family {mc['cpu_family']}, model {mc['cpu_model']}; LLVM: {mc['llvm_cpu']}), "
-        f"{mc['cores']} cores, vector extensions {', '.join(mc['vector_extensions'])} "
-        f"({'with' if mc['avx512'] else 'no'} AVX-512); Python {mc['python']}, numpy {mc['numpy']}, numba {mc['numba']}.",
-        f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in o['load_before'])}; after: "
-        f"{', '.join(f'{x:.2f}' for x in o['load_after'])}. The machine was shared: absolute times move with the load, "
-        "the ratios (each the median over repeats of two timings taken back to back) much less.",
+        (
+            f"Machine: {mc['cpu']} (family {mc['cpu_family']}, model {mc['cpu_model']}; LLVM: {mc['llvm_cpu']}), "
+            f"{mc['cores']} cores, vector extensions {', '.join(mc['vector_extensions'])} "
+            f"({'with' if mc['avx512'] else 'no'} AVX-512); Python {mc['python']}, numpy {mc['numpy']}, numba {mc['numba']}."
+        ),
+        (
+            f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in o['load_before'])}; after: "
+            f"{', '.join(f'{x:.2f}' for x in o['load_after'])}. The machine was shared: absolute times move with the load, "
+            "the ratios (each the median over repeats of two timings taken back to back) much less."
+        ),
         f"Source: {o['source']}. Run {o['started'][:16]} to {o['finished'][11:16]} UTC.",
         "",
         f"Command: `{o['command']}` ({o['repeat']} alternated repeats; every time in `{o['out']}.json` beside this file).",
         "",
         f"## 1. bucket_stats(y, p, bins={o['bins']}), T = {o['T']:.0e} uniform float64 predictions",
         "",
-        "| outcomes | sum of p and y (ms) | fastcdl, 1 thread (ms) | fastcdl, 2 threads (ms) | simplest loop (ms) | "
-        "fastcdl 1 thread / sum | 2 threads / sum | simplest loop / sum | numpy bincount / fastcdl 1 thread |",
+        (
+            "| outcomes | sum of p and y (ms) | fastcdl, 1 thread (ms) | fastcdl, 2 threads (ms) | simplest loop (ms) | "
+            "fastcdl 1 thread / sum | 2 threads / sum | simplest loop / sum | numpy bincount / fastcdl 1 thread |"
+        ),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, r in o["sections"]["uniform"].items():
@@ -320,9 +328,11 @@ def render(o) -> str:
                      f"{r['fastcdl_1/sum']:.2f}x | {r['fastcdl_2/sum']:.2f}x | {r['simplest/sum']:.2f}x | {r['numpy/fastcdl_1']:.1f}x |")
     lines += [
         "",
-        "numpy bincount: `np.searchsorted` of the interior edges and three `np.bincount`s "
-        f"(median {ms(o['sections']['uniform']['float64']['numpy_times']['numpy'])} ms with float64 outcomes). The simplest loop "
-        "bins with ceil(p m) - 1 and adds n, s and p into three arrays: no edge rule, no checks of p or y.",
+        (
+            "numpy bincount: `np.searchsorted` of the interior edges and three `np.bincount`s "
+            f"(median {ms(o['sections']['uniform']['float64']['numpy_times']['numpy'])} ms with float64 outcomes). The simplest loop "
+            "bins with ceil(p m) - 1 and adds n, s and p into three arrays: no edge rule, no checks of p or y."
+        ),
         "Bar (issue 28): within 3x of the sum on one thread (target 2x), at least 10x faster than bincount.",
         "",
         "## 2. One thread against two",
@@ -351,15 +361,19 @@ def render(o) -> str:
         "",
         f"## 4. Exact table (bins=None), T = {e['rounds']:.0e}",
         "",
-        f"fastcdl.bucket_stats(y, p): {ms(e['times']['fastcdl'])} ms; the simplest code (numpy sorts the uint64 outcome keys, "
-        f"one numba loop counts the runs, numpy multiplies q n): {ms(e['times']['simplest'])} ms; np.sort of the predictions: {ms(e['times']['sort'])} ms. "
-        f"fastcdl / simplest: **{e['fastcdl/simplest']:.2f}x**; fastcdl / np.sort: {e['fastcdl/sort']:.2f}x.",
+        (
+            f"fastcdl.bucket_stats(y, p): {ms(e['times']['fastcdl'])} ms; the simplest code (numpy sorts the uint64 outcome keys, "
+            f"one numba loop counts the runs, numpy multiplies q n): {ms(e['times']['simplest'])} ms; np.sort of the predictions: {ms(e['times']['sort'])} ms. "
+            f"fastcdl / simplest: **{e['fastcdl/simplest']:.2f}x**; fastcdl / np.sort: {e['fastcdl/sort']:.2f}x."
+        ),
         "",
         f"## 5. The online engine's round, T = {on['rounds']}",
         "",
-        f"simulate('truthful', bernoulli): {on['ns_per_round']['simulate']:.1f} ns a round; the simplest loop playing the same "
-        f"game (numpy's global generator, the grid point nearest the probability, the counts): {on['ns_per_round']['simplest']:.1f} ns. "
-        f"simulate / simplest: **{on['simulate/simplest']:.2f}x**.",
+        (
+            f"simulate('truthful', bernoulli): {on['ns_per_round']['simulate']:.1f} ns a round; the simplest loop playing the same "
+            f"game (numpy's global generator, the grid point nearest the probability, the counts): {on['ns_per_round']['simplest']:.1f} ns. "
+            f"simulate / simplest: **{on['simulate/simplest']:.2f}x**."
+        ),
         "",
     ]
     return "\n".join(lines)

@@ -136,11 +136,11 @@ def test_cdl_and_vcdl_equal_the_curve_of_cdl_report():
             if kind == "grid" and m > 3000:
                 continue
             q, n, s = _random_table(rng, m, kind)
-            st = fc.BucketStats.from_table(q, n, s)
+            table = fc.BucketStats.from_table(q, n, s)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                report = fc.cdl_report(st)
-                got = fc.cdl(st), fc.vcdl(st)
+                report = fc.cdl_report(table)
+                got = fc.cdl(table), fc.vcdl(table)
             assert _same(got[0], report.value) and _same(got[1], report.vcdl), (m, kind, got, report)
 
 

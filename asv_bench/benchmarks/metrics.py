@@ -65,7 +65,7 @@ class BucketStatsThreadsSuite:
         if kind == "uniform-float64-y":
             self.y = self.y.astype(np.float64)
         self.w = np.random.default_rng(1).random(T) if kind == "weighted" else None
-        self.kw = dict(bins=None) if kind == "exact" else dict(bins=1000, n_jobs=threads)
+        self.kw = {"bins": None} if kind == "exact" else {"bins": 1000, "n_jobs": threads}
         if kind == "quantile":
             self.kw["strategy"] = "quantile"
         self.threads = threads

@@ -21,7 +21,8 @@ CHUNK = 1 << 20
 # count of the bad values, which the compiler vectorizes, and a scalar search only in a block
 # that has one. A loop that stops at the first bad value cannot be vectorized, and one that
 # branches on the outcome mispredicts on every other round of 0/1 data: converting 3 10^7
-# float64 outcomes took 190 ms that way, 9 ms blocked (results/benchmarks/bucket-speed.md).
+# float64 outcomes took 190 ms that way, 9 ms blocked (one-off timings on the 2-core Zen 5
+# machine of docs/metrics.md, "Speed, and when a second thread is used").
 CHECK_BLOCK = 4096
 
 
@@ -340,10 +341,11 @@ def _bin_span(y, p, edges, uniform, grid, start, stop, ny, pp, off):
     The outcome is added as the number it is (0 or 1 once the check passed; a table with a
     bad round is thrown away): written as ``yt != 0`` the compiler made it a branch, taken
     at random on 0/1 outcomes, which cost about 4 ns a round (3 10^7 rounds in 190 ms
-    instead of 55 ms, results/benchmarks/bucket-speed.md). bin_of's correction stays a
-    branch: it is taken only within a few ulps of an edge, so it is predicted, and the
-    addresses of the adds do not wait for it; a branch-free correction (both cuts loaded
-    from a table, compared, added) ran 1.3-2x slower, as every add then waited on the loads.
+    instead of 55 ms, a one-off timing on the machine of docs/metrics.md, "Speed"). bin_of's
+    correction stays a branch: it is taken only within a few ulps of an edge, so it is
+    predicted, and the addresses of the adds do not wait for it; a branch-free correction
+    (both cuts loaded from a table, compared, added) ran 1.3-2x slower, as every add then
+    waited on the loads.
     """
     if not uniform:
         return _bin_span_cells(y, p, edges, grid[0], grid[1], start, stop, ny, pp, off)
