@@ -70,7 +70,9 @@ class CalibrationTest:
     """A consistency-resampling test of perfect calibration.
 
     statistic  the metric of the table
-    p_value    (1 + #{null >= statistic}) / (1 + n_sim)
+    p_value    (1 + #{null >= statistic}) / (1 + n_sim), never below 1 / (1 + n_sim): when no
+               simulated statistic reaches the observed one (``at_floor``), read it as a
+               bound, p < 1 / n_sim, as ``p_value_text`` and the repr print it
     n_sim      the number of tables simulated under perfect calibration
     metric     the metric's name
     null       the metric on each simulated table
@@ -82,9 +84,23 @@ class CalibrationTest:
     metric: str
     null: np.ndarray
 
+    @property
+    def at_floor(self) -> bool:
+        """True when no simulated statistic reached the observed one: the p-value is then the
+        smallest the simulation can give, 1 / (1 + n_sim), and says only that the true
+        p-value is below about 1 / n_sim (more simulations would resolve it)."""
+        return not bool(np.any(self.null >= self.statistic))
+
+    @property
+    def p_value_text(self) -> str:
+        """The p-value for print: "< 0.001" (1 / n_sim) when at the floor, else the number."""
+        if self.at_floor:
+            return f"< {1.0 / self.n_sim:.3g}"
+        return f"{self.p_value:.4g}"
+
     def __repr__(self) -> str:
         return (
-            f"CalibrationTest({self.metric} = {self.statistic:.6g}, p_value={self.p_value:.4g}, "
+            f"CalibrationTest({self.metric} = {self.statistic:.6g}, p_value {self.p_value_text}, "
             f"n_sim={self.n_sim})"
         )
 
@@ -108,6 +124,12 @@ def _metric(metric):
             message=f"metric must be a callable taking a BucketStats, or one of {', '.join(METRICS)}; got {metric!r}",
         )
     return metric, getattr(metric, "__name__", type(metric).__name__)
+
+
+def _cutoff_ce():
+    from fastcdl.sample import cutoff_ce
+
+    return cutoff_ce
 
 
 def _rng(seed):
@@ -322,6 +344,16 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
 
     metric: a callable taking a BucketStats or a fastcdl metric name (default "cutoff_ce",
     which has power against any bias that is consistent over an interval of predictions).
+    For cutoff CE (the name or fastcdl.cutoff_ce) on an unweighted table the whole
+    simulation runs in one compiled kernel (fastcdl/_kernels/resample.py::cutoff_null): each
+    simulated table draws its binomials from its own stream, seeded from ``seed``, and only
+    the range of its path is kept, O(m) per simulation with no table built, on all of
+    numba's threads (the values do not depend on their number). Any other metric is called
+    on n_sim BucketStats.
+
+    When no simulated statistic reaches the observed one the p-value, 1 / (1 + n_sim), says
+    only that the true p-value is below about 1 / n_sim: ``at_floor`` is then True and
+    ``p_value_text`` prints "< 0.001" (n_sim = 1000). Increase n_sim to resolve it.
 
     On binned tables the simulation draws Binomial(n_i, q_i) with q_i the bin's mean
     prediction; the null variance of a bin is then n_i q_i (1 - q_i), at least the true
@@ -339,6 +371,14 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
     cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=False, strategy=strategy)
     st = cells.stats
     stat = float(func(st))
+    if func is _cutoff_ce() and not st.weighted:
+        # the whole simulation in one kernel: each replicate draws from its own stream
+        states = rng.integers(0, np.iinfo(np.uint64).max, size=(n_sim, 4), dtype=np.uint64, endpoint=True)
+        states[~states.any(axis=1), 0] = 1  # the one state xoshiro256** cannot leave
+        q, n, _ = st.table()
+        null = _k.cutoff_null(q, np.asarray(n, dtype=np.float64), states)
+        p = (1.0 + np.count_nonzero(null >= stat)) / (1.0 + n_sim)
+        return CalibrationTest(statistic=stat, p_value=float(p), n_sim=n_sim, metric=name, null=null)
     m = st.n_buckets
     prob = st.values[cells.bucket]
     null = np.empty(n_sim)

@@ -8,11 +8,13 @@ import math
 import os
 import warnings
 
+import numba
 import numpy as np
 import pytest
 from scipy import stats as sps
 
 import fastcdl as fc
+from fastcdl._kernels import resample as _rk
 from fastcdl.sample import cutoff_ce, cutoff_ce_test, smce
 from fastcdl.uncertainty import METRICS, bootstrap, calibration_test
 
@@ -250,3 +252,90 @@ def test_asymptotic_cutoff_p_value_agrees_with_resampling():
         diffs.append(cutoff_ce_test(st).p_value - calibration_test(st, n_sim=2000, seed=k).p_value)
     assert np.max(np.abs(diffs)) <= 0.05, diffs
     assert np.mean(diffs) >= -0.01, diffs  # not anti-conservative
+
+
+# ------------------------------------------------------------------- cutoff CE simulated in a kernel
+
+
+@numba.njit(cache=False)
+def _binomial_draws(seed_state, n, p, count):
+    state = seed_state.copy()
+    out = np.empty(count, dtype=np.int64)
+    for k in range(count):
+        out[k] = _rk.binomial(state, n, p)
+    return out
+
+
+@pytest.mark.parametrize("n,p", [(1, 0.3), (7, 0.5), (16, 0.05), (17, 0.9), (60, 0.3), (5000, 0.02), (100000, 0.5)])
+def test_kernel_binomial_draws_follow_the_binomial_law(n, p):
+    """Chi-square goodness of fit of 20000 draws against scipy's Binomial(n, p) pmf, cells
+    pooled to expected counts >= 20 (a correct sampler fails with probability 1e-4)."""
+    draws = _binomial_draws(np.array([1, 2, 3, 4], dtype=np.uint64), n, p, 20000)
+    assert draws.min() >= 0 and draws.max() <= n
+    ks = np.arange(n + 1)
+    pmf = sps.binom.pmf(ks, n, p)
+    obs = np.bincount(draws, minlength=n + 1).astype(float)
+    # pool neighbouring values until each cell expects >= 20 draws
+    cells_obs, cells_exp, o, e = [], [], 0.0, 0.0
+    for k in range(n + 1):
+        o += obs[k]
+        e += 20000 * pmf[k]
+        if e >= 20:
+            cells_obs.append(o)
+            cells_exp.append(e)
+            o = e = 0.0
+    cells_obs[-1] += o
+    cells_exp[-1] += e
+    if len(cells_obs) < 2:
+        assert obs[0] + obs[-1] == 20000
+        return
+    stat = np.sum((np.array(cells_obs) - np.array(cells_exp)) ** 2 / np.array(cells_exp))
+    assert sps.chi2.sf(stat, len(cells_obs) - 1) > 1e-4, (stat, len(cells_obs))
+
+
+def _tied_sample(T, seed):
+    """Scores of mixed multiplicity: distinct ones, a few with 2-16 rounds, and a few with
+    hundreds (the chop-down branch of the sampler)."""
+    rng = np.random.default_rng(seed)
+    p = rng.random(T)
+    p[: T // 3] = np.round(p[: T // 3], 2)
+    p[T // 3: T // 3 + T // 5] = 0.37
+    y = rng.random(T) < p
+    return y, p
+
+
+def test_cutoff_ce_simulated_in_the_kernel_has_the_law_of_the_table_by_table_simulation():
+    """The kernel's null values of cutoff CE against the table-by-table simulation through the
+    metric (a callable that is not fastcdl's cutoff_ce takes that road): two-sample KS at
+    2000 simulations each."""
+    y, p = _tied_sample(3000, seed=4)
+    st = fc.bucket_stats(y, p)
+    assert st.counts.max() > 16 and (st.counts == 1).any() and ((st.counts > 1) & (st.counts <= 16)).any()
+    fast = calibration_test(st, n_sim=2000, seed=1)
+    slow = calibration_test(st, metric=lambda t: cutoff_ce(t), n_sim=2000, seed=2)
+    assert fast.statistic == slow.statistic == cutoff_ce(st)
+    assert sps.ks_2samp(fast.null, slow.null).pvalue > 1e-3
+    assert abs(fast.p_value - slow.p_value) <= 0.05
+
+
+def test_cutoff_ce_kernel_simulation_does_not_depend_on_the_threads():
+    y, p = _tied_sample(2000, seed=5)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = calibration_test(y, p, n_sim=300, seed=7)
+        numba.set_num_threads(max(before, 1))
+        many = calibration_test(y, p, n_sim=300, seed=7)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one.null, many.null)
+
+
+def test_p_value_at_the_floor_is_reported_as_a_bound():
+    y, p = _sample(20000, -0.2, seed=6)  # far from calibrated: no simulated table comes close
+    r = calibration_test(y, p, n_sim=999, seed=0)
+    assert r.at_floor and r.p_value == 1 / 1000
+    assert r.p_value_text == "< 0.001" and "p_value < 0.001" in repr(r)
+    y, p = _sample(500, seed=7)
+    r = calibration_test(y, p, n_sim=99, seed=0)
+    assert not r.at_floor and r.p_value_text == f"{r.p_value:.4g}"
