@@ -42,7 +42,8 @@ from fastcdl.sample import (
     vcdl_monotone,
 )
 from fastcdl.stats import BucketStats
-from fastcdl.uncertainty import BootstrapResult, CalibrationTest, bootstrap, calibration_test
+from fastcdl.uncertainty import (BootstrapResult, CalibrationTest, CoverageWarning, Interval, bootstrap, calibration_test,
+                                 interval)
 
 __version__ = "0.1.0"
 
@@ -53,8 +54,10 @@ __all__ = [
     "CDLReport",
     "CalibrationTest",
     "CertificateWarning",
+    "CoverageWarning",
     "ClasswiseResult",
     "CutoffCETest",
+    "Interval",
     "MonotoneCDLReport",
     "SampleSizeWarning",
     "SwapReport",
@@ -77,6 +80,7 @@ __all__ = [
     "decision_loss_curve",
     "decision_loss_curve_monotone",
     "ece",
+    "interval",
     "k2",
     "mce",
     "rmsce",

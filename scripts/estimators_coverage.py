@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "estimators-coverage"
 N_GRID = (1000, 10000, 100000, 1000000)
 # replications per n, bootstrap replicates, half-samples (and as many quarter-samples)
-PLAN = {1000: (200, 200, 100), 10000: (150, 200, 100), 100000: (30, 100, 100), 1000000: (10, 0, 0)}
+PLAN = {1000: (150, 200, 100), 10000: (100, 200, 100), 100000: (20, 100, 100), 1000000: (6, 0, 0)}
 M_FINE = 1_000_000
 M_CHECK = 250_000
 
@@ -289,6 +289,14 @@ def methods(d):
     for name, rate in (("hs_1/2", 0.5), ("hs_2/3", 2.0 / 3.0), ("hs_1", 1.0)):
         c = _hs(d, rate)
         out[f"{name}"] = (c, c - Z * d["half_sd"], c + Z * d["half_sd"])
+    # the same extrapolation from the quarter-samples, with their spread scaled to n
+    for name, rate in (("quarter_1/2", 0.5), ("quarter_2/3", 2.0 / 3.0)):
+        c = d["estimate"] - (d["quarter_mean"] - d["estimate"]) / (4.0**rate - 1.0)
+        out[name] = (c, c - Z * f * d["quarter_sd"], c + Z * f * d["quarter_sd"])
+    c = d["estimate"]
+    out["quarter_none"] = (c, c - Z * f * d["quarter_sd"], c + Z * f * d["quarter_sd"])
+    # fastcdl.interval's rule: quarter-samples, rate 2/3, none for atb_unbiased (unbiased)
+    out["default"] = out["quarter_none"] if d["estimator"] == "atb_unbiased" else out["quarter_2/3"]
     r = _rate_est(d)
     c = d["estimate"] - (d["half_mean"] - d["estimate"]) / (2.0**r - 1.0)
     out["hs_rate_est"] = (c, c - Z * d["half_sd"], c + Z * d["half_sd"])
@@ -305,6 +313,7 @@ def summarise(out):
     for key in keys:
         sel = [r for r in rows if (r["shape"], int(r["n"]), r["estimator"]) == key]
         d = {f: np.array([float(r[f]) for r in sel]) for f in num}
+        d["estimator"] = key[2]
         truth = d["truth"][0]
         R = len(sel)
         for meth, (point, lo, hi) in methods(d).items():
