@@ -35,9 +35,11 @@ def test_metrics_json_matches_library(capsys):
     assert task["gain"] < out["cdl"] and 1.0 in task["kinks"]
     assert fc.cfdl(y, p, payoff=fc.cdl_report(y, p).payoff) == pytest.approx(out["cdl"], abs=1e-12)
     sample = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
-              "mce", "rmsce", "brier", "one_round_share", "advice"}
+              "mce", "rmsce", "brier", "one_round_share", "advice", "ece_quantile", "ece_quantile_bins", "intervals"}
     assert set(out) == {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | sample
     assert out["advice"] is None and out["cdl_monotone"] == pytest.approx(fc.cdl_monotone(y, p), abs=1e-15)
+    # repeated predictions: no intervals or binned ECE unless asked (--ci)
+    assert out["intervals"] is None and out["ece_quantile"] is None
 
 
 def test_worst_task_payoffs_are_exact(capsys):
