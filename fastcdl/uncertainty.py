@@ -1,17 +1,21 @@
-"""Uncertainty on a bucket table: bootstrap intervals and a test of perfect calibration.
+"""Uncertainty on a bucket table: intervals (debiased by subsampling, or bootstrap) and a test of perfect calibration.
 
-Both resample the bucket table, never the raw arrays, so a replicate costs O(m) (m buckets)
-whatever the number of rounds T, and any metric that takes a :class:`~fastcdl.BucketStats`
+All three resample the bucket table, never the raw arrays, so a replicate costs O(m) (m
+buckets) whatever the number of rounds T (interval: O(T) per split of the rounds), and any metric that takes a :class:`~fastcdl.BucketStats`
 can be used: fc.cdl, fc.ece, fc.cdl_monotone, fc.cutoff_ce, fc.smce, ... (docs/estimators.md).
 
 - :func:`bootstrap`: rounds are drawn with replacement. A replicate draws the counts of the
   2m cells (bucket i, y) from a multinomial with probabilities (n_i - s_i)/T and s_i/T; each
   bucket keeps its value q_i. Percentile or BCa intervals.
+- :func:`interval`: the default interval of the sample estimators. Subsamples of T/4 rounds
+  drawn without replacement give a debiased estimate (a Richardson extrapolation in T) and
+  the estimate's spread; it covered where percentile and BCa bootstrap intervals of these
+  estimators did not (results/estimators-coverage).
 - :func:`calibration_test`: consistency resampling (Broecker and Smith 2007). Under perfect
   calibration s_i ~ Binomial(n_i, q_i); the p-value compares the metric of the table with
   its values on n_sim such tables.
 
-Both are seeded and reproducible: the same table and seed give the same numbers, so a
+All are seeded and reproducible: the same table and seed give the same numbers, so a
 table merged from chunks gives the same interval as the table of all the data.
 """
 
