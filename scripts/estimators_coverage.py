@@ -295,8 +295,22 @@ def methods(d):
         out[name] = (c, c - Z * f * d["quarter_sd"], c + Z * f * d["quarter_sd"])
     c = d["estimate"]
     out["quarter_none"] = (c, c - Z * f * d["quarter_sd"], c + Z * f * d["quarter_sd"])
-    # fastcdl.interval's rule: quarter-samples, rate 2/3, none for atb_unbiased (unbiased)
-    out["default"] = out["quarter_none"] if d["estimator"] == "atb_unbiased" else out["quarter_2/3"]
+
+    def clipped(m):  # the interval met with the parameter's range [0, inf): an empty meet becomes {0}
+        point, lo, hi = out[m]
+        return point, np.maximum(lo, 0.0), np.maximum(hi, 0.0)
+
+    out["quarter_1/2c"] = clipped("quarter_1/2")
+    # the union of the intervals over bias rates from 1/2 to 2/3 (point: rate 2/3)
+    c12 = d["estimate"] - (d["quarter_mean"] - d["estimate"]) / (4.0**0.5 - 1.0)
+    c23 = d["estimate"] - (d["quarter_mean"] - d["estimate"]) / (4.0 ** (2.0 / 3.0) - 1.0)
+    lo = np.minimum(c12, c23) - Z * f * d["quarter_sd"]
+    hi = np.maximum(c12, c23) + Z * f * d["quarter_sd"]
+    out["quarter_band"] = (c23, np.maximum(lo, 0.0), np.maximum(hi, 0.0))
+    out["quarter_2/3c"] = clipped("quarter_2/3")
+    # fastcdl.interval's rule: quarter-samples, the union over bias rates 1/2 to 2/3 (point estimate
+    # at 2/3), no correction for atb_unbiased (unbiased)
+    out["default"] = out["quarter_none"] if d["estimator"] == "atb_unbiased" else out["quarter_band"]
     r = _rate_est(d)
     c = d["estimate"] - (d["half_mean"] - d["estimate"]) / (2.0**r - 1.0)
     out["hs_rate_est"] = (c, c - Z * d["half_sd"], c + Z * d["half_sd"])
@@ -358,13 +372,68 @@ def summarise(out):
         w.writerows(rate_rows)
 
 
+SHOWN_METHODS = ("default", "percentile", "bca", "basic", "normal_bootstrap_bc", "subsample_n/4", "hs_1/2",
+                 "hs_2/3", "quarter_1/2", "quarter_2/3", "quarter_band")
+
+
+def tables(out):
+    """Markdown tables of summary.csv and bias_rate.csv, for the README and docs/estimators.md."""
+    with open(out / "summary.csv") as fh:
+        summ = list(csv.DictReader(fh))
+    by = {(s["shape"], int(s["n"]), s["estimator"], s["method"]): s for s in summ}
+    ns = sorted({int(s["n"]) for s in summ if s["method"] == "default"})
+    shapes = [s.name for s in SHAPES]
+    print("Coverage of the default interval (fastcdl.interval) at nominal 0.95, with its Wilson 95% interval:\n")
+    print("| estimator | model | " + " | ".join(f"n = {n}" for n in ns) + " |")
+    print("|---|---|" + "---|" * len(ns))
+    for est in ESTIMATORS:
+        for sh in shapes:
+            cells = []
+            for n in ns:
+                s = by.get((sh, n, est, "default"))
+                cells.append("" if s is None else
+                             f"{float(s['coverage']):.2f} [{float(s['coverage_lo']):.2f}, {float(s['coverage_hi']):.2f}]")
+            print(f"| {est} | {sh} | " + " | ".join(cells) + " |")
+    print("\nLowest coverage over the six models, by method (samples per model in brackets):\n")
+    for n in ns:
+        print(f"\nn = {n}:\n")
+        meths = [m for m in SHOWN_METHODS if any((sh, n, e, m) in by for sh in shapes for e in ESTIMATORS)]
+        print("| estimator | " + " | ".join(meths) + " |")
+        print("|---|" + "---|" * len(meths))
+        for est in ESTIMATORS:
+            cells = []
+            for m in meths:
+                cov = [float(by[(sh, n, est, m)]["coverage"]) for sh in shapes if (sh, n, est, m) in by]
+                cells.append(f"{min(cov):.2f}" if cov else "")
+            k = by.get((shapes[0], n, est, "percentile")) or by.get((shapes[0], n, est, "default"))
+            print(f"| {est} ({k['samples'] if k else '?'}) | " + " | ".join(cells) + " |")
+    print("\nBias and RMSE of the plug-in estimate and of the default debiased estimate (x 1000):\n")
+    print("| estimator | model | truth | " + " | ".join(f"n = {n}: bias plug-in / debiased" for n in ns) + " |")
+    print("|---|---|---|" + "---|" * len(ns))
+    for est in ESTIMATORS:
+        for sh in shapes:
+            cells = []
+            truth = None
+            for n in ns:
+                a, b = by.get((sh, n, est, "percentile")), by.get((sh, n, est, "default"))
+                if a is None or b is None:
+                    cells.append("")
+                    continue
+                truth = float(a["truth"])
+                cells.append(f"{1000 * float(a['bias']):.2f} / {1000 * float(b['bias']):.2f}")
+            print(f"| {est} | {sh} | {'' if truth is None else f'{1000 * truth:.3f}'} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("run", "summary"))
+    ap.add_argument("what", choices=("run", "summary", "tables"))
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--budget", type=float, default=math.inf, help="stop starting samples after this many seconds")
     a = ap.parse_args()
     out = Path(a.out)
+    if a.what == "tables":
+        tables(out)
+        return
     if a.what == "run":
         run(out, a.budget)
     summarise(out)

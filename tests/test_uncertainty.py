@@ -435,7 +435,17 @@ def test_interval_covers_cdl_monotone_where_the_bootstrap_does_not():
 
 def test_interval_rates_and_warnings():
     y, p = _sample(6000, seed=13)
-    assert interval("cdl_monotone", y, p, seed=0).rate == pytest.approx(2 / 3)
+    r = interval("cdl_monotone", y, p, seed=0)
+    assert r.rate == pytest.approx((0.5, 2 / 3))
+    # the union of the intervals over the two rates; the estimate at the larger rate
+    d = r.subsamples.mean() - r.value
+    sd = math.sqrt(1500 / 4500) * r.subsamples.std(ddof=1)
+    z = 1.959963984540054
+    assert r.estimate == pytest.approx(r.value - d / (4 ** (2 / 3) - 1), rel=1e-12)
+    assert r.lo == pytest.approx(max(0.0, r.value - d - z * sd), abs=1e-15)
+    assert r.hi == pytest.approx(max(0.0, r.value - d / (4 ** (2 / 3) - 1) + z * sd), abs=1e-15)
+    assert interval("cdl_monotone", y, p, seed=0, rate=(2 / 3, 0.5)).rate == r.rate
+    assert interval("cdl_monotone", y, p, seed=0, rate=0.5).estimate == pytest.approx(r.value - d, rel=1e-12)
     assert interval("atb_unbiased", y, p, seed=0).rate is None
     assert interval("atb", y, p, seed=0).rate == 1.0
     r = interval("atb_unbiased", y, p, seed=0)
@@ -454,8 +464,9 @@ def test_interval_validation():
             interval("cutoff_ce", y, p, level=level)
     with pytest.raises(ValueError, match="n_sub must be an integer >= 100"):
         interval("cutoff_ce", y, p, n_sub=99)
-    with pytest.raises(ValueError, match="rate"):
-        interval("cutoff_ce", y, p, rate=0.0)
+    for rate in (0.0, (0.5,), (0.5, 3.0), "fast"):
+        with pytest.raises(ValueError, match="rate"):
+            interval("cutoff_ce", y, p, rate=rate)
     with pytest.raises(ValueError, match="too small to resample.*9 round"):
         interval("cutoff_ce", y[:9], p[:9])
     with pytest.raises(ValueError, match="too small to resample.*1 bucket"):
