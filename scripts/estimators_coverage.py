@@ -2,6 +2,9 @@
 
     python scripts/estimators_coverage.py run [--out DIR] [--budget SECONDS]
     python scripts/estimators_coverage.py summary [--out DIR]
+    python scripts/estimators_coverage.py tables [--out DIR]
+    python scripts/estimators_coverage.py validate [--out DIR] [--budget SECONDS]
+    python scripts/estimators_coverage.py validation-table [--out DIR]
 
 Models: six (score distribution, calibration curve) pairs, SHAPES below. Population values
 are the estimators evaluated on a fine weighted table of the model: M equal-mass points of the
@@ -372,6 +375,65 @@ def summarise(out):
         w.writerows(rate_rows)
 
 
+VALIDATE_PLAN = {5000: 150, 50000: 40}
+VALIDATED = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "smce", "atb_unbiased")
+
+
+def validate(out, budget):
+    """fastcdl.interval itself, as a user calls it (defaults, seed per sample), at the sample
+    sizes the issue names, 5,000 and 50,000 rounds, on the same models: validation.csv, one row
+    per (model, n, replication, estimator), appended as each sample finishes."""
+    from fastcdl.uncertainty import CoverageWarning, interval
+
+    pop = populations(out)
+    path = out / "validation.csv"
+    done = set()
+    if path.exists():
+        with open(path) as fh:
+            done = {(r["shape"], int(r["n"]), int(r["rep"])) for r in csv.DictReader(fh)}
+    fields = ["shape", "n", "rep", "estimator", "truth", "value", "estimate", "lo", "hi", "seconds"]
+    new = not path.exists()
+    start = time.time()
+    with open(path, "a", newline="") as fh, warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        w = csv.DictWriter(fh, fieldnames=fields)
+        if new:
+            w.writeheader()
+        for n, R in VALIDATE_PLAN.items():
+            for r in range(R):
+                for sh in SHAPES:
+                    if (sh.name, n, r) in done:
+                        continue
+                    if time.time() - start > budget:
+                        print("budget spent", flush=True)
+                        return
+                    rng = np.random.default_rng([100 + SHAPES.index(sh), n, r])
+                    y, p = sh.sample(n, rng)
+                    for est in VALIDATED:
+                        t0 = time.time()
+                        iv = interval(est, y, p, seed=r)
+                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": est, "truth": pop[(sh.name, est)],
+                                    "value": iv.value, "estimate": iv.estimate, "lo": iv.lo, "hi": iv.hi,
+                                    "seconds": round(time.time() - t0, 3)})
+                    fh.flush()
+            print(f"validation n = {n} done at {time.time() - start:.0f} s", flush=True)
+
+
+def validation_table(out):
+    with open(out / "validation.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    print("| estimator | n | " + " | ".join(s.name for s in SHAPES) + " |")
+    print("|---|---|" + "---|" * len(SHAPES))
+    for est in VALIDATED:
+        for n in VALIDATE_PLAN:
+            cells = []
+            for sh in SHAPES:
+                sel = [r for r in rows if r["estimator"] == est and int(r["n"]) == n and r["shape"] == sh.name]
+                k = sum(float(r["lo"]) <= float(r["truth"]) <= float(r["hi"]) for r in sel)
+                cells.append(f"{k}/{len(sel)}" if sel else "")
+            print(f"| {est} | {n} | " + " | ".join(cells) + " |")
+
+
 SHOWN_METHODS = ("default", "percentile", "bca", "basic", "normal_bootstrap_bc", "subsample_n/4", "hs_1/2",
                  "hs_2/3", "quarter_1/2", "quarter_2/3", "quarter_band")
 
@@ -426,13 +488,19 @@ def tables(out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("run", "summary", "tables"))
+    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table"))
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--budget", type=float, default=math.inf, help="stop starting samples after this many seconds")
     a = ap.parse_args()
     out = Path(a.out)
     if a.what == "tables":
         tables(out)
+        return
+    if a.what == "validate":
+        validate(out, a.budget)
+        return
+    if a.what == "validation-table":
+        validation_table(out)
         return
     if a.what == "run":
         run(out, a.budget)
