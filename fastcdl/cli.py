@@ -294,7 +294,7 @@ def cmd_metrics(args) -> int:
         out["ece_quantile"], out["ece_quantile_bins"] = _binned_ece(fs.stats) if sparse else (None, None)
         ci_note = None
         out["intervals"] = None
-        if sparse or args.ci:
+        if (sparse or args.ci) and not args.no_ci:
             out["intervals"], ci_note = _intervals(fs.stats, out, args.level, args.seed)
         exact = None
         if cols.multiclass:
@@ -636,6 +636,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--ci", action="store_true",
                    help="print the sample estimators' debiased estimates with intervals (fastcdl.interval); done "
                    "anyway when most rounds sit in buckets of one round")
+    m.add_argument("--no-ci", action="store_true",
+                   help="no intervals (each costs 200 evaluations of its estimator on a quarter of the rounds: "
+                   "about 1 to 1.6 s at 200,000 scores, results/benchmarks/sample-costs.md)")
     m.add_argument("--level", type=_level_arg, default=0.95, help="the intervals' nominal coverage (default: 0.95)")
     m.add_argument("--seed", type=int, default=0, help="seed of the intervals' subsamples (default: 0)")
     m.add_argument("--json", action="store_true", help="print one JSON object")

@@ -208,3 +208,14 @@ def test_ci_on_repeated_predictions_and_level_checked(tmp_path, capsys):
             main(["metrics", path, "--ci", "--level", bad])
         assert e.value.code == 2
     assert "level must lie strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_no_ci_leaves_the_intervals_out(continuous, capsys):
+    path, y, p = continuous
+    assert main(["metrics", path, "--no-ci", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["intervals"] is None and out["cdl_monotone"] == pytest.approx(fc.cdl_monotone(y, p), abs=1e-15)
+    assert main(["metrics", path, "--no-ci"]) == 0
+    text = capsys.readouterr().out
+    assert "debiased" not in text and "rough ranges" not in text
+    assert text.index("sample estimators") < text.index("exact-bucket numbers")
