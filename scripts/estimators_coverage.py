@@ -375,7 +375,7 @@ def summarise(out):
         w.writerows(rate_rows)
 
 
-VALIDATE_PLAN = {5000: 150, 50000: 40}
+VALIDATE_PLAN = {5000: 150, 50000: 100}
 VALIDATED = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "smce", "atb_unbiased")
 
 
