@@ -44,7 +44,8 @@ from fastcdl.sample import (
 from fastcdl.measures import MEASURES, Measure
 from fastcdl.stats import BucketStats
 from fastcdl.summary import Summary, summary
-from fastcdl.uncertainty import BootstrapResult, CalibrationTest, bootstrap, calibration_test
+from fastcdl.uncertainty import (BootstrapResult, CalibrationTest, CoverageWarning, Interval, bootstrap, calibration_test,
+                                 interval)
 
 __version__ = "0.1.0"
 
@@ -55,10 +56,12 @@ __all__ = [
     "CDLReport",
     "CalibrationTest",
     "CertificateWarning",
+    "CoverageWarning",
     "ClasswiseResult",
     "MEASURES",
     "Measure",
     "CutoffCETest",
+    "Interval",
     "MonotoneCDLReport",
     "SampleSizeWarning",
     "Summary",
@@ -82,6 +85,7 @@ __all__ = [
     "decision_loss_curve",
     "decision_loss_curve_monotone",
     "ece",
+    "interval",
     "k2",
     "mce",
     "rmsce",

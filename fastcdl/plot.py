@@ -119,6 +119,21 @@ def _save_all(named_figures, out_dir: Path) -> list[Path]:
     return [path for _, path in staged]
 
 
+def _monotone_interval(stats, seed):
+    """fastcdl.interval of CDL_M on the table (its CoverageWarning below 5,000 rounds is
+    shown in the figure as "rough"), or None where it cannot resample (weighted, tiny)."""
+    import warnings
+
+    from fastcdl.sample import cdl_monotone
+    from fastcdl.uncertainty import CoverageWarning, interval
+
+    if stats.weighted or stats.n_buckets < 2 or float(stats.counts.sum()) < 10:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        return interval(cdl_monotone, stats, seed=seed)
+
+
 class ReliabilityDisplay:
     """Reliability diagram of a bucket table: each bucket i is a disc at (q_i, qhat_i)
     whose area is proportional to n_i, against the diagonal of perfect calibration, with
@@ -128,9 +143,11 @@ class ReliabilityDisplay:
     A table of more than ``max_points`` buckets (a model's continuous scores: every score is
     its own bucket, and its frequency is 0 or 1) is shown through equal-mass bins of its
     rounds (:meth:`fastcdl.BucketStats.rebin`, round(T^(1/3)) bins, at most ``max_points``),
-    so thousands of buckets stay readable; the numbers in the corner are those of the table
-    itself, with CDL_M (fastcdl.cdl_monotone) beside the exact CDL when most rounds sit in
-    buckets of one round. ``n_boot`` > 0 adds a bootstrap band: the 90% percentile interval
+    so thousands of buckets stay readable. When most rounds sit in buckets of one round the
+    corner leads with what means something on a sample: CDL_M (fastcdl.cdl_monotone) with its
+    debiased estimate and 95% interval (fastcdl.interval, unweighted tables) and the ECE of the
+    equal-mass bins drawn; the ECE and CDL of the exact buckets come after, marked as noise.
+    Otherwise the corner holds the ECE and CDL of the table itself. ``n_boot`` > 0 adds a bootstrap band: the 90% percentile interval
     of each shown point's frequency over n_boot resamples of the rounds (O(points) each).
 
     Attributes after :meth:`plot`: ``scatter_`` (the shown points' PathCollection; its sizes
@@ -160,6 +177,7 @@ class ReliabilityDisplay:
         self.stats = stats
         self.n_boot = n_boot
         self.seed = seed
+        self.cdl_monotone_interval = None
 
     @classmethod
     def from_stats(cls, stats: BucketStats, *, ax=None, name=None, n_boot=0, seed=0) -> "ReliabilityDisplay":
@@ -182,6 +200,8 @@ class ReliabilityDisplay:
         sparse = one_round_share(stats) >= 0.5
         disp = cls(stats.values, stats.frequencies, stats.counts, ece=e, cdl=c, name=name, stats=stats,
                    cdl_monotone=cdl_monotone(stats) if sparse else None, n_boot=n_boot, seed=seed)
+        if sparse:
+            disp.cdl_monotone_interval = _monotone_interval(stats, seed)
         return disp.plot(ax=ax)
 
     @classmethod
@@ -271,7 +291,17 @@ class ReliabilityDisplay:
                            frameon=False, borderaxespad=0)
         numbers = f"ECE = {self.ece:.4f}\nCDL = {self.cdl:.4f}"
         if self.cdl_monotone is not None:
-            numbers += f" (noise: one-round buckets)\nCDL_M = {self.cdl_monotone:.4f}"
+            # continuous scores: lead with the numbers that mean something on a sample
+            lead = f"CDL_M = {self.cdl_monotone:.4f}"
+            ci = self.cdl_monotone_interval
+            if ci is not None:
+                rough = "" if ci.validated else ", rough at this T"
+                lead += (f", debiased {ci.estimate:.4f}\n  {100 * ci.level:g}% interval "
+                         f"[{ci.lo:.4f}, {ci.hi:.4f}]{rough}")
+            if self.shown.edges is not None:
+                lead += f"\nECE ({self.shown.n_buckets} equal-mass bins) = {ece(self.shown):.4f}"
+            numbers = (f"{lead}\nexact buckets (noise: one-round buckets):\n"
+                       f"  ECE = {self.ece:.4f}, CDL = {self.cdl:.4f}")
         # the values' top right corner: the axes' right edge, at the legend's top (beside it)
         self.numbers_ = ax.annotate(
             f"{numbers}\nT = {t_text} rounds\n{self.values.shape[0]} buckets",

@@ -15,23 +15,10 @@ from dataclasses import dataclass, field
 
 from fastcdl.measures import MEASURES
 
-__all__ = ["Summary", "Interval", "WorstTask", "summary", "summary_of_table"]
+__all__ = ["Summary", "WorstTask", "summary", "summary_of_table"]
 
 #: The share of rounds in buckets of one round from which the exact numbers are called noise.
 SPARSE_SHARE = 0.5
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An interval of one measure: ``lo``, ``hi`` at nominal coverage ``level``, by ``method``."""
-
-    lo: float
-    hi: float
-    level: float
-    method: str
-
-    def to_dict(self) -> dict:
-        return {"lo": self.lo, "hi": self.hi, "level": self.level, "method": self.method}
 
 
 @dataclass(frozen=True)
@@ -65,7 +52,8 @@ class Summary:
     """Every measure of a table (:func:`summary`).
 
     values            {key: value} for every measure of fastcdl.measures that applies, in its order
-    intervals         {key: Interval} when asked (empty otherwise)
+    intervals         {key: fastcdl.Interval} when asked (empty otherwise): the debiased estimate
+                      and its interval (fastcdl.interval)
     n_buckets, T      the table's buckets and rounds (total weight when weighted)
     vcdl_kink         where the worst V-shaped task has its kink
     cutoff_ce_p_value the p-value of cutoff CE's test of perfect calibration
@@ -117,7 +105,8 @@ class Summary:
         out["worst_task"] = self.worst_task.to_dict()
         out["advice"] = self.advice
         if self.intervals:
-            out["intervals"] = {k: iv.to_dict() for k, iv in self.intervals.items()}
+            out["intervals"] = {k: {"estimate": iv.estimate, "lo": iv.lo, "hi": iv.hi, "level": iv.level,
+                                    "validated": iv.validated} for k, iv in self.intervals.items()}
         return out
 
     def to_json(self, **kwargs) -> str:
@@ -132,7 +121,7 @@ class Summary:
         for key, v in self.values.items():
             m = MEASURES[key]
             iv = self.intervals.get(key)
-            ci = f"  [{iv.lo:.4g}, {iv.hi:.4g}]" if iv is not None else ""
+            ci = f"  debiased {iv.estimate:.4g} [{iv.lo:.4g}, {iv.hi:.4g}]" if iv is not None else ""
             rows.append(f"  {m.label:<7}{'' if v is None else format(v, '.4g'):>11}{ci}   {m.text}")
         return "\n".join(rows)
 
@@ -155,7 +144,7 @@ def _worst_task(report, stats) -> WorstTask:
                      tuple(float(w) for w in report.weights))
 
 
-def summary_of_table(stats, *, intervals=False, level=0.95, n_boot=1000, seed=0) -> Summary:
+def summary_of_table(stats, *, intervals=False, level=0.95, n_sub=200, seed=0) -> Summary:
     """:func:`summary` of a BucketStats."""
     from fastcdl import sample
     from fastcdl.metrics import SampleSizeWarning, cdl_report, one_round_share
@@ -172,17 +161,23 @@ def summary_of_table(stats, *, intervals=False, level=0.95, n_boot=1000, seed=0)
     share = one_round_share(stats)
     ivs = {}
     if intervals:
-        from fastcdl.uncertainty import default_interval
+        from fastcdl.uncertainty import CoverageWarning, interval
 
-        for key in values:
-            ivs[key] = default_interval(key, stats, level=level, n_boot=n_boot, seed=seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CoverageWarning)
+            for key in values:
+                ivs[key] = interval(key, stats, level=level, n_sub=n_sub, seed=seed)
+        said = {str(w.message) for w in caught if issubclass(w.category, CoverageWarning)}
+        if said:  # once, not once per measure
+            warnings.warn(f"{len(said)} of the intervals come with a warning; the first: {sorted(said)[0]}",
+                          CoverageWarning, stacklevel=3)
     return Summary(values, int(stats.n_buckets), float(stats.total), float(rep.vcdl_kink), float(test.p_value),
                    None if share != share else float(share), _worst_task(rep, stats), stats.edges is not None,
                    bool(stats.weighted), ivs)
 
 
 def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, intervals=False, level=0.95,
-            n_boot=1000, seed=0) -> Summary:
+            n_sub=200, seed=0) -> Summary:
     """Every measure of binary forecasts, the worst decision task and the advice for
     continuous scores, in one frozen object with a readable repr, ``to_dict()`` and
     ``to_json()``.
@@ -194,8 +189,9 @@ def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight
     bins, strategy, sample_weight
         As in :func:`fastcdl.bucket_stats`.
     intervals : bool
-        Also an interval of every measure (:func:`fastcdl.uncertainty.default_interval`),
-        seeded by ``seed``, at nominal coverage ``level`` from ``n_boot`` replicates.
+        Also the debiased estimate and interval of every measure (:func:`fastcdl.interval`,
+        the documented default: subsampling, seeded by ``seed``, at nominal coverage ``level``
+        from ``n_sub`` subsamples; a CoverageWarning, once, where it is not validated).
 
     Returns
     -------
@@ -207,7 +203,7 @@ def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight
         Bad input (fastcdl's validation: the argument, the position, the value).
 
     Cost: one exact table (O(T log T), O(T) binned) and every measure on it (O(m log m)
-    each; smCE and CDL_M dominate); intervals multiply the sample estimators' cost by n_boot.
+    each; smCE and CDL_M dominate); intervals cost n_sub evaluations of every measure on tables of T/4 rounds.
 
     Examples
     --------
@@ -220,5 +216,5 @@ def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight
     from fastcdl.metrics import _stats
 
     st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
-    return summary_of_table(st, intervals=intervals, level=level, n_boot=n_boot, seed=seed)
+    return summary_of_table(st, intervals=intervals, level=level, n_sub=n_sub, seed=seed)
 

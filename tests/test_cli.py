@@ -37,11 +37,14 @@ def test_metrics_json_matches_library(capsys):
     assert fc.cfdl(y, p, payoff=fc.cdl_report(y, p).payoff) == pytest.approx(out["cdl"], abs=1e-12)
     # every measure of the registry, by its key, and the report's other fields
     assert set(out) == set(MEASURES) | {"n_buckets", "T", "vcdl_kink", "cutoff_ce_p_value", "worst_task",
-                                        "one_round_share", "advice"}
+                                        "one_round_share", "advice", "ece_quantile", "ece_quantile_bins",
+                                        "intervals"}
     st = fc.bucket_stats(y, p)
     for key, m in MEASURES.items():
         assert out[key] == (pytest.approx(m(st), abs=1e-15) if m.applies(st) else None), key
     assert out["advice"] is None and out["cdl_monotone"] == pytest.approx(fc.cdl_monotone(y, p), abs=1e-15)
+    # repeated predictions: no intervals or binned ECE unless asked (--ci)
+    assert out["intervals"] is None and out["ece_quantile"] is None
 
 
 def test_worst_task_payoffs_are_exact(capsys):

@@ -136,3 +136,86 @@ def test_python_dash_m_json_on_continuous_scores(continuous):
     out = json.loads(r.stdout)
     assert r.stderr == ""
     assert out["smce"] == pytest.approx(fc.smce(y, p), rel=1e-12)
+
+
+def _lines(text, start, stop):
+    lines = text.splitlines()
+    a = next(i for i, ln in enumerate(lines) if ln.startswith(start))
+    b = next(i for i, ln in enumerate(lines) if ln.startswith(stop))
+    return lines[a:b]
+
+
+def test_continuous_scores_lead_with_debiased_estimates_and_intervals(tmp_path, capsys):
+    """Every score its own bucket: the sample estimators come first, each with its debiased
+    estimate and 95% interval (fastcdl.interval, seed 0), then the binned ECE with its bins
+    named, and the exact-bucket numbers after, labelled as noise. 6000 rounds: no note that
+    the intervals are rough."""
+    rng = np.random.default_rng(3)
+    p = rng.random(6000)
+    y = rng.random(6000) < np.clip(p + 0.1 * (p - 0.5), 0, 1)
+    path = _csv(tmp_path / "scores.csv", y, p)
+    assert main(["metrics", path]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    first_sample = next(i for i, ln in enumerate(lines) if ln.startswith("sample estimators"))
+    first_exact = next(i for i, ln in enumerate(lines) if ln.startswith("exact-bucket numbers"))
+    ece_line = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("ECE "))
+    assert first_sample < first_exact < ece_line
+    assert "debiased with 95% intervals" in lines[first_sample]
+    assert "rough ranges" not in text
+    block = _lines(text, "sample estimators", "exact-bucket numbers")
+    for name, key in (("CDL_M", "cdl_monotone"), ("cutCE", "cutoff_ce"), ("smCE", "smce")):
+        r = fc.interval(key, y, p, seed=0)
+        (line,) = [ln for ln in block if ln.lstrip().startswith(name + " ")]
+        assert f"{r.estimate:.4g}" in line and f"{r.hi:.4g}" in line
+    r = fc.interval("atb_unbiased", y, p, seed=0)
+    (line,) = [ln for ln in block if ln.lstrip().startswith("ATB ")]
+    assert f"{fc.atb(y, p):.4g}" in line and f"{r.estimate:.4g}" in line
+    st = fc.bucket_stats(y, p).rebin("auto", strategy="quantile")
+    (line,) = [ln for ln in block if ln.lstrip().startswith("ECE_q")]
+    assert f"{fc.ece(st):.4g}" in line and f"over {st.n_buckets} equal-mass bins" in line
+    assert main(["metrics", path, "--json", "--level", "0.9"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    r = fc.interval("cdl_monotone", y, p, level=0.9, seed=0)
+    got = out["intervals"]["cdl_monotone"]
+    assert (got["estimate"], got["lo"], got["hi"], got["level"]) == (r.estimate, r.lo, r.hi, 0.9)
+    assert got["validated"] is True and set(out["intervals"]) == {"cdl_monotone", "vcdl_monotone", "cutoff_ce",
+                                                                   "smce", "atb_unbiased"}
+    assert out["ece_quantile"] == pytest.approx(fc.ece(st), abs=1e-15) and out["ece_quantile_bins"] == st.n_buckets
+
+
+def test_small_continuous_files_say_their_intervals_are_rough(continuous, capsys):
+    path, y, p = continuous  # 1500 rounds
+    assert main(["metrics", path]) == 0
+    text = capsys.readouterr().out
+    assert "intervals: at 1500 rounds read them as rough ranges" in text
+
+
+def test_ci_on_repeated_predictions_and_level_checked(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    p = rng.integers(0, 11, 800) / 10
+    y = rng.random(800) < p
+    path = _csv(tmp_path / "grid.csv", y, p)
+    assert main(["metrics", path, "--ci"]) == 0
+    text = capsys.readouterr().out
+    assert "gains it" in text and "debiased with 95% intervals" in text
+    assert "intervals: at 800 rounds read them as rough ranges" in text
+    with pytest.warns(fc.CoverageWarning):
+        r = fc.interval("smce", y, p, seed=0)
+    assert f"{r.estimate:.4g}" in text
+    for bad in ("1", "0", "x"):
+        with pytest.raises(SystemExit) as e:
+            main(["metrics", path, "--ci", "--level", bad])
+        assert e.value.code == 2
+    assert "level must lie strictly between 0 and 1" in capsys.readouterr().err
+
+
+def test_no_ci_leaves_the_intervals_out(continuous, capsys):
+    path, y, p = continuous
+    assert main(["metrics", path, "--no-ci", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["intervals"] is None and out["cdl_monotone"] == pytest.approx(fc.cdl_monotone(y, p), abs=1e-15)
+    assert main(["metrics", path, "--no-ci"]) == 0
+    text = capsys.readouterr().out
+    assert "debiased" not in text and "rough ranges" not in text
+    assert text.index("sample estimators") < text.index("exact-bucket numbers")

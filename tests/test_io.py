@@ -143,7 +143,7 @@ def test_multiclass_example():
 
 SAMPLE_KEYS = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
                "mce", "rmsce", "brier", "brier_reliability", "brier_resolution", "brier_uncertainty",
-               "one_round_share", "advice"}
+               "one_round_share", "advice", "ece_quantile", "ece_quantile_bins", "intervals"}
 KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | SAMPLE_KEYS
 
 
@@ -222,6 +222,10 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
     assert captured.err == ""
     out = json.loads(captured.out)
     assert set(out) == (KEYS | {"bins"} if bins else KEYS)
+    # what the command line leads with on continuous scores (tests/test_cli_estimators.py checks them)
+    lead = {k: out.pop(k) for k in ("ece_quantile", "ece_quantile_bins", "intervals")}
+    if out["advice"] is None:
+        assert lead == {"ece_quantile": None, "ece_quantile_bins": None, "intervals": None}
     if bins:
         assert out["bins"] == {"strategy": "uniform", "asked": bins, "made": bins, "edges": (np.arange(11) / 10).tolist()}
     assert set(out["worst_task"]) == {"actions", "payoff", "bounds", "at_bounds", "gain", "kinks", "weights"}

@@ -30,6 +30,14 @@ def test_thousands_of_buckets_are_drawn_as_a_bounded_number_of_equal_mass_bins()
     # the numbers are those of the exact table, with CDL_M beside the noisy exact CDL
     text = " ".join(t.get_text() for t in disp.ax_.texts)
     assert f"CDL_M = {fc.cdl_monotone(y, p):.4f}" in text and "5000 buckets" in text
+    # it leads with the sample numbers: CDL_M debiased with its interval, the ECE of the bins
+    # drawn; the exact-bucket numbers come after, marked as noise
+    ci = fc.interval(fc.cdl_monotone, y, p, seed=0)
+    corner = disp.numbers_.get_text()
+    assert f"debiased {ci.estimate:.4f}" in corner and f"95% interval [{ci.lo:.4f}, {ci.hi:.4f}]" in corner
+    assert f"ECE (17 equal-mass bins) = {fc.ece(shown):.4f}" in corner
+    assert corner.index("CDL_M") < corner.index("ECE (17") < corner.index("exact buckets (noise")
+    assert f"ECE = {disp.ece:.4f}, CDL = {disp.cdl:.4f}" in corner.split("exact buckets (noise")[1]
     assert "17 equal-mass bins" in " ".join(t.get_text() for t in disp.ax_.get_legend().get_texts())
     # the histogram of the predictions: 50 bars whose heights are the shares of rounds
     heights = np.array([b.get_height() for b in disp.hist_])
@@ -90,7 +98,8 @@ def test_the_band_is_over_the_discs_and_the_values_clear_the_legend(case):
         n_boot, name = 100000, "a model whose name is long enough to fill the title"
     disp = fplot.ReliabilityDisplay.from_predictions(y, p, n_boot=n_boot, name=name)
     assert disp.band_.get_zorder() > disp.scatter_.get_zorder()
-    values = next(t for t in disp.ax_.texts if t.get_text().startswith("ECE = "))
+    values = disp.numbers_  # on continuous scores it leads with CDL_M, else with ECE
+    assert values in disp.ax_.texts and values.get_text().startswith(("ECE = ", "CDL_M = "))
     for dpi in (72, 100, 150, 300):
         renderer = _drawn(disp.figure_, dpi)
         legend, box = disp.ax_.get_legend().get_window_extent(renderer), values.get_window_extent(renderer)

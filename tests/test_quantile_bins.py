@@ -255,8 +255,8 @@ def test_metrics_and_estimators_take_strategy():
               fc.atb, fc.smce, fc.mce, fc.rmsce):
         assert f(y, p, bins="auto", strategy="quantile") == f(st_)
     assert fc.cdl_report(y, p, bins=9, strategy="quantile").value == fc.cdl(y, p, bins=9, strategy="quantile")
-    b1 = fc.bootstrap("ece", y, p, bins=9, strategy="quantile", n_boot=50, seed=1)
-    b2 = fc.bootstrap("ece", fc.bucket_stats(y, p, bins=9, strategy="quantile"), n_boot=50, seed=1)
+    b1 = fc.bootstrap("ece", y, p, bins=9, strategy="quantile", n_boot=100, seed=1)
+    b2 = fc.bootstrap("ece", fc.bucket_stats(y, p, bins=9, strategy="quantile"), n_boot=100, seed=1)
     assert b1.value == b2.value and np.array_equal(b1.replicates, b2.replicates)
     t = fc.calibration_test(y, p, metric="ece", bins=9, strategy="quantile", n_sim=50, seed=1)
     assert t.statistic == fc.ece(y, p, bins=9, strategy="quantile")

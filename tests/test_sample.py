@@ -554,8 +554,9 @@ def test_worked_example_runs_and_agrees_within_the_precision_of_the_fits(capsys)
     assert printed[0] == expected[0]
     assert [line.split("  ")[0] for line in printed] == [line.split("  ")[0] for line in expected]
     header = expected[0].split()
-    columns = ["scores", "CDL", "CDL_M", "lo", "hi", "cutoff", "p_asym", "p_sim", "smCE", "ATB_unb"]
-    assert header[1:] == ["scores", "CDL", "CDL_M", "95%", "interval", "cutoff", "p_asym", "p_sim", "smCE", "ATB_unb"]
+    columns = ["scores", "CDL", "CDL_M", "debiased", "lo", "hi", "cutoff", "p_asym", "p_sim", "smCE", "ATB_unb"]
+    assert header[1:] == ["scores", "CDL", "CDL_M", "debiased", "95%", "interval", "cutoff", "p_asym", "p_sim", "smCE",
+                          "ATB_unb"]
     for got_line, want_line in zip(printed[1:], expected[1:]):
         got, want = _numbers(got_line), _numbers(want_line)
         assert len(got) == len(want) == len(columns)

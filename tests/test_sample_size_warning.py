@@ -120,7 +120,7 @@ def test_classwise_reductions_warn_per_class():
 def test_resampling_warns_once_for_the_table_not_for_each_replicate():
     y, p = _continuous()
     with pytest.warns(fc.SampleSizeWarning) as rec:
-        fc.bootstrap(fc.cdl, y, p, n_boot=20, seed=0, method="bca")
+        fc.bootstrap(fc.cdl, y, p, n_boot=100, seed=0, method="bca")
     assert len(rec) == 1
     with pytest.warns(fc.SampleSizeWarning) as rec:
         fc.calibration_test(y, p, metric="ece", n_sim=20, seed=0)

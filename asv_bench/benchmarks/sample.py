@@ -148,7 +148,7 @@ class ResamplingSuite:
         n = rng.integers(1, 100, m)
         s = rng.binomial(n, q)
         self.stats = fc.BucketStats(q, n, s, q * n)
-        fu.bootstrap(metric, self.stats, n_boot=5, seed=0, method="bca")
+        fu.bootstrap(metric, self.stats, n_boot=100, seed=0, method="bca")
         fu.calibration_test(self.stats, metric=metric, n_sim=5, seed=0)
 
     def time_bootstrap_1000_percentile(self, metric):

@@ -1,0 +1,136 @@
+"""Cost of every sample estimator, its interval and the tests of perfect calibration, as a ratio
+to np.sort of the same predictions, timed in one run (results/benchmarks/sample-costs.md and
+sample-costs.json).
+
+    python scripts/bench_sample_costs.py [--T 200000] [--repeat 5]
+
+Data: T distinct scores p ~ U[0, 1] with y ~ Bernoulli(p). Every figure is the median of
+--repeat calls after a warm-up call (compilation excluded); the calls of a repeat are timed
+one after the other, so the machine's load affects them alike. The JSON keeps the raw times,
+the CPU model, the load average before and after, numba's thread count, a hash of fastcdl's
+sources and the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numba
+import numpy as np
+
+import fastcdl as fc
+from fastcdl import sample as fs
+from fastcdl.uncertainty import CoverageWarning, bootstrap, calibration_test, interval
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT_MD = ROOT / "results" / "benchmarks" / "sample-costs.md"
+OUT_JSON = ROOT / "results" / "benchmarks" / "sample-costs.json"
+
+
+def source_hash():
+    h = hashlib.sha256()
+    for f in sorted((ROOT / "fastcdl").rglob("*.py")):
+        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def median_time(f, repeat):
+    f()
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return float(np.median(ts)), ts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--T", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    a = ap.parse_args()
+    T = a.T
+    rng = np.random.default_rng(0)
+    p = rng.random(T)
+    y = rng.random(T) < p
+    st = fc.bucket_stats(y, p)
+    load_before = os.getloadavg()
+    rows = []
+
+    def add(name, cost, f, repeat=a.repeat):
+        med, ts = median_time(f, repeat)
+        rows.append({"what": name, "cost": cost, "seconds": med, "times": ts})
+        print(f"{name}: {med:.4f} s", flush=True)
+
+    add("np.sort of the predictions", "O(T log T)", lambda: np.sort(p))
+    add("bucket_stats (the exact table)", "O(T) radix sort", lambda: fc.bucket_stats(y, p))
+    for name in ("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce", "cutoff_ce_test", "smce",
+                 "atb", "atb_unbiased", "brier"):
+        f = getattr(fs, name)
+        add(f"{name} (from the table)", "O(m log m)" if name == "smce" else "O(m)", lambda f=f: f(st))
+    add("ece, round(T^(1/3)) equal-mass bins (from the rounds)", "O(T)",
+        lambda: fc.ece(y, p, bins="auto", strategy="quantile"))
+    add("calibration_test, cutoff CE, 1000 simulations (kernel)", "O(m) per simulation",
+        lambda: calibration_test(st, n_sim=1000, seed=1))
+    # the table-by-table road (any metric): a callable that is not fastcdl's cutoff_ce takes it
+    add("calibration_test, cutoff CE through the metric, 100 simulations", "O(m) per simulation + a table each",
+        lambda: calibration_test(st, metric=lambda t: fs.cutoff_ce(t), n_sim=100, seed=1), repeat=max(1, a.repeat // 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        for name in ("cdl_monotone", "cutoff_ce", "smce", "atb_unbiased"):
+            add(f"interval({name}), 200 subsamples of T/4", "200 evaluations at T/4 + O(T) per split",
+                lambda name=name: interval(name, st, seed=1), repeat=max(1, a.repeat // 2))
+        add("bootstrap(cutoff_ce), 1000 replicates, percentile", "O(m) per replicate",
+            lambda: bootstrap("cutoff_ce", st, n_boot=1000, seed=1), repeat=max(1, a.repeat // 2))
+    load_after = os.getloadavg()
+    sort_s = rows[0]["seconds"]
+    for r in rows:
+        r["ratio_to_sort"] = r["seconds"] / sort_s
+    command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+    meta = {"T": T, "repeat": a.repeat, "cpu": cpu_model(), "cores": os.cpu_count(),
+            "numba_threads": numba.get_num_threads(), "load_before": load_before, "load_after": load_after,
+            "source_hash": source_hash(), "command": command, "numpy": np.__version__, "numba": numba.__version__,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    OUT_JSON.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+    lines = [
+        "# Cost of the sample estimators, their intervals and the calibration tests",
+        "",
+        f"T = {T:,} distinct scores p ~ U[0, 1], y ~ Bernoulli(p); medians of {a.repeat} calls after a warm-up "
+        "(resampling rows: of about half as many), ratios to np.sort of the same predictions timed in the "
+        "same run.",
+        "",
+        f"Machine: {meta['cpu']}, {meta['cores']} cores shared with other jobs, numba threads "
+        f"{meta['numba_threads']}; load average (1, 5, 15 min) {', '.join(f'{x:.2f}' for x in load_before)} "
+        f"before and {', '.join(f'{x:.2f}' for x in load_after)} after. Sources {meta['source_hash']}, "
+        f"{meta['date']}. Raw times: sample-costs.json.",
+        "",
+        f"Command: `{command}`",
+        "",
+        "| what | cost | seconds | / np.sort |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['what']} | {r['cost']} | {r['seconds']:.4g} | {r['ratio_to_sort']:.3g}x |")
+    OUT_MD.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,511 @@
+"""Coverage study of the sample estimators and their intervals (results/estimators-coverage/).
+
+    python scripts/estimators_coverage.py run [--out DIR] [--budget SECONDS]
+    python scripts/estimators_coverage.py summary [--out DIR]
+    python scripts/estimators_coverage.py tables [--out DIR]
+    python scripts/estimators_coverage.py validate [--out DIR] [--budget SECONDS]
+    python scripts/estimators_coverage.py validation-table [--out DIR]
+
+Models: six (score distribution, calibration curve) pairs, SHAPES below. Population values
+are the estimators evaluated on a fine weighted table of the model: M equal-mass points of the
+score distribution (the midpoints (j - 1/2)/M of its quantile function), each of weight
+(1 - atom)/M with positives c(q) times that weight, plus the atom's own bucket. The exact
+metrics accept such weighted tables; the population value of the discretised model differs
+from the continuous one by O(1/M), and populations.csv holds the values at M = 250,000 and
+M = 1,000,000 to show how little.
+
+For each model, n in N_GRID and replication r (seeded by model, n and r), one sample of n
+rounds is drawn and, for every estimator, the script records the estimate and the summaries
+of three resampling schemes of the sample's bucket table:
+
+- the bootstrap over rounds as fastcdl.uncertainty.bootstrap draws it (multinomial counts of
+  the cells (bucket, y)), B replicates: mean, sd, 2.5% and 97.5% quantiles, and at n = 1000
+  the BCa ends (fastcdl.uncertainty._bca, the jackknife over rounds);
+- half-samples without replacement (a random permutation of the rounds split in two, H/2
+  permutations): mean, sd and quantiles of the estimator on the halves;
+- quarter-samples (the permutation split in four): the same.
+
+raw.csv holds one row per (model, n, r, estimator), appended as each sample finishes, so an
+interrupted run keeps everything but the sample in flight and resumes where it stopped.
+`summary` turns raw.csv into summary.csv: bias, sd, RMSE and, for each interval method, the
+coverage with its Wilson 95% interval; and bias_rate.csv: the slope of log |bias| against
+log n. The interval methods are formed from the recorded summaries (see METHODS in
+summarise()).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy import stats as sps
+from scipy.special import expit, logit
+
+import fastcdl as fc
+from fastcdl._kernels import resample as _rk
+from fastcdl.metrics import sample_size_check_off
+from fastcdl.sample import atb_unbiased, cdl_monotone, cutoff_ce, smce, vcdl_monotone
+from fastcdl.stats import BucketStats
+from fastcdl.uncertainty import _bca, _cells
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "results" / "estimators-coverage"
+N_GRID = (1000, 10000, 100000, 1000000)
+# replications per n, bootstrap replicates, half-samples (and as many quarter-samples)
+PLAN = {1000: (150, 200, 100), 10000: (100, 200, 100), 100000: (20, 100, 100), 1000000: (6, 0, 0)}
+M_FINE = 1_000_000
+M_CHECK = 250_000
+
+
+def _ece_quantile(st):
+    return fc.ece(st.rebin("auto", strategy="quantile"))
+
+
+ESTIMATORS = {
+    "cdl_monotone": cdl_monotone,
+    "vcdl_monotone": vcdl_monotone,
+    "cutoff_ce": cutoff_ce,
+    "smce": smce,
+    "atb_unbiased": atb_unbiased,
+    "ece_quantile": _ece_quantile,
+}
+
+
+class Shape:
+    """A model: scores from ``dist`` (a frozen scipy distribution on [0, 1]) with probability
+    1 - atom, and the score ``atom_at`` with probability atom; E[y | p] = curve(p)."""
+
+    def __init__(self, name, words, dist, curve, atom=0.0, atom_at=0.5, atom_truth=0.5):
+        self.name, self.words, self.dist, self.curve = name, words, dist, curve
+        self.atom, self.atom_at, self.atom_truth = atom, atom_at, atom_truth
+
+    def table(self, M):
+        """The weighted population table of M equal-mass points (and the atom)."""
+        q = self.dist.ppf((np.arange(M) + 0.5) / M)
+        w = np.full(M, (1.0 - self.atom) / M)
+        c = self.curve(q)
+        if self.atom > 0.0:
+            q = np.r_[q, self.atom_at]
+            w = np.r_[w, self.atom]
+            c = np.r_[c, self.atom_truth]
+        return BucketStats.from_table(q, w, c * w)
+
+    def sample(self, n, rng):
+        p = self.dist.rvs(size=n, random_state=rng)
+        if self.atom > 0.0:
+            p = np.where(rng.random(n) < self.atom, self.atom_at, p)
+        truth = self.curve(p)
+        if self.atom > 0.0:
+            truth = np.where(p == self.atom_at, self.atom_truth, truth)
+        y = (rng.random(n) < truth).astype(np.int8)
+        return y, p
+
+
+def _temper(a):
+    return lambda p: expit(a * logit(p))
+
+
+SHAPES = [
+    Shape("calibrated", "p ~ U[0,1], E[y|p] = p", sps.uniform(), lambda p: p),
+    Shape("overconfident", "p ~ U[0,1], E[y|p] = expit(0.7 logit p)", sps.uniform(), _temper(0.7)),
+    Shape("underconfident", "p ~ Beta(2,2), E[y|p] = expit(1.5 logit p)", sps.beta(2, 2), _temper(1.5)),
+    Shape("nonmonotone", "p ~ U[0,1], E[y|p] = p + 0.1 sin(4 pi p)", sps.uniform(),
+          lambda p: p + 0.1 * np.sin(4 * np.pi * p)),
+    Shape("point_mass", "p = 0.7 w.p. 0.3 (E[y|p] = 0.62 there), else p ~ U[0,1] calibrated",
+          sps.uniform(), lambda p: p, atom=0.3, atom_at=0.7, atom_truth=0.62),
+    Shape("heavy_tails", "p ~ Beta(0.2,0.2), E[y|p] = expit(0.8 logit p)", sps.beta(0.2, 0.2), _temper(0.8)),
+]
+
+
+def true_ece(shape, M):
+    q = shape.dist.ppf((np.arange(M) + 0.5) / M)
+    val = (1.0 - shape.atom) * np.mean(np.abs(shape.curve(q) - q))
+    return val + shape.atom * abs(shape.atom_truth - shape.atom_at)
+
+
+def populations(out):
+    """Population value of every estimator on every model (cached in populations.csv)."""
+    path = out / "populations.csv"
+    if path.exists():
+        with open(path) as fh:
+            return {(r["shape"], r["estimator"]): float(r["value"]) for r in csv.DictReader(fh)}
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for sh in SHAPES:
+            vals = {}
+            for M in (M_CHECK, M_FINE):
+                st = sh.table(M)
+                vals[M] = {"cdl_monotone": cdl_monotone(st), "vcdl_monotone": vcdl_monotone(st),
+                           "cutoff_ce": cutoff_ce(st), "smce": smce(st), "atb_unbiased": fc.atb(st),
+                           "ece_quantile": true_ece(sh, M)}
+            for est in ESTIMATORS:
+                rows.append({"shape": sh.name, "estimator": est, "value": vals[M_FINE][est],
+                             "value_M250k": vals[M_CHECK][est], "model": sh.words})
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return {(r["shape"], r["estimator"]): float(r["value"]) for r in rows}
+
+
+def _summ(v, prefix):
+    if v.size == 0:
+        return {f"{prefix}_{k}": math.nan for k in ("mean", "sd", "q025", "q975")}
+    q025, q975 = np.quantile(v, [0.025, 0.975])
+    return {f"{prefix}_mean": v.mean(), f"{prefix}_sd": v.std(ddof=1), f"{prefix}_q025": q025, f"{prefix}_q975": q975}
+
+
+def _table_from_counts(st, n, s):
+    keep = n > 0
+    q = st.values[keep]
+    return BucketStats(q, n[keep], s[keep], q * n[keep], None, None)
+
+
+def one_sample(sh, n, r, B, H):
+    rng = np.random.default_rng([SHAPES.index(sh), n, r])
+    y, p = sh.sample(n, rng)
+    cells = _cells(y, p, None, None, by_outcome=True)
+    st = cells.stats
+    m = st.n_buckets
+    est = {k: f(st) for k, f in ESTIMATORS.items()}
+    boot = {k: np.empty(B) for k in ESTIMATORS}
+    half = {k: np.empty(H) for k in ESTIMATORS}
+    quarter = {k: np.empty(H) for k in ESTIMATORS}
+    if B:
+        counts = rng.multinomial(n, cells.count / n, size=B)
+        nb, sb = _rk.scatter_cells(counts, cells.bucket, cells.y, cells.weight, m)
+        nb, sb = nb.astype(np.int64), sb.astype(np.int64)
+        for b in range(B):
+            t = _table_from_counts(st, nb[b], sb[b])
+            for k, f in ESTIMATORS.items():
+                boot[k][b] = f(t)
+    rounds = np.repeat(np.arange(cells.count.shape[0]), cells.count)  # the cell of every round
+    for j in range(H // 2):
+        perm = rng.permutation(rounds)
+        for part, store, pieces in ((0, half, 2), (1, half, 2), (0, quarter, 4), (1, quarter, 4)):
+            size = n // pieces
+            c = np.bincount(perm[part * size:(part + 1) * size], minlength=cells.count.shape[0])
+            nb, sb = _rk.scatter_cells(c[None, :].astype(np.int64), cells.bucket, cells.y, cells.weight, m)
+            t = _table_from_counts(st, nb[0].astype(np.int64), sb[0].astype(np.int64))
+            for k, f in ESTIMATORS.items():
+                store[k][2 * j + part] = f(t)
+    rows = []
+    for k, f in ESTIMATORS.items():
+        row = {"estimate": est[k]}
+        row.update(_summ(boot[k], "boot"))
+        row["bca_lo"] = row["bca_hi"] = math.nan
+        if B and n <= 1000:
+            lo, hi = _bca(f, cells, est[k], boot[k], 0.025)
+            row["bca_lo"], row["bca_hi"] = lo, hi
+        row.update(_summ(half[k], "half"))
+        row.update(_summ(quarter[k], "quarter"))
+        rows.append((k, row))
+    return rows
+
+
+FIELDS = ["shape", "n", "rep", "estimator", "truth", "estimate", "boot_mean", "boot_sd", "boot_q025", "boot_q975",
+          "bca_lo", "bca_hi", "half_mean", "half_sd", "half_q025", "half_q975",
+          "quarter_mean", "quarter_sd", "quarter_q025", "quarter_q975", "B", "H", "seconds"]
+
+
+def run(out, budget):
+    out.mkdir(parents=True, exist_ok=True)
+    pop = populations(out)
+    raw = out / "raw.csv"
+    done = set()
+    if raw.exists():
+        with open(raw) as fh:
+            done = {(r["shape"], int(r["n"]), int(r["rep"])) for r in csv.DictReader(fh)}
+    new = not raw.exists()
+    start = time.time()
+    with open(raw, "a", newline="") as fh, warnings.catch_warnings(), sample_size_check_off():
+        warnings.simplefilter("ignore")
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        if new:
+            w.writeheader()
+        for n in N_GRID:
+            R, B, H = PLAN[n]
+            for r in range(R):  # replications interleaved over models: a stopped run stays balanced
+                for sh in SHAPES:
+                    if (sh.name, n, r) in done:
+                        continue
+                    if time.time() - start > budget:
+                        print("budget spent", flush=True)
+                        return
+                    t0 = time.time()
+                    rows = one_sample(sh, n, r, B, H)
+                    dt = time.time() - t0
+                    for k, row in rows:
+                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": k, "truth": pop[(sh.name, k)],
+                                    **row, "B": B, "H": H, "seconds": round(dt, 3)})
+                    fh.flush()
+            print(f"n = {n} done at {time.time() - start:.0f} s", flush=True)
+
+
+def wilson(k, N, z=1.959963984540054):
+    if N == 0:
+        return math.nan, math.nan
+    ph = k / N
+    den = 1 + z * z / N
+    mid = (ph + z * z / (2 * N)) / den
+    half = z * math.sqrt(ph * (1 - ph) / N + z * z / (4 * N * N)) / den
+    return mid - half, mid + half
+
+
+Z = 1.959963984540054
+
+
+def _hs(d, rate):
+    """Half-sample extrapolation: the estimate minus its bias, read off the half-samples' mean
+    as if the bias fell like n^-rate: E theta_{n/2} - E theta_n = (2^rate - 1) bias_n."""
+    return d["estimate"] - (d["half_mean"] - d["estimate"]) / (2.0**rate - 1.0)
+
+
+def _rate_est(d):
+    num = d["quarter_mean"] - d["half_mean"]
+    den = d["half_mean"] - d["estimate"]
+    r = np.full(num.shape, 0.5)
+    ok = (den > 0) & (num > 0)
+    r[ok] = np.log2(num[ok] / den[ok])
+    return np.clip(r, 0.5, 1.0)
+
+
+def methods(d):
+    """Every interval method: name -> (point estimate, lo, hi) arrays."""
+    th = d["estimate"]
+    out = {
+        "percentile": (th, d["boot_q025"], d["boot_q975"]),
+        "bca": (th, d["bca_lo"], d["bca_hi"]),
+        "basic": (2 * th - d["boot_mean"], 2 * th - d["boot_q975"], 2 * th - d["boot_q025"]),
+        "normal_bootstrap_bc": (2 * th - d["boot_mean"], 2 * th - d["boot_mean"] - Z * d["boot_sd"],
+                                2 * th - d["boot_mean"] + Z * d["boot_sd"]),
+    }
+    # subsampling (Politis and Romano 1994) at b = n/4, rate n^-1/2, finite-population corrected
+    f = math.sqrt(0.25 / 0.75)
+    out["subsample_n/4"] = (th, th - (d["quarter_q975"] - th) * f, th - (d["quarter_q025"] - th) * f)
+    for name, rate in (("hs_1/2", 0.5), ("hs_2/3", 2.0 / 3.0), ("hs_1", 1.0)):
+        c = _hs(d, rate)
+        out[f"{name}"] = (c, c - Z * d["half_sd"], c + Z * d["half_sd"])
+    # the same extrapolation from the quarter-samples, with their spread scaled to n
+    for name, rate in (("quarter_1/2", 0.5), ("quarter_2/3", 2.0 / 3.0)):
+        c = d["estimate"] - (d["quarter_mean"] - d["estimate"]) / (4.0**rate - 1.0)
+        out[name] = (c, c - Z * f * d["quarter_sd"], c + Z * f * d["quarter_sd"])
+    c = d["estimate"]
+    out["quarter_none"] = (c, c - Z * f * d["quarter_sd"], c + Z * f * d["quarter_sd"])
+
+    def clipped(m):  # the interval met with the parameter's range [0, inf): an empty meet becomes {0}
+        point, lo, hi = out[m]
+        return point, np.maximum(lo, 0.0), np.maximum(hi, 0.0)
+
+    out["quarter_1/2c"] = clipped("quarter_1/2")
+    # the union of the intervals over bias rates from 1/2 to 2/3 (point: rate 2/3)
+    c12 = d["estimate"] - (d["quarter_mean"] - d["estimate"]) / (4.0**0.5 - 1.0)
+    c23 = d["estimate"] - (d["quarter_mean"] - d["estimate"]) / (4.0 ** (2.0 / 3.0) - 1.0)
+    lo = np.minimum(c12, c23) - Z * f * d["quarter_sd"]
+    hi = np.maximum(c12, c23) + Z * f * d["quarter_sd"]
+    out["quarter_band"] = (c23, np.maximum(lo, 0.0), np.maximum(hi, 0.0))
+    out["quarter_2/3c"] = clipped("quarter_2/3")
+    # fastcdl.interval's rule: quarter-samples, the union over bias rates 1/2 to 2/3 (point estimate
+    # at 2/3), no correction for atb_unbiased (unbiased)
+    out["default"] = out["quarter_none"] if d["estimator"] == "atb_unbiased" else out["quarter_band"]
+    r = _rate_est(d)
+    c = d["estimate"] - (d["half_mean"] - d["estimate"]) / (2.0**r - 1.0)
+    out["hs_rate_est"] = (c, c - Z * d["half_sd"], c + Z * d["half_sd"])
+    return out
+
+
+def summarise(out):
+    with open(out / "raw.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    keys = sorted({(r["shape"], int(r["n"]), r["estimator"]) for r in rows},
+                  key=lambda k: ([s.name for s in SHAPES].index(k[0]), k[1], list(ESTIMATORS).index(k[2])))
+    num = [f for f in FIELDS if f not in ("shape", "estimator")]
+    summ, rate_rows = [], []
+    for key in keys:
+        sel = [r for r in rows if (r["shape"], int(r["n"]), r["estimator"]) == key]
+        d = {f: np.array([float(r[f]) for r in sel]) for f in num}
+        d["estimator"] = key[2]
+        truth = d["truth"][0]
+        R = len(sel)
+        for meth, (point, lo, hi) in methods(d).items():
+            ok = np.isfinite(lo) & np.isfinite(hi)
+            if not ok.any():
+                continue
+            cover = (lo[ok] <= truth) & (truth <= hi[ok])
+            k = int(cover.sum())
+            wl, wh = wilson(k, int(ok.sum()))
+            err = point - truth
+            summ.append({"shape": key[0], "n": key[1], "estimator": key[2], "method": meth, "truth": truth,
+                         "samples": int(ok.sum()), "mean": point.mean(), "bias": err.mean(),
+                         "sd": point.std(ddof=1) if R > 1 else math.nan, "rmse": math.sqrt(np.mean(err**2)),
+                         "coverage": k / ok.sum(), "coverage_lo": wl, "coverage_hi": wh,
+                         "below": float(np.mean(hi[ok] < truth)), "above": float(np.mean(lo[ok] > truth)),
+                         "mean_width": float(np.mean(hi[ok] - lo[ok]))})
+        # the plug-in estimate's bias at n = 10^6 comes from the estimate alone
+    with open(out / "summary.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(summ[0]))
+        w.writeheader()
+        for s in summ:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in s.items()})
+    # bias decay: slope of log |bias| of the plug-in estimate against log n, per model and estimator
+    for sh in SHAPES:
+        for est in ESTIMATORS:
+            pts = [(s["n"], s["bias"], s["sd"], s["samples"]) for s in summ
+                   if s["shape"] == sh.name and s["estimator"] == est and s["method"] == "percentile"]
+            pts += [(key[1], np.mean([float(r["estimate"]) for r in rows if (r["shape"], int(r["n"]), r["estimator"]) == key])
+                     - float(next(r["truth"] for r in rows if (r["shape"], int(r["n"]), r["estimator"]) == key)), math.nan, 0)
+                    for key in keys if key[0] == sh.name and key[2] == est and key[1] not in {p[0] for p in pts}]
+            pts.sort()
+            good = [(n, b) for n, b, _, _ in pts if b > 0]
+            slope = math.nan
+            if len(good) >= 2:
+                slope = float(np.polyfit(np.log([g[0] for g in good]), np.log([g[1] for g in good]), 1)[0])
+            rate_rows.append({"shape": sh.name, "estimator": est,
+                              **{f"bias_n{n}": f"{b:.3g}" for n, b, _, _ in pts}, "log_log_slope": f"{slope:.3f}"})
+    fields = ["shape", "estimator"] + [f"bias_n{n}" for n in N_GRID] + ["log_log_slope"]
+    with open(out / "bias_rate.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields, restval="")
+        w.writeheader()
+        w.writerows(rate_rows)
+
+
+VALIDATE_PLAN = {5000: 150, 50000: 100}
+VALIDATED = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "smce", "atb_unbiased")
+
+
+def validate(out, budget):
+    """fastcdl.interval itself, as a user calls it (defaults, seed per sample), at the sample
+    sizes the issue names, 5,000 and 50,000 rounds, on the same models: validation.csv, one row
+    per (model, n, replication, estimator), appended as each sample finishes."""
+    from fastcdl.uncertainty import CoverageWarning, interval
+
+    pop = populations(out)
+    path = out / "validation.csv"
+    done = set()
+    if path.exists():
+        with open(path) as fh:
+            done = {(r["shape"], int(r["n"]), int(r["rep"])) for r in csv.DictReader(fh)}
+    fields = ["shape", "n", "rep", "estimator", "truth", "value", "estimate", "lo", "hi", "seconds"]
+    new = not path.exists()
+    start = time.time()
+    with open(path, "a", newline="") as fh, warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        w = csv.DictWriter(fh, fieldnames=fields)
+        if new:
+            w.writeheader()
+        for n, R in VALIDATE_PLAN.items():
+            for r in range(R):
+                for sh in SHAPES:
+                    if (sh.name, n, r) in done:
+                        continue
+                    if time.time() - start > budget:
+                        print("budget spent", flush=True)
+                        return
+                    rng = np.random.default_rng([100 + SHAPES.index(sh), n, r])
+                    y, p = sh.sample(n, rng)
+                    for est in VALIDATED:
+                        t0 = time.time()
+                        iv = interval(est, y, p, seed=r)
+                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": est, "truth": pop[(sh.name, est)],
+                                    "value": iv.value, "estimate": iv.estimate, "lo": iv.lo, "hi": iv.hi,
+                                    "seconds": round(time.time() - t0, 3)})
+                    fh.flush()
+            print(f"validation n = {n} done at {time.time() - start:.0f} s", flush=True)
+
+
+def validation_table(out):
+    with open(out / "validation.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    print("| estimator | n | " + " | ".join(s.name for s in SHAPES) + " |")
+    print("|---|---|" + "---|" * len(SHAPES))
+    for est in VALIDATED:
+        for n in VALIDATE_PLAN:
+            cells = []
+            for sh in SHAPES:
+                sel = [r for r in rows if r["estimator"] == est and int(r["n"]) == n and r["shape"] == sh.name]
+                k = sum(float(r["lo"]) <= float(r["truth"]) <= float(r["hi"]) for r in sel)
+                cells.append(f"{k}/{len(sel)}" if sel else "")
+            print(f"| {est} | {n} | " + " | ".join(cells) + " |")
+
+
+SHOWN_METHODS = ("default", "percentile", "bca", "basic", "normal_bootstrap_bc", "subsample_n/4", "hs_1/2",
+                 "hs_2/3", "quarter_1/2", "quarter_2/3", "quarter_band")
+
+
+def tables(out):
+    """Markdown tables of summary.csv and bias_rate.csv, for the README and docs/estimators.md."""
+    with open(out / "summary.csv") as fh:
+        summ = list(csv.DictReader(fh))
+    by = {(s["shape"], int(s["n"]), s["estimator"], s["method"]): s for s in summ}
+    ns = sorted({int(s["n"]) for s in summ if s["method"] == "default"})
+    shapes = [s.name for s in SHAPES]
+    print("Coverage of the default interval (fastcdl.interval) at nominal 0.95, with its Wilson 95% interval:\n")
+    print("| estimator | model | " + " | ".join(f"n = {n}" for n in ns) + " |")
+    print("|---|---|" + "---|" * len(ns))
+    for est in ESTIMATORS:
+        for sh in shapes:
+            cells = []
+            for n in ns:
+                s = by.get((sh, n, est, "default"))
+                cells.append("" if s is None else
+                             f"{float(s['coverage']):.2f} [{float(s['coverage_lo']):.2f}, {float(s['coverage_hi']):.2f}]")
+            print(f"| {est} | {sh} | " + " | ".join(cells) + " |")
+    print("\nLowest coverage over the six models, by method (samples per model in brackets):\n")
+    for n in ns:
+        print(f"\nn = {n}:\n")
+        meths = [m for m in SHOWN_METHODS if any((sh, n, e, m) in by for sh in shapes for e in ESTIMATORS)]
+        print("| estimator | " + " | ".join(meths) + " |")
+        print("|---|" + "---|" * len(meths))
+        for est in ESTIMATORS:
+            cells = []
+            for m in meths:
+                cov = [float(by[(sh, n, est, m)]["coverage"]) for sh in shapes if (sh, n, est, m) in by]
+                cells.append(f"{min(cov):.2f}" if cov else "")
+            k = by.get((shapes[0], n, est, "percentile")) or by.get((shapes[0], n, est, "default"))
+            print(f"| {est} ({k['samples'] if k else '?'}) | " + " | ".join(cells) + " |")
+    print("\nBias and RMSE of the plug-in estimate and of the default debiased estimate (x 1000):\n")
+    print("| estimator | model | truth | " + " | ".join(f"n = {n}: bias plug-in / debiased" for n in ns) + " |")
+    print("|---|---|---|" + "---|" * len(ns))
+    for est in ESTIMATORS:
+        for sh in shapes:
+            cells = []
+            truth = None
+            for n in ns:
+                a, b = by.get((sh, n, est, "percentile")), by.get((sh, n, est, "default"))
+                if a is None or b is None:
+                    cells.append("")
+                    continue
+                truth = float(a["truth"])
+                cells.append(f"{1000 * float(a['bias']):.2f} / {1000 * float(b['bias']):.2f}")
+            print(f"| {est} | {sh} | {'' if truth is None else f'{1000 * truth:.3f}'} | " + " | ".join(cells) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table"))
+    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--budget", type=float, default=math.inf, help="stop starting samples after this many seconds")
+    a = ap.parse_args()
+    out = Path(a.out)
+    if a.what == "tables":
+        tables(out)
+        return
+    if a.what == "validate":
+        validate(out, a.budget)
+        return
+    if a.what == "validation-table":
+        validation_table(out)
+        return
+    if a.what == "run":
+        run(out, a.budget)
+    summarise(out)
+
+
+if __name__ == "__main__":
+    main()
