@@ -1,0 +1,103 @@
+"""Sphinx configuration of the fastcdl documentation: the pages of docs/ (Markdown, read by
+myst-parser) and the API reference generated from the numpydoc docstrings (docs/api/).
+
+Build with ``make docs`` (warnings are errors); the HTML lands in docs/_build/html.
+"""
+
+import importlib
+import inspect
+import os
+import sys
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.util.docutils import SphinxDirective
+
+sys.path.insert(0, os.path.abspath(".."))  # the checkout's fastcdl, whatever is installed
+
+import fastcdl  # noqa: E402
+
+project = "fastcdl"
+author = "fastcdl contributors"
+copyright = "fastcdl contributors (BSD-3-Clause)"
+version = release = fastcdl.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build"]
+
+# The Markdown pages link to each other's sections by their GitHub anchors (#an-explicit-bound).
+myst_heading_anchors = 4
+
+# Types are stated in the numpydoc Parameters/Returns sections; signatures stay short.
+autodoc_typehints = "none"
+autodoc_member_order = "bysource"
+autosummary_generate = False
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+html_theme = "alabaster"
+html_title = f"fastcdl {release}"
+html_theme_options = {"description": "Exact, fast calibration decision loss in numba", "nosidebar": False}
+
+
+def _directive(obj) -> str:
+    if inspect.ismodule(obj):
+        return "automodule"
+    if isinstance(obj, type):
+        return "autoexception" if issubclass(obj, BaseException) else "autoclass"
+    if callable(obj):
+        return "autofunction"
+    return "autodata"
+
+
+class PublicNames(SphinxDirective):
+    """``.. public-names:: module`` documents every name of ``module.__all__``: a summary table,
+    then each function, class, constant or module, so a name added to ``__all__`` appears (and
+    its docstring is checked) without editing the pages. ``:no-index:`` lists names documented
+    on another page too (the same object under two modules), which are shown but not indexed."""
+
+    required_arguments = 1
+    option_spec = {"no-index": lambda text: text.split()}
+
+    def run(self):
+        modname = self.arguments[0]
+        module = importlib.import_module(modname)
+        names = list(module.__all__)
+        elsewhere = set(self.options.get("no-index", ()))
+        tabled = [n for n in names if n not in elsewhere and not inspect.ismodule(getattr(module, n))]
+        lines = [f".. currentmodule:: {modname}", "", ".. autosummary::", ""]
+        lines += [f"   {n}" for n in tabled] + [""]
+        for n in names:
+            obj = getattr(module, n)
+            kind = _directive(obj)
+            if kind == "automodule":
+                lines += [f".. rubric:: {n}", "", f".. automodule:: {obj.__name__}", ""]
+                continue
+            lines.append(f".. {kind}:: {n}")
+            if kind in ("autoclass", "autoexception") and not _is_namedtuple(obj):
+                lines.append("   :members:")
+            if kind == "autodata":
+                lines.append("   :no-value:")
+            if n in elsewhere:
+                lines.append("   :no-index:")
+            lines.append("")
+        container = nodes.container()
+        self.state.nested_parse(StringList(lines, source=f"<public-names {modname}>"), self.content_offset, container)
+        return container.children
+
+
+def _is_namedtuple(obj) -> bool:
+    return issubclass(obj, tuple) and hasattr(obj, "_fields")
+
+
+def setup(app):
+    app.add_directive("public-names", PublicNames)
