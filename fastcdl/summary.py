@@ -23,7 +23,22 @@ SPARSE_SHARE = 0.5
 
 @dataclass(frozen=True)
 class Interval:
-    """An interval of one measure: ``lo``, ``hi`` at nominal coverage ``level``, by ``method``."""
+    """An interval of one measure: ``lo``, ``hi`` at nominal coverage ``level``, by ``method``.
+
+    Attributes
+    ----------
+    lo, hi : float
+        The interval's ends.
+    level : float
+        Its nominal coverage.
+    method : str
+        How it was computed (a bootstrap, an exact interval).
+
+    Examples
+    --------
+    >>> Interval(0.1, 0.3, 0.95, "percentile").to_dict()
+    {'lo': 0.1, 'hi': 0.3, 'level': 0.95, 'method': 'percentile'}
+    """
 
     lo: float
     hi: float
@@ -31,6 +46,7 @@ class Interval:
     method: str
 
     def to_dict(self) -> dict:
+        """The fields as a plain dict (JSON-ready)."""
         return {"lo": self.lo, "hi": self.hi, "level": self.level, "method": self.method}
 
 
@@ -38,12 +54,25 @@ class Interval:
 class WorstTask:
     """The worst decision task (the certificate of CDL) as a person would state it.
 
-    actions    the actions' names, from low beliefs to high ("low", "high")
-    payoff     payoff rows (if y = 0, if y = 1), exact (1, not 0.9999999999999999)
-    bounds     the beliefs where one action hands over to the next
-    at_bounds  the action taken at exactly each bound
-    gain       what acting on the recalibrated frequencies gains a decision maker per round
-    kinks      the task's kinks and ``weights`` their weights (CDLReport)
+    Attributes
+    ----------
+    actions : tuple of str
+        The actions' names, from low beliefs to high ("low", "high").
+    payoff : tuple of tuple of float
+        Payoff rows (if y = 0, if y = 1), exact (1, not 0.9999999999999999).
+    bounds : tuple of float
+        The beliefs where one action hands over to the next.
+    at_bounds : tuple of str
+        The action taken at exactly each bound.
+    gain : float
+        What acting on the recalibrated frequencies gains a decision maker per round.
+    kinks, weights : tuple of float
+        The task's kinks and their weights (:class:`fastcdl.CDLReport`).
+
+    Examples
+    --------
+    >>> summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]).worst_task.bounds
+    (0.25, 0.75)
     """
 
     actions: tuple
@@ -55,6 +84,7 @@ class WorstTask:
     weights: tuple
 
     def to_dict(self) -> dict:
+        """The fields as a plain dict of lists (JSON-ready)."""
         return {"actions": list(self.actions), "payoff": [list(r) for r in self.payoff], "bounds": list(self.bounds),
                 "at_bounds": list(self.at_bounds), "gain": self.gain, "kinks": list(self.kinks),
                 "weights": list(self.weights)}
@@ -62,16 +92,40 @@ class WorstTask:
 
 @dataclass(frozen=True)
 class Summary:
-    """Every measure of a table (:func:`summary`).
+    """Every measure of a table, returned by :func:`summary`; frozen.
 
-    values            {key: value} for every measure of fastcdl.measures that applies, in its order
-    intervals         {key: Interval} when asked (empty otherwise)
-    n_buckets, T      the table's buckets and rounds (total weight when weighted)
-    vcdl_kink         where the worst V-shaped task has its kink
-    cutoff_ce_p_value the p-value of cutoff CE's test of perfect calibration
-    one_round_share   the share of rounds in buckets of one round (None for binned tables)
-    worst_task        the certificate of CDL (WorstTask)
-    binned            whether the table is binned (edges) rather than one bucket per prediction
+    ``summary[key]`` is ``summary.values[key]``; the repr prints one line per measure.
+
+    Attributes
+    ----------
+    values : dict
+        {key: value} for every measure of :data:`fastcdl.MEASURES` that applies, in its order.
+    n_buckets : int
+        The table's buckets.
+    T : float
+        The table's rounds (total weight when weighted).
+    vcdl_kink : float
+        Where the worst V-shaped task has its kink.
+    cutoff_ce_p_value : float
+        The p-value of cutoff CE's test of perfect calibration.
+    one_round_share : float or None
+        The share of rounds in buckets of one round (None for binned tables).
+    worst_task : WorstTask
+        The certificate of CDL, as a person would state it.
+    binned : bool
+        Whether the table is binned (edges) rather than one bucket per prediction.
+    weighted : bool
+        Whether the rounds carry sample weights.
+    intervals : dict
+        {key: Interval} when asked (empty otherwise).
+
+    Examples
+    --------
+    >>> s = summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> s.n_buckets, s.T, s.sparse, s.advice
+    (2, 4.0, False, None)
+    >>> print(repr(s).splitlines()[1])
+      CDL           0.25   calibration decision loss (any task, payoffs in [0,1])
     """
 
     values: dict
@@ -104,8 +158,18 @@ class Summary:
                 "bin the predictions (bins='auto', strategy='quantile')")
 
     def to_dict(self) -> dict:
-        """Plain Python (JSON-ready): the measures' values by key, then the rest; the keys of
-        ``fastcdl metrics --json``."""
+        """Plain Python (JSON-ready): the measures' values by key, then the rest.
+
+        Returns
+        -------
+        dict
+            The keys of ``fastcdl metrics --json``; a measure that does not apply is None.
+
+        Examples
+        --------
+        >>> summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]).to_dict()["cdl"]
+        0.25
+        """
         out = {"n_buckets": self.n_buckets, "T": _plain_T(self.T)}
         for key in MEASURES:
             out[key] = self.values.get(key)
@@ -121,7 +185,22 @@ class Summary:
         return out
 
     def to_json(self, **kwargs) -> str:
-        """:meth:`to_dict` as JSON (``kwargs`` go to json.dumps)."""
+        """:meth:`to_dict` as JSON.
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to json.dumps (``indent=2``, ...).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]).to_json()[:28]
+        '{"n_buckets": 2, "T": 4, "cd'
+        """
         return json.dumps(self.to_dict(), **kwargs)
 
     def __repr__(self) -> str:
@@ -156,7 +235,25 @@ def _worst_task(report, stats) -> WorstTask:
 
 
 def summary_of_table(stats, *, intervals=False, level=0.95, n_boot=1000, seed=0) -> Summary:
-    """:func:`summary` of a BucketStats."""
+    """:func:`summary` of a BucketStats.
+
+    Parameters
+    ----------
+    stats : BucketStats
+        The table.
+    intervals, level, n_boot, seed
+        As in :func:`summary`.
+
+    Returns
+    -------
+    Summary
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> summary_of_table(fc.bucket_stats([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]))["k2"]
+    0.0625
+    """
     from fastcdl import sample
     from fastcdl.metrics import SampleSizeWarning, cdl_report, one_round_share
 
@@ -187,27 +284,34 @@ def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight
     continuous scores, in one frozen object with a readable repr, ``to_dict()`` and
     ``to_json()``.
 
+    Cost: one exact table (O(T log T), O(T) binned) and every measure on it (O(m log m)
+    each; smCE and CDL_M dominate); intervals multiply the sample estimators' cost by n_boot.
+
     Parameters
     ----------
     y_true, y_prob : array-like, or a BucketStats as ``y_true``
         Outcomes in {0, 1} and predictions in [0, 1] (scikit-learn's order).
     bins, strategy, sample_weight
         As in :func:`fastcdl.bucket_stats`.
-    intervals : bool
-        Also an interval of every measure (:func:`fastcdl.uncertainty.default_interval`),
-        seeded by ``seed``, at nominal coverage ``level`` from ``n_boot`` replicates.
+    intervals : bool, default False
+        Also an interval of every measure (``fastcdl.uncertainty.default_interval``).
+    level : float, default 0.95
+        The intervals' nominal coverage.
+    n_boot : int, default 1000
+        Bootstrap replicates of the intervals.
+    seed : int, default 0
+        Seeds the intervals' resampling.
 
     Returns
     -------
     Summary
+        The measures, the worst task, the share of rounds in buckets of one round, the
+        advice for continuous scores, and the intervals when asked.
 
     Raises
     ------
-    ValueError
-        Bad input (fastcdl's validation: the argument, the position, the value).
-
-    Cost: one exact table (O(T log T), O(T) binned) and every measure on it (O(m log m)
-    each; smCE and CDL_M dominate); intervals multiply the sample estimators' cost by n_boot.
+    ValidationError
+        (a ValueError) for bad input: the argument, the position, the value.
 
     Examples
     --------
