@@ -48,7 +48,23 @@ def next_u64(state):
 
 @kernel
 def uniform(state):
-    """A uniform double in [0, 1): the top 53 bits of the next output times 2^-53."""
+    """A uniform double in [0, 1): the top 53 bits of the next output times 2^-53.
+
+    Parameters
+    ----------
+    state : ndarray of uint64, shape (4,)
+        A generator's state (the ``rng`` an adversary receives), advanced in place.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> u = uniform(seed_states(0)[1])
+    >>> 0.0 <= u < 1.0
+    True
+    """
     return np.float64(next_u64(state) >> _U11) * _TWO_M53
 
 

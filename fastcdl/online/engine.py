@@ -62,6 +62,81 @@ Table = namedtuple("Table", ["q", "n", "s", "num", "den"])
 Draw = namedtuple("Draw", ["points", "probs", "buckets"])
 History = namedtuple("History", ["t", "ones", "prev_y"])
 
+Round.__doc__ = """The adversary's view of one round: scalars only (the arrays are in :data:`Table`).
+
+Attributes
+----------
+t : int
+    The round, 1-based.
+prev_y : int
+    The previous outcome, -1 before the first round.
+m : int
+    The number of stated values.
+point0, point1 : float
+    The raw points.
+prob0, prob1 : float
+    Their probabilities; a point mass has prob1 = 0 and repeats slot 0.
+stated0, stated1 : float
+    The stated predictions.
+bucket0, bucket1 : int
+    Their indices in the table.
+
+Examples
+--------
+>>> Round._fields[:3]
+('t', 'prev_y', 'm')
+"""
+Table.__doc__ = """The public record: every stated value with its rounds and outcomes so far.
+
+Attributes
+----------
+q : ndarray of float64
+    Every stated value the forecaster can say, increasing.
+n, s : ndarray of int64
+    Rounds so far at each value, and how many had y = 1.
+num : ndarray of int64
+    The stated values as exact fractions q_b = num_b / den.
+den : int
+    Their least common denominator (at most 2^20); 0 when the grid has none that small.
+
+Examples
+--------
+>>> new_table(np.array([0.0, 0.5, 1.0])).den
+2
+"""
+Draw.__doc__ = """The buffer a forecaster writes its round's distribution into.
+
+Attributes
+----------
+points : ndarray of float64, shape (2,)
+    The raw points.
+probs : ndarray of float64, shape (2,)
+    Their probabilities (a point mass: (1, 0), slot 1 repeating slot 0).
+buckets : ndarray of int64, shape (2,)
+    The bucket index of each point.
+
+Examples
+--------
+>>> new_draw().points.shape
+(2,)
+"""
+History.__doc__ = """What the forecaster knows of the rounds so far, besides the table.
+
+Attributes
+----------
+t : int
+    Rounds done.
+ones : int
+    Rounds with y = 1.
+prev_y : int
+    The last outcome, -1 before the first round.
+
+Examples
+--------
+>>> History(0, 0, -1).prev_y
+-1
+"""
+
 
 def new_table(q) -> Table:
     """An empty public table over the stated values q (float64, increasing), with their exact
