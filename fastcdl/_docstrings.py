@@ -50,6 +50,13 @@ multiclass : {"top-label", "classwise"}, optional
 pos_label : scalar, optional
     The label of the positive class, when ``y_true`` holds two labels other than 0/1
     (as in scikit-learn's metrics).""",
+    "table": """\
+q : ndarray of float64
+    The buckets' predictions, strictly increasing, in [0, 1].
+n : ndarray of int or float
+    Rounds (or sums of weights) per bucket; buckets with n_i = 0 are skipped.
+s : ndarray of int or float
+    Those with y = 1, 0 <= s_i <= n_i. Nothing is checked (docs/kernels.md).""",
     "raises": """\
 ValidationError
     (a ValueError) when an argument is invalid: outcomes other than the two labels,
