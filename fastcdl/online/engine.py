@@ -153,7 +153,28 @@ def new_draw() -> Draw:
 
 @kernel(inline="always")
 def view_of(hist, out, table):
-    """The adversary's view of this round (the distribution, never the draw)."""
+    """The adversary's view of this round (the distribution, never the draw).
+
+    Parameters
+    ----------
+    hist : History
+    out : Draw
+        The round's distribution.
+    table : Table
+        The public record.
+
+    Returns
+    -------
+    Round
+
+    Examples
+    --------
+    >>> table, out = new_table(np.array([0.0, 0.5, 1.0])), new_draw()
+    >>> out.points[:] = 0.5; out.probs[0] = 1.0; out.buckets[:] = 1
+    >>> v = view_of(History(0, 0, -1), out, table)
+    >>> v.t, v.stated0, v.bucket0
+    (1, 0.5, 1)
+    """
     b0 = out.buckets[0]
     b1 = out.buckets[1]
     return Round(hist.t + 1, hist.prev_y, table.q.shape[0], out.points[0], out.points[1],
@@ -165,6 +186,25 @@ def draw_slot(out, rng):
     """The slot drawn with the forecaster's generator: 1 with probability probs[1], else 0.
 
     Draws a uniform only when slot 1 has positive probability (point masses use none).
+
+    Parameters
+    ----------
+    out : Draw
+        The round's distribution.
+    rng : ndarray of uint64, shape (4,)
+        The forecaster's generator, advanced when a uniform is drawn.
+
+    Returns
+    -------
+    int
+        0 or 1.
+
+    Examples
+    --------
+    >>> from fastcdl._kernels.rng import seed_states
+    >>> out = new_draw(); out.probs[0] = 1.0
+    >>> draw_slot(out, seed_states(0)[0])
+    0
     """
     if out.probs[1] > 0.0 and uniform(rng) >= out.probs[0]:
         return 1
@@ -228,7 +268,33 @@ def stopped(hist, y):
 
 @kernel(inline="always")
 def settle(table, out, slot, y, hist):
-    """Record the round in the public table; the history after it."""
+    """Record the round in the public table; the history after it.
+
+    Parameters
+    ----------
+    table : Table
+        Updated in place.
+    out : Draw
+        The round's distribution.
+    slot : int
+        The drawn slot.
+    y : int
+        The outcome.
+    hist : History
+        Before the round.
+
+    Returns
+    -------
+    History
+        After the round.
+
+    Examples
+    --------
+    >>> table, out = new_table(np.array([0.0, 0.5, 1.0])), new_draw()
+    >>> out.buckets[:] = 1
+    >>> settle(table, out, 0, 1, History(0, 0, -1)), table.n.tolist()
+    (History(t=1, ones=1, prev_y=1), [0, 1, 0])
+    """
     record(table, out.buckets[slot], y)
     return History(hist.t + 1, hist.ones + y, y)
 
