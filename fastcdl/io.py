@@ -1071,22 +1071,38 @@ def open_source(path, fmt=None, delimiter=None):
 class FileStats:
     """What a file holds, reduced: the bucket tables and the facts the command line reports.
 
-    stats            the bucket table: of (y, p) for a binary file, of the top-label problem
-                     for k classes with multiclass="top-label"; None for "classwise"
-    per_class        classwise: one table per class (P_j against y == j), else None
-    columns          the :class:`Columns` read
-    n_rows           data rows read (skipped rows included)
-    skipped          rows skipped for a missing value (skip_missing=True)
-    integer_weights  True when every weight is a whole number, None without weights
-    rows             k classes: (distinct rows Q (m, k), weighted outcome counts (m, k)) when
-                     there are at most ``max_rows`` distinct rows (the exact multiclass CDL's
-                     input), else None
-    rows_over        k classes with more than ``max_rows`` distinct rows: how many distinct rows
-                     the file had when the count passed max_rows (a lower bound of its
-                     distinct rows; the count stops there), else 0
-    printed_slack    k classes read from text: the most any row's printed digits let its sum
-                     miss 1 by, beyond the float64 tolerance (0.0 when no row needed it); the
-                     rows are used as written, so they sum to 1 within ROW_SUM_TOL + this
+    Returned by :func:`read_file`; frozen.
+
+    Attributes
+    ----------
+    stats : BucketStats or None
+        The bucket table: of (y, p) for a binary file, of the top-label problem for k
+        classes with multiclass="top-label"; None for "classwise".
+    per_class : tuple of BucketStats or None
+        Classwise: one table per class (P_j against y == j), else None.
+    columns : Columns
+        The columns read.
+    n_rows : int
+        Data rows read (skipped rows included).
+    skipped : int
+        Rows skipped for a missing value (skip_missing=True).
+    integer_weights : bool or None
+        True when every weight is a whole number, None without weights.
+    rows : tuple or None
+        k classes: (distinct rows Q (m, k), weighted outcome counts (m, k)) when there are
+        at most ``max_rows`` distinct rows (the exact multiclass CDL's input), else None.
+    printed_slack : float
+        k classes read from text: the most any row's printed digits let its sum miss 1 by,
+        beyond the float64 tolerance (0.0 when no row needed it); the rows are used as
+        written, so they sum to 1 within ROW_SUM_TOL + this.
+    rows_over : int
+        k classes with more than ``max_rows`` distinct rows: how many distinct rows the file
+        had when the count passed max_rows (a lower bound of its distinct rows; the count
+        stops there), else 0.
+
+    Examples
+    --------
+    See :func:`read_file`.
     """
 
     stats: BucketStats | None
@@ -1101,6 +1117,7 @@ class FileStats:
 
     @property
     def weighted(self) -> bool:
+        """Whether the file has a weight column."""
         return self.columns.weight is not None
 
 
@@ -1302,22 +1319,59 @@ def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multic
               max_rows=1000) -> FileStats:
     """Read a file of predictions (module docstring) into a :class:`FileStats`.
 
-    Binary files: the outcome column ``y_col`` (0/1, or true/false) and the probability
-    column ``p_col`` (default "p"). k classes: one probability column per class, named by
-    ``p_cols`` (a list or "p_0,p_1,...") or ``p_prefix`` ("p_" reads p_0, p_1, ...), or found
-    by themselves (p0.., p_0.., prob_0.., proba_0..) when the file has no column "p";
-    ``y_col`` then holds the labels 0..k-1 and ``multiclass`` is "top-label" (default) or
-    "classwise" (docs/metrics.md). ``weight_col``: optional sample weights. ``bins``,
-    ``strategy`` and ``n_jobs`` as in :func:`fastcdl.bucket_stats`: quantile bins and
-    bins="auto" need all the rows, so the file's exact table is built and then rebinned
-    (:meth:`fastcdl.BucketStats.rebin`; memory as for exact buckets). ``fmt``: the format when the suffix does not
-    say it ("csv", "tsv", "jsonl", "parquet", "feather", "npz", "npy", "csv.gz", ...).
-    ``delimiter``: the CSV delimiter (default: found in the header line). ``skip_missing``:
-    skip rows with a missing value instead of refusing them. ``max_rows``: the most distinct
-    rows of k-class predictions kept for the exact multiclass CDL.
-
     Memory O(CHUNK_ROWS + m); cost O(T log T) for exact buckets, O(T) for bins=M, plus
-    parsing (pyarrow). Raises :class:`InputError` (module docstring).
+    parsing (pyarrow).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, or "-" for standard input.
+    y_col : str, default "y"
+        Binary files: the outcomes (0/1, or true/false); k classes: the labels 0..k-1.
+    p_col : str, optional
+        Binary files: the probability column (default "p").
+    p_cols : list of str or str, optional
+        k classes: one probability column per class (a list or "p_0,p_1,..."). Without
+        p_cols or p_prefix they are found by themselves (p0.., p_0.., prob_0.., proba_0..)
+        when the file has no column "p".
+    p_prefix : str, optional
+        k classes: "p_" reads p_0, p_1, ...
+    multiclass : {"top-label", "classwise"}, optional
+        k classes: the reduction (default "top-label"; docs/metrics.md).
+    weight_col : str, optional
+        Sample weights.
+    bins, strategy, n_jobs
+        As in :func:`fastcdl.bucket_stats`: quantile bins and bins="auto" need all the
+        rows, so the file's exact table is built and then rebinned
+        (:meth:`fastcdl.BucketStats.rebin`; memory as for exact buckets).
+    fmt : str, optional
+        The format when the suffix does not say it ("csv", "tsv", "jsonl", "parquet",
+        "feather", "npz", "npy", "csv.gz", ...).
+    delimiter : str, optional
+        The CSV delimiter (default: found in the header line).
+    skip_missing : bool, default False
+        Skip rows with a missing value instead of refusing them.
+    max_rows : int, default 1000
+        The most distinct rows of k-class predictions kept for the exact multiclass CDL.
+
+    Returns
+    -------
+    FileStats
+
+    Raises
+    ------
+    InputError
+        (a ValueError) naming the file, the column and the row (module docstring).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "f.csv")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write("y,p\\n0,0.25\\n1,0.75\\n")
+    >>> fs = read_file(path)
+    >>> fs.n_rows, fs.stats.counts.tolist()
+    (2, [1, 1])
     """
     from fastcdl._validate import check_n_jobs
     from fastcdl.binning import chunk_binning

@@ -982,7 +982,7 @@ def msmwc_c(st, i):
 
 @kernel
 def msmwc_update(st, i, g):
-    """Bucket i gains g (|g| <= 1): G_i += g, Q_i += g^2, normalisers updated; every m
+    """Bucket i gains g (``|g| <= 1``): G_i += g, Q_i += g^2, normalisers updated; every m
     updates they are summed afresh against rounding drift, as Algorithm 1 does. O(log T).
 
     Parameters
