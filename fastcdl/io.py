@@ -1331,11 +1331,11 @@ def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multic
     p_col : str, optional
         Binary files: the probability column (default "p").
     p_cols : list of str or str, optional
-        k classes: one probability column per class (a list or "p_0,p_1,..."). Without
+        k classes: one probability column per class (a list or ``"p_0,p_1,..."``). Without
         p_cols or p_prefix they are found by themselves (p0.., p_0.., prob_0.., proba_0..)
         when the file has no column "p".
     p_prefix : str, optional
-        k classes: "p_" reads p_0, p_1, ...
+        k classes: ``"p_"`` reads p_0, p_1, ...
     multiclass : {"top-label", "classwise"}, optional
         k classes: the reduction (default "top-label"; docs/metrics.md).
     weight_col : str, optional

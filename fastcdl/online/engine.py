@@ -62,7 +62,7 @@ Table = namedtuple("Table", ["q", "n", "s", "num", "den"])
 Draw = namedtuple("Draw", ["points", "probs", "buckets"])
 History = namedtuple("History", ["t", "ones", "prev_y"])
 
-Round.__doc__ = """The adversary's view of one round: scalars only (the arrays are in :class:`Table`).
+Round.__doc__ = """The adversary's view of one round: scalars only (the arrays are in :class:`fastcdl.online.Table`).
 
 Attributes
 ----------
