@@ -11,6 +11,8 @@ import sys
 
 from docutils import nodes
 from docutils.statemachine import StringList
+from sphinx.errors import PycodeError
+from sphinx.pycode import ModuleAnalyzer
 from sphinx.util.docutils import SphinxDirective
 
 sys.path.insert(0, os.path.abspath(".."))  # the checkout's fastcdl, whatever is installed
@@ -82,17 +84,47 @@ class PublicNames(SphinxDirective):
             if kind == "automodule":
                 lines += [f".. rubric:: {n}", "", f".. automodule:: {obj.__name__}", ""]
                 continue
+            if kind == "autodata":
+                lines += _data(modname, n, obj, n in elsewhere)
+                continue
             lines.append(f".. {kind}:: {n}")
             if kind in ("autoclass", "autoexception") and not _is_namedtuple(obj):
                 lines.append("   :members:")
-            if kind == "autodata":
-                lines.append("   :no-value:")
             if n in elsewhere:
                 lines.append("   :no-index:")
             lines.append("")
         container = nodes.container()
         self.state.nested_parse(StringList(lines, source=f"<public-names {modname}>"), self.content_offset, container)
         return container.children
+
+
+# Names a module computes when asked (a module __getattr__), which have no assignment to
+# carry a ``#:`` comment.
+COMPUTED = {
+    "fastcdl.online.FORECASTERS": "The names of the built-in forecasters (a tuple), read from the registry when asked.",
+    "fastcdl.online.ADVERSARIES": "The names of the built-in adversaries (a tuple), read from the registry when asked.",
+}
+
+
+def _data(modname, name, obj, no_index):
+    """A constant with the ``#:`` comment of its assignment, in whichever fastcdl module
+    assigns it (a re-exported constant is commented where it is defined)."""
+    text = COMPUTED.get(f"{modname}.{name}")
+    if text is None:
+        for other in sorted(m for m in sys.modules if m == "fastcdl" or m.startswith("fastcdl.")):
+            if getattr(sys.modules[other], name, None) is not obj:
+                continue
+            try:
+                docs = ModuleAnalyzer.for_module(other).find_attr_docs()
+            except PycodeError:
+                continue
+            if ("", name) in docs:
+                text = "\n".join(docs[("", name)])
+                break
+    if text is None:
+        raise ValueError(f"{modname}.{name}: no #: comment on its assignment to document it by")
+    lines = [f".. py:data:: {name}"] + (["   :no-index:"] if no_index else []) + [""]
+    return lines + [f"   {line}" for line in text.splitlines()] + [""]
 
 
 def _is_namedtuple(obj) -> bool:

@@ -61,12 +61,14 @@ from fastcdl.stats import BucketStats
 __all__ = ["CHUNK_ROWS", "FORMATS", "Columns", "FileStats", "InputError", "detect_format", "read_file",
            "read_stats", "resolve_columns", "supported_formats"]
 
+#: Rows read and reduced at a time (a record batch): memory per reader is O(CHUNK_ROWS + m).
 CHUNK_ROWS = 1 << 20
 
 _ZIP_MAGIC = b"PK\x03\x04"
 _NPY_MAGIC = b"\x93NUMPY"
 
-# suffix -> format; compressed text formats add one of COMPRESSIONS
+#: File suffix -> format ("csv", "jsonl", "parquet", ...); compressed text formats add one of
+#: COMPRESSIONS.
 FORMATS = {
     ".csv": "csv", ".tsv": "csv", ".txt": "csv",
     ".jsonl": "jsonl", ".ndjson": "jsonl",

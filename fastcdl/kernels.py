@@ -44,8 +44,8 @@ from fastcdl.online.forecasters import frequency as forecaster_frequency
 from fastcdl.online.forecasters import kt as forecaster_kt
 from fastcdl.online.forecasters import truthful as forecaster_truthful
 
-# The version of the contracts below (names, argument order, types, results, state fields).
-# It changes when any of them changes in a way that can break a caller; additions keep it.
+#: The version of the contracts below (names, argument order, types, results, state fields).
+#: It changes when any of them changes in a way that can break a caller; additions keep it.
 KERNELS_VERSION = 1
 
 __all__ = [
