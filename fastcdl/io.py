@@ -89,20 +89,63 @@ _KIND_NAMES = {"csv": "CSV", "jsonl": "JSON-lines", "parquet": "Parquet", "arrow
 
 
 class InputError(ValueError):
-    """A problem with the user's file or options (the command line exits with status 2)."""
+    """A problem with the user's file or options (the command line exits with status 2).
+
+    A ValueError whose one-line message names the file, and the column and row where known.
+
+    Examples
+    --------
+    >>> try:
+    ...     detect_format("forecasts.xlsx")
+    ... except InputError as e:
+    ...     print(str(e).split(":")[1])
+     unsupported format .xlsx
+    """
 
 
 def supported_formats() -> str:
-    """The suffixes read, in words (for messages and --help)."""
+    """The suffixes read, in words (for messages and --help).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> supported_formats().split(",")[0]
+    '.csv'
+    """
     return (".csv, .tsv, .txt, .jsonl, .ndjson (each also .gz, .bz2, .zst), .parquet, .pq, "
             ".feather, .arrow, .ipc, .npz, .npy, or - for standard input")
 
 
 def detect_format(path, fmt=None):
-    """(format, compression or None) of a path (a str or Path; "-" is standard input).
+    """The format and compression of a path.
 
-    ``fmt`` overrides the suffix: one of FORMAT_NAMES, optionally with a compression suffix
-    ("csv.gz"). Raises InputError for an unsupported suffix or name.
+    Parameters
+    ----------
+    path : str or Path
+        The file ("-" is standard input, read as CSV).
+    fmt : str, optional
+        Overrides the suffix: one of FORMAT_NAMES, optionally with a compression suffix
+        ("csv.gz").
+
+    Returns
+    -------
+    format : str
+        "csv", "jsonl", "parquet", "feather", "npz" or "npy".
+    compression : str or None
+        "gzip", "bz2", "zstd", or None.
+
+    Raises
+    ------
+    InputError
+        For an unsupported suffix or name.
+
+    Examples
+    --------
+    >>> detect_format("a.csv.gz"), detect_format("b.parquet"), detect_format("-", "jsonl")
+    (('csv', 'gzip'), ('parquet', None), ('jsonl', None))
     """
     name = str(path)
     if fmt is not None:
@@ -133,8 +176,24 @@ def detect_format(path, fmt=None):
 
 @dataclass(frozen=True)
 class Columns:
-    """The columns a file is read with: outcome, one probability column (binary) or one per
-    class (``classes``, labels 0..k-1 in that order), optional weights."""
+    """The columns a file is read with (:func:`resolve_columns`); frozen.
+
+    Attributes
+    ----------
+    y : str
+        The outcome column.
+    p : tuple of str
+        One probability column (binary) or one per class (labels 0..k-1 in that order).
+    weight : str or None
+        The weight column.
+    multiclass : str or None
+        None (binary), "top-label" or "classwise".
+
+    Examples
+    --------
+    >>> resolve_columns(["y", "p_0", "p_1"], "f.csv").names
+    ['y', 'p_0', 'p_1']
+    """
 
     y: str
     p: tuple
@@ -143,6 +202,7 @@ class Columns:
 
     @property
     def names(self) -> list:
+        """Every column read, outcome first."""
         return [self.y, *self.p] + ([self.weight] if self.weight else [])
 
 
@@ -168,12 +228,41 @@ def _numbered(names, prefix):
 
 def resolve_columns(names, source, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, weight_col=None,
                     multiclass=None) -> Columns:
-    """Which columns of a file (its column ``names``) to read. ``source`` names the file in messages.
+    """Which columns of a file to read.
 
-    Binary: ``p_col`` (default "p"). k classes: ``p_cols`` (a list, or a comma-separated
-    string) or ``p_prefix`` (columns prefix0, prefix1, ...), or, when p_col is not given and
-    the file has no column "p", numbered columns p0.. / p_0.. found by themselves; then
-    ``multiclass`` is "top-label" (the default) or "classwise".
+    Parameters
+    ----------
+    names : list of str
+        The file's columns.
+    source : str
+        Names the file in messages.
+    y_col : str, default "y"
+        The outcome column.
+    p_col : str, optional
+        Binary: the probability column (default "p").
+    p_cols : list of str or str, optional
+        k classes: a list, or a comma-separated string.
+    p_prefix : str, optional
+        k classes: columns prefix0, prefix1, ... When p_col is not given and the file has no
+        column "p", numbered columns p0.. / p_0.. are found by themselves.
+    weight_col : str, optional
+        The weight column.
+    multiclass : {"top-label", "classwise"}, optional
+        k classes: the reduction (default "top-label").
+
+    Returns
+    -------
+    Columns
+
+    Raises
+    ------
+    InputError
+        For missing columns, conflicting options, or numbered columns with gaps.
+
+    Examples
+    --------
+    >>> resolve_columns(["y", "p_0", "p_1", "p_2"], "f.csv")
+    Columns(y='y', p=('p_0', 'p_1', 'p_2'), weight=None, multiclass='top-label')
     """
     names = list(names)
     if isinstance(p_cols, str):
@@ -1401,22 +1490,43 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, strate
                **options) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of the outcomes and predictions in a file.
 
-    ``path`` is any file of the module docstring's list. The columns ``y_col`` (0/1
-    outcomes), ``p_col`` (probabilities) and optionally ``weight_col`` (sample weights) are
-    read CHUNK_ROWS rows at a time; each chunk is reduced with :func:`fastcdl.bucket_stats`
-    and the tables are merged with ``+``, which is exact, so memory is O(CHUNK_ROWS + m)
-    for a file of any size. Cost O(T log T) for exact buckets, O(T) for ``bins=M``, plus
-    parsing (pyarrow; a 10^7-row CSV in about a second). ``bins``, ``strategy`` and ``n_jobs``
-    are as in :func:`read_file`. Other options (``p_cols``, ``p_prefix``,
-    ``multiclass="top-label"``, ``fmt``, ``delimiter``, ``skip_missing``) as in
-    :func:`read_file`; class-wise tables come from :func:`read_file`.
+    The columns are read CHUNK_ROWS rows at a time; each chunk is reduced with
+    :func:`fastcdl.bucket_stats` and the tables are merged with ``+``, which is exact, so
+    memory is O(CHUNK_ROWS + m) for a file of any size. Cost O(T log T) for exact buckets,
+    O(T) for ``bins=M``, plus parsing (pyarrow; a 10^7-row CSV in about a second).
 
-    Raises :class:`InputError` (a ValueError) with one line naming the file, and the
-    column and row where known, for a missing or unreadable file, an unsupported format,
-    missing columns, non-numeric cells, NaN or missing values, outcomes other than 0/1,
-    probabilities outside [0, 1], negative weights, an empty file, ``bins`` that is not a
-    positive integer (at most 2^24) or an array of edges, or a bad ``n_jobs``.
+    Parameters
+    ----------
+    path : str or Path
+        Any file of the module docstring's list, or "-" for standard input.
+    y_col : str, default "y"
+        The 0/1 outcomes.
+    p_col : str, default "p"
+        The probabilities.
+    weight_col : str, optional
+        Sample weights.
+    bins, strategy, n_jobs
+        As in :func:`read_file`.
+    **options
+        As in :func:`read_file`: ``p_cols``, ``p_prefix``, ``multiclass="top-label"``,
+        ``fmt``, ``delimiter``, ``skip_missing``; class-wise tables come from
+        :func:`read_file`.
 
+    Returns
+    -------
+    BucketStats
+
+    Raises
+    ------
+    InputError
+        (a ValueError) with one line naming the file, and the column and row where known,
+        for a missing or unreadable file, an unsupported format, missing columns,
+        non-numeric cells, NaN or missing values, outcomes other than 0/1, probabilities
+        outside [0, 1], negative weights, an empty file, ``bins`` that is not a positive
+        integer (at most 2^24) or an array of edges, or a bad ``n_jobs``.
+
+    Examples
+    --------
     >>> from fastcdl.io import read_stats
     >>> st = read_stats("examples/forecasts.csv")   # doctest: +SKIP
     >>> st.total, st.n_buckets                       # doctest: +SKIP
