@@ -7,6 +7,7 @@ Build with ``make docs`` (warnings are errors); the HTML lands in docs/_build/ht
 import importlib
 import inspect
 import os
+import re
 import sys
 
 from docutils import nodes
@@ -131,5 +132,27 @@ def _is_namedtuple(obj) -> bool:
     return issubclass(obj, tuple) and hasattr(obj, "_fields")
 
 
+# A Markdown link from docs/ to a file of the repository outside docs/ (results/, scripts/) works
+# on the repository's web view; the site holds docs/ only, so there it becomes the file's path.
+# A link to a file that does not exist is left alone, and the build reports it.
+_OUTSIDE = re.compile(r"\[([^\]]+)\]\((\.\./[^)#\s]+)\)")
+
+
+def _repository_links(app, docname, source):
+    srcdir = os.path.abspath(app.srcdir)
+
+    def path(match):
+        target = os.path.normpath(os.path.join(srcdir, os.path.dirname(docname), match.group(2)))
+        if target.startswith(srcdir + os.sep) or not os.path.exists(target):
+            return match.group(0)
+        where = os.path.relpath(target, os.path.dirname(srcdir))
+        text = match.group(1).strip("`")
+        return f"`{where}`" if text == where else f"{match.group(1)} (`{where}`)"
+
+    if os.fspath(app.env.doc2path(docname)).endswith(".md"):
+        source[0] = _OUTSIDE.sub(path, source[0])
+
+
 def setup(app):
     app.add_directive("public-names", PublicNames)
+    app.connect("source-read", _repository_links)

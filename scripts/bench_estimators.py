@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+import benchrecord
+
 import fastcdl as fc
 from fastcdl import sample as fs
 from fastcdl import metrics
@@ -39,14 +41,11 @@ ESTIMATORS = ("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce
               "atb_unbiased", "smce", "mce", "rmsce", "brier", "brier_decomposition")
 
 
-def median_time(f, repeat):
-    f()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+REC = None  # main's benchrecord.Recorder: every repeat of every timing, the machine, load and source
+
+
+def median_time(f, repeat, key):
+    return REC.time(key, f, repeat)
 
 
 def rounds(T, seed=0):
@@ -63,14 +62,9 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_":
 
 
 def code_hash():
-    """A hash of fastcdl's Python sources: every run of the smCE part is kept with it, and the
-    verdict reads the runs of the current sources."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for f in sorted((ROOT / "fastcdl").rglob("*.py")):
-        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:12]
+    """A hash of fastcdl's Python sources (benchrecord's, 12 digits): every run of the smCE part is
+    kept with it, and the verdict reads the runs of the current sources."""
+    return benchrecord.source()["fastcdl_sources_sha256"][:12]
 
 
 def main():
@@ -91,6 +85,8 @@ def main():
     if parts:
         res.update({"T": T, "repeat": R})
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    global REC
+    REC = benchrecord.Recorder("estimators", T=T, repeat=R, parts=sorted(parts))
     res.setdefault("measured", {})
     for part in parts:
         res.setdefault("repeats", {})[part] = R
@@ -104,7 +100,7 @@ def main():
         res.setdefault("load", {})["binning"] = [load, os.getloadavg()[0]]
         spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # holds one core
         try:
-            res["binning_loaded"] = time_binning(y, p, R)
+            res["binning_loaded"] = time_binning(y, p, R, "binning_loaded")
         finally:
             spin.kill()
             spin.wait()
@@ -119,6 +115,13 @@ def main():
             "when": when, "code": code, "repeat": R, "load": res["load"]["smce"],
             "ratio": {str(r["T"]): r["ratio"] for r in res["smce"] if "ratio" in r},
             "ratio_min": {str(r["T"]): r["ratio_min"] for r in res["smce"] if "ratio_min" in r}}]
+    if parts:
+        REC.doc["load_end"], REC.doc["finished"] = benchrecord.loadavg(), benchrecord.utc()
+        REC.doc["run_seconds"] = round(time.perf_counter() - REC._t0, 1)
+        meta = {k: v for k, v in REC.doc.items() if k not in ("timings", "values")}
+        for part in parts:  # the raw repeats of each part, with the run that measured them
+            res.setdefault("record", {})[part] = {**meta, "timings": {
+                k: v for k, v in REC.doc["timings"].items() if k.split("/")[0] in (part, part + "_loaded")}}
     JSON.write_text(json.dumps(res, indent=1) + "\n")
     write(res)
 
@@ -129,15 +132,15 @@ def time_estimators(y, p, R):
     small = fc.bucket_stats(*rounds(100, 1))
     for name in ESTIMATORS:
         getattr(fs, name)(small)
-    sort = median_time(lambda: np.sort(p), R)
-    table = median_time(lambda: fc.bucket_stats(y, p), R)
-    est = {name: median_time(lambda f=getattr(fs, name): f(st), R) for name in ESTIMATORS}
+    sort = median_time(lambda: np.sort(p), R, "estimators/np_sort")
+    table = median_time(lambda: fc.bucket_stats(y, p), R, "estimators/bucket_stats_exact")
+    est = {name: median_time(lambda f=getattr(fs, name): f(st), R, f"estimators/{name}") for name in ESTIMATORS}
     out = {"np_sort": sort, "bucket_stats_exact": table, **est}
     print(json.dumps(out), flush=True)
     return out
 
 
-def interleaved(fs, R):
+def interleaved(fs, R, prefix):
     """Medians of R timings of each function of ``fs`` (name -> f), the calls interleaved (f1, f2,
     ..., f1, f2, ...) after a warm-up call each, and the R timings themselves: a change of the
     machine's load during the run falls on every function alike, so per-repeat ratios hold."""
@@ -149,10 +152,12 @@ def interleaved(fs, R):
             t = time.perf_counter()
             f()
             ts[k].append(time.perf_counter() - t)
+    for k, v in ts.items():
+        REC.add(f"{prefix}/{k}", v, interleaved=True)
     return {k: float(np.median(v)) for k, v in ts.items()}, ts
 
 
-def time_binning(y, p, R):
+def time_binning(y, p, R, part="binning"):
     """2. quantile bins against equal-width bins (and arbitrary edges) on the same rounds, on one
     thread and on the default thread pool; ratio = median over repeats of quantile / equal width
     (the calls interleaved)"""
@@ -164,7 +169,7 @@ def time_binning(y, p, R):
             med, ts = interleaved({
                 "uniform": lambda m=m: fc.bucket_stats(y, p, bins=m, n_jobs=jobs),
                 "quantile": lambda m=m: fc.bucket_stats(y, p, bins=m, strategy="quantile", n_jobs=jobs),
-                "edges": lambda e=edges: fc.bucket_stats(y, p, bins=e, n_jobs=jobs)}, R)
+                "edges": lambda e=edges: fc.bucket_stats(y, p, bins=e, n_jobs=jobs)}, R, f"{part}/{m}{tag}")
             row.update({k + tag: v for k, v in med.items()})
             row["ratio" + tag] = float(np.median(np.array(ts["quantile"]) / np.array(ts["uniform"])))
         binning.append(row)
@@ -188,20 +193,20 @@ def time_smce(T, R, no_peer):
         yy, pp = rounds(t, 2)
         yf = yy.astype(np.float64)
         y8 = yy.astype(np.uint8)
-        row = {"T": t, "np_sort": median_time(lambda: np.sort(pp), R),
-               "bucket_stats": median_time(lambda: fc.bucket_stats(yy, pp), R),
-               "sorted_keys": median_time(lambda: sorted_outcome_keys(y8, pp), R)}
+        row = {"T": t, "np_sort": median_time(lambda: np.sort(pp), R, f"smce/{t:.0e}/np_sort"),
+               "bucket_stats": median_time(lambda: fc.bucket_stats(yy, pp), R, f"smce/{t:.0e}/bucket_stats"),
+               "sorted_keys": median_time(lambda: sorted_outcome_keys(y8, pp), R, f"smce/{t:.0e}/sorted_keys")}
         calls = {"smce_rounds": lambda: fs.smce(yy, pp), "smce_rounds_one_thread": lambda: one_thread(yy, pp)}
         if smece is not None:
             calls["relplot_smece"] = lambda: smece(pp, yf)
-        med, ts = interleaved(calls, R)
+        med, ts = interleaved(calls, R, f"smce/{t:.0e}")
         row.update(med)
         if smece is not None:
             ratios = np.array(ts["relplot_smece"]) / np.array(ts["smce_rounds"])
             row["ratio"] = float(np.median(ratios))
             row["ratio_min"] = float(ratios.min())
         tab = fc.bucket_stats(yy, pp)
-        row["smce_table"] = median_time(lambda: fs.smce(tab), R)
+        row["smce_table"] = median_time(lambda: fs.smce(tab), R, f"smce/{t:.0e}/smce_table")
         peer.append(row)
         print(json.dumps(row), flush=True)
     return peer
@@ -217,18 +222,28 @@ def one_thread(y, p):
         fs.SMCE_THREADS_FROM, metrics._PAIRED_SORT_FROM = saved
 
 
+def machine_lines(record):
+    """One Machine line per run that measured a part (parts measured together share one)."""
+    runs = {}
+    for part, rec in record.items():
+        runs.setdefault(rec["started"], (rec, []))[1].append(part)
+    return [f"{', '.join(parts).capitalize()}: " + benchrecord.machine_line(rec) for rec, parts in runs.values()]
+
+
 def write(res):
     T, R = res["T"], res["repeat"]
     e = res["estimators"]
     lines = [BEGIN, "", "## Sample estimators, quantile bins and smCE (issue 12)", "",
              f"Command: `.venv/bin/python scripts/bench_estimators.py --T {T} --repeat {R}` (medians of --repeat runs "
-             "after a warm-up call, one process with glibc's malloc thresholds fixed (see the smCE part), the same arrays "
+             "after a warm-up call (every repeat, and the machine, load and source of the run of each part, are in "
+             "estimators.json), one process with glibc's malloc thresholds fixed (see the smCE part), the same arrays "
              "for each comparison; --repeat: "
              + ", ".join(f"{k} {v}" for k, v in res.get("repeats", {}).items()) + "; raw figures in "
              "results/benchmarks/estimators.json). On a 2-core machine, its load given with each part: the absolute "
              "times are noisy, the ratios (measured side by side) less so. Measured: "
              + "; ".join(f"{k} {v}" for k, v in res.get("measured", {}).items()) + " (`--parts` re-runs one "
-             "comparison; the binning was re-run after the quantile path changed).", "",
+             "comparison).", "",
+             *machine_lines(res.get("record", {})), "",
              f"### Each estimator on the exact table of T = {T:.0e} continuous predictions (T buckets)", "",
              f"Baseline: np.sort of the predictions, {e['np_sort']:.3f} s (building the exact table itself, "
              f"fc.bucket_stats: {e['bucket_stats_exact']:.3f} s = {e['bucket_stats_exact'] / e['np_sort']:.2f}x). "

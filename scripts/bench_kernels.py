@@ -1,6 +1,7 @@
 """Measure fastcdl.kernels against the internal kernel and the Python API; write results/benchmarks/kernels.md.
 
     .venv/bin/python scripts/bench_kernels.py [--repeat 41] [--t-max 10000000]
+    .venv/bin/python scripts/bench_kernels.py --render     # kernels.md from kernels.json
 
 1. A user's njit loop calling fastcdl.kernels.cdl on a bucket table, against the same loop
    calling the internal envelope kernel (fastcdl._kernels.envelope.cdl_kernel) with the
@@ -13,7 +14,8 @@
    kernels (add the rounds to a table in an njit loop, read its CDL), for T rounds on a
    grid of 101 predictions.
 
-JIT compilation is excluded everywhere (one warm-up call first).
+JIT compilation is excluded everywhere (one warm-up call first). Every repeat, the machine, load
+and source are kept in results/benchmarks/kernels.json (scripts/benchrecord.py).
 """
 
 from __future__ import annotations
@@ -29,12 +31,11 @@ from numba import njit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fastcdl as fc  # noqa: E402
-from bench_metrics import machine  # noqa: E402
+import benchrecord  # noqa: E402
 from fastcdl import kernels as K  # noqa: E402
 from fastcdl._envelope import _breakpoints, _ro, cdl_curve  # noqa: E402
 from fastcdl._kernels import envelope as env  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "kernels.md"
 
 
 @njit
@@ -99,26 +100,21 @@ def per_call(f, args, reps, repeat):
     return ts
 
 
-def njit_ratio(q, n, s, repeat):
+def njit_ratio(rec, key, q, n, s, repeat):
     iargs = internal_args(q, n, s)
     assert K.cdl(q, n, s) == internal_loop(*iargs, 1) == fc.cdl(fc.BucketStats(q, n, s, q * n))
     reps = max(20, 200000 // q.shape[0])
     public_loop(q, n, s, 1)
     internal_loop(*iargs, 1)
-    tp, ti, ratios = [], [], []
-    for _ in range(repeat):
-        a = per_call(public_loop, (q, n, s), reps, 1)[0]
-        b = per_call(internal_loop, iargs, reps, 1)[0]
-        tp.append(a)
-        ti.append(b)
-        ratios.append(a / b)
+    tp, ti = [], []
+    for _ in range(repeat):  # back to back, so each ratio sees one load
+        tp.append(per_call(public_loop, (q, n, s), reps, 1)[0])
+        ti.append(per_call(internal_loop, iargs, reps, 1)[0])
+    rec.add(f"{key}/public", tp, interleaved=True, calls_per_repeat=reps)
+    rec.add(f"{key}/internal", ti, interleaved=True, calls_per_repeat=reps)
+    rec.value(f"{key}/ratio", float(np.median([a / b for a, b in zip(tp, ti)])))
     # the Python-level pipeline of fastcdl.cdl once the table exists: numpy sorts + kernel
     qf, nf, sf = (np.asarray(x, dtype=np.float64) for x in (q, n, s))
-    tpy = _py_pipeline(qf, nf, sf, repeat)
-    return float(np.median(tp)), float(np.median(ti)), float(np.median(ratios)), tpy
-
-
-def _py_pipeline(qf, nf, sf, repeat):
     cdl_curve(qf, nf, sf, nf.sum())
     reps = max(5, 20000 // qf.shape[0])
     ts = []
@@ -127,21 +123,13 @@ def _py_pipeline(qf, nf, sf, repeat):
         for _ in range(reps):
             cdl_curve(qf, nf, sf, nf.sum())
         ts.append((time.perf_counter() - t0) / reps)
-    return float(np.median(ts))
+    rec.add(f"{key}/python", ts, calls_per_repeat=reps)
 
 
-def timed(f, repeat):
-    f()
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts))
+OVERHEAD = ("cdl(y, p)", "bucket_stats(y, p)", "cdl(table)", "kernels.cdl", "compiled path")
 
 
-def overhead_rows(t_max, repeat):
-    rows = []
+def overhead_rows(rec, t_max, repeat):
     rng = np.random.default_rng(1)
     T = 100
     while T <= t_max:
@@ -151,16 +139,14 @@ def overhead_rows(t_max, repeat):
         q, n, s = st.values, st.counts, st.positives
         assert stream_then_cdl(p, y) == fc.cdl(y, p) == K.cdl(q, n, s)
         r = max(3, min(repeat, int(2e6 // T)))
-        rows.append((
-            T,
-            timed(lambda: fc.cdl(y, p), r),
-            timed(lambda: fc.bucket_stats(y, p), r),
-            timed(lambda: fc.cdl(st), r),
-            timed(lambda: K.cdl(q, n, s), r),
-            timed(lambda: stream_then_cdl(p, y), r),
-        ))
+        rec.interleaved(f"overhead/{T:.0e}", dict(zip(OVERHEAD, (
+            lambda: fc.cdl(y, p),
+            lambda: fc.bucket_stats(y, p),
+            lambda: fc.cdl(st),
+            lambda: K.cdl(q, n, s),
+            lambda: stream_then_cdl(p, y),
+        ))), r, T=T)
         T *= 10
-    return rows
 
 
 COLD = r"""
@@ -205,34 +191,22 @@ def cold_rows():
         for _ in range(2):
             r = subprocess.run([sys.executable, "-c", COLD], env=env, capture_output=True, text=True, check=True)
             runs.append(json.loads(r.stdout))
-    return [(k, runs[0][k], runs[1][k]) for k in runs[0]]
+    return {k: {"empty cache": runs[0][k], "warm cache": runs[1][k]} for k in runs[0]}
 
 
 def us(x):
     return f"{x * 1e6:.1f}" if x < 1e-2 else f"{x * 1e6:,.0f}"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=41)
-    ap.add_argument("--t-max", type=int, default=10**7)
-    args = ap.parse_args()
+TABLES = (("asv table", 100), ("shuffled frequencies", 100), ("asv table", 10**4))
 
-    kern = []
-    for label, make, m in (("asv table", asv_table, 100), ("shuffled frequencies", shuffled_table, 100),
-                           ("asv table", asv_table, 10**4)):
-        kern.append((label, m, *njit_ratio(*make(m), args.repeat)))
-    over = overhead_rows(args.t_max, args.repeat)
-    cold = cold_rows()
 
-    lines = [
-        "# fastcdl.kernels: measured speed",
-        "",
-        f"Machine: {machine()}.",
-        "",
-        f"Command: `.venv/bin/python scripts/bench_kernels.py` (medians of {args.repeat} timings after a warm-up "
-        "call; one process; JIT compilation excluded). asv tracks the same comparisons: "
-        "`asv_bench/benchmarks/kernels.py`.",
+def render(doc):
+    med = lambda key: benchrecord.median(doc, key)  # noqa: E731
+    lines = benchrecord.header(doc, "fastcdl.kernels: measured speed")
+    lines += [
+        f"Medians of {doc['params']['repeat']} timings after a warm-up call; one process; JIT compilation "
+        "excluded. asv tracks the same comparisons: `asv_bench/benchmarks/kernels.py`.",
         "",
         "## fastcdl.kernels.cdl in a user's njit loop, against the internal kernel",
         "",
@@ -240,13 +214,16 @@ def main():
         "with the float table, breakpoints and argsorts that `fastcdl.cdl` prepares with numpy before",
         "calling it, so it does not sort; the public kernel sorts the frequencies itself and fuses the",
         "sweep, the hull and the read-out (docs/kernels.md). *Python pipeline*: what `fastcdl.cdl`",
-        "runs once the table exists (numpy sorts, then the kernel), called from Python.",
+        "runs once the table exists (numpy sorts, then the kernel), called from Python. The ratio is the",
+        "median of the ratios of loops timed back to back.",
         "",
         "| table | m | public, njit loop (us) | internal kernel, njit loop (us) | public / internal | Python pipeline (us) |",
         "|---|---|---|---|---|---|",
     ]
-    for label, m, tp, ti, ratio, tpy in kern:
-        lines.append(f"| {label} | {m} | {us(tp)} | {us(ti)} | {ratio:.2f}x | {us(tpy)} |")
+    for label, m in TABLES:
+        key = f"njit/{label}/{m}"
+        lines.append(f"| {label} | {m} | {us(med(key + '/public'))} | {us(med(key + '/internal'))} | "
+                     f"{doc['values'][key + '/ratio']:.2f}x | {us(med(key + '/python'))} |")
     lines += [
         "",
         "Target: within 1.2x of the internal kernel on the 100-bucket asv table.",
@@ -255,12 +232,15 @@ def main():
         "",
         "T rounds with predictions on the grid k/100 (at most 101 buckets). *compiled path*: the rounds",
         "added one by one to a `fastcdl.kernels` table inside an njit function, then its CDL",
-        "(`stream_then_cdl` in this script); equal to `fastcdl.cdl(y, p)` bit for bit.",
+        "(`stream_then_cdl` in this script); equal to `fastcdl.cdl(y, p)` bit for bit. The five calls",
+        "alternate within each repeat.",
         "",
         "| T | fastcdl.cdl(y, p) (us) | fastcdl.bucket_stats(y, p) (us) | fastcdl.cdl(table) (us) "
         "| kernels.cdl(q, n, s) from Python (us) | compiled path (us) | fastcdl.cdl(y, p) / compiled |",
         "|---|---|---|---|---|---|---|",
     ]
+    Ts = sorted({v["T"] for k, v in doc["timings"].items() if k.startswith("overhead/")})
+    over = [(T, *(med(f"overhead/{T:.0e}/{name}") for name in OVERHEAD)) for T in Ts]
     fixed = over[0][1] - over[0][5]  # at T = 100: fastcdl.cdl(y, p) minus the compiled path's work
     for T, a, b, c, d, e in over:
         lines.append(f"| {T:.0e} | {us(a)} | {us(b)} | {us(c)} | {us(d)} | {us(e)} | {a / e:.1f}x |")
@@ -276,17 +256,33 @@ def main():
         "## First calls: compilation",
         "",
         "Seconds, in a fresh process with an empty `NUMBA_CACHE_DIR` (everything compiles), then in a",
-        "second fresh process with the same cache (everything loads). Each row adds to the rows above it.",
+        "second fresh process with the same cache (everything loads); one run each. Each row adds to the",
+        "rows above it.",
         "",
         "| step | empty cache (s) | warm cache (s) |",
         "|---|---|---|",
     ]
-    lines += [f"| {k} | {a:.2f} | {b:.2f} |" for k, a, b in cold]
-    lines += ["", "The njit loop is the script's own function without cache=True: it compiles in both processes.", ""]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    tmp = OUT.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines))
-    tmp.replace(OUT)
+    lines += [f"| {k} | {v['empty cache']:.2f} | {v['warm cache']:.2f} |" for k, v in doc["values"]["cold"].items()]
+    lines += ["", "The njit loop is the script's own function without cache=True: it compiles in both processes."]
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=41)
+    ap.add_argument("--t-max", type=int, default=10**7)
+    ap.add_argument("--render", action="store_true", help="only write kernels.md from kernels.json")
+    args = ap.parse_args()
+    if not args.render:
+        rec = benchrecord.Recorder("kernels", repeat=args.repeat, t_max=args.t_max)
+        for label, m in TABLES:
+            make = asv_table if label == "asv table" else shuffled_table
+            njit_ratio(rec, f"njit/{label}/{m}", *make(m), args.repeat)
+        overhead_rows(rec, args.t_max, args.repeat)
+        rec.value("cold", cold_rows())
+        rec.save()
+    lines = render(benchrecord.load("kernels"))
+    benchrecord.write_md("kernels", lines)
     print("\n".join(lines))
 
 

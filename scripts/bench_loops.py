@@ -1,21 +1,31 @@
-"""ns per round of the compiled simulate loop of one forecaster against one adversary.
+"""ns per round of the compiled simulate loops.
 
-    .venv/bin/python scripts/bench_loops.py FORECASTER ADVERSARY T LABEL
+    .venv/bin/python scripts/bench_loops.py FORECASTER ADVERSARY T LABEL   # one loop, printed
+    .venv/bin/python scripts/bench_loops.py --all [--T 1048576] [--repeat 7]
+    .venv/bin/python scripts/bench_loops.py --render      # rounds.md from rounds.json
 
-Runs simulate(FORECASTER, ADVERSARY, horizon=T, seed=r) for r = 0..4 after one warm-up call
-(compilation excluded) and prints the median and every run's ns per round. State the machine's
-load with the numbers: the runs are wall-clock.
+One loop: simulate(FORECASTER, ADVERSARY, horizon=T, seed=r) for r = 0..4 after one warm-up call
+(compilation excluded); prints the median and every run's ns per round. State the machine's load
+with the numbers: the runs are wall-clock.
+
+--all: every built-in forecaster against bernoulli at horizon T, the forecasters alternating
+within each repeat (a change of load falls on all of them), seeds 0..repeat-1; every run, the
+machine, load and source in results/benchmarks/rounds.json (scripts/benchrecord.py), and
+rounds.md written from it.
 """
 
+import argparse
 import statistics
-import sys
 import time
+
+import benchrecord
 
 from fastcdl.online import simulate
 
+FORECASTERS = ("cdl", "kt", "sign", "uniform", "foster", "frequency", "acrs", "truthful")
 
-def main():
-    f, a, T, label = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+def one(f, a, T, label):
     simulate(f, a, horizon=1024, seed=0)
     ts = []
     for r in range(5):
@@ -24,6 +34,58 @@ def main():
         ts.append(time.perf_counter() - t0)
     runs = ", ".join(f"{t / T * 1e9:.0f}" for t in ts)
     print(f"{label} {f} {a} T={T}: median {statistics.median(ts) / T * 1e9:.1f} ns/round ({runs})")
+
+
+def measure(T, repeat):
+    rec = benchrecord.Recorder("rounds", T=T, repeat=repeat, adversary="bernoulli")
+    for f in FORECASTERS:
+        simulate(f, "bernoulli", horizon=1024, seed=0)
+    ts = {f: [] for f in FORECASTERS}
+    for r in range(repeat):
+        for f in FORECASTERS:
+            ts[f].append(simulate(f, "bernoulli", horizon=T, seed=r).seconds)
+    for f in FORECASTERS:
+        rec.add(f, ts[f], rounds=T, interleaved=True, clock="simulate's loop seconds (wall)")
+    rec.save()
+
+
+def render(doc):
+    T = doc["params"]["T"]
+    lines = benchrecord.header(doc, "ns per round of every built-in forecaster's compiled loop")
+    lines += [
+        f"`simulate(FORECASTER, \"bernoulli\", horizon={T}, seed=r)`, r = 0..{doc['params']['repeat'] - 1}, "
+        "the seconds of the compiled loop (JIT excluded) over the rounds; the forecasters alternate within "
+        "each repeat. Wall clock: the load above moves them.",
+        "",
+        "| forecaster | ns per round (median) | fastest and slowest run | / cdl |",
+        "|---|---|---|---|",
+    ]
+    ns = {f: 1e9 * benchrecord.median(doc, f) / T for f in FORECASTERS}
+    for f in FORECASTERS:
+        runs = doc["timings"][f]["seconds"]
+        lines.append(f"| {f} | {ns[f]:.1f} | {1e9 * min(runs) / T:.1f}, {1e9 * max(runs) / T:.1f} | "
+                     f"{ns[f] / ns['cdl']:.3f} |")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("loop", nargs="*", help="FORECASTER ADVERSARY T LABEL")
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--T", type=int, default=2**20)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--render", action="store_true")
+    args = ap.parse_args()
+    if args.loop:
+        f, a, T, label = args.loop
+        one(f, a, int(T), label)
+        return
+    if args.all:
+        measure(args.T, args.repeat)
+    if args.all or args.render:
+        lines = render(benchrecord.load("rounds"))
+        benchrecord.write_md("rounds", lines)
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -2,30 +2,29 @@
 formulation (all ordered pairs of R, point masses included; fastcdl.multiclass._cdl_lp_all_pairs)
 on the same inputs. Writes results/benchmarks/multiclass.md.
 
-    .venv/bin/python scripts/bench_multiclass.py [--old-timeout 1200] [--out results/benchmarks/multiclass.md]
+    .venv/bin/python scripts/bench_multiclass.py [--old-timeout 60]
+    .venv/bin/python scripts/bench_multiclass.py --render     # multiclass.md from multiclass.json
 
 Inputs: k = 10 outcomes, m distinct rows (Dirichlet(0.5) rows rounded to 0.01, 20 rounds each,
 outcomes drawn from the rows pulled 30% toward uniform), and the scikit-learn digits test split
 (T = 899) with a logistic regression's predict_proba rounded to 0.01 and renormalised. Each
 formulation runs in its own process (the old one under a time limit); times are wall clock of
-one call, the values must agree to 1e-9.
+one call, the values must agree to 1e-9. Every time, the machine, load and source are kept in
+results/benchmarks/multiclass.json (scripts/benchrecord.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing as mp
-import os
-import platform
-import subprocess
 import sys
 import time
-from pathlib import Path
 
+import benchrecord
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def synthetic(m, k=10, per=20, seed=0):
@@ -81,44 +80,44 @@ def timed(which, name, timeout):
     return q.get()
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--old-timeout", type=float, default=1200.0)
-    ap.add_argument("--cases", default="50,100,200,400,digits")
-    ap.add_argument("--out", default=str(ROOT / "results" / "benchmarks" / "multiclass.md"))
-    args = ap.parse_args()
-    rows = []
+def measure(args, rec):
     for name in args.cases.split(","):
         y, P = _case(name)
         m = np.unique(P, axis=0).shape[0]
         new_v, new_t = timed("new", name, None)
         old_v, old_t = timed("old", name, args.old_timeout)
-        rows.append(dict(case=name, T=int(len(y)), k=int(P.shape[1]), m=int(m), new=new_v, new_s=new_t,
-                         old=old_v, old_s=old_t))
-        print(json.dumps(rows[-1]), flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    lines = [
-        "# Exact multiclass CDL: constraint generation against the first formulation",
-        "",
-        f"Command: `.venv/bin/python scripts/bench_multiclass.py --old-timeout {args.old_timeout:g}` "
-        f"(commit {commit}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        "shared with other work while measured: times are indicative to about 30%).",
-        "",
-        "Both formulations solve the LP of docs/metrics.md with HiGHS (scipy); each call runs in a fresh",
+        rec.add(f"{name}/new", [new_t], clock="perf_counter, one call in a fresh process")
+        if old_t is not None:
+            rec.add(f"{name}/old", [old_t], clock="perf_counter, one call in a fresh process")
+        rec.value(name, dict(T=int(len(y)), k=int(P.shape[1]), m=int(m), new=new_v, old=old_v,
+                             old_stopped_at=None if old_t is not None else args.old_timeout))
+        print(name, json.dumps(rec.doc["values"][name]), flush=True)
+
+
+def render(doc):
+    lines = benchrecord.header(doc, "Exact multiclass CDL: constraint generation against the first formulation")
+    lines += [
+        "Both formulations solve the LP of docs/metrics.md with HiGHS (scipy); each call runs once in a fresh",
         "process and includes finding the buckets. *new* is `fastcdl.cdl_multiclass` (properness at the",
         "predictions only, values u_q as variables, constraint generation, interior point with crossover);",
         "*old* is the first formulation, every ordered pair of R = rows ∪ frequencies ∪ point masses",
-        "(`fastcdl.multiclass._cdl_lp_all_pairs`, HiGHS's default method).",
+        "(`fastcdl.multiclass._cdl_lp_all_pairs`, HiGHS's default method), stopped after "
+        f"{doc['params']['old_timeout']:g} s.",
         "",
         "| case | T | k | distinct rows m | new (s) | old (s) | old / new | CDL (new) | new - old |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        old_s = f"{r['old_s']:.1f}" if r["old_s"] is not None else f"> {args.old_timeout:g} (stopped)"
-        ratio = f"{r['old_s'] / r['new_s']:.0f}x" if r["old_s"] is not None else f"> {args.old_timeout / r['new_s']:.0f}x"
-        diff = f"{r['new'] - r['old']:.1e}" if r["old"] is not None else "—"
-        label = "digits (sklearn, logistic regression, rounded to 0.01)" if r["case"] == "digits" else "synthetic"
-        lines.append(f"| {label} | {r['T']} | {r['k']} | {r['m']} | {r['new_s']:.2f} | {old_s} | {ratio} | "
+    for name, r in doc["values"].items():
+        new_s = benchrecord.median(doc, f"{name}/new")
+        if r["old_stopped_at"] is None:
+            old_s = benchrecord.median(doc, f"{name}/old")
+            old_c, ratio, diff = f"{old_s:.1f}", f"{old_s / new_s:.0f}x", f"{r['new'] - r['old']:.1e}"
+        else:
+            old_c, ratio, diff = (f"> {r['old_stopped_at']:g} (stopped)",
+                                  f"> {math.floor(r['old_stopped_at'] / new_s)}x",
+                                  "—")
+        label = "digits (sklearn, logistic regression, rounded to 0.01)" if name == "digits" else "synthetic"
+        lines.append(f"| {label} | {r['T']} | {r['k']} | {r['m']} | {new_s:.2f} | {old_c} | {ratio} | "
                      f"{r['new']:.6f} | {diff} |")
     lines += [
         "",
@@ -127,10 +126,21 @@ def main():
         "point of R: |R| is about 2m). tests/test_multiclass.py checks new = old to 1e-9 on small cases.",
         "The digits case has one or two rounds per distinct row, so most frequencies are point masses and",
         "|R| is about m + k: there both formulations take a fraction of a second.",
-        "",
     ]
-    Path(args.out).write_text("\n".join(lines))
-    print(f"wrote {args.out}")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old-timeout", type=float, default=60.0)
+    ap.add_argument("--cases", default="50,100,200,400,digits")
+    ap.add_argument("--render", action="store_true", help="only write multiclass.md from multiclass.json")
+    args = ap.parse_args()
+    if not args.render:
+        rec = benchrecord.Recorder("multiclass", old_timeout=args.old_timeout, cases=args.cases)
+        measure(args, rec)
+        rec.save()
+    print(benchrecord.write_md("multiclass", render(benchrecord.load("multiclass"))))
 
 
 if __name__ == "__main__":

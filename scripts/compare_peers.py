@@ -13,8 +13,11 @@ implementation per repetition), so a change of machine load hits all of them ali
   error (CPU), for T = 10^4 .. 10^7 on uniform p; and on p in {k/30}, where points sit on
   interior edges and each library's bin convention shows;
 - exact CDL: fastcdl.cdl against the linear program of the specification (section 2.4)
-  over proper scoring rules, solved with scipy's HiGHS, for m = 10 .. 200 buckets;
-- Algorithm 1: the sparse MsMwC oracle against the dense reference, rounds per second.
+  over proper scoring rules, solved with scipy's HiGHS, for m = 10 .. 200 buckets.
+
+Every repeat, the machine, load and source are kept in results/benchmarks/peers.json
+(scripts/benchrecord.py) and peers.md is written from it (`--render` rewrites it alone).
+Algorithm 1's sparse and dense oracles are timed by scripts/bench_online.py.
 
 tests/bench/test_peers_bench.py imports ECE_PEERS from here.
 """
@@ -24,10 +27,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
-import math
-import os
-import platform
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -38,18 +37,22 @@ import numpy as np
 
 import fastcdl as fc
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchrecord, also when tests import this file
+import benchrecord  # noqa: E402
+
 OUT = Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "peers.md"
 BINS = 15
 BARS = {"netcal": 50.0, "relplot": 3.0, "ece_abs": 1e-12, "lp": 1e4, "lp_abs": 1e-8}
 MIN_BATCH = 0.05  # seconds; shorter calls are timed in batches
-DENSE_BUDGET = 600.0  # seconds; a longer dense run is measured on its first 10^6 rounds
+ONE_THREAD = "fastcdl.ece, 1 numba thread"
+MEMORY = "reading y and p once (numpy sum; the memory bound, not an ECE)"
 
 
 # -- timing and environment ------------------------------------------------------------------
 
 
-def interleaved(funcs: dict[str, Callable[[], float]], repeat: int) -> dict[str, tuple[float, float]]:
-    """{name: (median seconds per call, value)}.
+def interleaved(rec, prefix: str, funcs: dict[str, Callable[[], float]], repeat: int) -> dict[str, float]:
+    """{name: value}; every repeat's seconds per call recorded under prefix/name.
 
     One warm-up call each, then `repeat` rounds in which every function runs once in turn;
     a function faster than MIN_BATCH runs back to back in a batch long enough to time
@@ -67,7 +70,9 @@ def interleaved(funcs: dict[str, Callable[[], float]], repeat: int) -> dict[str,
             for _ in range(batch[name]):
                 f()
             times[name].append((time.perf_counter() - t) / batch[name])
-    return {name: (float(np.median(times[name])), values[name]) for name in funcs}
+    for name in funcs:
+        rec.add(f"{prefix}/{name}", times[name], interleaved=True, calls_per_repeat=batch[name])
+    return values
 
 
 def version(dist: str) -> str | None:
@@ -83,22 +88,6 @@ def installed(module: str) -> bool:
     except ImportError:
         return False
     return True
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
-        return f"{fields['Model name'].strip()}, {fields['CPU(s)'].strip()} logical CPUs"
-    except (OSError, KeyError):
-        return platform.processor()
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "unknown"
 
 
 def threads() -> str:
@@ -226,45 +215,37 @@ def grid_rounds(T, rng):
     return (rng.random(T) < p).astype(np.int64), p
 
 
-def ece_timings(T, rng, repeat):
-    """Rows of the uniform-p table for one T, and {peer name: (seconds, |difference|)}."""
+def ece_timings(rec, T, rng, repeat):
+    """Times every installed implementation on uniform p at T, interleaved; values and moved rounds."""
     y, p = uniform_rounds(T, rng)
     peers = [peer for peer in ECE_PEERS if installed(peer.module)]
-    funcs = {FASTCDL.name: lambda: ece_fastcdl(y, p), "fastcdl.ece, 1 numba thread": lambda: ece_fastcdl_1thread(y, p)}
+    funcs = {FASTCDL.name: lambda: ece_fastcdl(y, p), ONE_THREAD: lambda: ece_fastcdl_1thread(y, p)}
     funcs |= {peer.name: (lambda f=peer.ece: f(y, p)) for peer in peers}
-    funcs["reading y and p once (numpy sum; the memory bound, not an ECE)"] = lambda: float(p.sum() + y.sum())
-    res = interleaved(funcs, repeat)
-    t_fc, v_fc = res[FASTCDL.name]
+    funcs[MEMORY] = lambda: float(p.sum() + y.sum())
+    values = interleaved(rec, f"ece/{T:.0e}", funcs, repeat)
     j_fc = bins_fastcdl(p)
-    moved = {peer.name: int(np.count_nonzero(peer.bins(p) != j_fc)) for peer in peers}
-    rows, measured = [], {}
-    for name, (t, v) in res.items():
-        peer = next((q for q in ECE_PEERS if q.name == name), None)
-        is_ece = name.startswith("fastcdl") or peer is not None
-        diff = f"{abs(v - v_fc):.1e}" if is_ece else ""
-        rows.append(f"| {T:.0e} | {name} | {1e3 * t:.3f} | {t / t_fc:.2f}x | {diff} | "
-                    f"{moved.get(name, 0) if is_ece else ''} |")
-        measured[name] = (t, abs(v - v_fc))
-    rows += [f"| {T:.0e} | {peer.name} | not installed | | | |" for peer in ECE_PEERS if peer not in peers]
-    return rows, measured
+    for peer in peers:
+        rec.value(f"ece/{T:.0e}/{peer.name}", {"abs_diff": abs(values[peer.name] - values[FASTCDL.name]),
+                                                "moved": int(np.count_nonzero(peer.bins(p) != j_fc))})
+    rec.value(f"ece/{T:.0e}/{ONE_THREAD}", {"abs_diff": abs(values[ONE_THREAD] - values[FASTCDL.name]),
+                                             "moved": 0})
 
 
 def edge_rows(T, rng):
-    """(note, rows) of the table on p = k/30: the differences and how much bin conventions explain."""
+    """The table on p = k/30: each value, its difference, and how much its bin convention explains."""
     y, p = grid_rounds(T, rng)
-    on_edge = int(np.isin(p, np.arange(1, BINS) / BINS).sum())
-    note = f"{on_edge} of the {T} rounds sit on an interior edge, {int((p == 1).sum())} at p = 1."
     v_fc = ece_fastcdl(y, p)
     j_fc = bins_fastcdl(p)
-    rows = [f"| {FASTCDL.name} | {v_fc:.12f} | 0 | 0 | {abs(v_fc - ece_by_bin(y, p, j_fc)):.1e} | {FASTCDL.convention} |"]
+    rows = [{"name": FASTCDL.name, "value": v_fc, "abs_diff": 0.0, "moved": 0,
+             "rule_diff": abs(v_fc - ece_by_bin(y, p, j_fc)), "rule": FASTCDL.convention}]
     for peer in ECE_PEERS:
-        if not installed(peer.module):
-            rows.append(f"| {peer.name} | not installed | | | | |")
-            continue
-        v, j = peer.ece(y, p), peer.bins(p)
-        rows.append(f"| {peer.name} | {v:.12f} | {abs(v - v_fc):.1e} | {np.count_nonzero(j != j_fc)} | "
-                    f"{abs(v - ece_by_bin(y, p, j)):.1e} | {peer.convention} |")
-    return note, rows
+        if installed(peer.module):
+            v, j = peer.ece(y, p), peer.bins(p)
+            rows.append({"name": peer.name, "value": v, "abs_diff": abs(v - v_fc),
+                         "moved": int(np.count_nonzero(j != j_fc)), "rule_diff": abs(v - ece_by_bin(y, p, j)),
+                         "rule": peer.convention})
+    return {"T": T, "on_edge": int(np.isin(p, np.arange(1, BINS) / BINS).sum()), "at_one": int((p == 1).sum()),
+            "rows": rows}
 
 
 # -- the CDL linear program -------------------------------------------------------------------
@@ -308,68 +289,11 @@ def random_table(m, rng):
     return fc.BucketStats(q, n, rng.binomial(n, q), q * n)
 
 
-def lp_row(m, rng, repeat):
+def lp_row(rec, m, rng, repeat):
     st = random_table(m, rng)
-    res = interleaved({"lp": lambda: cdl_lp(st), "fastcdl": lambda: fc.cdl(st)}, repeat)
-    (t_lp, v_lp), (t_fc, v_fc) = res["lp"], res["fastcdl"]
+    v = interleaved(rec, f"lp/{m}", {"lp": lambda: cdl_lp(st), "fastcdl": lambda: fc.cdl(st)}, repeat)
     n_pts = np.unique(np.concatenate([st.values, st.frequencies, [0.0, 1.0]])).shape[0]
-    row = (f"| {m} | {2 * n_pts} | {n_pts * (n_pts - 1)} | {1e3 * t_lp:.1f} | {1e3 * t_fc:.4f} | "
-           f"{t_lp / t_fc:.0f}x | {abs(v_lp - v_fc):.1e} |")
-    return row, (t_lp / t_fc, abs(v_lp - v_fc))
-
-
-# -- Algorithm 1: sparse against dense oracle -------------------------------------------------
-
-
-def run_cdl(T, oracle, rounds=None):
-    """(stats, seconds) of the cdl forecaster against greedy, seed 1; `rounds` < T runs only the
-    first rounds of the horizon-T configuration (same m, delta and learning rates)."""
-    from fastcdl.online import make_adversary, make_forecaster, simulate
-
-    if rounds is None or rounds == T:
-        res = simulate("cdl", "greedy", horizon=T, seed=1, forecaster_params={"oracle": oracle})
-        return res.stats, res.seconds
-    # simulate has no early stop; this drives the same compiled loop for `rounds` rounds
-    f = make_forecaster("cdl", horizon=T, seed=1, oracle=oracle)
-    a = make_adversary("greedy", horizon=T, seed=1)
-    t = time.perf_counter()
-    f._simulate(rounds, a, np.zeros(0), np.zeros(0, dtype=np.int8))
-    return f.stats(), time.perf_counter() - t
-
-
-def online_row(T, repeat, dense_rounds):
-    """(table row, dense rounds/s): medians over runs of each oracle (the dense one maybe on a prefix)."""
-    from fastcdl.online._params import default_cdl_m
-
-    sparse = [run_cdl(T, "sparse") for _ in range(repeat)]
-    dense = [run_cdl(T, "dense", dense_rounds) for _ in range(repeat)]
-    rps_sparse = T / float(np.median([sec for _, sec in sparse]))
-    rps_dense = dense_rounds / float(np.median([sec for _, sec in dense]))
-    st_sparse = sparse[0][0] if dense_rounds == T else run_cdl(T, "sparse", dense_rounds)[0]
-    st_dense = dense[0][0]
-    same = st_sparse == st_dense
-    d_cdl = abs(fc.cdl(st_sparse) - fc.cdl(st_dense))
-    d_ece = abs(fc.ece(st_sparse) - fc.ece(st_dense))
-    dense_note = "" if dense_rounds == T else f" (first {dense_rounds:.0e} rounds)"
-    row = (f"| {T:.0e} | {default_cdl_m(T)} | {rps_dense:.3g}{dense_note} | {rps_sparse:.3g} | "
-           f"{rps_sparse / rps_dense:.1f}x | {len(dense)} / {len(sparse)} | {same} | {d_cdl:.1e} | {d_ece:.1e} |")
-    return row, rps_dense
-
-
-def dense_rounds_for(T, measured):
-    """All T rounds unless the dense run is predicted to exceed DENSE_BUDGET from the last
-    measured rounds/s (dense cost per round grows like m * K_eta, both fixed by T)."""
-    if not measured:
-        return T
-    T0, rps0 = measured[-1]
-    predicted = T / rps0 * (cost_per_round(T) / cost_per_round(T0))
-    return T if predicted <= DENSE_BUDGET else min(T, 10**6)
-
-
-def cost_per_round(T):
-    from fastcdl.online._params import default_cdl_m
-
-    return default_cdl_m(T) * (math.ceil(0.5 * math.log2(T)) + 1)
+    rec.value(f"lp/{m}", {"points": int(n_pts), "abs_diff": abs(v["lp"] - v["fastcdl"])})
 
 
 # -- the report -------------------------------------------------------------------------------
@@ -381,78 +305,63 @@ def verdict(ratio, bar):
     return f"**missed** ({ratio:.3g}x < {bar:g}x: short by a factor {bar / ratio:.2f})"
 
 
-def bars_section(ece7, lp, ece_max_abs, load_start, load_end):
-    """The Bars section, judged from the numbers measured in this run."""
+def ece_table(doc):
+    """Rows of the uniform-p table, and the largest |difference| of a peer's value over all T."""
+    med = lambda key: benchrecord.median(doc, key)  # noqa: E731
+    rows, worst = [], 0.0
+    for T in doc["params"]["ece_T"]:
+        t_fc = med(f"ece/{T:.0e}/{FASTCDL.name}")
+        for name in (FASTCDL.name, ONE_THREAD, *(peer.name for peer in ECE_PEERS), MEMORY):
+            key = f"ece/{T:.0e}/{name}"
+            if key not in doc["timings"]:
+                rows.append(f"| {T:.0e} | {name} | not installed | | | |")
+                continue
+            t = med(key)
+            if name == MEMORY:
+                rows.append(f"| {T:.0e} | {name} | {1e3 * t:.3f} | {t / t_fc:.2f}x |  |  |")
+                continue
+            v = doc["values"].get(key, {"abs_diff": 0.0, "moved": 0})
+            if name not in (FASTCDL.name, ONE_THREAD):
+                worst = max(worst, v["abs_diff"])
+            rows.append(f"| {T:.0e} | {name} | {1e3 * t:.3f} | {t / t_fc:.2f}x | {v['abs_diff']:.1e} | {v['moved']} |")
+    return rows, worst
+
+
+def bars_section(doc, ece_max_abs):
+    """The Bars section, judged from the numbers of this run."""
+    med = lambda key: benchrecord.median(doc, key)  # noqa: E731
     lines = ["", "## Bars (judged from this run)", ""]
-    if ece7 is None:
-        return lines + ["T = 10^7 was not run (--quick), so the ECE bars are not judged.", ""]
-    t_fc = ece7[FASTCDL.name][0]
-    t_1 = ece7["fastcdl.ece, 1 numba thread"][0]
-    t_mem = next(t for name, (t, _) in ece7.items() if name.startswith("reading"))
-    gain = t_1 / t_fc
-    why = (f"fastcdl.ece took {1e3 * t_fc:.1f} ms at T = 10^7, {t_fc / t_mem:.1f}x the {1e3 * t_mem:.1f} ms "
-           f"of reading y and p once, so the binning loop is compute bound, not memory bound; and the second "
-           f"numba thread gave {gain:.2f}x ({1e3 * t_1:.1f} ms on one thread) while other work held both cores "
-           f"(load average {load_start} at the start, {load_end} at the end).")
+    if 10**7 not in doc["params"]["ece_T"]:
+        return lines + ["T = 10^7 was not run (--quick), so the ECE bars are not judged."]
+    t_fc = med(f"ece/1e+07/{FASTCDL.name}")
     for dist, name in (("netcal", "netcal ECE"), ("relplot", "relplot binnedECE")):
-        if name not in ece7:
+        if f"ece/1e+07/{name}" not in doc["timings"]:
             lines.append(f"- binned ECE vs {dist} at T = 10^7: {dist} not installed, not judged.")
             continue
-        t_peer = ece7[name][0]
-        ratio = t_peer / t_fc
-        line = f"- binned ECE vs {dist} at T = 10^7 (bar {BARS[dist]:g}x): {verdict(ratio, BARS[dist])}."
-        if ratio < BARS[dist]:
-            line += (f" Why: {why} What would close it: a loop at the memory bound would measure "
-                     f"{t_peer / t_mem:.0f}x against {dist} here (the bar needs fastcdl.ece at or below "
-                     f"{1e3 * t_peer / BARS[dist]:.1f} ms). The loop to speed up is bin_rounds in "
-                     f"fastcdl/_kernels/buckets.py: its per-round validity flag feeds a branch on every round "
-                     f"and the edge correction branches on data; both can be branch-free.")
-        lines.append(line)
-    worst = max(d for name, (_, d) in ece7.items() if name in {peer.name for peer in ECE_PEERS})
+        ratio = med(f"ece/1e+07/{name}") / t_fc
+        lines.append(f"- binned ECE vs {dist} at T = 10^7 (bar {BARS[dist]:g}x): {verdict(ratio, BARS[dist])}.")
     lines.append(f"- ECE values on uniform p (no point on an interior edge), largest |difference| to any "
-                 f"peer over all T: {ece_max_abs:.1e} (at T = 10^7: {worst:.1e}) "
-                 f"(bar {BARS['ece_abs']:g}): **{'met' if ece_max_abs <= BARS['ece_abs'] else 'missed'}**. "
+                 f"peer over all T: {ece_max_abs:.1e} (bar {BARS['ece_abs']:g}): "
+                 f"**{'met' if ece_max_abs <= BARS['ece_abs'] else 'missed'}**. "
                  f"On p = k/30 the values differ by design; see the edge table.")
-    if lp is not None:
-        ratio, diff = lp
+    if "lp/100/lp" in doc["timings"]:
+        ratio, diff = med("lp/100/lp") / med("lp/100/fastcdl"), doc["values"]["lp/100"]["abs_diff"]
         lines.append(f"- exact CDL vs HiGHS LP at m = 100 (bar {BARS['lp']:g}x, values to {BARS['lp_abs']:g}): "
                      f"{verdict(ratio, BARS['lp'])}; |difference| {diff:.1e}: "
                      f"**{'met' if diff <= BARS['lp_abs'] else 'missed'}**.")
-    return lines + [""]
+    return lines
 
 
-def header(args, load_start):
-    import numba
-    import scipy
-
-    peers = ", ".join(f"{peer.dist} {version(peer.dist) or 'not installed'}" for peer in ECE_PEERS)
-    return [
-        "# fastcdl next to the alternatives",
-        "",
-        f"Machine: {machine()}; Python {platform.python_version()}, fastcdl {version('fastcdl')}, "
-        f"numpy {np.__version__}, numba {numba.__version__}, scipy {scipy.__version__}, "
-        f"torch {version('torch') or 'not installed'}; {threads()}.",
-        f"Peers: {peers}.",
-        "",
-        f"Command: `{' '.join(['.venv/bin/python', 'scripts/compare_peers.py', *sys.argv[1:]])}` "
-        f"(or `make peers`). Medians of {args.repeat} interleaved calls after one warm-up call each, all in one "
-        "process on the same arrays; speed-up = peer time / fastcdl time.",
-        f"Load average (1, 5, 15 min) at the start: {load_start} ({os.cpu_count()} CPUs). Absolute times "
-        "move with the machine's load; compare the ratios measured together.",
-        "",
-    ]
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
-    ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args(argv)
-    rng = np.random.default_rng(0)
-    load_start = loadavg()
-    lines = header(args, load_start)
-
+def render(doc):
+    lines = benchrecord.header(doc, "fastcdl next to the alternatives")
     lines += [
+        f"Peers: {doc['values']['peers']}; {doc['values']['threads']}.",
+        "",
+        f"Medians of {doc['params']['repeat']} interleaved calls after one warm-up call each, all in one "
+        "process on the same arrays; speed-up = peer time / fastcdl time. Absolute times move with the "
+        "machine's load; compare the ratios measured together. (Algorithm 1's sparse and dense oracles: "
+        "`online.md`.)",
+        "",
         f"## Binned ECE, {BINS} equal-width bins, uniform p (no point on an interior edge)",
         "",
         "\"moved\" counts rounds that the peer's binning rule (below) puts in another bin than fastcdl.",
@@ -460,34 +369,24 @@ def main(argv=None):
         "| T | implementation | median (ms) | time / fastcdl time | abs difference to fastcdl | moved |",
         "|---|---|---|---|---|---|",
     ]
-    ece7, ece_max_abs = None, 0.0
-    for T in [10**4, 10**5] if args.quick else [10**4, 10**5, 10**6, 10**7]:
-        rows, measured = ece_timings(T, rng, args.repeat)
-        lines += rows
-        ece_max_abs = max([ece_max_abs] + [d for name, (_, d) in measured.items()
-                                           if name in {peer.name for peer in ECE_PEERS}])
-        if T == 10**7:
-            ece7 = measured
-        print(f"ECE T={T:.0e} done", file=sys.stderr)
-
+    rows, worst = ece_table(doc)
+    lines += rows
+    edge = doc["values"]["edges"]
     lines += [
         "",
-        "## Binned ECE on p = k/30 (T = 10^5): points on the interior edges k/15",
+        f"## Binned ECE on p = k/30 (T = {edge['T']:.0e}): points on the interior edges k/15",
         "",
-    ]
-    note, rows = edge_rows(10**5, rng)
-    lines += [
-        note + " The last-but-one column recomputes each value from the binning rule in the last column "
+        f"{edge['on_edge']} of the {edge['T']} rounds sit on an interior edge, {edge['at_one']} at p = 1. "
+        "The last-but-one column recomputes each value from the binning rule in the last column "
         "(numpy bincount of p - y per bin): a difference at rounding level (1e-14 or less) there means the "
         "rule explains the peer's value, so the difference to fastcdl is the bin convention and nothing else. "
         "Rounds at p = 1 have y = 1, so a bin of their own changes no value; they only count as moved.",
         "",
         "| implementation | value | abs difference to fastcdl | rounds in another bin | abs difference to its rule | binning rule |",
         "|---|---|---|---|---|---|",
-        *rows,
     ]
-    print("edge table done", file=sys.stderr)
-
+    lines += [f"| {r['name']} | {r['value']:.12f} | {r['abs_diff']:.1e} | {r['moved']} | {r['rule_diff']:.1e} | "
+              f"{r['rule']} |" for r in edge["rows"]]
     lines += [
         "",
         "## Exact CDL: fastcdl.cdl against the HiGHS linear program (docs/metrics.md)",
@@ -497,46 +396,39 @@ def main(argv=None):
         "| buckets m | LP variables | LP constraints | HiGHS LP (ms) | fastcdl.cdl (ms) | speed-up | abs difference |",
         "|---|---|---|---|---|---|---|",
     ]
-    lp100 = None
-    for m in [10, 50, 100] if args.quick else [10, 50, 100, 200]:
-        row, measured = lp_row(m, rng, args.repeat if m < 200 else max(1, args.repeat // 2))
-        lines.append(row)
-        if m == 100:
-            lp100 = measured
-        print(f"LP m={m} done", file=sys.stderr)
+    for m in doc["params"]["lp_m"]:
+        t_lp, t_fc = benchrecord.median(doc, f"lp/{m}/lp"), benchrecord.median(doc, f"lp/{m}/fastcdl")
+        v = doc["values"][f"lp/{m}"]
+        lines.append(f"| {m} | {2 * v['points']} | {v['points'] * (v['points'] - 1)} | {1e3 * t_lp:.1f} | "
+                     f"{1e3 * t_fc:.4f} | {t_lp / t_fc:.0f}x | {v['abs_diff']:.1e} |")
+    return lines + bars_section(doc, worst)
 
-    lines += [
-        "",
-        "## Algorithm 1: sparse MsMwC oracle against the dense reference (cdl vs greedy, seed 1)",
-        "",
-        "rounds/s = rounds / seconds of the compiled loop (JIT excluded), median over runs. "
-        f"A dense run predicted to take more than {DENSE_BUDGET:.0f} s is measured on the first 10^6 rounds "
-        "of the same configuration (m, delta and learning rates of the full horizon; its per-round cost does not "
-        "depend on the round); the prediction and difference columns then compare that prefix with the "
-        "sparse oracle's same prefix.",
-        "",
-        "| T | m | dense rounds/s | sparse rounds/s | speed-up | runs dense / sparse | same predictions "
-        "| abs diff CDL | abs diff ECE |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    measured_dense = []
-    for T in [10**5, 10**6] if args.quick else [10**5, 10**6, 10**7]:
-        run_cdl(1000, "sparse"), run_cdl(1000, "dense")  # compile off the clock
-        rounds = dense_rounds_for(T, measured_dense)
-        t = time.perf_counter()
-        row, rps_dense = online_row(T, 3, rounds)
-        lines.append(row)
-        print(f"online T={T:.0e} done ({time.perf_counter() - t:.0f} s)", file=sys.stderr)
-        if rounds == T:
-            measured_dense.append((T, rps_dense))
 
-    load_end = loadavg()
-    lines += ["", f"Load average at the end: {load_end}."]
-    lines += bars_section(ece7, lp100, ece_max_abs, load_start, load_end)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    tmp = OUT.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines))
-    tmp.replace(OUT)
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--render", action="store_true", help="only write peers.md from peers.json")
+    args = ap.parse_args(argv)
+    if not args.render:
+        ece_T = [10**4, 10**5] if args.quick else [10**4, 10**5, 10**6, 10**7]
+        lp_m = [10, 50, 100] if args.quick else [10, 50, 100, 200]
+        rec = benchrecord.Recorder("peers", [sys.argv[0], *(argv if argv is not None else sys.argv[1:])],
+                                   repeat=args.repeat, ece_T=ece_T, lp_m=lp_m)
+        rec.value("peers", ", ".join(f"{peer.dist} {version(peer.dist) or 'not installed'}" for peer in ECE_PEERS)
+                  + f"; torch {version('torch') or 'not installed'}")
+        rec.value("threads", threads())
+        rng = np.random.default_rng(0)
+        for T in ece_T:
+            ece_timings(rec, T, rng, args.repeat)
+            print(f"ECE T={T:.0e} done", file=sys.stderr)
+        rec.value("edges", edge_rows(10**5, rng))
+        for m in lp_m:
+            lp_row(rec, m, rng, args.repeat if m < 200 else max(1, args.repeat // 2))
+            print(f"LP m={m} done", file=sys.stderr)
+        rec.save()
+    lines = render(benchrecord.load("peers"))
+    benchrecord.write_md("peers", lines)
     print("\n".join(lines))
 
 

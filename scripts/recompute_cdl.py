@@ -9,7 +9,9 @@ with min-T <= T <= max-T (at most --per-T per folder, horizon and version if giv
 seed indices first), runs the same trial (same seed and parameters) with the current code and
 writes one CSV row: folder, labels, T, seed index, the stored and the replayed CDL, whether
 every stored metric (cdl, vcdl, ece, k2, ucal, kink1, kink2, n_buckets) is identical bit for
-bit, and the relative change of CDL. Rows already in the output are skipped (resumable;
+bit, and the relative change of CDL, then the stored and replayed values of the other metrics
+(so that "identical" can be checked from the file; files written before they were added hold
+only CDL's, and their "identical" is the flag the script computed). Rows already in the output are skipped (resumable;
 interrupting loses only the trial in flight). The stores are opened read-only (a copy).
 The summary (how many identical, the largest relative change) is printed at the end.
 """
@@ -27,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("paper", "paper-wide", "msweep")
 STORED = ("cdl", "vcdl", "ece", "k2", "ucal", "kink1", "kink2", "n_buckets")
 FIELDS = ["folder", "forecaster_label", "adversary_label", "T", "seed_index", "stored_version", "cdl_stored",
-          "cdl_replayed", "identical", "rel_change", "seconds"]
+          "cdl_replayed", "identical", "rel_change", "seconds",
+          *(f"{c}_{how}" for c in STORED[1:] for how in ("stored", "replayed"))]
 
 
 def stored_rows(folder, min_T, max_T, per_T):
@@ -71,6 +74,9 @@ def main():
     done = set()
     if out.exists():
         with out.open() as fh:
+            if next(csv.reader(fh), None) != FIELDS:
+                sys.exit(f"{out}: its columns are not this script's (an older replay?); write to a new file")
+            fh.seek(0)
             done = {(r["folder"], r["forecaster_label"], r["adversary_label"], int(r["T"]), int(r["seed_index"]))
                     for r in csv.DictReader(fh)}
     new = not out.exists()
@@ -94,7 +100,9 @@ def main():
                             "adversary_label": r["adversary_label"], "T": r["T"], "seed_index": r["seed_index"],
                             "stored_version": r["algorithm_version"], "cdl_stored": repr(r["cdl"]),
                             "cdl_replayed": repr(got["cdl"]), "identical": int(same), "rel_change": f"{rel:.3e}",
-                            "seconds": f"{got['seconds']:.3f}"})
+                            "seconds": f"{got['seconds']:.3f}",
+                            **{f"{c}_{how}": repr(v[c]) for c in STORED[1:] for how, v in (("stored", r),
+                                                                                          ("replayed", got))}})
                 fh.flush()
     summarise(out)
 

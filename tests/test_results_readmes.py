@@ -8,8 +8,11 @@ of the window, summary.csv), "<METRIC> at 2^k" (the mean of rates.csv at T = 2^k
 residual slope". Each printed number must equal the file's value rounded to the digits
 printed.
 
-Prose numbers taken from results files are checked too: the machine and load of each source
-in the README's Speed section (results/benchmarks/*.md), the cost of the exact k-class CDL in
+Prose numbers taken from results files are checked too: every number of the README's Speed
+table and the machine and load of each of its sources, the speed figures of docs/kernels.md,
+docs/algorithm1.md and docs/estimators.md against the JSON files the benchmark scripts record
+(results/benchmarks/*.json, scripts/benchrecord.py), the coverage table of docs/experiments.md
+and the ranges its prose quotes against results/coverage/slope_coverage.csv, the cost of the exact k-class CDL in
 docs/metrics.md and the README (results/benchmarks/multiclass.md), the counts of fresh-seed
 means below, above and equal to the search scores in results/worstcase/README.md and
 docs/worst-case.md (worst.csv, candidates.csv), the acrs-against-contrarian table of
@@ -20,6 +23,7 @@ test_checkers_fail_on_wrong_numbers shows that each reports a wrong number.
 
 import csv
 import io
+import json
 import math
 import re
 import sqlite3
@@ -150,36 +154,34 @@ def _section(text, title):
 
 
 def _speed_machine_problems(readme):
-    """The README Speed section's list of sources: each '- rows (`results/benchmarks/X.md`): ...'
-    names the CPU (Intel Xeon or AMD EPYC) that X.md names, or says that X.md records none; says
-    'shared with other work' only where X.md says the machine was shared; and quotes only load
-    averages that X.md prints on a line about the load."""
+    """The README Speed section's list of sources: each '- rows (`results/benchmarks/X.json`): MODEL
+    (EXTENSIONS), N logical CPUs, numba K threads; load average (1, 5, 15 min) a, b, c at the start
+    and d, e, f at the end' states what X.json recorded (scripts/benchrecord.py)."""
     speed = _section(readme, "Speed")
-    items = re.findall(r"^- .*?\(`(results/benchmarks/[\w.]+)`\): (.*?)(?=^- |^\s*$)", speed, flags=re.M | re.S)
+    items = re.findall(r"^- .*?\(`results/benchmarks/(\w+)\.json`\): (.*?)(?=^- |^\s*$)", speed, flags=re.M | re.S)
     problems = []
-    for path, claim in items:
-        claim, source = _flat(claim), (ROOT / path).read_text()
-        for name, word in (("Intel Xeon", "Xeon"), ("AMD EPYC", "EPYC")):
-            if name in claim and word not in source:
-                problems.append((path, f"says {name}; the file does not"))
-        if "CPU model is not recorded" in claim and re.search(r"Xeon|EPYC|Intel|AMD", source):
-            problems.append((path, "says the CPU is not recorded; the file names one"))
-        if "CPU model is not recorded" not in claim and not re.search(r"Intel Xeon|AMD EPYC", claim):
-            problems.append((path, "names no CPU and does not say that none is recorded"))
-        if "shared" in claim and "shared" not in source:
-            problems.append((path, "says shared; the file does not"))
-        printed = {num for line in source.splitlines() if "load" in line.lower()
-                   for num in re.findall(r"\d+\.\d+", line)}
-        loads = claim.split("load average", 1)[1] if "load average" in claim else ""
-        for num in re.findall(r"\d+\.\d+", loads):
-            if num not in printed:
-                problems.append((path, f"load average {num} is not on a line of the file about load"))
+    for name, claim in items:
+        doc = _bench(name)
+        m = re.fullmatch(r"(.+?) \(([\w, ]+)\), (\d+) logical CPUs, numba (\d+) threads; load average "
+                         r"\(1, 5, 15 min\) ([\d.]+), ([\d.]+), ([\d.]+) at the start and ([\d.]+), ([\d.]+), "
+                         r"([\d.]+) at the end\.", _flat(claim))
+        if m is None:
+            problems.append((name, "the machine sentence is not in the expected form", _flat(claim)))
+            continue
+        mach = doc["machine"]
+        said = (m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))
+        recorded = (mach["model"], ", ".join(mach["vector"]), mach["logical_cpus"], mach["numba_threads"])
+        if said != recorded:
+            problems.append((name, said, recorded))
+        for printed, value in zip(m.groups()[4:], doc["load_start"] + doc["load_end"]):
+            if not _close(printed, value):
+                problems.append((name, f"load average {printed}; the file has {value}"))
     return len(items), problems
 
 
 def test_speed_section_states_each_sources_machine():
     checked, problems = _speed_machine_problems((ROOT / "README.md").read_text())
-    assert checked >= 5, f"only {checked} sources listed in the README's Speed section"
+    assert checked == 5, f"{checked} sources listed in the README's Speed section, not 5"
     assert not problems, problems
 
 
@@ -392,22 +394,258 @@ def test_msweep_bucket_count_is_the_grid_size():
     assert checked == 1 and not problems, problems
 
 
+# Timings and coverage quoted from the JSON files that the benchmark scripts record
+# (scripts/benchrecord.py: every repeat, the machine, the load, the source). A claim is a template
+# of the text with {} for each printed number, and the values those numbers must equal to the
+# digits printed (computed here from the JSON, medians of the recorded repeats); (">=", v) says the
+# printed number is a bound at least v, ("<=", v) at most v.
+
+
+def _bench(name):
+    return json.loads((BENCH / f"{name}.json").read_text())
+
+
+def _med(doc, key):
+    return doc["timings"][key]["median"]
+
+
+def _p(template):
+    """A regular expression for template (white space made single) with a number group for each {}."""
+    parts = _flat(template).split("{}")
+    return r"(-?[\d,]*\d(?:\.\d+)?(?:e-?\d+)?)".join(re.escape(part) for part in parts)
+
+
+def _claim_problems(text, claims, where):
+    """(claims checked, [problems]): each template must be in text with the numbers its values give."""
+    flat, problems = _flat(text), []
+    for template, values in claims:
+        m = re.search(_p(template), flat)
+        if m is None:
+            problems.append((where, "not found", template))
+            continue
+        for printed, want in zip(m.groups(), values):
+            num = printed.replace(",", "")
+            if isinstance(want, tuple):
+                ok = float(num) >= want[1] if want[0] == ">=" else float(num) <= want[1]
+            else:
+                ok = _close(num, want)
+            if not ok:
+                problems.append((where, template, printed, want))
+    return len(claims), problems
+
+
+def _speed_claims():
+    """The README Speed table's numbers, from the JSON files of results/benchmarks."""
+    peers, metrics, online, io_, multi = (_bench(n) for n in ("peers", "metrics", "online", "io", "multiclass"))
+    ece = {name: 1e3 * _med(peers, f"ece/1e+07/{name}") for name in (
+        "fastcdl.ece", "netcal ECE", "relplot binnedECE", "torchmetrics binary_calibration_error",
+        "scikit-learn calibration_curve")}
+    peer_ms = [ece[n] for n in list(ece)[1:]]
+    diff = max(peers["values"][f"ece/1e+07/{n}"]["abs_diff"] for n in list(ece)[1:])
+    lp, lp_fc = 1e3 * _med(peers, "lp/100/lp"), 1e3 * _med(peers, "lp/100/fastcdl")
+    fc8, np8, sum8 = (_med(metrics, f"bucket_stats/float64/{k}") for k in ("fastcdl", "numpy", "sum"))
+    big = online["timings"]["flat/big"]
+    dense = ((online["timings"]["dense/1e7/sparse"]["rounds"] / _med(online, "dense/1e7/sparse"))
+             / (online["timings"]["dense/1e7/dense"]["rounds"] / _med(online, "dense/1e7/dense")))
+    cases = [f"{p}/{t}" for p in ("continuous", "grid 0.01") for t in ("exact", "15 bins")]
+    ours = [_med(io_, f"{c}/fastcdl") for c in cases]
+    base = [_med(io_, f"{c}/pyarrow") for c in cases]
+    before = [_med(io_, f"{c}/before") for c in cases if f"{c}/before" in io_["timings"]]
+    ratio = [a / b for a, b in zip(ours, base)]
+    mc = multi["values"]["400"]
+    mc_new = _med(multi, "400/new")
+    loads = [d[k][0] for d in (peers, metrics, online, io_, multi) for k in ("load_start", "load_end")]
+    return [
+        ("(a load average of {} to {} on 2 CPUs)", [min(loads), max(loads)]),
+        ("| binned ECE, T = 10^7, 15 bins | {} ms | netcal `ECE` {} ms; relplot `binnedECE` {} ms; torchmetrics {} ms; "
+         "scikit-learn `calibration_curve` {} ms | {}x; {}x; {}x; {}x fastcdl's time, values within {} |",
+         [ece["fastcdl.ece"], *peer_ms, *(t / ece["fastcdl.ece"] for t in peer_ms), (">=", diff)]),
+        ("| exact CDL, m = 100 buckets | {} ms | the linear program over proper scores (HiGHS) {} ms | {}x fastcdl's time, "
+         "values within {} |", [lp_fc, lp, lp / lp_fc, (">=", peers["values"]["lp/100"]["abs_diff"])]),
+        ("| exact CDL, m = 10^6 buckets | {} s | — | O(m log m) |", [_med(metrics, "envelope/cdl")]),
+        ("| bucket table, T = 10^8, 1000 bins | {} s (float64 y) | numpy searchsorted + 3 bincounts {} s; summing "
+         "the two arrays {} s | bincount {}x fastcdl's time; fastcdl {}x the sum's |", [fc8, np8, sum8, np8 / fc8, fc8 / sum8]),
+        ("| Algorithm 1, T = 10^8 rounds vs greedy | {} s ({} ns a round) | the same oracle formed densely, "
+         "O(m K_eta) per round | {}x the sparse oracle's time at T = 10^7 |",
+         [big["median"], 1e9 * big["median"] / big["rounds"], dense]),
+        ("| CSV file of 10^7 rows to its bucket table (`fastcdl metrics`) | {}–{} s, streaming | "
+         "`pyarrow.csv.read_csv` + `bucket_stats` {}–{} s; fastcdl's earlier Python parser {}–{} s | {}–{}x of "
+         "pyarrow + table |", [min(ours), max(ours), min(base), max(base), min(before), max(before), min(ratio),
+                               max(ratio)]),
+        ("| exact CDL over k = {} outcomes, {} distinct rows | {} s | the LP over all pairs of score vectors, as "
+         "fastcdl solved it before | > {}x (stopped at {} s) |",
+         [mc["k"], mc["m"], mc_new, ("<=", mc["old_stopped_at"] / mc_new), mc["old_stopped_at"]]),
+    ]
+
+
+def test_speed_table_matches_the_benchmark_json():
+    checked, problems = _claim_problems(_section((ROOT / "README.md").read_text(), "Speed"), _speed_claims(),
+                                        "README.md")
+    assert checked == 8 and not problems, problems
+
+
+def _kernels_claims():
+    """docs/kernels.md's Speed table, from results/benchmarks/kernels.json."""
+    k = _bench("kernels")
+    r = lambda key: k["values"][f"njit/{key}/ratio"]  # noqa: E731
+    over = {T: {n: _med(k, f"overhead/{T}/{n}") for n in ("cdl(y, p)", "cdl(table)", "kernels.cdl", "compiled path")}
+            for T in ("1e+02", "1e+03", "1e+04", "1e+05")}
+    fixed = over["1e+02"]["cdl(y, p)"] - over["1e+02"]["compiled path"]
+    cold = k["values"]["cold"]["cdl from Python"]
+    m = k["machine"]
+    return [
+        (f"| what | measured (one run of kernels.json: {m['model']} ({', '.join(m['vector'])}), load average "
+         "{} at the start, {} at the end) |", [k["load_start"][0], k["load_end"][0]]),
+        ("| `K.cdl` in an njit loop, the 100-bucket table of the asv suites | {} us per call, {}x the internal kernel",
+         [1e6 * _med(k, "njit/asv table/100/public"), r("asv table/100")]),
+        ("| the same, frequencies in random order (nothing for the sort to exploit) | {}x |",
+         [r("shuffled frequencies/100")]),
+        ("| the same, 10^4 buckets | {}x (an O(m log m) sort next to an O(m) sweep), and {}x faster than the Python "
+         "pipeline", [r("asv table/10000"),
+                      _med(k, "njit/asv table/10000/python") / _med(k, "njit/asv table/10000/public")]),
+        ("(validation, table object, conversion, numpy sorts) | {} us per call: {}% of the call at T = 100, {}% at "
+         "10^3, {}% at 10^4, {}% at 10^5 |",
+         [1e6 * fixed, *(100 * fixed / over[T]["cdl(y, p)"] for T in over)]),
+        ("| `fastcdl.cdl(table)` against `K.cdl(q, n, s)` from Python, 100 buckets | {} us against {} us |",
+         [1e6 * over["1e+02"]["cdl(table)"], 1e6 * over["1e+02"]["kernels.cdl"]]),
+        ("against `fastcdl.cdl(y, p)` | the call's time over the loop's: {}x at T = 100, {}x at 10^3, {}x at 10^4 |",
+         [over[T]["cdl(y, p)"] / over[T]["compiled path"] for T in ("1e+02", "1e+03", "1e+04")]),
+        ("| first call of `K.cdl`, empty cache / warm cache | {} s / {} s |",
+         [cold["empty cache"], cold["warm cache"]]),
+    ]
+
+
+def _algorithm1_claims():
+    """The cost of a round in docs/algorithm1.md, from online.json and rounds.json."""
+    online, rounds = _bench("online"), _bench("rounds")
+    mid = online["timings"]["mid/cdl_greedy"]["rounds"]
+    ns = {f: 1e9 * _med(rounds, f) / rounds["params"]["T"] for f in ("cdl", "kt", "sign", "uniform")}
+    return [
+        ("A cdl round against greedy costs {} ns at T = 10^7 and a kt round {} ns (wall clock, the two alternated, "
+         "{}x", [1e9 * _med(online, "mid/cdl_greedy") / mid, 1e9 * _med(online, "mid/kt_greedy") / mid,
+                 _med(online, "mid/cdl_greedy") / _med(online, "mid/kt_greedy")]),
+        ("against bernoulli at T = 2^20, cdl, kt, sign and uniform take {}, {}, {} and {} ns a round",
+         [ns["cdl"], ns["kt"], ns["sign"], ns["uniform"]]),
+    ]
+
+
+def _coverage_rows():
+    return list(csv.DictReader((RESULTS / "coverage" / "slope_coverage.csv").read_text().splitlines()))
+
+
+def _coverage_claims():
+    """docs/experiments.md's coverage table and the ranges its prose quotes, from results/coverage."""
+    rows = _coverage_rows()
+    cols = ("slope: jackknife-t", "slope: percentile bootstrap", "mean: bootstrap-t", "mean: percentile bootstrap",
+            "mean: Student t")
+    claims = [(f"| {r['noise']} | {r['seeds']} | {{}} | {{}} | {{}} | {{}} | {{}} |",
+               [int(r[c + " (covered)"]) / int(r[c + " (intervals)"]) for c in cols]) for r in rows]
+    pct = {n: [100 * float(r[c]) for r in rows if r["seeds"] == n for c in cols if "percentile" in c]
+           for n in ("4", "8", "16")}
+    jack = [100 * float(r[cols[0]]) for r in rows]
+    boot_t = [100 * float(r[cols[2]]) for r in rows]
+    claims += [
+        ("{}-{}% with 4 seeds, {}-{}% with 8, {}-{}% with 16",
+         [f(pct[n]) for n in ("4", "8", "16") for f in (min, max)]),
+        ("The jackknife-t slope interval covers {}-{}% and the bootstrap-t mean interval {}-{}%",
+         [min(jack), max(jack), min(boot_t), max(boot_t)]),
+    ]
+    return claims
+
+
+def _estimators_claims():
+    """docs/estimators.md's speed table and figures, from results/benchmarks/estimators.json."""
+    e = _bench("estimators")
+    rec = e["record"]["estimators"]
+    t = rec["timings"]
+    sort = t["estimators/np_sort"]["median"]
+    est = lambda n: t[f"estimators/{n}"]["median"]  # noqa: E731
+    rest = ("cutoff_ce", "cutoff_ce_test", "atb", "atb_unbiased", "mce", "rmsce", "brier", "brier_decomposition")
+    claims = [(f"| {label} | {cost} | {{}} s | {{}}x |", [est(n), est(n) / sort]) for label, cost, n in (
+        ("building the exact table (`bucket_stats`)", "O(T) radix sort", "bucket_stats_exact"),
+        ("`cdl_monotone`", "O(m)", "cdl_monotone"), ("`vcdl_monotone`", "O(m)", "vcdl_monotone"),
+        ("`cdl_monotone_report`", "O(m)", "cdl_monotone_report"),
+        ("`smce`", "O(m log m), about linear on calibrated samples", "smce"))]
+    claims.append(("`brier_decomposition` | O(m) | {} to {} s | {}x to {}x |",
+                   [min(map(est, rest)), max(map(est, rest)), min(map(est, rest)) / sort, max(map(est, rest)) / sort]))
+    claims.append(("(medians of {}, np.sort of the predictions {} s", [len(t["estimators/np_sort"]["seconds"]), sort]))
+    m = rec["machine"]
+    claims.append((f"on {m['model']} ({', '.join(m['vector'])}), {m['logical_cpus']} logical CPUs, load average "
+                   "{} at the start and {} at the end", [rec["load_start"][0], rec["load_end"][0]]))
+    slowest = max(("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", *rest), key=est)
+    claims.append((f"(the slowest, `{slowest}`, at {{}}x)", [est(slowest) / sort]))
+    q = [b["ratio"] for b in e["binning"]]
+    ql = [b["ratio"] for b in e["binning_loaded"]]
+    claims.append(("quantile bins against equal-width bins, at T = 10^7: {}x to {}x (15 to 10^4 bins) in the "
+                   "recorded run, and {}x to {}x with one of the two cores held", [min(q), max(q), min(ql), max(ql)]))
+    smce = {r["T"]: r for r in e["smce"]}
+    claims.append(("relplot / smCE in the same repeat): {}x at 10^5, {}x at 10^6 and {}x at 10^7 in the recorded run "
+                   "(the least repeat {}x, {}x and {}x)",
+                   [smce[10**k]["ratio"] for k in (5, 6, 7)] + [smce[10**k]["ratio_min"] for k in (5, 6, 7)]))
+    return claims
+
+
+DOC_CLAIMS = {
+    "docs/kernels.md": _kernels_claims,
+    "docs/algorithm1.md": _algorithm1_claims,
+    "docs/experiments.md": _coverage_claims,
+    "docs/estimators.md": _estimators_claims,
+}
+
+
+@pytest.mark.parametrize("doc", sorted(DOC_CLAIMS))
+def test_docs_numbers_match_their_results_files(doc):
+    claims = DOC_CLAIMS[doc]()
+    checked, problems = _claim_problems((ROOT / doc).read_text(), claims, doc)
+    assert checked == len(claims) >= 2 and not problems, problems
+
+
+def test_coverage_file_counts_give_its_fractions():
+    """slope_coverage.csv's fractions are its counts of covering intervals over the intervals."""
+    for r in _coverage_rows():
+        for c in [k for k in r if k.endswith(" (covered)")]:
+            name = c[: -len(" (covered)")]
+            assert _close(r[name], int(r[c]) / int(r[name + " (intervals)"])), (r["noise"], r["seeds"], name)
+
+
 def test_checkers_fail_on_wrong_numbers():
     """Each checker above reports a number that its file does not support (written here on purpose)."""
     readme = (ROOT / "README.md").read_text()
-    for old, new in (("15 min) 0.81, 1.11", "15 min) 0.18, 1.11"),
-                     ("(`results/benchmarks/io.md`): x86_64, 2 cores, shared with other work",
-                      "(`results/benchmarks/io.md`): Intel Xeon, 2 cores, otherwise idle")):
-        assert old in readme and _speed_machine_problems(readme.replace(old, new))[1], new
+    assert not _speed_machine_problems(readme)[1]
+    peers = _bench("peers")
+    said = f"(1, 5, 15 min) {', '.join(map(str, peers['load_start']))} at the start"
+    vector = ", ".join(peers["machine"]["vector"])
+    for old, new in ((said, said.replace("(1, 5, 15 min) ", "(1, 5, 15 min) 1")),
+                     (f"({vector}), 2 logical CPUs", f"({vector.replace('avx2, ', '')}), 2 logical CPUs"),
+                     (f"{peers['machine']['model']} (", "Intel Xeon (")):
+        assert old in readme and _speed_machine_problems(readme.replace(old, new, 1))[1], new
+
+    # every claim taken from a JSON or CSV file, shown a wrong number: the first number it matches,
+    # changed (the same digits after the point), must be reported
+    for where, claims in (("README.md", _speed_claims()),
+                          *((doc, f()) for doc, f in DOC_CLAIMS.items())):
+        text = _flat((ROOT / where).read_text())
+        assert not _claim_problems(text, claims, where)[1], where
+        for claim in claims:
+            m = re.search(_p(claim[0]), text)
+            num = m.group(1).replace(",", "")
+            decimals = len(num.split(".")[1]) if "." in num else 0
+            wrong = f"{float(num) * 1.5 + 1:.{decimals}f}"
+            spoiled = text[:m.start(1)] + wrong + text[m.end(1):]
+            assert _claim_problems(spoiled, [claim], where)[1], (where, claim[0], num, wrong)
 
     bench = (BENCH / "multiclass.md").read_text()
     doc = "Cost: {} distinct rows with k = 10 in {} s, where the first formulation had not finished after {} s."
-    for rows, secs, limit in ((400, 25, 1200), (390, 25, 1200), (390, 19, 3600)):
-        assert _multiclass_cost_problems(doc.format(rows, secs, limit), readme, bench)[1], (rows, secs, limit)
-    assert not _multiclass_cost_problems(doc.format(390, 19, 1200), readme, bench)[1]
-    assert "390 distinct rows | 19 s |" in readme
-    wrong_row = readme.replace("390 distinct rows | 19 s |", "390 distinct rows | 29 s |")
-    assert _multiclass_cost_problems(doc.format(390, 19, 1200), wrong_row, bench)[1]
+    multi = _bench("multiclass")
+    case = multi["values"]["400"]
+    rows, secs, limit = case["m"], round(_med(multi, "400/new")), round(case["old_stopped_at"])
+    for wrong in ((rows + 10, secs, limit), (rows, secs + 10, limit), (rows, secs, limit * 20)):
+        assert _multiclass_cost_problems(doc.format(*wrong), readme, bench)[1], wrong
+    assert not _multiclass_cost_problems(doc.format(rows, secs, limit), readme, bench)[1]
+    row = f"{rows} distinct rows | {secs} s |"
+    assert row in readme
+    wrong_row = readme.replace(row, f"{rows} distinct rows | {secs + 10} s |")
+    assert _multiclass_cost_problems(doc.format(rows, secs, limit), wrong_row, bench)[1]
 
     worst_readme = _flat((RESULTS / "worstcase" / "README.md").read_text())
     worst_doc = _flat((ROOT / "docs" / "worst-case.md").read_text())

@@ -255,12 +255,20 @@ def test_transfer_carries_the_top_of_every_family_in_grid_units(small_search, tm
     with TrialStore(tmp_path / "t.sqlite") as store:
         r2 = W.transfer("kt", 2048, store, r, families=["bernoulli", "contrarian", "greedy", "rawpoint"], budget=SMALL)
     m0, m1 = W.registry_m("kt", 512), W.registry_m("kt", 2048)
-    top = sorted((c for c in r.candidates if c.family == "bernoulli"),
-                 key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[:2]  # the best two, shorter first on a tie
+    mine = [c for c in r.candidates if c.family == "bernoulli"]
+    # those of the deepest rung first (best first), then the best two on the search seeds
+    deep = sorted((c for c in mine if c.deep_mean is not None), key=lambda c: -c.deep_mean)
+    top = sorted((c for c in mine if c.deep_mean is None),
+                 key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[:2]  # shorter first on a tie
+    want = []
+    for c in deep + top:
+        x = F.carry_level(c.params["p"], m0, m1)
+        if x not in want:
+            want.append(x)
     carried = [c.params["p"] for c in r2.candidates if c.family == "bernoulli" and c.stage == "carried"]
-    assert carried == pytest.approx([F.carry_level(c.params["p"], m0, m1) for c in top])
+    assert carried == pytest.approx(want)
     local = [c.params["p"] for c in r2.candidates if c.family == "bernoulli" and c.stage == "local"]
-    assert len(local) == 2 * 8 and all(min(abs(x - y) for y in carried) <= 0.5 / m1 + 1e-12 for x in local)
+    assert len(local) == len(want) * 8 and all(min(abs(x - y) for y in carried) <= 0.5 / m1 + 1e-12 for x in local)
     assert r2.m == m1 and set(r2.best_of_families()) == {"bernoulli", "contrarian", "greedy", "rawpoint"}
 
 
@@ -425,8 +433,10 @@ def test_a_full_search_also_scores_the_best_of_the_horizon_below(small_search, t
     with TrialStore(tmp_path / "t.sqlite") as store:
         r2 = W.search("kt", 2048, store, families=["bernoulli", "rawpoint"], budget=SMALL, previous=r)
     m0, m1 = W.registry_m("kt", 512), W.registry_m("kt", 2048)
-    top = sorted((c for c in r.candidates if c.family == "bernoulli"),
-                 key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[:2]
+    # the deepest rung's, then the best two others on the search seeds
+    top = [c for c in r.candidates if c.family == "bernoulli" and c.deep_mean is not None]
+    top += sorted((c for c in r.candidates if c.family == "bernoulli" and c.deep_mean is None),
+                  key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[:2]
     carried = [c.params["p"] for c in r2.candidates if c.family == "bernoulli" and c.stage == "carried"]
     # a carried point the sweep also holds keeps its sweep stage (the first to score it)
     sweep = {c.params["p"] for c in r2.candidates if c.family == "bernoulli"}
@@ -490,3 +500,14 @@ def _hold_lock(folder, ready, done):
     with run_lock(folder):
         ready.set()
         done.wait(120)
+
+
+def test_known_candidates_always_reach_the_final_rung():
+    """A plan's known candidate competes on the final seeds even when the search seeds rank
+    it below the finalists."""
+    m = W.registry_m("cdl", 2**14)
+    ev = Planted(m, 5.43, 0.02)
+    known = [("bernoulli", {"p": 0.9})]  # far from the peak: last on the search seeds
+    r = W.search("cdl", 2**14, None, families=["bernoulli"], budget=SMALL, evaluator=ev, known=known)
+    c = next(c for c in r.candidates if c.params == {"p": 0.9})
+    assert c.final_mean is not None

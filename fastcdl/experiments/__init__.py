@@ -1,6 +1,7 @@
 """Rate experiments (docs/experiments.md): presets, the resumable trial store, the runner, analysis."""
 
-from fastcdl.experiments.analysis import analyze, fit_slope, mean_interval, paired, slope_interval, write_summary
+from fastcdl.experiments.analysis import analyze, fit_slope, mean_interval, paired, slope_interval
+from fastcdl.experiments.summary_files import write_summary
 from fastcdl.experiments.forms import form_fits
 from fastcdl.experiments.presets import Preset, PresetError, load_preset, override
 from fastcdl.experiments.runner import Trial, plan, run, run_trial, trial_seed

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl.experiments.analysis import write_summary
+from fastcdl.experiments.summary_files import write_summary
 from fastcdl.experiments.presets import Preset, PresetError
 from fastcdl.experiments.store import StoreError, TrialStore, params_json, run_lock, trial_key
 from fastcdl.io import writing_to

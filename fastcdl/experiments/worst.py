@@ -37,8 +37,8 @@ point and run again recomputes only the trials in flight and repeats the same ch
 from __future__ import annotations
 
 import json
-import math
 import os
+from pathlib import Path
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -434,17 +434,21 @@ def _score_known(sc, fams, known):
 
 
 def _carried(fam, previous, T, m, top) -> list[dict]:
-    """The ``top`` best distinct candidates of ``fam`` in a search at a smaller horizon,
-    carried to T (families.carry)."""
-    mine = sorted((c for c in previous.candidates if c.family == fam.adversary),
-                  key=lambda c: (-c.search_mean, len(params_json(c.params))))
-    carried = []
-    for c in mine:
+    """The candidates of ``fam`` that reached the deepest rung of a search at a smaller
+    horizon (best first), then its ``top`` best distinct candidates on the search seeds,
+    carried to T (families.carry). The deepest rung's are there because 4 search seeds rank
+    a heavy-tailed candidate by luck; the rungs above ranked them on more."""
+    mine = [c for c in previous.candidates if c.family == fam.adversary]
+    deep = sorted((c for c in mine if c.deep_mean is not None), key=lambda c: -c.deep_mean)
+    by_search = sorted(mine, key=lambda c: (-c.search_mean, len(params_json(c.params))))
+    carried, n_search = [], 0
+    for c in deep + by_search:
+        if c.deep_mean is None and n_search == top:
+            break
         p = carry(fam, c.params, previous.T, previous.m, T, m)
         if params_json(p) not in [params_json(x) for x in carried]:
             carried.append(p)
-        if len(carried) == top:
-            break
+            n_search += c.deep_mean is None
     return carried
 
 
@@ -528,6 +532,9 @@ def _choose(ev, sc, forecaster, T, fams, m) -> SearchResult:
         mine = [c for c in ranked if c.family == fam.adversary]
         if mine:
             finalists.setdefault(mine[0].key, mine[0])
+    for c in cands:  # a plan's known candidates always reach the final rung
+        if c.stage == "known":
+            finalists.setdefault(c.key, c)
     fins = list(finalists.values())
     for c, s in zip(fins, ev.means([(c.family, c.params) for c in fins], b.final_seeds)):
         c.final_mean = s
@@ -1050,7 +1057,7 @@ def registry_m(forecaster, T, fparams=None):
     return registry.forecaster(forecaster).grid_m(fparams, T)
 
 
-def pack_folder(folder) -> "Path":
+def pack_folder(folder) -> Path:
     """trials.sqlite.xz of a worst-case folder (fastcdl.experiments.packed): the bucket tables
     of the fresh-seed runs kept, the search's dropped (their metrics stay)."""
     from pathlib import Path

@@ -1,0 +1,212 @@
+"""The one recorder behind every timing script: raw times, machine, load and source in JSON.
+
+A timing script makes a Recorder, times through it (every repeat kept, not only the median),
+saves results/benchmarks/<name>.json and writes its Markdown from that file, so every figure a
+README or docs page quotes can be traced to the repeats that gave it:
+
+    rec = Recorder("metrics", sys.argv)
+    rec.time("bucket_stats/float64", lambda: fc.bucket_stats(y, p, bins=1000), repeat=7)
+    rec.add("simulate/cdl/1e8", [r.seconds for r in runs], unit="s", per=1e8)
+    rec.save()                          # writes metrics.json
+    doc = load("metrics")               # what the Markdown is rendered from
+
+The file records the CPU model and its vector extensions (/proc/cpuinfo), the logical CPUs,
+numba's threads, the load average (1, 5, 15 min) at the start and at the end and at every
+timing, the git commit with a dirty flag, a hash of fastcdl's sources, the command and the
+versions of Python, numpy, numba and scipy.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT_DIR = ROOT / "results" / "benchmarks"
+
+# the extensions that decide which code numba's LLVM emits for these kernels
+VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl",
+                "avx512ifma", "avx512_vnni")
+
+
+def cpu() -> dict:
+    """{"model", "vector", "logical_cpus"} from /proc/cpuinfo (the platform's words elsewhere)."""
+    model, flags = None, set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model is None:
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    return {"model": model or platform.processor() or platform.machine(),
+            "vector": [f for f in VECTOR_FLAGS if f in flags], "logical_cpus": os.cpu_count()}
+
+
+def source() -> dict:
+    """git commit, whether fastcdl/ or scripts/ differ from it (and which files), and a hash of
+    fastcdl/'s Python sources (its first 12 digits are bench_estimators.code_hash, which keys the
+    smCE runs)."""
+    def git(*args):
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "fastcdl").rglob("*.py")):
+        h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    changed = [line[3:] for line in git("status", "--porcelain", "--", "fastcdl", "scripts").splitlines()]
+    return {"commit": git("rev-parse", "HEAD").strip() or None, "dirty": bool(changed), "changed": changed,
+            "fastcdl_sources_sha256": h.hexdigest()[:16]}
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version()}
+    for mod in ("numpy", "numba", "scipy", "fastcdl"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except ImportError:
+            out[mod] = None
+    return out
+
+
+def numba_threads():
+    try:
+        import numba
+        return numba.config.NUMBA_NUM_THREADS
+    except ImportError:
+        return None
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def utc() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+class Recorder:
+    """Collects every repeat of every timing of one script's run; save() writes the JSON."""
+
+    def __init__(self, name: str, argv: list[str] | None = None, **params):
+        self.name = name
+        argv = list(sys.argv if argv is None else argv)
+        script = Path(argv[0]).resolve()
+        try:
+            script = script.relative_to(ROOT)
+        except ValueError:
+            pass
+        self.doc = {
+            "name": name,
+            "command": " ".join([".venv/bin/python", script.as_posix(), *argv[1:]]),
+            "params": params,
+            "started": utc(),
+            "machine": {**cpu(), "numba_threads": numba_threads()},
+            "load_start": loadavg(),
+            "source": source(),
+            "versions": versions(),
+            "timings": {},
+            "values": {},
+        }
+        self._t0 = time.perf_counter()
+
+    def add(self, key: str, seconds: list[float], clock: str = "perf_counter", **info) -> float:
+        """Record the repeats of one timing (seconds each) and return their median."""
+        seconds = [float(s) for s in seconds]
+        self.doc["timings"][key] = {"seconds": seconds, "median": statistics.median(seconds),
+                                    "clock": clock, "load": loadavg(), **info}
+        return self.doc["timings"][key]["median"]
+
+    def time(self, key: str, f: Callable[[], object], repeat: int, warmup: bool = True,
+             clock: Callable[[], float] = time.perf_counter, **info) -> float:
+        """Median seconds of `repeat` calls of f (after one warm-up call)."""
+        if warmup:
+            f()
+        ts = []
+        for _ in range(repeat):
+            t = clock()
+            f()
+            ts.append(clock() - t)
+        name = "process_time" if clock is time.process_time else "perf_counter"
+        return self.add(key, ts, clock=name, **info)
+
+    def interleaved(self, prefix: str, funcs: dict[str, Callable[[], object]], repeat: int,
+                    warmup: bool = True, **info) -> dict[str, float]:
+        """Each of funcs once per repeat, in turn (a change of load falls on all); medians by name."""
+        if warmup:
+            for f in funcs.values():
+                f()
+        ts = {name: [] for name in funcs}
+        for _ in range(repeat):
+            for name, f in funcs.items():
+                t = time.perf_counter()
+                f()
+                ts[name].append(time.perf_counter() - t)
+        return {name: self.add(f"{prefix}/{name}", ts[name], interleaved=True, **info) for name in funcs}
+
+    def value(self, key: str, value) -> None:
+        """A figure that is not a time (a count, a CDL, a memory peak), kept beside the timings."""
+        self.doc["values"][key] = value
+
+    def save(self, path: Path | None = None) -> Path:
+        self.doc["load_end"] = loadavg()
+        self.doc["finished"] = utc()
+        self.doc["run_seconds"] = round(time.perf_counter() - self._t0, 1)
+        path = path or OUT_DIR / f"{self.name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.doc, indent=1) + "\n")
+        tmp.replace(path)
+        return path
+
+
+def load(name: str) -> dict:
+    return json.loads((OUT_DIR / f"{name}.json").read_text())
+
+
+def median(doc: dict, key: str) -> float:
+    return doc["timings"][key]["median"]
+
+
+def machine_line(doc: dict) -> str:
+    """The Machine/load/source sentence every rendered Markdown file starts with."""
+    m, s, v = doc["machine"], doc["source"], doc["versions"]
+    vec = ", ".join(m["vector"]) or "none of " + ", ".join(VECTOR_FLAGS)
+    commit = (s["commit"] or "no git")[:10]
+    if s["dirty"]:
+        commit += " with uncommitted changes" + (f" to {', '.join(s['changed'])}" if s.get("changed") else "")
+    return (f"Machine: {m['model']} ({vec}), {m['logical_cpus']} logical CPUs, numba "
+            f"{m['numba_threads']} threads. Load average (1, 5, 15 min) "
+            f"{', '.join(map(str, doc['load_start']))} at the start and "
+            f"{', '.join(map(str, doc['load_end']))} at the end (the load at every timing is in the "
+            f"JSON). Source: commit {commit}, fastcdl sources {s['fastcdl_sources_sha256']}; Python "
+            f"{v['python']}, numpy {v['numpy']}, numba {v['numba']}. Measured {doc['started']} to "
+            f"{doc['finished']} ({doc['run_seconds']:.0f} s).")
+
+
+def header(doc: dict, title: str) -> list[str]:
+    return [f"# {title}", "",
+            f"Command: `{doc['command']}`. Every repeat of every timing, and the machine, load and "
+            f"source below, are in `{doc['name']}.json` beside this file; this file is written from it.",
+            "", machine_line(doc) + "", ""]
+
+
+def write_md(name: str, lines: list[str]) -> Path:
+    path = OUT_DIR / f"{name}.md"
+    tmp = path.with_suffix(".mdtmp")
+    tmp.write_text("\n".join(lines).rstrip("\n") + "\n")
+    tmp.replace(path)
+    return path
