@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastcdl._kernels import envelope as _k
+from fastcdl._kernels.sort import argsort_stable
 
 _FIXED = np.array([0.0, 0.5, 1.0])
 
@@ -28,11 +29,22 @@ def _ro(*arrays):
     return out
 
 
+# From this many values on the stable argsorts are fastcdl's (insertion, then radix sort:
+# fastcdl._kernels.sort.argsort_stable, equal to numpy's stable argsort); numpy's took 2.5x
+# a np.sort of twice as many floats at 10^6 frequencies (one-off timings on the machine of
+# results/benchmarks/bucket-speed.md; cdl_report's ratio to that sort is in the file).
+_OWN_ARGSORT_FROM = 1 << 12
+
+
+def _argsort(x):
+    return argsort_stable(x) if x.shape[0] >= _OWN_ARGSORT_FROM else np.argsort(x, kind="stable")
+
+
 def _breakpoints(x, qhat, extra=None):
     """(b, ox, oq): sorted distinct breakpoints (-0.0 read as 0.0) and stable argsorts of x and qhat."""
     parts = [x, qhat, _FIXED] if extra is None else [x, qhat, _FIXED, extra]
     b = np.unique(np.concatenate(parts) + 0.0)
-    return b, np.argsort(x, kind="stable"), np.argsort(qhat, kind="stable")
+    return b, _argsort(x), _argsort(qhat)
 
 
 def cdl_curve(q, n, s, T):

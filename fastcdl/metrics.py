@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import math
 import threading
+import time
 import warnings
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ from fastcdl._kernels import buckets as _kb
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
 from fastcdl._kernels.sort import sort_keys_into
+from fastcdl._kernels.tablecdl import table_cdl
 from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.stats import BucketStats
 
@@ -221,9 +223,50 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     return _binned_table(y, p, w, np.arange(m + 1, dtype=np.float64) / m, True, n_jobs)
 
 
-# From this many rounds on the outcome keys are radix-sorted (sort_keys_into, 2.5-3.4x faster than
-# numpy's sort, measured); below, numpy sorts them and the radix kernel is never compiled.
+# From this many rounds on the outcome keys are sorted by whichever of numpy's sort and the radix
+# sort (sort_keys_into) runs faster on this machine (numpy_sorts_faster); below, numpy sorts
+# them and the radix kernel is never compiled. Which is faster depends on the CPU: the radix
+# sort was 2.5-3.4x faster than numpy's on the Xeon of results/benchmarks/metrics.md, numpy's
+# (its AVX-512 sort) 1.8-2.5x faster than the radix sort on the AMD EPYC (Zen 5) of
+# results/benchmarks/bucket-speed.md, from 2^14 to 10^7 keys (one-off timings; docs/metrics.md).
 _RADIX_FROM = 1 << 14
+_SORT_TRIAL_KEYS = 1 << 16
+_numpy_sorts_faster = None
+
+
+def numpy_sorts_faster() -> bool:
+    """Whether numpy's sort of outcome keys beats the radix sort here: both sort the same
+    2^16 keys of random predictions three times, once per process, and the best times are
+    compared (about 2 ms). Either sort gives the same keys, so the choice changes no result."""
+    global _numpy_sorts_faster
+    if _numpy_sorts_faster is None:
+        rng = np.random.default_rng(0)
+        p = rng.random(_SORT_TRIAL_KEYS)
+        keys = np.empty(_SORT_TRIAL_KEYS, dtype=np.uint64)
+        _kb.outcome_keys((rng.random(_SORT_TRIAL_KEYS) < p).view(np.uint8), p.view(np.uint64), keys)
+        a, b = np.empty_like(keys), np.empty_like(keys)
+        best = [math.inf, math.inf]
+        for _ in range(3):
+            for i in (0, 1):
+                a[:] = keys
+                t = time.perf_counter()
+                if i == 0:
+                    a.sort()
+                else:
+                    sort_keys_into(a, b)
+                best[i] = min(best[i], time.perf_counter() - t)
+        _numpy_sorts_faster = bool(best[0] < best[1])
+    return _numpy_sorts_faster
+
+
+def sort_outcome_keys(keys, spare):
+    """Sort outcome keys with numpy's sort or the radix sort, whichever is faster here
+    (:func:`numpy_sorts_faster`); returns the buffer that holds them (keys or spare). Both
+    release the GIL."""
+    if numpy_sorts_faster():
+        keys.sort()
+        return keys
+    return sort_keys_into(keys, spare)
 
 # From this many rounds on the two halves of the keys are sorted side by side (see
 # sorted_outcome_keys_and_spare); below, handing one over costs about what it saves.
@@ -232,8 +275,8 @@ _PAIRED_SORT_FROM = 1 << 16
 
 def sorted_outcome_keys(y, p):
     """The rounds' outcome keys (p's bits, then y: fastcdl._kernels.buckets.outcome_keys),
-    sorted: by prediction, then outcome. Checked rounds only. O(T) passes of a radix sort
-    from _RADIX_FROM rounds on, numpy's sort below. The kernels write into arrays numpy
+    sorted: by prediction, then outcome. Checked rounds only. From _RADIX_FROM rounds on,
+    the faster here of numpy's sort and the radix sort (O(T) passes), numpy's sort below. The kernels write into arrays numpy
     allocates (huge pages for large arrays, see outcome_keys)."""
     return sorted_outcome_keys_and_spare(y, p)[0]
 
@@ -257,7 +300,7 @@ def sorted_outcome_keys_and_spare(y, p):
         return keys, spare
     if T < _PAIRED_SORT_FROM or numba.config.NUMBA_NUM_THREADS < 2:
         _kb.outcome_keys(y, p_bits, keys)
-        out = sort_keys_into(keys, spare)
+        out = sort_outcome_keys(keys, spare)
         return out, (spare if out is keys else keys)
     _parallel.wake()  # while the keys are written
     pivot = np.median(p[:: max(1, T // 1023)])  # any pivot is correct; the median balances the parts
@@ -266,7 +309,7 @@ def sorted_outcome_keys_and_spare(y, p):
     parts = ((keys[:below], spare[:below]), (keys[below:], spare[below:]))
 
     def part(i):
-        return lambda: done.__setitem__(i, sort_keys_into(*parts[i]) is parts[i][0])
+        return lambda: done.__setitem__(i, sort_outcome_keys(*parts[i]) is parts[i][0])
 
     _parallel.pair(part(0), part(1))
     if done[0] != done[1]:  # the parts ended in different buffers (passes skipped in one)
@@ -1009,7 +1052,10 @@ def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
     0.25
     """
     q, n, s = _checked_table("cdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    return float(cdl_curve(q, n, s, n.sum())[0])
+    # the fused kernel of fastcdl.kernels.cdl: cdl_curve's value bit for bit, without the
+    # curve's arrays (cdl_report, which builds the curve, takes 2.5x cdl's time at 10^6 buckets in
+    # results/benchmarks/bucket-speed.md)
+    return float(table_cdl(q, n, s, False)[0])
 
 
 @accepts_multiclass()
@@ -1048,7 +1094,7 @@ def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
     0.16666666666666666
     """
     q, n, s = _checked_table("vcdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    return float(cdl_curve(q, n, s, n.sum())[6])
+    return float(table_cdl(q, n, s, True)[3])  # cdl_curve's VCDL bit for bit, as in cdl
 
 
 @accepts_multiclass()

@@ -44,6 +44,12 @@ def _metrics():
         from fastcdl._kernels.sort import sort_keys_into
 
         sort_keys_into(np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))  # what sorts the exact table of 2^14 rounds or more
+        from fastcdl._kernels.sort import argsort_stable
+
+        frozen = np.zeros(2)
+        frozen.setflags(write=False)
+        for a in (np.zeros(2), frozen):  # the curve's argsorts from 2^12 buckets (a table's q is read-only)
+            argsort_stable(a)
 
     def weighted():
         st = fc.bucket_stats(y, p, sample_weight=w)

@@ -125,6 +125,25 @@ def test_large_tables_pairwise_totals_and_unsorted_frequencies():
         assert _same(K.ucal(q, n, s), fc.ucal(ref)) and _same(K.smce(q, n, s), fs.smce(ref))
 
 
+def test_cdl_and_vcdl_equal_the_curve_of_cdl_report():
+    """fastcdl.cdl and fastcdl.vcdl call the fused kernel (fastcdl._kernels.tablecdl); the
+    sweep over the whole curve (fastcdl._envelope.cdl_curve, which cdl_report reads) is
+    computed independently and must give the same floats, on tables with ties, grid
+    frequencies, float counts and the sizes where the kernel's sort changes method."""
+    rng = np.random.default_rng(11)
+    for m in (1, 2, 40, 511, 512, 3000, 100_000):
+        for kind in ("grid", "random", "float"):
+            if kind == "grid" and m > 3000:
+                continue
+            q, n, s = _random_table(rng, m, kind)
+            table = fc.BucketStats.from_table(q, n, s)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                report = fc.cdl_report(table)
+                got = fc.cdl(table), fc.vcdl(table)
+            assert _same(got[0], report.value) and _same(got[1], report.vcdl), (m, kind, got, report)
+
+
 def test_empty_buckets_are_skipped_and_an_empty_table_is_nan():
     q = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
     n = np.array([0, 3, 0, 5, 0])

@@ -1,5 +1,9 @@
 """sort_keys (the radix sort of the exact table's outcome keys) equals np.sort, and the exact
-table built with it equals the one numpy's sort builds, on both sides of the switch."""
+table built with it equals the one numpy's sort builds, on both sides of the switch.
+
+From _RADIX_FROM keys on, the exact table sorts with whichever of the two sorts runs faster
+on the machine (metrics.numpy_sorts_faster); these tests pin the radix sort unless they say
+otherwise, so that they check it on every machine."""
 
 import numpy as np
 import pytest
@@ -11,6 +15,19 @@ from fastcdl import metrics
 from fastcdl._kernels.sort import sort_keys, sort_keys_into
 
 U64 = st.integers(0, 2**64 - 1)
+
+
+@pytest.fixture(autouse=True)
+def radix_sort(monkeypatch):
+    monkeypatch.setattr(metrics, "_numpy_sorts_faster", False)
+
+
+def test_the_faster_sort_is_chosen_once(monkeypatch):
+    monkeypatch.setattr(metrics, "_numpy_sorts_faster", None)
+    choice = metrics.numpy_sorts_faster()
+    assert isinstance(choice, bool) and metrics._numpy_sorts_faster is choice
+    monkeypatch.setattr(metrics, "sort_keys_into", lambda a, b: pytest.fail("timed again"))
+    assert metrics.numpy_sorts_faster() is choice
 
 
 @given(st.lists(U64, max_size=300))
@@ -48,11 +65,14 @@ def test_exact_table_same_on_both_sides_of_the_switch(T, grid, monkeypatch):
     p[:3] = [0.0, -0.0, 1.0]
     y = (rng.random(T) < p).astype(np.uint8)
     radix = fc.bucket_stats(y, p)
+    monkeypatch.setattr(metrics, "_numpy_sorts_faster", True)  # numpy's sort chosen above the switch
+    chosen = fc.bucket_stats(y, p)
     monkeypatch.setattr(metrics, "_RADIX_FROM", 2**62)  # numpy's sort at every size
     numpy = fc.bucket_stats(y, p)
-    for a, b in ((radix.values, numpy.values), (radix.counts, numpy.counts), (radix.positives, numpy.positives)):
-        assert np.array_equal(np.asarray(a), np.asarray(b))
-    assert np.array_equal(np.asarray(radix.values).view(np.uint64), np.asarray(numpy.values).view(np.uint64))
+    for other in (numpy, chosen):
+        for a, b in ((radix.values, other.values), (radix.counts, other.counts), (radix.positives, other.positives)):
+            assert np.array_equal(np.asarray(a), np.asarray(b))
+        assert np.array_equal(np.asarray(radix.values).view(np.uint64), np.asarray(other.values).view(np.uint64))
 
 
 def test_the_radix_sort_is_used_from_the_switch_on(monkeypatch):
@@ -83,10 +103,12 @@ def test_the_halves_sorted_side_by_side_give_the_same_keys(kind, monkeypatch):
          "tiny": rng.random(T) * 1e-300}[kind]
     y = (rng.random(T) < 0.5).astype(np.uint8)
     for paired_from in (metrics._PAIRED_SORT_FROM, 2**62):
-        monkeypatch.setattr(metrics, "_PAIRED_SORT_FROM", paired_from)
-        keys, spare = metrics.sorted_outcome_keys_and_spare(y, p)
-        assert np.array_equal(keys, _want(y, p))
-        assert spare.shape == keys.shape and not np.shares_memory(keys, spare)
+        for numpy_faster in (False, True):
+            monkeypatch.setattr(metrics, "_PAIRED_SORT_FROM", paired_from)
+            monkeypatch.setattr(metrics, "_numpy_sorts_faster", numpy_faster)
+            keys, spare = metrics.sorted_outcome_keys_and_spare(y, p)
+            assert np.array_equal(keys, _want(y, p))
+            assert spare.shape == keys.shape and not np.shares_memory(keys, spare)
 
 
 def test_halves_that_end_in_different_buffers(monkeypatch):

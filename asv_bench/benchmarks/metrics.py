@@ -49,6 +49,46 @@ class BucketStatsSuite:
         fc.bucket_stats(self.y, self.p, bins=bins)
 
 
+class BucketStatsThreadsSuite:
+    """One thread against two for each kernel that can use a second one (results/benchmarks/
+    bucket-speed.md): binning with uniform, quantile and weighted bins, and the exact table
+    (bins=None, whose sort runs in two halves side by side); float64 outcomes, which are
+    converted to bytes first, next to bool ones."""
+
+    params = (["uniform", "uniform-float64-y", "quantile", "weighted", "exact"], [1, 2])
+    param_names = ["kind", "threads"]
+    timeout = 600
+
+    def setup(self, kind, threads):
+        T = 10**7 if kind == "exact" else 3 * 10**7
+        self.y, self.p = _rounds(T)
+        if kind == "uniform-float64-y":
+            self.y = self.y.astype(np.float64)
+        self.w = np.random.default_rng(1).random(T) if kind == "weighted" else None
+        self.kw = {"bins": None} if kind == "exact" else {"bins": 1000, "n_jobs": threads}
+        if kind == "quantile":
+            self.kw["strategy"] = "quantile"
+        self.threads = threads
+        self.time_bucket_stats(kind, threads)
+
+    def time_bucket_stats(self, kind, threads):
+        import numba
+
+        if kind != "exact" or threads == 2:
+            fc.bucket_stats(self.y, self.p, sample_weight=self.w, **self.kw)
+            return
+        old = numba.config.NUMBA_NUM_THREADS  # the exact table's paired sort runs when it is >= 2
+        numba.config.NUMBA_NUM_THREADS = 1
+        try:
+            fc.bucket_stats(self.y, self.p, **self.kw)
+        finally:
+            numba.config.NUMBA_NUM_THREADS = old
+
+    def time_numpy_sum(self, kind, threads):
+        self.p.sum()
+        self.y.sum()
+
+
 class BincountBaselineSuite:
     """What a numpy user writes for the same binning: searchsorted and three bincounts."""
 
@@ -75,6 +115,7 @@ class CDLSuite:
 
     def setup(self, m):
         self.stats = _table(m)
+        self.x2 = np.random.default_rng(2).random(2 * m)
         small = _table(3)
         self.payoff = np.array([[1.0, 0.0], [0.55, 0.6], [0.0, 1.0]])
         for f in (fc.cdl, fc.cdl_report, fc.vcdl, fc.ucal, fc.ece, fc.k2, fc.decision_loss_curve):
@@ -84,6 +125,10 @@ class CDLSuite:
 
     def time_cdl(self, m):
         fc.cdl(self.stats)
+
+    def time_numpy_sort_2m(self, m):
+        """The O(m log m) floor of the exact CDL: numpy sorting 2 m floats (issue 28: cdl within 5x)."""
+        np.sort(self.x2)
 
     def time_cdl_report(self, m):
         fc.cdl_report(self.stats)

@@ -11,7 +11,8 @@ allocations:
   np.unique(np.concatenate([q, qhat, [0, 0.5, 1]]) + 0.0) of the Python path;
 - the four ramp lists of envelope.sweep (up and down ramps in the order of their starts and
   of their ends) are pointers that walk the identity (q is sorted, so its stable argsort
-  is the identity) and the frequencies' argsort, skipping ramps of the other kind;
+  is the identity) and the frequencies' argsort (the kinds and counts gathered into that
+  order first), skipping ramps of the other kind;
 - h = max(f(b), f(b+)) is the larger numerator A + B b divided by T once (division by
   T > 0 and its rounding are monotone, so this is the same float as the larger quotient);
 - the upper hull is built as the candidates arrive (Andrew's monotone chain is online in
@@ -32,14 +33,6 @@ _INF = np.inf
 
 _UP = 1  # bucket kinds: up ramp (q_i < qhat_i), down ramp (qhat_i < q_i); 0 otherwise
 _DOWN = 2
-
-
-@kernel
-def _next(p, order, kind, want, m):
-    """The next position >= p of ``order`` holding a ramp of kind ``want``, or m."""
-    while p < m and kind[order[p]] != want:
-        p += 1
-    return p
 
 
 @kernel
@@ -92,6 +85,17 @@ def table_cdl(q, n, s, with_vcdl):
                 j += 1
         T = pairwise_sum(nf)
     qs, oq = sort_pairs(qhat)  # the frequencies sorted, and their stable argsort
+    # The buckets' kinds and counts in the order of oq, gathered once: the walkers over oq
+    # then read them in sequence. Read through oq inside the sweep, each a cache miss at
+    # 10^6 buckets that the next one waited for (the sweep took most of the time).
+    kind_o = np.empty(m, dtype=np.int8)
+    s_o = np.empty_like(s)
+    n_o = np.empty_like(n)
+    for p in range(m):
+        i = oq[p]
+        kind_o[p] = kind[i]
+        s_o[p] = s[i]
+        n_o[p] = n[i]
     hb = np.empty(m + k + 3)  # hull vertices: candidate and h
     hh = np.empty(m + k + 3)
     nh = 0
@@ -102,8 +106,8 @@ def table_cdl(q, n, s, with_vcdl):
     # down ramps in the order of their ends walk the identity (q is sorted, so its stable
     # argsort is the identity); up ramps in the order of their ends and down ramps in the
     # order of their starts walk oq. Each skips ramps of the other kind.
-    iue = _next(0, oq, kind, _UP, m)
-    ids = _next(0, oq, kind, _DOWN, m)
+    iue = _next_id(0, kind_o, _UP, m)
+    ids = _next_id(0, kind_o, _DOWN, m)
     ius = _next_id(0, kind, _UP, m)
     ide = _next_id(0, kind, _DOWN, m)
     # candidate pointers: q (skipping empty buckets), qhat via oq (k finite values), 0, 1/2, 1
@@ -136,11 +140,10 @@ def table_cdl(q, n, s, with_vcdl):
         last = mu
         # -- envelope.sweep at mu, the same operations in the same order --
         while iue < m and qs[iue] <= mu:
-            i = oq[iue]
-            A -= 1.0 * s[i]
+            A -= 1.0 * s_o[iue]
             active -= 1
-            B -= -1.0 * n[i]
-            iue = _next(iue + 1, oq, kind, _UP, m)
+            B -= -1.0 * n_o[iue]
+            iue = _next_id(iue + 1, kind_o, _UP, m)
         if active == 0:
             A = 0.0
             B = 0.0
@@ -162,11 +165,10 @@ def table_cdl(q, n, s, with_vcdl):
             B = 0.0
         right = A + B * mu
         while ids < m and qs[ids] <= mu:
-            i = oq[ids]
-            A += -1.0 * s[i]
+            A += -1.0 * s_o[ids]
             active += 1
-            B += 1.0 * n[i]
-            ids = _next(ids + 1, oq, kind, _DOWN, m)
+            B += 1.0 * n_o[ids]
+            ids = _next_id(ids + 1, kind_o, _DOWN, m)
         # -- envelope.cdl_kernel: h, VCDL, and upper_hull's monotone chain --
         # max(f_left, f_right) with f = (A + B mu) / T: division by T > 0 is monotone, and
         # so is its rounding, so dividing the larger numerator gives the same float
