@@ -195,6 +195,37 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     y_true may be bool or any integer or float dtype holding 0 and 1 (float16
     included); y_prob any float or integer dtype (float16 converts exactly).
 
+    Parameters
+    ----------
+    y_true : array-like of shape (T,)
+        The outcomes, 0 and 1.
+    y_prob : array-like of shape (T,)
+        The predicted probabilities of y = 1, in [0, 1].
+    bins : None, int, "auto" or array-like, default None
+        None: every distinct prediction is a bucket; m: m equal bins (or equal-mass bins with
+        ``strategy="quantile"``); "auto": round(T^(1/3)) bins; an array: the edges, from 0
+        to 1.
+    strategy : {"uniform", "quantile"}, default "uniform"
+        How an integer or "auto" ``bins`` places its edges.
+    sample_weight : array-like of shape (T,), optional
+        Nonnegative, finite weights; the counts become sums of weights (float64).
+    n_jobs : int, optional
+        Threads for the binning kernel (None: numba's current count).
+
+    Returns
+    -------
+    BucketStats
+        The table: one bucket per distinct prediction, or per non-empty bin.
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) naming the argument, the position and the value: outcomes other than
+        0/1, predictions outside [0, 1] or NaN, arrays of different lengths, bad weights,
+        or bad bins (an integer above 2^24).
+
+    Examples
+    --------
     >>> import fastcdl as fc
     >>> st = fc.bucket_stats([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2])
     >>> st.values.tolist(), st.counts.tolist(), st.positives.tolist()

@@ -41,12 +41,27 @@ _BATCH_CELLS = 1 << 21
 class BootstrapResult:
     """A bootstrap interval.
 
-    value       the metric of the table itself
-    lo, hi      the interval's ends
-    level       its nominal coverage
-    method      "percentile" or "bca"
-    n_boot      the number of replicates
-    replicates  the metric on each replicate table
+    Attributes
+    ----------
+    value : float
+        The metric of the table itself.
+    lo, hi : float
+        The interval's ends.
+    level : float
+        Its nominal coverage.
+    method : str
+        "percentile" or "bca".
+    n_boot : int
+        The number of replicates.
+    replicates : ndarray of float64
+        The metric on each replicate table.
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> r = fc.bootstrap("ece", [0, 1, 1, 0, 1, 1], [0.2, 0.8, 0.8, 0.2, 0.6, 0.6], n_boot=200, seed=0)
+    >>> r.n_boot, r.replicates.shape
+    (200, (200,))
     """
 
     value: float
@@ -68,11 +83,25 @@ class BootstrapResult:
 class CalibrationTest:
     """A consistency-resampling test of perfect calibration.
 
-    statistic  the metric of the table
-    p_value    (1 + #{null >= statistic}) / (1 + n_sim)
-    n_sim      the number of tables simulated under perfect calibration
-    metric     the metric's name
-    null       the metric on each simulated table
+    Attributes
+    ----------
+    statistic : float
+        The metric of the table.
+    p_value : float
+        (1 + #{null >= statistic}) / (1 + n_sim).
+    n_sim : int
+        The number of tables simulated under perfect calibration.
+    metric : str
+        The metric's name.
+    null : ndarray of float64
+        The metric on each simulated table.
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> t = fc.calibration_test([0, 1] * 50, [0.5] * 100, n_sim=99, seed=0)
+    >>> t.metric, t.n_sim, t.null.shape
+    ('cutoff_ce', 99, (99,))
     """
 
     statistic: float
@@ -212,6 +241,41 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
     give the same interval, so merging tables and then bootstrapping equals bootstrapping
     the merged data.
 
+    Parameters
+    ----------
+    metric : callable or str
+        A callable taking a BucketStats (fc.cdl, fc.smce, your own, ...) or the key of a
+        measure of :data:`fastcdl.MEASURES` ("cdl", "cutoff_ce", ...).
+    y_true : array-like of shape (T,), or BucketStats
+        The outcomes 0/1, or an unweighted bucket table in place of both arrays.
+    y_prob : array-like of shape (T,), optional
+        The predictions; left out with a BucketStats.
+    n_boot : int, default 1000
+        Replicates, at least 2.
+    level : float, default 0.95
+        The nominal coverage, in (0, 1).
+    method : {"percentile", "bca"}, default "percentile"
+        The interval.
+    seed : None, int or numpy.random.Generator, optional
+        None draws fresh entropy.
+    sample_weight : array-like of shape (T,), optional
+        Weights of the rounds (raw arrays only).
+    bins, strategy
+        As in :func:`fastcdl.bucket_stats`.
+
+    Returns
+    -------
+    BootstrapResult
+        The value, the interval and the replicates.
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown metric name, bad options or rounds, or a weighted
+        BucketStats (it does not keep its rounds' weights).
+
+    Examples
+    --------
     >>> import fastcdl as fc
     >>> r = bootstrap(fc.ece, [0, 1, 1, 0, 1, 1], [0.2, 0.8, 0.8, 0.2, 0.6, 0.6], n_boot=200, seed=0)
     >>> r.method, r.lo <= r.value <= r.hi
@@ -324,6 +388,36 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
     there (typically conservative). With sample_weight (raw arrays only) each distinct
     (bucket, weight) cell is redrawn: s_i = sum over cells of w Binomial(count, q_i).
 
+    Parameters
+    ----------
+    y_true : array-like of shape (T,), or BucketStats
+        The outcomes 0/1, or an unweighted bucket table in place of both arrays.
+    y_prob : array-like of shape (T,), optional
+        The predictions; left out with a BucketStats.
+    metric : callable or str, default "cutoff_ce"
+        A callable taking a BucketStats or the key of a measure of :data:`fastcdl.MEASURES`.
+    n_sim : int, default 1000
+        Tables simulated under perfect calibration.
+    seed : None, int or numpy.random.Generator, optional
+        None draws fresh entropy.
+    sample_weight : array-like of shape (T,), optional
+        Weights of the rounds (raw arrays only).
+    bins, strategy
+        As in :func:`fastcdl.bucket_stats`.
+
+    Returns
+    -------
+    CalibrationTest
+        The statistic, the p-value and the simulated values.
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown metric name, bad options or rounds, or a weighted
+        BucketStats.
+
+    Examples
+    --------
     >>> r = calibration_test([0, 1] * 50, [0.5] * 100, n_sim=99, seed=0)
     >>> r.statistic, r.p_value
     (0.0, 1.0)
@@ -356,6 +450,25 @@ def default_interval(metric, stats, *, level=0.95, n_boot=1000, seed=0):
     on the table ``stats``, as a fastcdl.summary.Interval: the percentile bootstrap over
     rounds (:func:`bootstrap`), seeded. docs/estimators.md says where it covers.
 
+    Parameters
+    ----------
+    metric : str
+        A key of :data:`fastcdl.MEASURES`.
+    stats : BucketStats
+        The table.
+    level : float, default 0.95
+        The nominal coverage.
+    n_boot : int, default 1000
+        Replicates.
+    seed : int, default 0
+        Seeds the resampling.
+
+    Returns
+    -------
+    fastcdl.summary.Interval
+
+    Examples
+    --------
     >>> import fastcdl as fc
     >>> st = fc.bucket_stats([0, 1, 1, 0, 1, 1], [0.2, 0.8, 0.8, 0.2, 0.6, 0.6])
     >>> default_interval("ece", st, n_boot=200).method
