@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench asv clean peers
+.PHONY: run test docs bench asv clean peers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/
 test: $(STAMP)
 	bash scripts/test_phases.sh $(PY) $(BOUNDSCHECKED)
 
+# The API reference (from the numpydoc docstrings) and the pages of docs/, as HTML in docs/_build/html;
+# any warning (a broken reference, a malformed docstring) fails the build.
+docs: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -n -q -b html docs docs/_build/html
+	@echo "make docs: docs/_build/html/index.html"
+
 bench: $(STAMP)
 	FASTCDL_BENCH=1 $(PY) -m pytest tests/bench --benchmark-enable -q
 
@@ -40,7 +46,7 @@ peers: $(STAMP)
 
 # also numba's cache: beside the sources, and under NUMBA_CACHE_DIR when that is set
 clean:
-	rm -rf $(VENV) build *.egg-info .asv
+	rm -rf $(VENV) build *.egg-info .asv docs/_build
 	find fastcdl \( -name '*.nbi' -o -name '*.nbc' -o -name 'fastcdl-kernels.hash*' \) -delete
 	find fastcdl -name __pycache__ -type d -empty -delete
 	if [ -n "$$NUMBA_CACHE_DIR" ]; then find "$$NUMBA_CACHE_DIR" -path '*fastcdl*' \( -name '*.nbi' -o -name '*.nbc' -o -name 'fastcdl-kernels.hash*' \) -delete; fi

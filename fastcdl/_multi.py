@@ -43,14 +43,27 @@ class ClasswiseResult:
     """Class-wise values of a metric: one per class j (the binary problem P_tj against
     1{y_t = j}) and their weighted mean.
 
-    per_class  the per-class results: an array of floats (k,) for number-valued metrics,
-               (k, n_kinks) for curves, a tuple of result objects otherwise
-    weights    the weight of each class in the mean: 1/k each (the class-wise ECE of Kull
-               et al. 2019 and its analogues); re-weight per_class yourself for others
-    mean       sum_j weights_j per_class_j (an array for curves; for result objects the
-               weighted mean of their ``value``, or None when they have none)
+    Returned by the metrics with ``multiclass="classwise"``; ``float(result)`` is the mean.
 
-    ``float(result)`` is the mean.
+    Attributes
+    ----------
+    per_class : ndarray or tuple
+        The per-class results: an array of floats (k,) for number-valued metrics,
+        (k, n_kinks) for curves, a tuple of result objects otherwise.
+    weights : ndarray of shape (k,)
+        The weight of each class in the mean: 1/k each (the class-wise ECE of Kull et al.
+        2019 and its analogues); re-weight ``per_class`` yourself for others.
+    mean : float, ndarray or None
+        ``sum_j weights_j per_class_j`` (an array for curves; for result objects the
+        weighted mean of their ``value``, or None when they have none).
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> P = [[0.75, 0.25], [0.75, 0.25], [0.25, 0.75], [0.25, 0.75]]
+    >>> r = fc.ece([0, 1, 1, 1], P, multiclass="classwise")
+    >>> r.per_class.tolist(), float(r)
+    ([0.25, 0.25], 0.25)
     """
 
     per_class: object

@@ -36,16 +36,30 @@ MAX_BINS = 1 << 24
 class ValidationError(ValueError):
     """Bad input: which argument, where, what value, and why.
 
-    Fields (the message says the same in words):
+    A ValueError whose fields say what its message says in words.
 
-    - ``argument``  the name of the offending argument ("y_prob", "bins", "m", ...);
-    - ``reason``    what is wrong, as the words that follow the argument's name
-      ("must lie in [0, 1]", "contains NaN");
-    - ``index``     the position of the first offending element (an int; a (row, column)
-      pair for 2-D input), or None;
-    - ``value``     the offending value as a plain Python number or string (never a
-      numpy scalar), or None.
+    Parameters
+    ----------
+    argument : str
+        The name of the offending argument ("y_prob", "bins", "m", ...).
+    reason : str
+        What is wrong, as the words that follow the argument's name ("must lie in [0, 1]",
+        "contains NaN").
+    index : int or tuple of int, optional
+        The position of the first offending element (an int; a (row, column) pair for 2-D
+        input).
+    value : optional
+        The offending value (kept as a plain Python number or string, never a numpy scalar).
+    message : str, optional
+        The message, when it should say more than the standard one built from the fields.
 
+    Attributes
+    ----------
+    argument, reason, index, value
+        As given (``index`` and ``value`` as plain Python numbers, or None).
+
+    Notes
+    -----
     Positions are counted from 0 and the messages say so: "index 3 (0-based)" in a 1-D array,
     "row 3 (0-based), column 1" in a 2-D one, and for files (fastcdl.io) "row 3 (0-based)" of
     the data rows, the header not counted, as pandas numbers them.
@@ -54,6 +68,8 @@ class ValidationError(ValueError):
     description of the position; fastcdl.io and fastcdl.dask use it to name a file's
     column and row, or an index of the whole dask array.
 
+    Examples
+    --------
     >>> e = ValidationError("y_prob", "must lie in [0, 1]", index=3, value=1.5)
     >>> str(e)
     'y_prob must lie in [0, 1]; found 1.5 at index 3 (0-based)'
@@ -86,8 +102,26 @@ class ValidationError(ValueError):
 
     def describe(self, subject=None, *, where=None) -> str:
         """The message with ``subject`` in place of the argument's name, and the position
-        given in words as ``where`` ("row 5 (0-based), line 7", "index 345 (0-based) of chunk
-        2") in place of the index. Without arguments: the standard message."""
+        given in words as ``where`` in place of the index.
+
+        Parameters
+        ----------
+        subject : str, optional
+            What to call the argument ("column 'p'"); None: its name.
+        where : str, optional
+            The position in words ("row 5 (0-based), line 7", "index 345 (0-based) of
+            chunk 2"); None: from ``index``.
+
+        Returns
+        -------
+        str
+            Without arguments, the standard message.
+
+        Examples
+        --------
+        >>> ValidationError("bins", "must be positive", value=0).describe()
+        'bins must be positive, got 0'
+        """
         text = f"{self.argument if subject is None else subject} {self.reason}"
         found = self.value is not None and not self._names_value()
         if where is None and self.index is not None:

@@ -99,20 +99,8 @@ def _check_options(bins, strategy, n_jobs):
 def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of dask arrays, reduced chunk by chunk.
 
-    ``y_prob`` is a 1-D dask array or dask dataframe column (a numpy array or list
-    becomes one chunk); ``y_true`` and ``sample_weight`` are rechunked to its chunks
-    when theirs differ (columns of one dataframe already share their partitions).
     Each chunk is reduced on a worker by :func:`fastcdl.bucket_stats` (which validates
-    it) and the tables are merged with ``+`` in a tree. ``bins`` is as in
-    :func:`fastcdl.bucket_stats`: None for exact buckets, an int m (at most 2^24, the
-    same ceiling for every chunk size) or an array of edges. strategy="quantile" and
-    bins="auto" need all the predictions: the chunks' exact tables are merged and the
-    result is rebinned (:meth:`fastcdl.BucketStats.rebin`; the caller then receives a table
-    as large as the exact one before it is rebinned). ``n_jobs`` is the number
-    of numba threads each task bins its chunk with (None: numba's count on the worker).
-    On Dask's threaded scheduler with numba's workqueue threading layer, where two
-    tasks launching numba's thread pool at once would abort the process, each task
-    bins serially (see :func:`fastcdl.bucket_stats`); the table is the same.
+    it) and the tables are merged with ``+`` in a tree.
 
     The result equals ``fastcdl.bucket_stats`` of the whole arrays: exactly for counts
     and outcome sums without weights (and for exact buckets their prediction sums,
@@ -123,10 +111,41 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     parallel, plus O(m log m) per merge over O(chunks) merges; memory per worker
     O(c + m); the caller receives O(m).
 
-    Raises ValueError naming the problem as the in-memory function does (NaN or infinite
-    values, probabilities outside [0, 1], outcomes other than 0/1, negative weights,
-    length mismatch, empty input, bad bins), with indices into the whole array.
+    Parameters
+    ----------
+    y_true : dask array, dask dataframe column, or array-like
+        Outcomes 0/1, rechunked to ``y_prob``'s chunks when theirs differ (columns of one
+        dataframe already share their partitions).
+    y_prob : dask array, dask dataframe column, or array-like
+        Probabilities, 1-D (a numpy array or list becomes one chunk).
+    bins : None, int, "auto" or array-like, default None
+        As in :func:`fastcdl.bucket_stats`: None for exact buckets, an int m (at most 2^24,
+        the same ceiling for every chunk size) or an array of edges.
+    strategy : {"uniform", "quantile"}, default "uniform"
+        "quantile" (and ``bins="auto"``) need all the predictions: the chunks' exact
+        tables are merged and the result is rebinned (:meth:`fastcdl.BucketStats.rebin`;
+        the caller then receives a table as large as the exact one before it is rebinned).
+    sample_weight : dask array or array-like, optional
+        Nonnegative weights, rechunked as ``y_true``.
+    n_jobs : int, optional
+        Numba threads each task bins its chunk with (None: numba's count on the worker).
+        On Dask's threaded scheduler with numba's workqueue threading layer, where two
+        tasks launching numba's thread pool at once would abort the process, each task
+        bins serially (see :func:`fastcdl.bucket_stats`); the table is the same.
 
+    Returns
+    -------
+    BucketStats
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) naming the problem as the in-memory function does (NaN or infinite
+        values, probabilities outside [0, 1], outcomes other than 0/1, negative weights,
+        length mismatch, empty input, bad bins), with indices into the whole array.
+
+    Examples
+    --------
     >>> import dask.array as da, fastcdl.dask
     >>> p = da.from_array([0.2, 0.7, 0.7, 0.2, 0.7], chunks=2)
     >>> y = da.from_array([0, 1, 1, 0, 0], chunks=2)
@@ -208,9 +227,7 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
     record batches of :data:`fastcdl.io.CHUNK_ROWS` rows, reduced with
     :func:`fastcdl.bucket_stats`, and the tables are merged with ``+`` in a tree on the
     current Dask scheduler. The workers open the files themselves, so on a cluster
-    ``path`` must be visible to every worker. ``y_col`` holds 0/1 outcomes, ``p_col``
-    probabilities, ``weight_col`` (optional) sample weights; ``bins``, ``strategy`` and
-    ``n_jobs`` as in :func:`bucket_stats`.
+    ``path`` must be visible to every worker.
 
     The result equals :func:`fastcdl.bucket_stats` of the concatenated columns (see
     :func:`bucket_stats` for the last bits of float sums).
@@ -218,15 +235,42 @@ def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=No
     Cost: O(rows of the file) per task (times log for exact buckets) in parallel over
     files, plus O(m log m) per merge; memory per worker O(CHUNK_ROWS + m).
 
-    Raises :class:`fastcdl.io.InputError` (a ValueError) with one line naming the file,
-    the column and the row within that file ("row 5 (0-based)") where known, for missing files or
-    columns, unreadable files, NaN or null values, outcomes other than 0/1, probabilities
-    outside [0, 1], negative weights, or a dataset without rows.
+    Parameters
+    ----------
+    path : str or Path
+        A Parquet file or a folder of them.
+    y_col : str, default "y"
+        The column of 0/1 outcomes.
+    p_col : str, default "p"
+        The column of probabilities.
+    weight_col : str, optional
+        The column of sample weights.
+    bins, strategy, n_jobs
+        As in :func:`bucket_stats`.
 
+    Returns
+    -------
+    BucketStats
+
+    Raises
+    ------
+    fastcdl.io.InputError
+        (a ValueError) with one line naming the file, the column and the row within that
+        file ("row 5 (0-based)") where known, for missing files or columns, unreadable
+        files, NaN or null values, outcomes other than 0/1, probabilities outside [0, 1],
+        negative weights, or a dataset without rows.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pyarrow as pa, pyarrow.parquet as pq
     >>> import fastcdl, fastcdl.dask
-    >>> st = fastcdl.dask.bucket_stats_parquet("data/forecasts/")   # doctest: +SKIP
-    >>> fastcdl.cdl(st)                                              # doctest: +SKIP
-    0.0132
+    >>> folder = tempfile.mkdtemp()
+    >>> pq.write_table(pa.table({"y": [0, 1], "p": [0.25, 0.75]}), os.path.join(folder, "a.parquet"))
+    >>> pq.write_table(pa.table({"y": [0, 1], "p": [0.25, 0.75]}), os.path.join(folder, "b.parquet"))
+    >>> st = fastcdl.dask.bucket_stats_parquet(folder)
+    >>> st.counts.tolist(), fastcdl.cdl(st)
+    ([2, 2], 0.25)
     """
     from fastcdl.io import InputError
 

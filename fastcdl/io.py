@@ -61,12 +61,14 @@ from fastcdl.stats import BucketStats
 __all__ = ["CHUNK_ROWS", "FORMATS", "Columns", "FileStats", "InputError", "detect_format", "read_file",
            "read_stats", "resolve_columns", "supported_formats"]
 
+#: Rows read and reduced at a time (a record batch): memory per reader is O(CHUNK_ROWS + m).
 CHUNK_ROWS = 1 << 20
 
 _ZIP_MAGIC = b"PK\x03\x04"
 _NPY_MAGIC = b"\x93NUMPY"
 
-# suffix -> format; compressed text formats add one of COMPRESSIONS
+#: File suffix -> format ("csv", "jsonl", "parquet", ...); compressed text formats add one of
+#: COMPRESSIONS.
 FORMATS = {
     ".csv": "csv", ".tsv": "csv", ".txt": "csv",
     ".jsonl": "jsonl", ".ndjson": "jsonl",
@@ -87,20 +89,63 @@ _KIND_NAMES = {"csv": "CSV", "jsonl": "JSON-lines", "parquet": "Parquet", "arrow
 
 
 class InputError(ValueError):
-    """A problem with the user's file or options (the command line exits with status 2)."""
+    """A problem with the user's file or options (the command line exits with status 2).
+
+    A ValueError whose one-line message names the file, and the column and row where known.
+
+    Examples
+    --------
+    >>> try:
+    ...     detect_format("forecasts.xlsx")
+    ... except InputError as e:
+    ...     print(str(e).split(":")[1])
+     unsupported format .xlsx
+    """
 
 
 def supported_formats() -> str:
-    """The suffixes read, in words (for messages and --help)."""
+    """The suffixes read, in words (for messages and --help).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> supported_formats().split(",")[0]
+    '.csv'
+    """
     return (".csv, .tsv, .txt, .jsonl, .ndjson (each also .gz, .bz2, .zst), .parquet, .pq, "
             ".feather, .arrow, .ipc, .npz, .npy, or - for standard input")
 
 
 def detect_format(path, fmt=None):
-    """(format, compression or None) of a path (a str or Path; "-" is standard input).
+    """The format and compression of a path.
 
-    ``fmt`` overrides the suffix: one of FORMAT_NAMES, optionally with a compression suffix
-    ("csv.gz"). Raises InputError for an unsupported suffix or name.
+    Parameters
+    ----------
+    path : str or Path
+        The file ("-" is standard input, read as CSV).
+    fmt : str, optional
+        Overrides the suffix: one of FORMAT_NAMES, optionally with a compression suffix
+        ("csv.gz").
+
+    Returns
+    -------
+    format : str
+        "csv", "jsonl", "parquet", "feather", "npz" or "npy".
+    compression : str or None
+        "gzip", "bz2", "zstd", or None.
+
+    Raises
+    ------
+    InputError
+        For an unsupported suffix or name.
+
+    Examples
+    --------
+    >>> detect_format("a.csv.gz"), detect_format("b.parquet"), detect_format("-", "jsonl")
+    (('csv', 'gzip'), ('parquet', None), ('jsonl', None))
     """
     name = str(path)
     if fmt is not None:
@@ -131,8 +176,24 @@ def detect_format(path, fmt=None):
 
 @dataclass(frozen=True)
 class Columns:
-    """The columns a file is read with: outcome, one probability column (binary) or one per
-    class (``classes``, labels 0..k-1 in that order), optional weights."""
+    """The columns a file is read with (:func:`resolve_columns`); frozen.
+
+    Attributes
+    ----------
+    y : str
+        The outcome column.
+    p : tuple of str
+        One probability column (binary) or one per class (labels 0..k-1 in that order).
+    weight : str or None
+        The weight column.
+    multiclass : str or None
+        None (binary), "top-label" or "classwise".
+
+    Examples
+    --------
+    >>> resolve_columns(["y", "p_0", "p_1"], "f.csv").names
+    ['y', 'p_0', 'p_1']
+    """
 
     y: str
     p: tuple
@@ -141,6 +202,7 @@ class Columns:
 
     @property
     def names(self) -> list:
+        """Every column read, outcome first."""
         return [self.y, *self.p] + ([self.weight] if self.weight else [])
 
 
@@ -166,12 +228,41 @@ def _numbered(names, prefix):
 
 def resolve_columns(names, source, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, weight_col=None,
                     multiclass=None) -> Columns:
-    """Which columns of a file (its column ``names``) to read. ``source`` names the file in messages.
+    """Which columns of a file to read.
 
-    Binary: ``p_col`` (default "p"). k classes: ``p_cols`` (a list, or a comma-separated
-    string) or ``p_prefix`` (columns prefix0, prefix1, ...), or, when p_col is not given and
-    the file has no column "p", numbered columns p0.. / p_0.. found by themselves; then
-    ``multiclass`` is "top-label" (the default) or "classwise".
+    Parameters
+    ----------
+    names : list of str
+        The file's columns.
+    source : str
+        Names the file in messages.
+    y_col : str, default "y"
+        The outcome column.
+    p_col : str, optional
+        Binary: the probability column (default "p").
+    p_cols : list of str or str, optional
+        k classes: a list, or a comma-separated string.
+    p_prefix : str, optional
+        k classes: columns prefix0, prefix1, ... When p_col is not given and the file has no
+        column "p", numbered columns p0.. / p_0.. are found by themselves.
+    weight_col : str, optional
+        The weight column.
+    multiclass : {"top-label", "classwise"}, optional
+        k classes: the reduction (default "top-label").
+
+    Returns
+    -------
+    Columns
+
+    Raises
+    ------
+    InputError
+        For missing columns, conflicting options, or numbered columns with gaps.
+
+    Examples
+    --------
+    >>> resolve_columns(["y", "p_0", "p_1", "p_2"], "f.csv")
+    Columns(y='y', p=('p_0', 'p_1', 'p_2'), weight=None, multiclass='top-label')
     """
     names = list(names)
     if isinstance(p_cols, str):
@@ -1071,22 +1162,38 @@ def open_source(path, fmt=None, delimiter=None):
 class FileStats:
     """What a file holds, reduced: the bucket tables and the facts the command line reports.
 
-    stats            the bucket table: of (y, p) for a binary file, of the top-label problem
-                     for k classes with multiclass="top-label"; None for "classwise"
-    per_class        classwise: one table per class (P_j against y == j), else None
-    columns          the :class:`Columns` read
-    n_rows           data rows read (skipped rows included)
-    skipped          rows skipped for a missing value (skip_missing=True)
-    integer_weights  True when every weight is a whole number, None without weights
-    rows             k classes: (distinct rows Q (m, k), weighted outcome counts (m, k)) when
-                     there are at most ``max_rows`` distinct rows (the exact multiclass CDL's
-                     input), else None
-    rows_over        k classes with more than ``max_rows`` distinct rows: how many distinct rows
-                     the file had when the count passed max_rows (a lower bound of its
-                     distinct rows; the count stops there), else 0
-    printed_slack    k classes read from text: the most any row's printed digits let its sum
-                     miss 1 by, beyond the float64 tolerance (0.0 when no row needed it); the
-                     rows are used as written, so they sum to 1 within ROW_SUM_TOL + this
+    Returned by :func:`read_file`; frozen.
+
+    Attributes
+    ----------
+    stats : BucketStats or None
+        The bucket table: of (y, p) for a binary file, of the top-label problem for k
+        classes with multiclass="top-label"; None for "classwise".
+    per_class : tuple of BucketStats or None
+        Classwise: one table per class (P_j against y == j), else None.
+    columns : Columns
+        The columns read.
+    n_rows : int
+        Data rows read (skipped rows included).
+    skipped : int
+        Rows skipped for a missing value (skip_missing=True).
+    integer_weights : bool or None
+        True when every weight is a whole number, None without weights.
+    rows : tuple or None
+        k classes: (distinct rows Q (m, k), weighted outcome counts (m, k)) when there are
+        at most ``max_rows`` distinct rows (the exact multiclass CDL's input), else None.
+    printed_slack : float
+        k classes read from text: the most any row's printed digits let its sum miss 1 by,
+        beyond the float64 tolerance (0.0 when no row needed it); the rows are used as
+        written, so they sum to 1 within ROW_SUM_TOL + this.
+    rows_over : int
+        k classes with more than ``max_rows`` distinct rows: how many distinct rows the file
+        had when the count passed max_rows (a lower bound of its distinct rows; the count
+        stops there), else 0.
+
+    Examples
+    --------
+    See :func:`read_file`.
     """
 
     stats: BucketStats | None
@@ -1101,6 +1208,7 @@ class FileStats:
 
     @property
     def weighted(self) -> bool:
+        """Whether the file has a weight column."""
         return self.columns.weight is not None
 
 
@@ -1302,22 +1410,59 @@ def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multic
               max_rows=1000) -> FileStats:
     """Read a file of predictions (module docstring) into a :class:`FileStats`.
 
-    Binary files: the outcome column ``y_col`` (0/1, or true/false) and the probability
-    column ``p_col`` (default "p"). k classes: one probability column per class, named by
-    ``p_cols`` (a list or "p_0,p_1,...") or ``p_prefix`` ("p_" reads p_0, p_1, ...), or found
-    by themselves (p0.., p_0.., prob_0.., proba_0..) when the file has no column "p";
-    ``y_col`` then holds the labels 0..k-1 and ``multiclass`` is "top-label" (default) or
-    "classwise" (docs/metrics.md). ``weight_col``: optional sample weights. ``bins``,
-    ``strategy`` and ``n_jobs`` as in :func:`fastcdl.bucket_stats`: quantile bins and
-    bins="auto" need all the rows, so the file's exact table is built and then rebinned
-    (:meth:`fastcdl.BucketStats.rebin`; memory as for exact buckets). ``fmt``: the format when the suffix does not
-    say it ("csv", "tsv", "jsonl", "parquet", "feather", "npz", "npy", "csv.gz", ...).
-    ``delimiter``: the CSV delimiter (default: found in the header line). ``skip_missing``:
-    skip rows with a missing value instead of refusing them. ``max_rows``: the most distinct
-    rows of k-class predictions kept for the exact multiclass CDL.
-
     Memory O(CHUNK_ROWS + m); cost O(T log T) for exact buckets, O(T) for bins=M, plus
-    parsing (pyarrow). Raises :class:`InputError` (module docstring).
+    parsing (pyarrow).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file, or "-" for standard input.
+    y_col : str, default "y"
+        Binary files: the outcomes (0/1, or true/false); k classes: the labels 0..k-1.
+    p_col : str, optional
+        Binary files: the probability column (default "p").
+    p_cols : list of str or str, optional
+        k classes: one probability column per class (a list or ``"p_0,p_1,..."``). Without
+        p_cols or p_prefix they are found by themselves (p0.., p_0.., prob_0.., proba_0..)
+        when the file has no column "p".
+    p_prefix : str, optional
+        k classes: ``"p_"`` reads p_0, p_1, ...
+    multiclass : {"top-label", "classwise"}, optional
+        k classes: the reduction (default "top-label"; docs/metrics.md).
+    weight_col : str, optional
+        Sample weights.
+    bins, strategy, n_jobs
+        As in :func:`fastcdl.bucket_stats`: quantile bins and bins="auto" need all the
+        rows, so the file's exact table is built and then rebinned
+        (:meth:`fastcdl.BucketStats.rebin`; memory as for exact buckets).
+    fmt : str, optional
+        The format when the suffix does not say it ("csv", "tsv", "jsonl", "parquet",
+        "feather", "npz", "npy", "csv.gz", ...).
+    delimiter : str, optional
+        The CSV delimiter (default: found in the header line).
+    skip_missing : bool, default False
+        Skip rows with a missing value instead of refusing them.
+    max_rows : int, default 1000
+        The most distinct rows of k-class predictions kept for the exact multiclass CDL.
+
+    Returns
+    -------
+    FileStats
+
+    Raises
+    ------
+    InputError
+        (a ValueError) naming the file, the column and the row (module docstring).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "f.csv")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write("y,p\\n0,0.25\\n1,0.75\\n")
+    >>> fs = read_file(path)
+    >>> fs.n_rows, fs.stats.counts.tolist()
+    (2, [1, 1])
     """
     from fastcdl._validate import check_n_jobs
     from fastcdl.binning import chunk_binning
@@ -1345,22 +1490,43 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, strate
                **options) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of the outcomes and predictions in a file.
 
-    ``path`` is any file of the module docstring's list. The columns ``y_col`` (0/1
-    outcomes), ``p_col`` (probabilities) and optionally ``weight_col`` (sample weights) are
-    read CHUNK_ROWS rows at a time; each chunk is reduced with :func:`fastcdl.bucket_stats`
-    and the tables are merged with ``+``, which is exact, so memory is O(CHUNK_ROWS + m)
-    for a file of any size. Cost O(T log T) for exact buckets, O(T) for ``bins=M``, plus
-    parsing (pyarrow; a 10^7-row CSV in about a second). ``bins``, ``strategy`` and ``n_jobs``
-    are as in :func:`read_file`. Other options (``p_cols``, ``p_prefix``,
-    ``multiclass="top-label"``, ``fmt``, ``delimiter``, ``skip_missing``) as in
-    :func:`read_file`; class-wise tables come from :func:`read_file`.
+    The columns are read CHUNK_ROWS rows at a time; each chunk is reduced with
+    :func:`fastcdl.bucket_stats` and the tables are merged with ``+``, which is exact, so
+    memory is O(CHUNK_ROWS + m) for a file of any size. Cost O(T log T) for exact buckets,
+    O(T) for ``bins=M``, plus parsing (pyarrow; a 10^7-row CSV in about a second).
 
-    Raises :class:`InputError` (a ValueError) with one line naming the file, and the
-    column and row where known, for a missing or unreadable file, an unsupported format,
-    missing columns, non-numeric cells, NaN or missing values, outcomes other than 0/1,
-    probabilities outside [0, 1], negative weights, an empty file, ``bins`` that is not a
-    positive integer (at most 2^24) or an array of edges, or a bad ``n_jobs``.
+    Parameters
+    ----------
+    path : str or Path
+        Any file of the module docstring's list, or "-" for standard input.
+    y_col : str, default "y"
+        The 0/1 outcomes.
+    p_col : str, default "p"
+        The probabilities.
+    weight_col : str, optional
+        Sample weights.
+    bins, strategy, n_jobs
+        As in :func:`read_file`.
+    **options
+        As in :func:`read_file`: ``p_cols``, ``p_prefix``, ``multiclass="top-label"``,
+        ``fmt``, ``delimiter``, ``skip_missing``; class-wise tables come from
+        :func:`read_file`.
 
+    Returns
+    -------
+    BucketStats
+
+    Raises
+    ------
+    InputError
+        (a ValueError) with one line naming the file, and the column and row where known,
+        for a missing or unreadable file, an unsupported format, missing columns,
+        non-numeric cells, NaN or missing values, outcomes other than 0/1, probabilities
+        outside [0, 1], negative weights, an empty file, ``bins`` that is not a positive
+        integer (at most 2^24) or an array of edges, or a bad ``n_jobs``.
+
+    Examples
+    --------
     >>> from fastcdl.io import read_stats
     >>> st = read_stats("examples/forecasts.csv")   # doctest: +SKIP
     >>> st.total, st.n_buckets                       # doctest: +SKIP

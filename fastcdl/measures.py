@@ -41,19 +41,41 @@ def _exact_unweighted(st) -> bool:
 
 @dataclass(frozen=True)
 class Measure:
-    """One measure of calibration.
+    """One measure of calibration: an entry of :data:`MEASURES`.
 
-    key              JSON key, store column, the name fc.bootstrap accepts
-    label            how it prints ("CDL", "CDL_M")
-    text             what it measures, in one line
-    func             BucketStats -> float
-    sample           a sample estimator (docs/estimators.md) rather than an exact measure of the table
-    lower_is_better  False for the measures where more is better (resolution)
-    applies          BucketStats -> bool: where it is defined (the Brier score needs exact buckets)
-    headline         the text report prints it (the JSON carries every measure that applies)
-    trial_columns    the trial store's columns (the first is the value), () if trials do not record it
-    trial_compute    BucketStats -> {column: value} for the trial columns (default: {key: func(st)})
-    version          keys the stored trials: bump it when the measure's values change
+    Calling it on a :class:`BucketStats` gives its value as a float. Frozen.
+
+    Attributes
+    ----------
+    key : str
+        JSON key, store column, the name ``fc.bootstrap`` accepts.
+    label : str
+        How it prints ("CDL", "CDL_M").
+    text : str
+        What it measures, in one line.
+    func : callable
+        BucketStats -> float.
+    sample : bool, default False
+        A sample estimator (docs/estimators.md) rather than an exact measure of the table.
+    lower_is_better : bool, default True
+        False for the measures where more is better (resolution).
+    applies : callable
+        BucketStats -> bool: where it is defined (the Brier score needs exact buckets).
+    headline : bool, default True
+        The text report prints it (the JSON carries every measure that applies).
+    trial_columns : tuple of str, default ()
+        The trial store's columns (the first is the value), () if trials do not record it.
+    trial_compute : callable, optional
+        BucketStats -> {column: value} for the trial columns (default: {key: func(st)}).
+    version : int, default 1
+        Keys the stored trials: bump it when the measure's values change.
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> m = fc.MEASURES["ece"]
+    >>> m.label, m.lower_is_better, m(fc.bucket_stats([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]))
+    ('ECE', True, 0.25)
     """
 
     key: str
@@ -115,8 +137,8 @@ def _cdl_trial(st):
 
 _M, _S = _metrics, _sample
 
-#: Every measure, in the order reports list them: the exact measures of the table first,
-#: then the sample estimators.
+#: Every measure (:class:`Measure`) by its key, in the order reports list them: the exact
+#: measures of the table first, then the sample estimators.
 MEASURES: dict[str, Measure] = {m.key: m for m in (
     Measure("cdl", "CDL", "calibration decision loss (any task, payoffs in [0,1])", _lazy(_M, "cdl"),
             trial_columns=("cdl", "kink1", "kink2"), trial_compute=_cdl_trial),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from fastcdl import _parallel, _validate
+from fastcdl import _docstrings, _parallel, _validate
 from fastcdl._envelope import cdl_curve, ucal_value, v_curve
 from fastcdl._kernels import tasks as _kt
 from fastcdl._multi import ClasswiseResult, accepts_multiclass
@@ -53,7 +53,12 @@ __all__ = [
 
 
 class CertificateWarning(UserWarning):
-    """cdl_report could not make its worst task break ties as intended (see _three_action_task)."""
+    """:func:`cdl_report` could not give its worst task in float64 payoffs that attain the CDL.
+
+    A kink closer to 0 or 1 than payoffs in [0, 1] can resolve (about 1e-16), or a tie at a
+    kink that lowering entries by ulps could not break. The reported value is exact all the
+    same; the report's ``exact`` is False.
+    """
 
 
 class SampleSizeWarning(UserWarning):
@@ -69,6 +74,16 @@ class SampleSizeWarning(UserWarning):
     buckets that hold a single round of positive weight (the table counts them,
     BucketStats.rounds). fastcdl.cdl_multiclass applies the same rule to its buckets, the
     distinct rows of P. docs/estimators.md says which number to use when.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import fastcdl as fc
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     value = fc.cdl([0, 1, 1, 0], [0.1, 0.4, 0.6, 0.9])
+    >>> caught[0].category.__name__
+    'SampleSizeWarning'
     """
 
 
@@ -180,6 +195,37 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     y_true may be bool or any integer or float dtype holding 0 and 1 (float16
     included); y_prob any float or integer dtype (float16 converts exactly).
 
+    Parameters
+    ----------
+    y_true : array-like of shape (T,)
+        The outcomes, 0 and 1.
+    y_prob : array-like of shape (T,)
+        The predicted probabilities of y = 1, in [0, 1].
+    bins : None, int, "auto" or array-like, default None
+        None: every distinct prediction is a bucket; m: m equal bins (or equal-mass bins with
+        ``strategy="quantile"``); "auto": round(T^(1/3)) bins; an array: the edges, from 0
+        to 1.
+    strategy : {"uniform", "quantile"}, default "uniform"
+        How an integer or "auto" ``bins`` places its edges.
+    sample_weight : array-like of shape (T,), optional
+        Nonnegative, finite weights; the counts become sums of weights (float64).
+    n_jobs : int, optional
+        Threads for the binning kernel (None: numba's current count).
+
+    Returns
+    -------
+    BucketStats
+        The table: one bucket per distinct prediction, or per non-empty bin.
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) naming the argument, the position and the value: outcomes other than
+        0/1, predictions outside [0, 1] or NaN, arrays of different lengths, bad weights,
+        or bad bins (an integer above 2^24).
+
+    Examples
+    --------
     >>> import fastcdl as fc
     >>> st = fc.bucket_stats([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2])
     >>> st.values.tolist(), st.counts.tolist(), st.positives.tolist()
@@ -400,9 +446,37 @@ def _checked_table(name, y_true, y_prob, bins, sample_weight, n_jobs=None, strat
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def ece(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
-    """Expected calibration error (1/T) sum_i n_i |q_i - qhat_i|. O(m) after binning.
+    """Expected calibration error ``(1/T) sum_i n_i |q_i - qhat_i|``. O(m) after binning.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The ECE of the bucket table; a :class:`ClasswiseResult` with
+        ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
     >>> ece([0, 1, 1, 1], [0.5, 0.5, 1.0, 1.0])
     0.0
     """
@@ -410,9 +484,38 @@ def ece(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def k2(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
-    """Squared calibration error (1/T) sum_i n_i (q_i - qhat_i)^2. O(m) after binning.
+    """Squared calibration error ``(1/T) sum_i n_i (q_i - qhat_i)^2``. O(m) after binning.
 
+    The reliability term of the Brier score.
+
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        K2 of the bucket table; a :class:`ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
     >>> k2([0, 0], [0.5, 0.5])
     0.25
     """
@@ -420,15 +523,50 @@ def k2(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """Calibration fixed decision loss of one task (docs/metrics.md).
 
-    payoff=U (n_actions, 2) in [0, 1]: the payoff the decision maker gains by acting on
-    each bucket's empirical frequency instead of its prediction, best responses with ties
-    to the lowest action, evaluated exactly; O(m * n_actions).
-    kink=mu: the V-shaped task, f(mu) / max(mu, 1 - mu) (docs/metrics.md); O(m log m).
+    What one decision maker gains per round by acting on each bucket's empirical frequency
+    qhat_i instead of its prediction q_i, best responses with ties to the lowest action,
+    evaluated exactly. O(m * n_actions) for a payoff matrix, O(m log m) for a kink.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    payoff : array-like of shape (n_actions, 2), optional
+        The task U: rows are actions, columns the payoffs at y = 0 and y = 1, in [0, 1].
+    kink : float, optional
+        The V-shaped task with its kink at mu: the value is ``f(mu) / max(mu, 1 - mu)``.
+        Exactly one of ``payoff`` and ``kink`` is given.
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The task's CFDL, at most :func:`cdl`; a :class:`ClasswiseResult` with
+        ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+        Also when both or neither of ``payoff`` and ``kink`` are given.
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
     >>> cfdl([1, 1, 0, 0], [0.3, 0.3, 0.7, 0.7], kink=0.5)
+    1.0
+    >>> cfdl([1, 1, 0, 0], [0.3, 0.3, 0.7, 0.7], payoff=[[1, 0], [0, 1]])
     1.0
     """
     if (payoff is None) == (kink is None):
@@ -445,16 +583,45 @@ def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, strategy="un
     return float(_v_values(_checked_stats("cfdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy), mu)[0])
 
 
+@_docstrings.fill
 def swap_regret(y_true, y_prob=None, *, payoff, bins=None, strategy="uniform", sample_weight=None, n_jobs=None,
                 multiclass=None, pos_label=None) -> float:
-    """Swap regret of task U: (1/T) sum_a max_a' sum_{t: a*(p_t)=a} [U(a',y_t) - U(a,y_t)].
+    """Swap regret of task U: ``(1/T) sum_a max_a' sum_{t: a*(p_t)=a} [U(a',y_t) - U(a,y_t)]``.
 
     Two outcomes: payoff (n_actions, 2), y_prob the probability of y = 1 (or a BucketStats);
     O(m * n_actions + n_actions^2) on the bucket table. k outcomes: payoff (n_actions, k),
-    y_prob (T, k) distributions, y_true labels 0..k-1; a*(P_t) = argmax_a sum_y P_ty U(a, y)
+    y_prob (T, k) distributions, y_true labels 0..k-1; ``a*(P_t) = argmax_a sum_y P_ty U(a, y)``
     with ties to the lowest index, decided exactly; O(T k n_actions + n_actions^2 k).
     :func:`swap_report` says which actions the regret comes from.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    payoff : array-like of shape (n_actions, 2) or (n_actions, k)
+        The task U, rows = actions, one column per outcome, entries in [0, 1].
+    {{bins}}
+        Two outcomes only.
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+        Two-column payoffs only: a task over k outcomes takes the (T, k) forecasts as they are.
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The swap regret, at most the CDL of the forecasts; a :class:`ClasswiseResult` with
+        ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+        Also for ``bins``, ``strategy``, ``n_jobs`` or ``multiclass`` with a task over k outcomes.
+
+    Examples
+    --------
     >>> swap_regret([0, 0, 1, 1], [0.9, 0.9, 0.9, 0.9], payoff=[[1, 0], [0, 1]])
     0.0
     >>> swap_regret([0, 1, 2], [[0.5, 0.25, 0.25]] * 3, payoff=[[1, 0, 0], [0, 1, 0], [0, 0, 1]])
@@ -484,17 +651,36 @@ def _swap_regret_binary(y_true, y_prob=None, *, payoff, bins=None, strategy="uni
 class SwapReport:
     """Where the swap regret of a task comes from, action by action (rows = actions of U).
 
-    value            the swap regret, (1/T) sum_a gain[a] * T
-    counts           rounds (or weight) on which a*(P_t) = a
-    mean_prediction  (n_actions, k): the mean predicted distribution on those rounds
-    frequency        (n_actions, k): the empirical distribution of y on those rounds
-    bias             mean_prediction - frequency: what the forecasts over- (> 0) or
-                     under-state when they recommend a (NaN for actions never taken)
-    swap_to          the best replacement of each action on its rounds (itself when no
-                     replacement gains; ties to the lowest index)
-    gain             (1/T) sum_{t: a*(P_t) = a} [U(swap_to[a], y_t) - U(a, y_t)] >= 0;
-                     value = gain.sum()
-    payoff           the task, (n_actions, k), as float64
+    Returned by :func:`swap_report`; frozen.
+
+    Attributes
+    ----------
+    value : float
+        The swap regret, ``gain.sum()``.
+    counts : ndarray of shape (n_actions,)
+        Rounds (or weight) on which ``a*(P_t) = a``.
+    mean_prediction : ndarray of shape (n_actions, k)
+        The mean predicted distribution on those rounds.
+    frequency : ndarray of shape (n_actions, k)
+        The empirical distribution of y on those rounds.
+    bias : ndarray of shape (n_actions, k)
+        ``mean_prediction - frequency``: what the forecasts over- (> 0) or under-state when
+        they recommend a (NaN for actions never taken).
+    swap_to : ndarray of int64, shape (n_actions,)
+        The best replacement of each action on its rounds (itself when no replacement
+        gains; ties to the lowest index).
+    gain : ndarray of shape (n_actions,)
+        ``(1/T) sum_{t: a*(P_t) = a} [U(swap_to[a], y_t) - U(a, y_t)] >= 0``.
+    payoff : ndarray of shape (n_actions, k)
+        The task, as float64.
+
+    Examples
+    --------
+    >>> r = swap_report([1, 1, 0, 1], [0.2, 0.2, 0.9, 0.9], payoff=[[1, 0], [0, 1]])
+    >>> r
+    SwapReport(value=0.5, 2 actions, 1 of them better replaced)
+    >>> r.swap_to.tolist(), r.gain.tolist()
+    ([1, 1], [0.5, 0.0])
     """
 
     value: float
@@ -528,6 +714,7 @@ def _check_task(payoff, k: int) -> np.ndarray:
     return u
 
 
+@_docstrings.fill
 def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=None) -> SwapReport:
     """Per-action report of a task's swap regret (see :class:`SwapReport`).
 
@@ -540,6 +727,27 @@ def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=No
     best fixed replacement of each recommended action would have gained. At most the CDL
     of the forecasts (docs/metrics.md). O(T k n_actions + n_actions^2 k).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    payoff : array-like of shape (n_actions, 2) or (n_actions, k)
+        The task U, rows = actions, one column per outcome, entries in [0, 1].
+    {{sample_weight}}
+    {{pos_label}}
+
+    Returns
+    -------
+    SwapReport
+        The regret and, per action, its rounds, mean prediction, frequency, bias, best
+        replacement and gain.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> r = swap_report([0, 0, 0, 1], [0.8, 0.8, 0.8, 0.8], payoff=[[1, 0], [0, 1]])
     >>> r.value, r.swap_to.tolist(), r.bias[1].tolist()
     (0.5, [0, 0], [-0.55, 0.55])
@@ -621,13 +829,46 @@ def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
 
 
 @accepts_multiclass("curve")
+@_docstrings.fill
 def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None):
-    """CFDL_mu = f(mu) / max(mu, 1 - mu) of the V-shaped tasks at the given kinks.
+    """``CFDL_mu = f(mu) / max(mu, 1 - mu)`` of the V-shaped tasks at the given kinks.
 
-    kinks=None evaluates at every breakpoint of f (the q_i, qhat_i, 0, 1/2, 1) and on
-    a grid of 1001 points; the curve is linear-fractional between breakpoints and its
-    maximum (VCDL) sits on one of them. Returns (kinks, values). O((m + k) log(m + k)).
+    The curve is linear-fractional between the breakpoints of f and its maximum (VCDL) sits
+    on one of them. O((m + k) log(m + k)) for k kinks.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    kinks : array-like of float in [0, 1], optional
+        Where to evaluate. None: at every breakpoint of f (the q_i, qhat_i, 0, 1/2, 1) and
+        on a grid of 1001 points.
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+        Class-wise, every class is evaluated at the union of the classes' kinks.
+    {{pos_label}}
+
+    Returns
+    -------
+    kinks : ndarray
+        The kinks mu, increasing.
+    values : ndarray
+        ``CFDL_mu`` at each kink; a :class:`ClasswiseResult` (per-class curves and their
+        mean) with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
     >>> mu, v = decision_loss_curve([0, 1], [0.5, 0.5], kinks=[0.25, 0.5])
     >>> v.tolist()
     [0.0, 0.0]
@@ -645,17 +886,40 @@ def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, strategy=
 class CDLReport:
     """The exact CDL with its certificate, the worst decision task.
 
-    value      CDL = 2 fbar(1/2)
-    vcdl       VCDL, attained at kink ``vcdl_kink`` by the one-sided value ``vcdl_side``
-    kinks      the worst task's kinks mu1 <= 1/2 <= mu2 (one kink, 1/2, when it is a V task)
-    weights    the kinks' weights c_j (curvature of the task's scoring rule)
-    sides      per kink, "left" when the value there is f(mu), "right" when it is f(mu+)
-    payoff     the task's payoff matrix, rows = actions, columns = y = 0, 1, in [0, 1];
-               cfdl(..., payoff=payoff) == value up to rounding when ``exact``
-    exact      False when float64 payoffs in [0, 1] cannot place a kink where it is: a
-               kink closer to 0 or 1 than the payoffs' resolution (about 1e-16) while
-               predictions or frequencies lie between it and the end. The value is exact
-               all the same; a CertificateWarning says so.
+    Returned by :func:`cdl_report`; frozen.
+
+    Attributes
+    ----------
+    value : float
+        CDL = 2 fbar(1/2).
+    vcdl : float
+        VCDL, attained at kink ``vcdl_kink`` by the one-sided value ``vcdl_side``.
+    vcdl_kink : float
+        Where VCDL is attained.
+    vcdl_side : {"left", "right"}
+        "left" when VCDL is f(mu) / max(mu, 1 - mu) there, "right" when it is the right limit.
+    kinks : ndarray
+        The worst task's kinks mu1 <= 1/2 <= mu2 (one kink, 1/2, when it is a V task).
+    weights : ndarray
+        The kinks' weights c_j (curvature of the task's scoring rule).
+    sides : tuple of str
+        Per kink, "left" when the value there is f(mu), "right" when it is f(mu+).
+    payoff : ndarray of shape (n_actions, 2)
+        The task's payoff matrix, rows = actions, columns = y = 0, 1, in [0, 1];
+        ``cfdl(..., payoff=payoff) == value`` up to rounding when ``exact``.
+    exact : bool
+        False when float64 payoffs in [0, 1] cannot place a kink where it is: a kink closer
+        to 0 or 1 than the payoffs' resolution (about 1e-16) while predictions or
+        frequencies lie between it and the end. The value is exact all the same; a
+        :class:`CertificateWarning` says so.
+
+    Examples
+    --------
+    >>> r = cdl_report([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> r
+    CDLReport(value=0.25, vcdl=0.166667 at 0.25, worst task: 3 actions, kinks [0.25, 0.75])
+    >>> cfdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75], payoff=r.payoff) == r.value
+    True
     """
 
     value: float
@@ -669,7 +933,24 @@ class CDLReport:
     exact: bool = True
 
     def action_at(self, p: float) -> int:
-        """The worst task's best response (row of ``payoff``) at belief p, ties to the lowest row."""
+        """The worst task's best response at belief p, ties to the lowest row.
+
+        Parameters
+        ----------
+        p : float
+            The belief, P(y = 1), in [0, 1].
+
+        Returns
+        -------
+        int
+            The row of ``payoff``.
+
+        Examples
+        --------
+        >>> r = cdl_report([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+        >>> r.action_at(0.0) != r.action_at(1.0)
+        True
+        """
         return int(best_response(self.payoff, float(p), 1.0))
 
     def ordered_task(self):
@@ -683,6 +964,20 @@ class CDLReport:
         entries by ulps rather than by the order of the rows, so
         cfdl(..., payoff=payoff) == value whenever no action was left out; an action left
         out takes with it the share of the value that predictions of exactly 0 or 1 bring.
+
+        Returns
+        -------
+        payoff : ndarray of shape (n_actions, 2)
+            The actions from low to high beliefs.
+        bounds : ndarray of shape (n_actions - 1,)
+            The beliefs where one action hands over to the next.
+
+        Examples
+        --------
+        >>> r = cdl_report([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+        >>> payoff, bounds = r.ordered_task()
+        >>> bounds.tolist()
+        [0.25, 0.75]
         """
         u, _, rows, bounds = self._ordered()
         return u[rows].copy(), bounds
@@ -695,6 +990,22 @@ class CDLReport:
         whose belief is exactly ``bounds[i]``: i or i + 1, the tie that ordered_task's lowered
         entries break. Acting by these rows, the task gains what cfdl gains with ordered_task's
         payoff.
+
+        Returns
+        -------
+        payoff : ndarray of shape (n_actions, 2)
+            The actions from low to high beliefs, with their exact entries.
+        bounds : ndarray of shape (n_actions - 1,)
+            The beliefs where one action hands over to the next.
+        at_bounds : list of int
+            The row taken at each bound.
+
+        Examples
+        --------
+        >>> r = cdl_report([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+        >>> payoff, bounds, at = r.stated_task()
+        >>> payoff.tolist(), at
+        ([[1.0, 0.0], [0.75, 0.75], [0.0, 1.0]], [1, 1])
         """
         u, exact, rows, bounds = self._ordered()
         at = [int(best_response(u[rows], float(b), 1.0)) for b in bounds]
@@ -732,10 +1043,42 @@ class CDLReport:
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """Calibration decision loss: the most any decision maker with payoffs in [0, 1] gains
     by recalibrating, computed exactly as 2 fbar(1/2) (docs/exact-cdl.md). O(m log m).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The CDL, in [0, 1]; a :class:`ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    See Also
+    --------
+    cdl_report : the same value with the worst task that attains it.
+    cdl_monotone : the sample estimator for continuous scores.
+
+    Examples
+    --------
     >>> cdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.25
     """
@@ -747,9 +1090,37 @@ def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (docs/metrics.md). O(m log m).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The VCDL, at most :func:`cdl`; a :class:`ClasswiseResult` with
+        ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
     >>> vcdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.16666666666666666
     """
@@ -758,10 +1129,40 @@ def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def ucal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
     """U-calibration error: sup over tasks of the external regret to the best fixed action
     (docs/exact-cdl.md), exactly. O(m log m).
 
+    It can be 0 for a badly calibrated forecaster, so it is not a calibration measure on its
+    own.
+
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The UCal; a :class:`ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
     >>> ucal([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.0
     """
@@ -770,11 +1171,41 @@ def ucal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
 
 
 @accepts_multiclass("report")
+@_docstrings.fill
 def cdl_report(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> CDLReport:
     """CDL with its certificate: the worst task (at most 3 actions), its kinks and weights.
 
     O(m log m).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    CDLReport
+        The value, VCDL and the worst task; with ``multiclass="classwise"`` a
+        :class:`ClasswiseResult` of reports, whose mean is the mean of their values.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+    CertificateWarning
+        When float64 payoffs cannot attain the value (``exact`` is False).
+
+    Examples
+    --------
     >>> r = cdl_report([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     >>> r.value, r.kinks.tolist()
     (0.25, [0.25, 0.75])

@@ -192,16 +192,45 @@ def _cdl_lp_all_pairs(y_true, P) -> float:
 def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float:
     """Calibration decision loss of k-outcome forecasts (docs/metrics.md), by linear programming.
 
-    y_true: integer labels in 0..k-1 (shape (T,)); P: predicted distributions, shape
-    (T, k), each row in [0, 1]^k summing to 1 within its precision (1e-9 for float64 rows;
-    k * 4 * eps(float32), about k * 4.8e-7, for float32 rows as torch, JAX and TensorFlow
-    return them, and for float64 arrays of float32 values; rows are used as given, never
-    renormalised). ``sample_weight``: optional non-negative weights of the rounds. The
-    distinct rows of P are the buckets. Returns the most any decision
-    maker with payoffs in [0, 1] gains per round by acting on each bucket's empirical
-    distribution instead of its prediction; 0 exactly when calibrated, equal to
-    :func:`fastcdl.cdl` for k = 2 (up to the LP tolerance, about 1e-9).
+    The distinct rows of P are the buckets.
 
+    Parameters
+    ----------
+    y_true : array-like of int, shape (T,)
+        Labels in 0..k-1.
+    P : array-like of shape (T, k)
+        Predicted distributions, each row in [0, 1]^k summing to 1 within its precision
+        (1e-9 for float64 rows; k * 4 * eps(float32), about k * 4.8e-7, for float32 rows as
+        torch, JAX and TensorFlow return them, and for float64 arrays of float32 values);
+        rows are used as given, never renormalised.
+    sample_weight : array-like of shape (T,), optional
+        Non-negative weights of the rounds.
+    max_rows : int, default 1000
+        The most distinct rows to solve for; more raise ValueError at once.
+
+    Returns
+    -------
+    float
+        The most any decision maker with payoffs in [0, 1] gains per round by acting on each
+        bucket's empirical distribution instead of its prediction; 0 exactly when
+        calibrated, equal to :func:`fastcdl.cdl` for k = 2 (up to the LP tolerance, about
+        1e-9).
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) naming the problem, for NaN or infinite entries, entries outside
+        [0, 1], rows not summing to 1, labels outside 0..k-1, wrong shapes, empty input, or
+        more than ``max_rows`` distinct rows.
+
+    Warns
+    -----
+    SampleSizeWarning
+        When at least half of the rounds (with weights, of the weight) sit in rows that
+        occur in a single round (of positive weight).
+
+    Notes
+    -----
     Cost: O(T k log T) to find the m distinct rows, then the LP of the module docstring
     (constraint generation, HiGHS interior point): k = 10 and m = 100, 200, 400 distinct
     rows take about 1, 5 and 25 s (results/benchmarks/multiclass.md). m above
@@ -214,9 +243,8 @@ def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float
     as buckets: when at least half of the rounds (with weights, of the weight) sit in rows
     that occur in a single round (of positive weight).
 
-    Raises ValueError naming the problem for NaN or infinite entries, entries outside
-    [0, 1], rows not summing to 1, labels outside 0..k-1, wrong shapes, or empty input.
-
+    Examples
+    --------
     >>> import fastcdl as fc
     >>> P = [[0.5, 0.5, 0.0]] * 4
     >>> round(fc.cdl_multiclass([0, 1, 0, 1], P), 9)

@@ -67,8 +67,27 @@ def save_figure(fig, path, *, dpi=_DPI) -> Path:
     """Write ``fig`` as a PNG at ``path`` atomically: to a temporary file in the same
     folder, then ``os.replace``, so the path holds either the old file or the whole new one.
 
-    >>> save_figure(ReliabilityDisplay.from_stats(stats).figure_, "out/rel.png")  # doctest: +SKIP
-    PosixPath('out/rel.png')
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (a display's ``figure_``).
+    path : str or Path
+        Where to write; its folder must exist.
+    dpi : int, default 150
+        Resolution.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> disp = ReliabilityDisplay.from_predictions([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2])
+    >>> out = save_figure(disp.figure_, os.path.join(tempfile.mkdtemp(), "rel.png"))
+    >>> out.name, out.stat().st_size > 0
+    ('rel.png', True)
     """
     path = Path(path)
     fd, tmp = _temporary(path.parent, path.name)
@@ -150,12 +169,43 @@ class ReliabilityDisplay:
     Otherwise the corner holds the ECE and CDL of the table itself. ``n_boot`` > 0 adds a bootstrap band: the 90% percentile interval
     of each shown point's frequency over n_boot resamples of the rounds (O(points) each).
 
-    Attributes after :meth:`plot`: ``scatter_`` (the shown points' PathCollection; its sizes
-    are the marker areas in points^2), ``hist_`` (the histogram's bars), ``band_`` (the
-    bootstrap band, drawn over the discs, or None), ``numbers_`` (the values under the axes:
-    beside the legend, or under it where they would overlap), ``shown`` (the BucketStats
-    drawn), ``ax_``, ``figure_``.
+    Build one with :meth:`from_predictions` or :meth:`from_stats`, which draw it.
 
+    Parameters
+    ----------
+    values, frequencies, counts : array-like of float
+        q_i, qhat_i and n_i of each bucket.
+    ece, cdl : float
+        The numbers shown in the corner.
+    name : str, optional
+        Goes into the title.
+    stats : BucketStats, optional
+        The table itself (for equal-mass bins and the bootstrap band).
+    cdl_monotone : float, optional
+        CDL_M, shown beside the exact CDL.
+    n_boot : int, default 0
+        Resamples of the bootstrap band (0: no band).
+    seed : int, default 0
+        Seeds the band's resampling.
+
+    Attributes
+    ----------
+    scatter_ : matplotlib.collections.PathCollection
+        The shown points; its sizes are the marker areas in points^2.
+    hist_ : matplotlib.container.BarContainer
+        The histogram's bars.
+    band_ : matplotlib artist or None
+        The bootstrap band, drawn over the discs.
+    numbers_ : matplotlib.text.Text
+        The values under the axes: beside the legend, or under it where they would overlap.
+    shown : BucketStats
+        The table drawn.
+    ax_ : matplotlib.axes.Axes
+    figure_ : matplotlib.figure.Figure
+        Set by :meth:`plot`.
+
+    Examples
+    --------
     >>> disp = ReliabilityDisplay.from_predictions([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     >>> disp.ece, disp.cdl, disp.scatter_.get_sizes().tolist()
     (0.25, 0.25, [500.0, 500.0])
@@ -181,7 +231,36 @@ class ReliabilityDisplay:
 
     @classmethod
     def from_stats(cls, stats: BucketStats, *, ax=None, name=None, n_boot=0, seed=0) -> "ReliabilityDisplay":
-        """Reliability diagram of a BucketStats (ECE and CDL computed on the same table)."""
+        """Reliability diagram of a BucketStats (ECE and CDL computed on the same table).
+
+        Parameters
+        ----------
+        stats : BucketStats
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure).
+        name : str, optional
+            Goes into the title.
+        n_boot : int, default 0
+            Resamples of the bootstrap band (0: no band); needs unweighted rounds.
+        seed : int, default 0
+            Seeds the band.
+
+        Returns
+        -------
+        ReliabilityDisplay
+            Drawn.
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for a negative n_boot, or a band asked of a weighted table.
+
+        Examples
+        --------
+        >>> import fastcdl as fc
+        >>> ReliabilityDisplay.from_stats(fc.bucket_stats([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2])).ece
+        0.25
+        """
         import warnings
 
         from fastcdl._validate import check_count
@@ -207,7 +286,32 @@ class ReliabilityDisplay:
     @classmethod
     def from_predictions(cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None,
                          name=None, n_boot=0, seed=0):
-        """Reliability diagram of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does."""
+        """Reliability diagram of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does.
+
+        Parameters
+        ----------
+        y_true, y_prob : array-like of shape (T,)
+            Outcomes 0/1 and probabilities.
+        bins, strategy, sample_weight
+            As in :func:`fastcdl.bucket_stats`.
+        ax, name, n_boot, seed
+            As in :meth:`from_stats`.
+
+        Returns
+        -------
+        ReliabilityDisplay
+            Drawn.
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for invalid rounds or options.
+
+        Examples
+        --------
+        >>> ReliabilityDisplay.from_predictions([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2], bins=2).ece
+        0.25
+        """
         st = bucket_stats(y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight)
         return cls.from_stats(st, ax=ax, name=name, n_boot=n_boot, seed=seed)
 
@@ -239,7 +343,26 @@ class ReliabilityDisplay:
         return np.nanquantile(freq, 0.05, axis=0), np.nanquantile(freq, 0.95, axis=0)
 
     def plot(self, ax=None, *, name=None) -> "ReliabilityDisplay":
-        """Draw on ``ax`` (default: a new figure); ``name`` goes into the title. Returns self."""
+        """Draw on ``ax`` (default: a new figure).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw.
+        name : str, optional
+            Goes into the title.
+
+        Returns
+        -------
+        ReliabilityDisplay
+            self.
+
+        Examples
+        --------
+        >>> disp = ReliabilityDisplay([0.25, 0.75], [0.0, 1.0], [2, 2], ece=0.25, cdl=0.25).plot()
+        >>> disp.scatter_.get_sizes().tolist()
+        [500.0, 500.0]
+        """
         from matplotlib.colors import to_rgba
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
@@ -339,8 +462,29 @@ class DecisionLossDisplay:
     point (the curve's maximum) and the CDL level (2 fbar(1/2), which no task exceeds).
     Cost O(m log m) plus a 1001-point grid.
 
-    Attributes after :meth:`plot`: ``line_`` (the curve), ``ax_``, ``figure_``.
+    Build one with :meth:`from_predictions` or :meth:`from_stats`, which draw it.
 
+    Parameters
+    ----------
+    kinks, values : array-like of float
+        The curve.
+    report : CDLReport or MonotoneCDLReport
+        The worst task, VCDL and CDL.
+    name : str, optional
+        Goes into the title.
+    monotone : bool, default False
+        Whether the curve is the monotone one (labels say CDL_M, VCDL_M).
+
+    Attributes
+    ----------
+    line_ : matplotlib.lines.Line2D
+        The curve.
+    ax_ : matplotlib.axes.Axes
+    figure_ : matplotlib.figure.Figure
+        Set by :meth:`plot`.
+
+    Examples
+    --------
     >>> disp = DecisionLossDisplay.from_predictions([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     >>> disp.report.value, disp.report.vcdl
     (0.25, 0.16666666666666666)
@@ -359,7 +503,30 @@ class DecisionLossDisplay:
         monotone=True the curve f_M(mu) / max(mu, 1 - mu) of the best non-decreasing
         recalibration (fastcdl.decision_loss_curve_monotone) with CDL_M, VCDL_M and the worst
         task of fastcdl.cdl_monotone_report: the curve that means something on continuous
-        scores (docs/estimators.md)."""
+        scores (docs/estimators.md).
+
+        Parameters
+        ----------
+        stats : BucketStats
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure).
+        name : str, optional
+            Goes into the title.
+        monotone : bool, default False
+            The monotone curve instead of the exact one.
+
+        Returns
+        -------
+        DecisionLossDisplay
+            Drawn.
+
+        Examples
+        --------
+        >>> import fastcdl as fc
+        >>> st = fc.bucket_stats([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+        >>> DecisionLossDisplay.from_stats(st, monotone=True).report.value
+        0.25
+        """
         if monotone:
             from fastcdl.sample import cdl_monotone_report, decision_loss_curve_monotone
 
@@ -371,12 +538,56 @@ class DecisionLossDisplay:
     @classmethod
     def from_predictions(cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None,
                          name=None, monotone=False):
-        """Decision-loss curve of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does."""
+        """Decision-loss curve of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does.
+
+        Parameters
+        ----------
+        y_true, y_prob : array-like of shape (T,)
+            Outcomes 0/1 and probabilities.
+        bins, strategy, sample_weight
+            As in :func:`fastcdl.bucket_stats`.
+        ax, name, monotone
+            As in :meth:`from_stats`.
+
+        Returns
+        -------
+        DecisionLossDisplay
+            Drawn.
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for invalid rounds or options.
+
+        Examples
+        --------
+        See :class:`DecisionLossDisplay`.
+        """
         st = bucket_stats(y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight)
         return cls.from_stats(st, ax=ax, name=name, monotone=monotone)
 
     def plot(self, ax=None, *, name=None) -> "DecisionLossDisplay":
-        """Draw on ``ax`` (default: a new figure); ``name`` goes into the title. Returns self."""
+        """Draw on ``ax`` (default: a new figure).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw.
+        name : str, optional
+            Goes into the title.
+
+        Returns
+        -------
+        DecisionLossDisplay
+            self.
+
+        Examples
+        --------
+        >>> import fastcdl as fc
+        >>> rep = fc.cdl_report([0, 0, 1, 1], [0.25, 0.75, 0.25, 0.75])
+        >>> DecisionLossDisplay([0.0, 0.5, 1.0], [0.0, 0.0, 0.0], rep).plot().line_.get_ydata().tolist()
+        [0.0, 0.0, 0.0]
+        """
         fig, ax = _new_axes(ax, (7.6, 5.4))
         name = name or self.name
         rep = self.report
@@ -651,8 +862,24 @@ def plot_rates(run_dir, out_dir=None) -> list[Path]:
     the legend and reference lines T^-1/2 and T^-1/3 (``rates_<adversary>.png``); and the
     CDL/ECE ratio against T (``cdl_over_ece.png``). Analysis as in the run's summary.csv.
 
-    Files go into out_dir (default: run_dir), all or none. Returns their paths.
+    Parameters
+    ----------
+    run_dir : str or Path
+        A run folder of ``fastcdl rates`` (trials.sqlite, summary.json).
+    out_dir : str or Path, optional
+        Where the files go (default: run_dir), all or none.
 
+    Returns
+    -------
+    list of Path
+
+    Raises
+    ------
+    ValueError
+        For a folder that is not a run folder, or a store that cannot be read.
+
+    Examples
+    --------
     >>> plot_rates("results/quick")  # doctest: +SKIP
     [PosixPath('results/quick/rates_bernoulli.png'), ..., PosixPath('results/quick/cdl_over_ece.png')]
     """
@@ -668,7 +895,27 @@ def plot_run(run_dir, out_dir=None) -> list[Path]:
     0 and the largest T <= 2^20, re-simulated exactly from its stored row (a ValueError if
     its CDL differs from the stored value). All files or none are written.
 
+    Parameters
+    ----------
+    run_dir : str or Path
+        A run folder of ``fastcdl rates``.
+    out_dir : str or Path, optional
+        Where the files go (default: run_dir).
+
+    Returns
+    -------
+    list of Path
+
+    Raises
+    ------
+    ValueError
+        For a folder that is not a run folder, or a re-simulated trial whose CDL differs
+        from its stored value.
+
+    Examples
+    --------
     >>> plot_run("results/quick", "figures")  # doctest: +SKIP
+    [PosixPath('figures/rates_bernoulli.png'), ...]
     """
     run_dir = Path(run_dir)
     rows, seed = _read_run(run_dir)
@@ -681,14 +928,47 @@ def plot_file(path, out_dir=None, *, y_col="y", p_col=None, weight_col=None, bin
     """Reliability diagram and decision-loss curve of a file of predictions (any format of
     fastcdl.io, read with :func:`fastcdl.io.read_file`), written as ``<stem>_reliability.png``
     and ``<stem>_decision_loss.png`` (``<stem>_decision_loss_monotone.png``, the monotone
-    curve, when most rounds sit in buckets of one round: continuous scores) next to the file (or into out_dir; the current folder
-    for standard input, "-"). Returns their paths. ``options`` are read_file's (p_cols,
-    p_prefix, multiclass, fmt, delimiter, skip_missing): a k-class file is drawn as its
-    top-label table, or with multiclass="classwise" as one pair of figures per class,
-    ``<stem>_<column>_reliability.png``.
+    curve, when most rounds sit in buckets of one round: continuous scores). A k-class file
+    is drawn as its top-label table, or with multiclass="classwise" as one pair of figures
+    per class, ``<stem>_<column>_reliability.png``.
 
-    >>> plot_file("examples/forecasts.csv")  # doctest: +SKIP
-    [PosixPath('examples/forecasts_reliability.png'), PosixPath('examples/forecasts_decision_loss.png')]
+    Parameters
+    ----------
+    path : str or Path
+        The file, or "-" for standard input.
+    out_dir : str or Path, optional
+        Where the files go (default: next to the file; the current folder for standard
+        input).
+    y_col : str, default "y"
+        The column of outcomes.
+    p_col : str, optional
+        The column of probabilities (default: as read_file finds it).
+    weight_col : str, optional
+        The column of sample weights.
+    bins : None, int, "auto" or array-like, optional
+        As in :func:`fastcdl.bucket_stats`.
+    **options
+        read_file's (p_cols, p_prefix, multiclass, fmt, delimiter, skip_missing).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+
+    Raises
+    ------
+    fastcdl.io.InputError
+        (a ValueError) for an unsupported format, a missing column or a bad value, naming
+        the file, the column and the row.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> with open(os.path.join(folder, "f.csv"), "w") as fh:
+    ...     _ = fh.write("y,p\\n0,0.25\\n0,0.25\\n1,0.75\\n1,0.75\\n")
+    >>> [p.name for p in plot_file(os.path.join(folder, "f.csv"))]
+    ['f_reliability.png', 'f_decision_loss.png']
     """
     from fastcdl.io import detect_format, read_file
 

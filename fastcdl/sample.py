@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from fastcdl import _parallel, _validate
+from fastcdl import _docstrings, _parallel, _validate
 from fastcdl._kernels import sample as _k
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
@@ -74,20 +74,37 @@ def _table(y_true, y_prob, bins, sample_weight, strategy="uniform"):
 class MonotoneCDLReport:
     """CDL relative to non-decreasing recalibrations, with its certificate.
 
-    value          CDL_M = 2 fbar_M(1/2)
-    vcdl           VCDL_M, attained at kink ``vcdl_kink`` by the one-sided value ``vcdl_side``
-    kinks          the worst task's kinks mu1 <= 1/2 <= mu2 (one kink, 1/2, for a V task)
-    weights        the kinks' weights c_j
-    sides          per kink, "left" when the value there is f_M(mu), "right" when f_M(mu+)
-    payoff         the worst task's payoff matrix (rows = actions, columns = y = 0, 1), in
-                   [0, 1]; its decision maker gains ``value`` per round by acting on
-                   ``recalibration`` instead of the predictions
-    values         the bucket values q_i
-    recalibration  the fix: the isotonic (PAV) regression of qhat_i on q_i weighted by n_i,
-                   one value per bucket; non-decreasing in q
-    exact          False when a kink lies within 2^-50 of 0 or 1 (but not on them): float64
-                   payoffs in [0, 1] cannot place such a kink, so the task may gain less
-                   than ``value``; a CertificateWarning says so. The value is exact.
+    Attributes
+    ----------
+    value : float
+        CDL_M = 2 fbar_M(1/2).
+    vcdl : float
+        VCDL_M, attained at kink ``vcdl_kink`` by the one-sided value ``vcdl_side``.
+    kinks : np.ndarray
+        The worst task's kinks mu1 <= 1/2 <= mu2 (one kink, 1/2, for a V task).
+    weights : np.ndarray
+        The kinks' weights c_j.
+    sides : tuple of str
+        Per kink, "left" when the value there is f_M(mu), "right" when f_M(mu+).
+    payoff : np.ndarray
+        The worst task's payoff matrix (rows = actions, columns = y = 0, 1), in [0, 1]; its
+        decision maker gains ``value`` per round by acting on ``recalibration`` instead of
+        the predictions.
+    values : np.ndarray
+        The bucket values q_i.
+    recalibration : np.ndarray
+        The fix: the isotonic (PAV) regression of qhat_i on q_i weighted by n_i, one value
+        per bucket; non-decreasing in q.
+    exact : bool
+        False when a kink lies within 2^-50 of 0 or 1 (but not on them): float64 payoffs in
+        [0, 1] cannot place such a kink, so the task may gain less than ``value``; a
+        CertificateWarning says so. The value is exact.
+
+    Examples
+    --------
+    >>> r = cdl_monotone_report([1, 1, 0, 0], [0.25, 0.25, 0.75, 0.75])
+    >>> r.value, r.recalibration.tolist()
+    (0.75, [0.5, 0.5])
     """
 
     value: float
@@ -111,6 +128,7 @@ class MonotoneCDLReport:
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """CDL relative to non-decreasing recalibrations: the most a decision maker with payoffs
     in [0, 1] gains per round by acting on the isotonic (PAV) recalibration of the
@@ -121,6 +139,27 @@ def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
     of continuous predictions. At most :func:`fastcdl.cdl`, equal to it when the bucket
     frequencies already increase with the predictions.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        CDL_M, in [0, 1], at most :func:`fastcdl.cdl`; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> cdl_monotone([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.25
     >>> cdl_monotone([1, 1, 0, 0], [0.25, 0.25, 0.75, 0.75])  # the monotone fix: 1/2 for both
@@ -131,11 +170,33 @@ def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """VCDL relative to non-decreasing recalibrations: sup over kinks mu of
     f_M(mu) / max(mu, 1 - mu), the gain of the best monotone recalibration on the
     two-action task with threshold mu (docs/estimators.md). Exact, O(m).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        VCDL_M, at most CDL_M; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> vcdl_monotone([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.16666666666666666
     """
@@ -144,10 +205,38 @@ def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strateg
 
 
 @accepts_multiclass("report")
+@_docstrings.fill
 def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> MonotoneCDLReport:
     """:func:`cdl_monotone` with its certificate: the worst task (at most three actions, in
     the same form as :func:`fastcdl.cdl_report`) and the fix, the PAV recalibration. O(m).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    MonotoneCDLReport
+        The value, VCDL_M, the worst task and the recalibration; with ``multiclass="classwise"`` a
+        :class:`fastcdl.ClasswiseResult` of reports.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    CertificateWarning
+        When a kink of the worst task lies within 2^-50 of 0 or 1 (``exact`` is False).
+
+    Examples
+    --------
     >>> r = cdl_monotone_report([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     >>> r.value, r.kinks.tolist(), r.recalibration.tolist()
     (0.25, [0.25, 0.75], [0.0, 1.0])
@@ -185,6 +274,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None, s
 
 
 @accepts_multiclass("curve")
+@_docstrings.fill
 def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weight=None, bins=None, strategy="uniform"):
     """f_M(mu) / max(mu, 1 - mu): what the best non-decreasing recalibration gains the
     two-action task with threshold mu, per round, at each kink.
@@ -194,6 +284,32 @@ def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weig
     VCDL_M, sits on a prediction, 0, 1/2 or 1). Returns (kinks, values), kinks in the given
     order. O(m + k log k).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    kinks : array-like of float in [0, 1], optional
+        Where to evaluate; None: at every bucket value and on a grid of 1001 points.
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    kinks : ndarray
+        The kinks mu, as given or, by default, the bucket values and a grid of 1001 points.
+    values : ndarray
+        f_M(mu) / max(mu, 1 - mu) at each kink; a :class:`fastcdl.ClasswiseResult` with
+        ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> mu, v = decision_loss_curve_monotone([1, 1, 0, 0], [0.25, 0.25, 0.75, 0.75], kinks=[0.5])
     >>> v.tolist()
     [0.5]
@@ -223,15 +339,28 @@ def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weig
 class CutoffCETest:
     """Cutoff calibration error with the asymptotic test of perfect calibration.
 
-    value      cutoff CE = sup over intervals I of |(1/T) sum_{t: p_t in I} (y_t - p_t)|
-    statistic  T value / sqrt(V), V = sum_i n_i q_i (1 - q_i) the variance of T times the
-               bias path under perfect calibration
-    p_value    P(R >= statistic), R the range of a standard Brownian motion on [0, 1]
-               (asymptotic, as V grows)
-    interval   (lowest, highest) prediction of the interval attaining the value (NaN, NaN
-               when the value is 0)
-    bias       the signed (1/T) sum of y - p over that interval: > 0 means the predictions
-               there are too low, < 0 too high
+    Attributes
+    ----------
+    value : float
+        Cutoff CE = sup over intervals I of ``|(1/T) sum_{t: p_t in I} (y_t - p_t)|``.
+    statistic : float
+        T value / sqrt(V), V = sum_i n_i q_i (1 - q_i) the variance of T times the bias path
+        under perfect calibration.
+    p_value : float
+        P(R >= statistic), R the range of a standard Brownian motion on [0, 1] (asymptotic,
+        as V grows).
+    interval : tuple of float
+        (lowest, highest) prediction of the interval attaining the value (NaN, NaN when the
+        value is 0).
+    bias : float
+        The signed (1/T) sum of y - p over that interval: > 0 means the predictions there
+        are too low, < 0 too high.
+
+    Examples
+    --------
+    >>> t = cutoff_ce_test([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> t.value, t.p_value > 0.05
+    (0.125, True)
     """
 
     value: float
@@ -242,15 +371,37 @@ class CutoffCETest:
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
-    """Cutoff calibration error (Rossellini et al. 2025): the largest |bias| over intervals,
-    sup over intervals I of |(1/T) sum_{t: p_t in I} (y_t - p_t)| (docs/estimators.md).
+    """Cutoff calibration error (Rossellini et al. 2025): the largest ``|bias|`` over intervals,
+    sup over intervals I of ``|(1/T) sum_{t: p_t in I} (y_t - p_t)|`` (docs/estimators.md).
 
     Equal predictions always fall in the same interval, so the value is the range
     max_k P_k - min_k P_k of the prefix sums P_k = (1/T) sum_{i<=k} (s_i - q_i n_i) over
     buckets in increasing order, P_0 = 0 included. O(m). On a binned table the intervals are
     unions of consecutive bins (a lower bound on the value of the raw predictions).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The cutoff CE; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> cutoff_ce([0, 1, 1, 1], [0.5, 0.5, 0.5, 0.5])
     0.25
     """
@@ -259,6 +410,7 @@ def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="u
 
 
 @accepts_multiclass("report")
+@_docstrings.fill
 def cutoff_ce_test(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> CutoffCETest:
     """Cutoff CE with the asymptotic p-value of the hypothesis of perfect calibration
     (y_t ~ Bernoulli(p_t) independently).
@@ -266,14 +418,36 @@ def cutoff_ce_test(y_true, y_prob=None, *, sample_weight=None, bins=None, strate
     Under that hypothesis T P_k is a martingale with variance V = sum_i n_i q_i (1 - q_i),
     and T cutoffCE / sqrt(V) tends to the range of a standard Brownian motion on [0, 1]
     (Feller 1951; the range-of-cumulative-differences statistic of Arrieta-Ibarra et al.
-    2022), whose survival function is :func:`brownian_range_sf`. O(m).
+    2022), whose survival function is ``fastcdl.sample.brownian_range_sf``. O(m).
 
     Weights are read as frequency weights (a round of weight 3 counts as three rounds). On a
     binned table V is computed from the bin means, which overstates the null variance
     sum_t p_t (1 - p_t) (Jensen), and the path is observed at bin ends only: both make the
     p-value conservative. For a finite-sample test use
-    :func:`fastcdl.uncertainty.calibration_test`.
+    :func:`fastcdl.calibration_test`.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    CutoffCETest
+        The value, the statistic, its p-value and the interval that attains the value; with
+        ``multiclass="classwise"`` a :class:`fastcdl.ClasswiseResult` of tests.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> r = cutoff_ce_test([0, 1] * 50, [0.5] * 100)
     >>> r.value, r.p_value
     (0.0, 1.0)
@@ -363,6 +537,7 @@ def _range_sf_large(r):
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def atb(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Averaged two-bin calibration error (Hartline, Hu, Wu 2026):
 
@@ -373,6 +548,27 @@ def atb(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform
     probabilities minimises its expectation, so it ranks models honestly. It is biased
     upwards by about Brier / T; :func:`atb_unbiased` removes that.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        ATB; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> atb([0, 1], [0.25, 0.75])
     0.015625
     """
@@ -381,6 +577,7 @@ def atb(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """(T ATB - Brier) / (T - 1), an unbiased estimate of the population ATB for T >= 2
     independent, identically distributed rounds (docs/estimators.md). Can be negative. O(m).
@@ -388,6 +585,29 @@ def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
     Needs exact buckets (bins=None) and unweighted rounds, else ValueError: the correction
     counts rounds and needs each round's own prediction.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The unbiased estimate (it can be negative); a :class:`fastcdl.ClasswiseResult` with
+        ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+        Also for binned tables, sample weights, or fewer than 2 rounds.
+
+    Examples
+    --------
     >>> atb_unbiased([0, 1], [0.25, 0.75])  # (2 * 0.015625 - 0.0625) / 1
     -0.03125
     """
@@ -415,6 +635,7 @@ def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Smooth calibration error (Blasiok, Gopalan, Hu, Nakkiran 2023), exactly:
 
@@ -430,6 +651,27 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     SMCE_THREADS_FROM buckets on, the two programmes run side by side (the second on a
     helper thread if it starts in time); the value is the same, bit for bit.
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        smCE; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> smce([1, 1], [0.5, 0.5])
     0.5
     """
@@ -478,12 +720,38 @@ SMCE_THREADS_FROM = 1 << 15
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def mce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
-    """Maximum calibration error: max over non-empty buckets of |q_i - qhat_i|. O(m).
+    """Maximum calibration error: max over non-empty buckets of ``|q_i - qhat_i|``. O(m).
 
     Meaningful on binned tables; on exact buckets of continuous predictions it is close to
     1 whatever the model (SampleSizeWarning).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        MCE; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
     >>> mce([0, 1, 1, 1], [0.5, 0.5, 0.9, 0.9])
     0.09999999999999998
     """
@@ -493,9 +761,35 @@ def mce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def rmsce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Root-mean-square calibration error sqrt(K2) = sqrt((1/T) sum_i n_i (q_i - qhat_i)^2). O(m).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        RMSCE; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
     >>> rmsce([0, 0], [0.5, 0.5])
     0.5
     """
@@ -513,6 +807,7 @@ def _binned_brier_error():
 
 
 @accepts_multiclass()
+@_docstrings.fill
 def brier(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Brier score (1/T) sum_t (p_t - y_t)^2 (weighted: sum w (p - y)^2 / sum w).
 
@@ -520,6 +815,28 @@ def brier(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifo
     an exact BucketStats it is computed on the table, O(m). A binned BucketStats does not
     determine it (ValueError).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The Brier score; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+        Also for a binned BucketStats (it does not keep each round's prediction).
+
+    Examples
+    --------
     >>> brier([0, 1], [0.25, 0.5])
     0.15625
     """
@@ -542,18 +859,33 @@ def _brier_rounds(y_true, y_prob, sample_weight, bins, strategy="uniform"):
 
 @dataclass(frozen=True)
 class BrierDecomposition:
-    """Murphy's decomposition of the Brier score on a bucket table:
+    """Murphy's decomposition of the Brier score on a bucket table::
 
         brier = reliability - resolution + uncertainty + within_bin
 
-    reliability  (1/T) sum_i n_i (q_i - qhat_i)^2 (= fastcdl.k2)
-    resolution   (1/T) sum_i n_i (qhat_i - ybar)^2
-    uncertainty  ybar (1 - ybar)
-    within_bin   0 for exact buckets; on binned tables the part of the Brier score that
-                 the bin means do not see (the spread of predictions inside bins and its
-                 covariance with the outcomes), computed as the remainder from the raw
-                 rounds' Brier score. NaN (and brier NaN) for a binned BucketStats, which
-                 does not determine the Brier score.
+    Returned by :func:`brier_decomposition`; frozen.
+
+    Attributes
+    ----------
+    brier : float
+        The Brier score, (1/T) sum_t (p_t - y_t)^2.
+    reliability : float
+        (1/T) sum_i n_i (q_i - qhat_i)^2 (= fastcdl.k2).
+    resolution : float
+        (1/T) sum_i n_i (qhat_i - ybar)^2.
+    uncertainty : float
+        ybar (1 - ybar).
+    within_bin : float
+        0 for exact buckets; on binned tables the part of the Brier score that the bin means
+        do not see (the spread of predictions inside bins and its covariance with the
+        outcomes), computed as the remainder from the raw rounds' Brier score. NaN (and
+        brier NaN) for a binned BucketStats, which does not determine the Brier score.
+
+    Examples
+    --------
+    >>> d = brier_decomposition([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> d.brier, d.reliability - d.resolution + d.uncertainty
+    (0.0625, 0.0625)
     """
 
     brier: float
@@ -564,6 +896,7 @@ class BrierDecomposition:
 
 
 @accepts_multiclass("report")
+@_docstrings.fill
 def brier_decomposition(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> BrierDecomposition:
     """Brier score = reliability - resolution + uncertainty (+ within_bin on binned tables).
 
@@ -573,6 +906,28 @@ def brier_decomposition(y_true, y_prob=None, *, sample_weight=None, bins=None, s
     remainder, so the parts add up. A binned BucketStats: the three parts of the table, and
     brier = within_bin = NaN. O(m) (O(T) more for the raw Brier score when binned).
 
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    BrierDecomposition
+        The score and its parts; with ``multiclass="classwise"`` a
+        :class:`fastcdl.ClasswiseResult` of decompositions.
+
+    Raises
+    ------
+    {{raises}}
+
+    Examples
+    --------
     >>> d = brier_decomposition([0, 1, 1, 0], [0.25, 0.75, 0.75, 0.25])
     >>> d.brier, d.reliability, d.resolution, d.uncertainty, d.within_bin
     (0.0625, 0.0625, 0.25, 0.25, 0.0)

@@ -52,10 +52,34 @@ def bin_cuts(edges: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class BucketStats:
-    """Per-bucket counts of a forecaster's predictions (see module docstring).
+    """Per-bucket counts of a forecaster's predictions: the table (q_i, n_i, s_i).
 
     Build one with :func:`fastcdl.bucket_stats` (from arrays), with
-    :meth:`from_table` (from a table you already hold), or by merging tables with ``+``.
+    :meth:`from_table` (from a table you already hold), or by merging tables with ``+``:
+    two tables over the same binning merge exactly, so chunks, streams and distributed
+    partitions combine. Every metric takes one in place of ``(y_true, y_prob)``. Frozen;
+    its arrays are read-only copies, one entry per non-empty bucket in increasing order of
+    the bucket's prediction.
+
+    Attributes
+    ----------
+    values : ndarray of float64
+        q_i, the bucket's prediction (the distinct prediction itself when ``edges is None``;
+        the mean prediction inside the bin otherwise).
+    counts : ndarray of int64 or float64
+        n_i, the number (or total sample weight) of rounds in the bucket. int64 when no
+        sample weights were given (so sums over 10^10 rounds stay exact), float64 otherwise.
+    positives : ndarray of int64 or float64
+        s_i, the number (or weight) of those rounds with y = 1.
+    prob_sums : ndarray of float64
+        The sum of the (weighted) predictions in the bucket.
+    edges : ndarray or None
+        None for exact buckets, else the bin edges the table was built with.
+    bins : ndarray or None
+        None for exact buckets, else the index of each bucket's bin.
+    rounds : ndarray or None
+        For a weighted exact table, the number of rounds (rows of positive weight) in each
+        bucket, which the weight sums do not say; None otherwise.
 
     Examples
     --------
@@ -101,9 +125,31 @@ class BucketStats:
     def from_table(cls, values, counts, positives, prob_sums=None) -> "BucketStats":
         """Exact buckets from a table (q_i, n_i, s_i); values need not be sorted or distinct.
 
-        Equal values are merged. ``prob_sums`` defaults to ``values * counts``.
-        Cost O(m log m).
+        Equal values are merged. Cost O(m log m).
 
+        Parameters
+        ----------
+        values : array-like of float
+            q_i, in [0, 1].
+        counts : array-like of int or float
+            n_i, rounds (or weights) per bucket, nonnegative; float counts make a weighted
+            table.
+        positives : array-like of int or float
+            s_i, those with y = 1, 0 <= s_i <= n_i.
+        prob_sums : array-like of float, optional
+            The buckets' sums of predictions; default ``values * counts``.
+
+        Returns
+        -------
+        BucketStats
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) naming the array and the first bad entry.
+
+        Examples
+        --------
         >>> BucketStats.from_table([0.5, 0.1], [4, 2], [2, 0]).values.tolist()
         [0.1, 0.5]
         """
@@ -129,6 +175,26 @@ class BucketStats:
         chooses the same m; a weighted table that does not know its rounds (from
         :meth:`from_table`) refuses it. O(m log m).
 
+        Parameters
+        ----------
+        bins : int, "auto" or array-like
+            As in :func:`fastcdl.bucket_stats`.
+        strategy : {"uniform", "quantile"}, default "uniform"
+            As in :func:`fastcdl.bucket_stats`.
+
+        Returns
+        -------
+        BucketStats
+            The binned table.
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for a binned table, bad bins, or "auto" on a weighted table
+            whose rounds are unknown.
+
+        Examples
+        --------
         >>> st = BucketStats.from_table([0.1, 0.2, 0.8, 0.9], [1, 3, 3, 1], [0, 1, 2, 1])
         >>> q = st.rebin(2, strategy="quantile")
         >>> q.edges.tolist(), q.counts.tolist()
@@ -169,6 +235,7 @@ class BucketStats:
     # -- derived quantities ---------------------------------------------------------
     @property
     def n_buckets(self) -> int:
+        """m, the number of non-empty buckets."""
         return int(self.values.shape[0])
 
     @property
@@ -183,6 +250,7 @@ class BucketStats:
 
     @property
     def weighted(self) -> bool:
+        """Whether the counts are sums of sample weights (float64)."""
         return self.counts.dtype.kind == "f"
 
     @property
@@ -198,7 +266,18 @@ class BucketStats:
         return self.counts.astype(np.int64) if not self.weighted else self.rounds
 
     def table(self):
-        """(q, n, s) as float64 arrays, the form the metric kernels take."""
+        """(q, n, s) as float64 arrays, the form the metric kernels take.
+
+        Returns
+        -------
+        q, n, s : ndarray of float64
+            Contiguous copies (or the arrays themselves when already float64).
+
+        Examples
+        --------
+        >>> BucketStats.from_table([0.5], [4], [2]).table()
+        (array([0.5]), array([4.]), array([2.]))
+        """
         return (
             np.ascontiguousarray(self.values, dtype=np.float64),
             np.ascontiguousarray(self.counts, dtype=np.float64),

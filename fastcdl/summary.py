@@ -25,12 +25,25 @@ SPARSE_SHARE = 0.5
 class WorstTask:
     """The worst decision task (the certificate of CDL) as a person would state it.
 
-    actions    the actions' names, from low beliefs to high ("low", "high")
-    payoff     payoff rows (if y = 0, if y = 1), exact (1, not 0.9999999999999999)
-    bounds     the beliefs where one action hands over to the next
-    at_bounds  the action taken at exactly each bound
-    gain       what acting on the recalibrated frequencies gains a decision maker per round
-    kinks      the task's kinks and ``weights`` their weights (CDLReport)
+    Attributes
+    ----------
+    actions : tuple of str
+        The actions' names, from low beliefs to high ("low", "high").
+    payoff : tuple of tuple of float
+        Payoff rows (if y = 0, if y = 1), exact (1, not 0.9999999999999999).
+    bounds : tuple of float
+        The beliefs where one action hands over to the next.
+    at_bounds : tuple of str
+        The action taken at exactly each bound.
+    gain : float
+        What acting on the recalibrated frequencies gains a decision maker per round.
+    kinks, weights : tuple of float
+        The task's kinks and their weights (:class:`fastcdl.CDLReport`).
+
+    Examples
+    --------
+    >>> summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]).worst_task.bounds
+    (0.25, 0.75)
     """
 
     actions: tuple
@@ -42,6 +55,7 @@ class WorstTask:
     weights: tuple
 
     def to_dict(self) -> dict:
+        """The fields as a plain dict of lists (JSON-ready)."""
         return {"actions": list(self.actions), "payoff": [list(r) for r in self.payoff], "bounds": list(self.bounds),
                 "at_bounds": list(self.at_bounds), "gain": self.gain, "kinks": list(self.kinks),
                 "weights": list(self.weights)}
@@ -49,17 +63,41 @@ class WorstTask:
 
 @dataclass(frozen=True)
 class Summary:
-    """Every measure of a table (:func:`summary`).
+    """Every measure of a table, returned by :func:`summary`; frozen.
 
-    values            {key: value} for every measure of fastcdl.measures that applies, in its order
-    intervals         {key: fastcdl.Interval} when asked (empty otherwise): the debiased estimate
-                      and its interval (fastcdl.interval)
-    n_buckets, T      the table's buckets and rounds (total weight when weighted)
-    vcdl_kink         where the worst V-shaped task has its kink
-    cutoff_ce_p_value the p-value of cutoff CE's test of perfect calibration
-    one_round_share   the share of rounds in buckets of one round (None for binned tables)
-    worst_task        the certificate of CDL (WorstTask)
-    binned            whether the table is binned (edges) rather than one bucket per prediction
+    ``summary[key]`` is ``summary.values[key]``; the repr prints one line per measure.
+
+    Attributes
+    ----------
+    values : dict
+        {key: value} for every measure of :data:`fastcdl.MEASURES` that applies, in its order.
+    n_buckets : int
+        The table's buckets.
+    T : float
+        The table's rounds (total weight when weighted).
+    vcdl_kink : float
+        Where the worst V-shaped task has its kink.
+    cutoff_ce_p_value : float
+        The p-value of cutoff CE's test of perfect calibration.
+    one_round_share : float or None
+        The share of rounds in buckets of one round (None for binned tables).
+    worst_task : WorstTask
+        The certificate of CDL, as a person would state it.
+    binned : bool
+        Whether the table is binned (edges) rather than one bucket per prediction.
+    weighted : bool
+        Whether the rounds carry sample weights.
+    intervals : dict
+        {key: fastcdl.Interval} when asked (empty otherwise): the debiased estimate and its
+        interval (:func:`fastcdl.interval`).
+
+    Examples
+    --------
+    >>> s = summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
+    >>> s.n_buckets, s.T, s.sparse, s.advice
+    (2, 4.0, False, None)
+    >>> print(repr(s).splitlines()[1])
+      CDL           0.25   calibration decision loss (any task, payoffs in [0,1])
     """
 
     values: dict
@@ -92,8 +130,18 @@ class Summary:
                 "bin the predictions (bins='auto', strategy='quantile')")
 
     def to_dict(self) -> dict:
-        """Plain Python (JSON-ready): the measures' values by key, then the rest; the keys of
-        ``fastcdl metrics --json``."""
+        """Plain Python (JSON-ready): the measures' values by key, then the rest.
+
+        Returns
+        -------
+        dict
+            The keys of ``fastcdl metrics --json``; a measure that does not apply is None.
+
+        Examples
+        --------
+        >>> summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]).to_dict()["cdl"]
+        0.25
+        """
         out = {"n_buckets": self.n_buckets, "T": _plain_T(self.T)}
         for key in MEASURES:
             out[key] = self.values.get(key)
@@ -110,7 +158,22 @@ class Summary:
         return out
 
     def to_json(self, **kwargs) -> str:
-        """:meth:`to_dict` as JSON (``kwargs`` go to json.dumps)."""
+        """:meth:`to_dict` as JSON.
+
+        Parameters
+        ----------
+        **kwargs
+            Passed to json.dumps (``indent=2``, ...).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]).to_json()[:28]
+        '{"n_buckets": 2, "T": 4, "cd'
+        """
         return json.dumps(self.to_dict(), **kwargs)
 
     def __repr__(self) -> str:
@@ -145,7 +208,25 @@ def _worst_task(report, stats) -> WorstTask:
 
 
 def summary_of_table(stats, *, intervals=False, level=0.95, n_sub=200, seed=0) -> Summary:
-    """:func:`summary` of a BucketStats."""
+    """:func:`summary` of a BucketStats.
+
+    Parameters
+    ----------
+    stats : BucketStats
+        The table.
+    intervals, level, n_sub, seed
+        As in :func:`summary`.
+
+    Returns
+    -------
+    Summary
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> summary_of_table(fc.bucket_stats([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]))["k2"]
+    0.0625
+    """
     from fastcdl import sample
     from fastcdl.metrics import SampleSizeWarning, cdl_report, one_round_share
 
@@ -182,28 +263,36 @@ def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight
     continuous scores, in one frozen object with a readable repr, ``to_dict()`` and
     ``to_json()``.
 
+    Cost: one exact table (O(T log T), O(T) binned) and every measure on it (O(m log m)
+    each; smCE and CDL_M dominate); intervals cost n_sub evaluations of every measure on tables of T/4 rounds.
+
     Parameters
     ----------
     y_true, y_prob : array-like, or a BucketStats as ``y_true``
         Outcomes in {0, 1} and predictions in [0, 1] (scikit-learn's order).
     bins, strategy, sample_weight
         As in :func:`fastcdl.bucket_stats`.
-    intervals : bool
+    intervals : bool, default False
         Also the debiased estimate and interval of every measure (:func:`fastcdl.interval`,
-        the documented default: subsampling, seeded by ``seed``, at nominal coverage ``level``
-        from ``n_sub`` subsamples; a CoverageWarning, once, where it is not validated).
+        the documented default: subsampling; a CoverageWarning, once, where it is not
+        validated).
+    level : float, default 0.95
+        The intervals' nominal coverage.
+    n_sub : int, default 200
+        Subsamples of the intervals.
+    seed : int, default 0
+        Seeds the intervals' resampling.
 
     Returns
     -------
     Summary
+        The measures, the worst task, the share of rounds in buckets of one round, the
+        advice for continuous scores, and the intervals when asked.
 
     Raises
     ------
-    ValueError
-        Bad input (fastcdl's validation: the argument, the position, the value).
-
-    Cost: one exact table (O(T log T), O(T) binned) and every measure on it (O(m log m)
-    each; smCE and CDL_M dominate); intervals cost n_sub evaluations of every measure on tables of T/4 rounds.
+    ValidationError
+        (a ValueError) for bad input: the argument, the position, the value.
 
     Examples
     --------

@@ -54,12 +54,27 @@ _BATCH_CELLS = 1 << 21
 class BootstrapResult:
     """A bootstrap interval.
 
-    value       the metric of the table itself
-    lo, hi      the interval's ends
-    level       its nominal coverage
-    method      "percentile" or "bca"
-    n_boot      the number of replicates
-    replicates  the metric on each replicate table
+    Attributes
+    ----------
+    value : float
+        The metric of the table itself.
+    lo, hi : float
+        The interval's ends.
+    level : float
+        Its nominal coverage.
+    method : str
+        "percentile" or "bca".
+    n_boot : int
+        The number of replicates.
+    replicates : ndarray of float64
+        The metric on each replicate table.
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> r = fc.bootstrap("ece", [0, 1, 1, 0, 1, 1] * 2, [0.2, 0.8, 0.8, 0.2, 0.6, 0.6] * 2, n_boot=200, seed=0)
+    >>> r.n_boot, r.replicates.shape
+    (200, (200,))
     """
 
     value: float
@@ -81,13 +96,27 @@ class BootstrapResult:
 class CalibrationTest:
     """A consistency-resampling test of perfect calibration.
 
-    statistic  the metric of the table
-    p_value    (1 + #{null >= statistic}) / (1 + n_sim), never below 1 / (1 + n_sim): when no
-               simulated statistic reaches the observed one (``at_floor``), read it as a
-               bound, p < 1 / n_sim, as ``p_value_text`` and the repr print it
-    n_sim      the number of tables simulated under perfect calibration
-    metric     the metric's name
-    null       the metric on each simulated table
+    Attributes
+    ----------
+    statistic : float
+        The metric of the table.
+    p_value : float
+        (1 + #{null >= statistic}) / (1 + n_sim), never below 1 / (1 + n_sim): when no
+        simulated statistic reaches the observed one (``at_floor``), read it as a bound,
+        p < 1 / n_sim, as ``p_value_text`` and the repr print it.
+    n_sim : int
+        The number of tables simulated under perfect calibration.
+    metric : str
+        The metric's name.
+    null : ndarray of float64
+        The metric on each simulated table.
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> t = fc.calibration_test([0, 1] * 50, [0.5] * 100, n_sim=99, seed=0)
+    >>> t.metric, t.n_sim, t.null.shape
+    ('cutoff_ce', 99, (99,))
     """
 
     statistic: float
@@ -270,16 +299,51 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
     give the same interval, so merging tables and then bootstrapping equals bootstrapping
     the merged data.
 
-    For fastcdl's sample estimators (cdl_monotone, vcdl_monotone, cutoff_ce, smce, atb,
-    atb_unbiased) these intervals do not cover the population value: the estimates are
-    biased upwards by more than their spread, and the replicates carry the same bias on top
-    (coverage 0 at nominal 0.95 for CDL_M from 1,000 to 100,000 rounds in
-    results/estimators-coverage). bootstrap says so with a CoverageWarning; use
-    :func:`interval` for them.
+    Parameters
+    ----------
+    metric : callable or str
+        A callable taking a BucketStats (fc.cdl, fc.smce, your own, ...) or the key of a
+        measure of :data:`fastcdl.MEASURES` ("cdl", "cutoff_ce", ...).
+    y_true : array-like of shape (T,), or BucketStats
+        The outcomes 0/1, or an unweighted bucket table in place of both arrays.
+    y_prob : array-like of shape (T,), optional
+        The predictions; left out with a BucketStats.
+    n_boot : int, default 1000
+        Replicates, at least 100.
+    level : float, default 0.95
+        The nominal coverage, in (0, 1).
+    method : {"percentile", "bca"}, default "percentile"
+        The interval.
+    seed : None, int or numpy.random.Generator, optional
+        None draws fresh entropy.
+    sample_weight : array-like of shape (T,), optional
+        Weights of the rounds (raw arrays only).
+    bins, strategy
+        As in :func:`fastcdl.bucket_stats`.
 
-    Errors (ValueError): n_boot < 100, a level outside (0, 1), a table of fewer than 10
-    rounds or of one bucket.
+    Returns
+    -------
+    BootstrapResult
+        The value, the interval and the replicates.
 
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown metric name, bad options or rounds, n_boot < 100, a
+        level outside (0, 1), a table of fewer than 10 rounds or of one bucket, or a weighted
+        BucketStats (it does not keep its rounds' weights).
+
+    Warns
+    -----
+    CoverageWarning
+        For fastcdl's sample estimators (cdl_monotone, vcdl_monotone, cutoff_ce, smce, atb,
+        atb_unbiased): these intervals do not cover the population value. The estimates
+        are biased upwards by more than their spread, and the replicates carry the same bias
+        on top (coverage 0 at nominal 0.95 for CDL_M from 1,000 to 100,000 rounds in
+        results/estimators-coverage); use :func:`interval` for them.
+
+    Examples
+    --------
     >>> import fastcdl as fc
     >>> r = bootstrap(fc.ece, [0, 1, 1, 0, 1, 1] * 2, [0.2, 0.8, 0.8, 0.2, 0.6, 0.6] * 2, n_boot=200, seed=0)
     >>> r.method, r.lo <= r.value <= r.hi
@@ -417,22 +481,40 @@ def _studied(func, name) -> bool:
 class Interval:
     """A debiased estimate with its interval, by subsampling (fastcdl.interval).
 
-    value      the metric of the table itself (the plug-in estimate)
-    estimate   the debiased estimate, value - (mean of subsamples - value) / (4^r - 1) with r the
-               largest of the rates (= value when rate is None: the metric is unbiased). It can
-               be negative when the population value is near 0.
-    lo, hi     the union over the rates r of estimate_r -/+ z sd, z the normal quantile of the
-               level and sd = sqrt(b / (T - b)) times the standard deviation of the subsamples
-               (b = T/4 rounds each); for fastcdl's non-negative metrics met with [0, inf)
-               (an interval wholly below 0 becomes [0, 0])
-    level      the nominal coverage
-    rate       the bias rates assumed, bias ~ T^-r: (lo, hi), one number, or None
-    n_sub      the number of subsamples (four per random split of the rounds)
-    subsamples the metric on each subsample
-    validated  for fastcdl's sample estimators: False when the table has fewer than 5,000
-               rounds, below the sizes at which this interval was seen to cover (a
-               CoverageWarning says so), else True; None for other metrics, which the
-               coverage study did not cover
+    Attributes
+    ----------
+    value : float
+        The metric of the table itself (the plug-in estimate).
+    estimate : float
+        The debiased estimate, value - (mean of subsamples - value) / (4^r - 1) with r the
+        largest of the rates (= value when rate is None: the metric is unbiased). It can be
+        negative when the population value is near 0.
+    lo, hi : float
+        The union over the rates r of estimate_r -/+ z sd, z the normal quantile of the
+        level and sd = sqrt(b / (T - b)) times the standard deviation of the subsamples
+        (b = T/4 rounds each); for fastcdl's non-negative metrics met with [0, inf) (an
+        interval wholly below 0 becomes [0, 0]).
+    level : float
+        The nominal coverage.
+    rate : (float, float), float or None
+        The bias rates assumed, bias ~ T^-r.
+    n_sub : int
+        The number of subsamples (four per random split of the rounds).
+    subsamples : ndarray of float64
+        The metric on each subsample.
+    validated : bool or None
+        For fastcdl's sample estimators: False when the table has fewer than 5,000 rounds,
+        below the sizes at which this interval was seen to cover (a CoverageWarning says
+        so), else True; None for other metrics, which the coverage study did not cover.
+
+    Examples
+    --------
+    >>> import numpy as np, fastcdl as fc
+    >>> rng = np.random.default_rng(1)
+    >>> p = rng.random(8000); y = rng.random(8000) < p
+    >>> r = fc.interval("smce", y, p, n_sub=100, seed=0)
+    >>> r.level, r.n_sub, r.validated, r.subsamples.shape
+    (0.95, 100, True, (100,))
     """
 
     value: float
@@ -475,23 +557,53 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
     resample the estimate's bias instead of removing it: coverage near 0); this one covered
     at 0.92 or more at nominal 0.95 at 10^4 rounds on every model of the study.
 
-    metric: a callable taking a BucketStats or a fastcdl metric name. rate: "auto" takes
-    BIAS_RATES ((1/2, 2/3) for cdl_monotone, vcdl_monotone, cutoff_ce and smce: their bias
-    falls like T^-1/2 at a calibrated model and faster elsewhere; 1 for atb; None for
-    atb_unbiased, which is unbiased) and (1/2, 2/3) for any other metric; or a number in
-    (0, 2], a pair (lo, hi) of such numbers, or None for no correction. Cost: n_sub
-    evaluations of the metric on tables of T/4 rounds, plus O(T) per split.
+    Cost: n_sub evaluations of the metric on tables of T/4 rounds, plus O(T) per split.
 
-    Warnings (CoverageWarning): for the sample estimators below 5,000 rounds (the interval
-    was not seen to cover at 0.90 on every model there: 0.75 to 1.00 at 1,000 rounds, at least
-    0.92 at 10,000), and
-    for a binned ECE, which
-    estimates the ECE of the binned model: biased for the ECE of the scores by an amount no
-    resampling sees, so its interval need not cover that.
+    Parameters
+    ----------
+    metric : callable or str
+        A callable taking a BucketStats, or the key of a measure of :data:`fastcdl.MEASURES`.
+    y_true : array-like of shape (T,), or BucketStats
+        The outcomes 0/1, or an unweighted bucket table in place of both arrays.
+    y_prob : array-like of shape (T,), optional
+        The predictions; left out with a BucketStats.
+    level : float, default 0.95
+        The nominal coverage, in (0, 1).
+    n_sub : int, default 200
+        Subsamples (four per random split of the rounds), at least 100.
+    rate : "auto", float, (float, float) or None, default "auto"
+        The rates r of the bias, bias ~ T^-r. "auto" takes BIAS_RATES ((1/2, 2/3) for
+        cdl_monotone, vcdl_monotone, cutoff_ce and smce: their bias falls like T^-1/2 at a
+        calibrated model and faster elsewhere; 1 for atb; None for atb_unbiased, which is
+        unbiased) and (1/2, 2/3) for any other metric; or a number in (0, 2], a pair
+        (lo, hi) of such numbers, or None for no correction.
+    seed : None, int or numpy.random.Generator, optional
+        Seeds the splits; None draws fresh entropy.
+    sample_weight, bins, strategy
+        As in :func:`fastcdl.bucket_stats`.
 
-    Errors (ValueError): a level outside (0, 1), n_sub < 100, a table of fewer than 10 rounds
-    or of one bucket.
+    Returns
+    -------
+    Interval
+        The plug-in value, the debiased estimate, the interval and the subsamples.
 
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for a level outside (0, 1), n_sub < 100, a table of fewer than 10
+        rounds or of one bucket.
+
+    Warns
+    -----
+    CoverageWarning
+        For the sample estimators below 5,000 rounds (the interval was not seen to cover at
+        0.90 on every model there: 0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000),
+        and for a binned ECE, which estimates the ECE of the binned model: biased for the
+        ECE of the scores by an amount no resampling sees, so its interval need not cover
+        that.
+
+    Examples
+    --------
     >>> import numpy as np, fastcdl as fc
     >>> rng = np.random.default_rng(0)
     >>> p = rng.random(20000); y = rng.random(20000) < p
@@ -599,6 +711,36 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
     there (typically conservative). With sample_weight (raw arrays only) each distinct
     (bucket, weight) cell is redrawn: s_i = sum over cells of w Binomial(count, q_i).
 
+    Parameters
+    ----------
+    y_true : array-like of shape (T,), or BucketStats
+        The outcomes 0/1, or an unweighted bucket table in place of both arrays.
+    y_prob : array-like of shape (T,), optional
+        The predictions; left out with a BucketStats.
+    metric : callable or str, default "cutoff_ce"
+        A callable taking a BucketStats or the key of a measure of :data:`fastcdl.MEASURES`.
+    n_sim : int, default 1000
+        Tables simulated under perfect calibration.
+    seed : None, int or numpy.random.Generator, optional
+        None draws fresh entropy.
+    sample_weight : array-like of shape (T,), optional
+        Weights of the rounds (raw arrays only).
+    bins, strategy
+        As in :func:`fastcdl.bucket_stats`.
+
+    Returns
+    -------
+    CalibrationTest
+        The statistic, the p-value and the simulated values.
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown metric name, bad options or rounds, or a weighted
+        BucketStats.
+
+    Examples
+    --------
     >>> r = calibration_test([0, 1] * 50, [0.5] * 100, n_sim=99, seed=0)
     >>> r.statistic, r.p_value
     (0.0, 1.0)

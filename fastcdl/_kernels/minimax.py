@@ -31,9 +31,32 @@ def _pure(j, a, b, out_idx, out_prob):
 
 @kernel
 def minimax_2xk(A, out_idx, out_prob):
-    """Solve the game with loss matrix A (K, 2). Writes up to two point indices and their
-    probabilities (out_idx[1] = -1 for a pure strategy) and returns (value, lam): the
-    forecaster's guaranteed loss max_y E[A[j, y]] and the adversary's optimal P(y = 1)."""
+    """Solve the game with loss matrix A (K, 2). O(K log K).
+
+    Parameters
+    ----------
+    A : ndarray of float64, shape (K, 2)
+        A[j, y], the forecaster's loss at row j and outcome y.
+    out_idx : ndarray of int64, shape (2,)
+        Written: up to two rows (out_idx[1] = -1 for a pure strategy).
+    out_prob : ndarray of float64, shape (2,)
+        Written: their probabilities.
+
+    Returns
+    -------
+    value : float
+        The forecaster's guaranteed loss max_y E[A[j, y]].
+    lam : float
+        The adversary's optimal P(y = 1).
+
+    Examples
+    --------
+    >>> idx, prob = np.full(2, -1), np.zeros(2)
+    >>> minimax_2xk(np.array([[0.0, 1.0], [1.0, 0.0]]), idx, prob)
+    (0.5, 0.5)
+    >>> idx.tolist(), prob.tolist()
+    ([0, 1], [0.5, 0.5])
+    """
     K = A.shape[0]
     return minimax_2xk_into(A, out_idx, out_prob, np.empty(K), np.empty(K), np.empty(K, dtype=np.int64),
                             np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64))

@@ -97,6 +97,20 @@ def step1_from_c(c, delta, pts, probs, bkt):
 # without rounding (exact.sign_int_plus). A float sum of the points would leave a residue such as
 # -1 + 7 x fl(1/7) = -2.2e-16 where G_b is 0, and change step 1's path.
 ExactBias = namedtuple("ExactBias", ["sign", "I", "D"])
+ExactBias.__doc__ = """The exact signs of step 1's biases G_b (fastcdl.kernels.exact_bias_new).
+
+Attributes
+----------
+sign : ndarray of float64, shape (m,)
+    -1, 0 or +1: the sign of each G_b.
+I, D : ndarray of int64
+    The integers with m G_b = I_b + (m D_b) delta.
+
+Examples
+--------
+>>> ExactBias._fields
+('sign', 'I', 'D')
+"""
 
 
 @kernel

@@ -28,6 +28,40 @@ from fastcdl._kernels.buckets import bin_of
 
 BucketTable = namedtuple("BucketTable", ["q", "n", "s", "size"])
 BinnedTable = namedtuple("BinnedTable", ["edges", "uniform", "n", "s", "ps"])
+BucketTable.__doc__ = """An exact bucket table that grows as rounds arrive (fastcdl.kernels.table_new).
+
+Attributes
+----------
+q : ndarray of float64
+    The buckets' predictions; the first ``size[0]`` are in use, sorted.
+n, s : ndarray of int64 or float64
+    Rounds (or weights) per bucket and those with y = 1.
+size : ndarray of int64, shape (1,)
+    Buckets in use.
+
+Examples
+--------
+>>> BucketTable._fields
+('q', 'n', 's', 'size')
+"""
+BinnedTable.__doc__ = """A bucket table over fixed bins (fastcdl.kernels.binned_new).
+
+Attributes
+----------
+edges : ndarray of float64
+    The bin edges, from 0 to 1.
+uniform : bool
+    Whether the edges are i/m (O(1) binning).
+n, s : ndarray of int64 or float64
+    Rounds (or weights) per bin and those with y = 1.
+ps : ndarray of float64
+    The sum of the predictions in each bin.
+
+Examples
+--------
+>>> BinnedTable._fields
+('edges', 'uniform', 'n', 's', 'ps')
+"""
 
 
 @kernel

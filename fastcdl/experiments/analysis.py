@@ -48,8 +48,22 @@ MIN_BOOT_T_SEEDS = 5  # below this, the bootstrap-t has too few distinct resampl
 
 
 def fit_slope(T, y) -> float:
-    """Least-squares slope b of log y = a + b log T. NaN if some y <= 0 or fewer than two points.
+    """Least-squares slope b of log y = a + b log T.
 
+    Parameters
+    ----------
+    T : array-like of float
+        The horizons.
+    y : array-like of float
+        The values at each horizon.
+
+    Returns
+    -------
+    float
+        b; NaN if some y <= 0 or fewer than two points.
+
+    Examples
+    --------
     >>> round(fit_slope([10, 100, 1000], [1.0, 0.1, 0.01]), 12)
     -1.0
     """
@@ -103,10 +117,26 @@ def jackknife_log_linear(V, a, level=LEVEL):
 def slope_interval(T, V, level=LEVEL):
     """The slope of log(mean over seeds) against log T and its jackknife-t interval.
 
-    V is (len(T), n_seeds), the same seeds at every T. Returns (slope, lo, hi, se).
     Measured coverage of the nominal 95% interval on synthetic power laws with seed effects:
     docs/experiments.md. Cost O(len(T) n_seeds).
 
+    Parameters
+    ----------
+    T : array-like of float
+        The horizons.
+    V : ndarray of shape (len(T), n_seeds)
+        The values, the same seeds at every T.
+    level : float, default 0.95
+        The interval's nominal coverage.
+
+    Returns
+    -------
+    slope, lo, hi, se : float
+        The slope, its interval and its jackknife standard error (NaN where a mean, or a
+        leave-one-out mean, is not positive).
+
+    Examples
+    --------
     >>> V = np.array([[2.0, 2.2, 1.8], [1.0, 1.1, 0.9], [0.5, 0.55, 0.45]])
     >>> [round(v, 6) for v in slope_interval([1, 2, 4], V)][:1]
     [-1.0]
@@ -121,8 +151,26 @@ def mean_interval(values, *, rng=None, n_boot=N_BOOT, level=LEVEL):
     times, studentize each resample's mean by its own standard error, and invert the 2.5%
     and 97.5% quantiles of that t. A resample of identical values has t = +-inf and stays
     in the tails. With fewer than 5 values (too few distinct resamples) the Student t
-    interval is used. rng: a numpy Generator (or a seed). Cost O(n_boot n).
+    interval is used. Cost O(n_boot n).
 
+    Parameters
+    ----------
+    values : array-like of float
+        One value per seed.
+    rng : numpy.random.Generator or int, optional
+        The resampling's generator (or a seed).
+    n_boot : int, default 2000
+        Resamples.
+    level : float, default 0.95
+        The interval's nominal coverage.
+
+    Returns
+    -------
+    mean, lo, hi : float
+        NaN ends for fewer than two values; the mean itself when all values are equal.
+
+    Examples
+    --------
     >>> m, lo, hi = mean_interval([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], rng=0)
     >>> m, bool(lo < 3.5 < hi)
     (3.5, True)
@@ -190,12 +238,38 @@ def _common_seeds(by_T, Ts):
 
 
 def analyze(rows, metrics, *, seed=0, n_boot=N_BOOT):
-    """Return (rates, slopes, ratios) as lists of dicts, deterministic for a given seed.
+    """Rates, slopes and CDL/ECE ratios of stored trials, deterministic for a given seed.
 
-    rates: the mean over seeds at each T with its bootstrap-t interval (:func:`mean_interval`).
-    slopes: the slope over the fitted window (:func:`fit_window`) with its jackknife-t
-    interval (:func:`slope_interval`), and the slopes over the window's two halves.
-    ratios: CDL/ECE of the means at each T.
+    Parameters
+    ----------
+    rows : list of dict
+        Trials: forecaster_label, adversary_label, T, seed_index and a value per metric.
+    metrics : list of str
+        The metrics to analyse.
+    seed : int, default 0
+        Seeds the bootstrap of every cell.
+    n_boot : int, default 2000
+        Bootstrap resamples.
+
+    Returns
+    -------
+    rates : list of dict
+        The mean over seeds at each T with its bootstrap-t interval (:func:`mean_interval`).
+    slopes : list of dict
+        The slope over the fitted window (the upper half of the horizons with at least two
+        seeds) with its jackknife-t interval (:func:`slope_interval`), and the slopes over
+        the window's two halves.
+    ratios : list of dict
+        CDL/ECE of the means at each T.
+
+    Examples
+    --------
+    >>> rows = [dict(forecaster_label=f, adversary_label="greedy", T=T, seed_index=i,
+    ...              cdl=(1 + 0.1 * i) / T ** 0.5, ece=(2 + 0.1 * i) / T ** 0.25)
+    ...         for f in ("cdl", "kt") for T in (64, 256, 1024, 4096) for i in range(3)]
+    >>> rates, slopes, ratios = analyze(rows, ["cdl", "ece"])
+    >>> len(rates), round(slopes[0]["slope"], 6), ratios[0]["T"]
+    (16, -0.5, 64)
     """
     rates, slopes = [], []
     nan = float("nan")
@@ -237,17 +311,32 @@ def paired(rows, metrics, *, seed=0, n_boot=N_BOOT):
     """Paired comparisons of every two forecasters on the same adversary (common random numbers).
 
     A seed index gives the adversary the same random stream whichever forecaster it plays
-    (child 1 of the trial's SeedSequence), so per seed the two trials form a pair. Returns
-    (differences, slope_differences):
-
-    - differences: at each T, mean over seeds of (metric of forecaster - metric of
-      baseline) with its bootstrap-t interval, the ratio of the two means, and the
-      correlation across seeds of the two forecasters' values (how much pairing helps);
-    - slope_differences: slope of forecaster minus slope of baseline over the fitted window
-      (:func:`fit_window` of the pair's common horizons), jackknife-t interval over the
-      common seeds.
-
+    (child 1 of the trial's SeedSequence), so per seed the two trials form a pair.
     forecaster and baseline are ordered by label. Cost O(F^2 x cells x n_boot n_seeds).
+
+    Parameters
+    ----------
+    rows, metrics, seed, n_boot
+        As in :func:`analyze`.
+
+    Returns
+    -------
+    differences : list of dict
+        At each T, mean over seeds of (metric of forecaster - metric of baseline) with its
+        bootstrap-t interval, the ratio of the two means, and the correlation across seeds
+        of the two forecasters' values (how much pairing helps).
+    slope_differences : list of dict
+        Slope of forecaster minus slope of baseline over the fitted window of the pair's
+        common horizons, jackknife-t interval over the common seeds.
+
+    Examples
+    --------
+    >>> rows = [dict(forecaster_label=f, adversary_label="greedy", T=T, seed_index=i,
+    ...              cdl=(1 + 0.1 * i) / T ** 0.5, ece=(2 + 0.1 * i) / T ** 0.25)
+    ...         for f in ("cdl", "kt") for T in (64, 256, 1024, 4096) for i in range(3)]
+    >>> diffs, slope_diffs = paired(rows, ["cdl"])
+    >>> diffs[0]["forecaster"], diffs[0]["baseline"], diffs[0]["mean_diff"]
+    ('cdl', 'kt', 0.0)
     """
     groups = _group(rows, metrics)
     forecasters = sorted({f for f, _, _ in groups})
@@ -312,3 +401,4 @@ def _csv_text(rows, columns) -> str:
     for r in rows:
         w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items() if k in columns})
     return buf.getvalue()
+

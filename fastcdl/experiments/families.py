@@ -40,7 +40,25 @@ KINDS = ("level", "offset", "cell", "cycles", "log", "linear")
 
 @dataclass(frozen=True)
 class Dim:
-    """One searched parameter: its range (in the parameter's own units) and its kind."""
+    """One searched parameter: its range (in the parameter's own units) and its kind; frozen.
+
+    Attributes
+    ----------
+    name : str
+        The adversary's parameter ("cycles" stands for the period, as cycles over T).
+    lo, hi : float
+        Its range.
+    kind : {"linear", "log", "cycles", "level", "offset", "cell"}
+        How it is scaled and carried: "log" and "cycles" on a log scale; "level" (a
+        probability level), "offset" (a distance) and "cell" (a position inside a cell) in
+        the forecaster's grid units.
+
+    Examples
+    --------
+    >>> d = Dim("p01", 1e-3, 1.0, "log")
+    >>> round(d.value(0.5), 6), d.unit(d.value(0.5))
+    (0.031623, 0.5)
+    """
 
     name: str
     lo: float
@@ -48,14 +66,35 @@ class Dim:
     kind: str = "linear"
 
     def value(self, u: float) -> float:
-        """The parameter at u in [0, 1] (log scale for ``log`` and ``cycles``)."""
+        """The parameter at u in [0, 1] (log scale for ``log`` and ``cycles``).
+
+        Parameters
+        ----------
+        u : float
+            Clipped to [0, 1].
+
+        Returns
+        -------
+        float
+        """
         u = min(max(float(u), 0.0), 1.0)
         if self.kind in ("log", "cycles"):
             return math.exp(math.log(self.lo) + u * (math.log(self.hi) - math.log(self.lo)))
         return self.lo + u * (self.hi - self.lo)
 
     def unit(self, v: float) -> float:
-        """The inverse of :meth:`value`."""
+        """The inverse of :meth:`value`.
+
+        Parameters
+        ----------
+        v : float
+            A value of the parameter.
+
+        Returns
+        -------
+        float
+            Its point in [0, 1].
+        """
         if self.kind in ("log", "cycles"):
             return (math.log(v) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
         return 0.0 if self.hi == self.lo else (v - self.lo) / (self.hi - self.lo)
@@ -63,8 +102,27 @@ class Dim:
 
 @dataclass(frozen=True)
 class Family:
-    """An adversary and the box its parameters are searched in; ``fixed`` are passed as they
-    are; ``max_T``: the largest horizon it is run at (its cost per round grows with m)."""
+    """An adversary and the box its parameters are searched in; frozen.
+
+    Attributes
+    ----------
+    adversary : str
+        The adversary's registered name (also the family's :attr:`name`).
+    dims : tuple of Dim
+        The searched parameters; () for a family run once.
+    fixed : dict
+        Parameters passed as they are.
+    max_T : int or None
+        The largest horizon it is run at (its cost per round grows with m).
+
+    Examples
+    --------
+    >>> f = FAMILIES["drift"]
+    >>> f.params((0.5, 0.5), 1024)
+    {'amplitude': 0.25, 'period': 90.50966799187809}
+    >>> f.unit_of_params(f.params((0.5, 0.5), 1024), 1024)
+    [0.5, 0.5]
+    """
 
     adversary: str
     dims: tuple = ()
@@ -73,13 +131,37 @@ class Family:
 
     @property
     def name(self) -> str:
+        """The family's name: its adversary's."""
         return self.adversary
 
     def params(self, u, T) -> dict:
-        """The adversary's parameters at the unit-cube point u."""
+        """The adversary's parameters at the unit-cube point u.
+
+        Parameters
+        ----------
+        u : sequence of float
+            One coordinate in [0, 1] per dim.
+        T : int
+            The horizon (a period is T / cycles).
+
+        Returns
+        -------
+        dict
+        """
         return self.params_of_values([d.value(x) for d, x in zip(self.dims, u)], T)
 
     def params_of_values(self, values, T) -> dict:
+        """The adversary's parameters from one value per dim (cycles become a period).
+
+        Parameters
+        ----------
+        values : sequence of float
+        T : int
+
+        Returns
+        -------
+        dict
+        """
         out = dict(self.fixed)
         for d, v in zip(self.dims, values):
             if d.kind == "cycles":
@@ -89,15 +171,53 @@ class Family:
         return out
 
     def values_of_params(self, params, T) -> list[float]:
+        """The inverse of :meth:`params_of_values`.
+
+        Parameters
+        ----------
+        params : dict
+        T : int
+
+        Returns
+        -------
+        list of float
+        """
         return [T / params["period"] if d.kind == "cycles" else params[d.name] for d in self.dims]
 
     def unit_of_params(self, params, T) -> list[float]:
+        """The inverse of :meth:`params`.
+
+        Parameters
+        ----------
+        params : dict
+        T : int
+
+        Returns
+        -------
+        list of float
+            A point of the unit cube.
+        """
         return [d.unit(v) for d, v in zip(self.dims, self.values_of_params(params, T))]
 
     def sweep_points(self, m) -> list[float]:
         """The dense sweep of a 1-D family: its parameter at PER_CELL points per grid cell
         over the whole range (grid points included; NO_GRID_POINTS + 1 evenly spaced
-        without a grid, and for a ``cell`` position PER_CELL**2 + 1 over the cell)."""
+        without a grid, and for a ``cell`` position PER_CELL**2 + 1 over the cell).
+
+        Parameters
+        ----------
+        m : int or None
+            The forecaster's grid.
+
+        Returns
+        -------
+        list of float
+
+        Examples
+        --------
+        >>> FAMILIES["bernoulli"].sweep_points(2)[:3]
+        [0.0, 0.0625, 0.125]
+        """
         (d,) = self.dims
         if d.kind == "cell" or m is None or d.kind not in ("level", "offset"):
             n = PER_CELL**2 if d.kind == "cell" else NO_GRID_POINTS
@@ -108,7 +228,18 @@ class Family:
         return [k / PER_CELL / m for k in range(k0, k1 + 1)]
 
     def cell_width(self, dim: Dim, m) -> float:
-        """One grid cell as a fraction of the dim's range (for local searches)."""
+        """One grid cell as a fraction of the dim's range (for local searches).
+
+        Parameters
+        ----------
+        dim : Dim
+        m : int or None
+            The forecaster's grid (1/32 of the range without one).
+
+        Returns
+        -------
+        float
+        """
         if dim.kind in ("level", "offset") and m is not None and dim.hi > dim.lo:
             return 1.0 / m / (dim.hi - dim.lo)
         return 1.0 / 32.0
@@ -157,6 +288,7 @@ def grid_coordinates(family: Family, params: dict, T: int, m) -> str:
     return "; ".join(parts) + (f" (m = {m})" if parts else "")
 
 
+#: The searched families by name: every built-in adversary, with the box of its parameters.
 FAMILIES = {
     "bernoulli": Family("bernoulli", (Dim("p", 0.0, 1.0, "level"),)),
     "gridedge": Family("gridedge", (Dim("position", 0.0, 1.0, "cell"),)),

@@ -79,10 +79,33 @@ def form_values(form, forecaster, params: dict, Ts) -> np.ndarray:
 def form_fits(rows, metrics, forms=None) -> list[dict]:
     """The fitted constant of each predicted form (module docstring), as a list of dicts.
 
-    Rows need forecaster (the registered name) and forecaster_params next to the labels;
-    forecasters without a predicted form are skipped. ``forms``: fit these forms to every
-    forecaster instead (c / m only where the forecaster declares a grid). Cost
-    O(cells x window x seeds).
+    Cost O(cells x window x seeds).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Trials as :func:`fastcdl.experiments.analyze` takes them, with forecaster (the
+        registered name) and forecaster_params (JSON) next to the labels; forecasters
+        without a predicted form are skipped.
+    metrics : list of str
+        The metrics to fit (those with predicted forms).
+    forms : list of str, optional
+        Fit these forms to every forecaster instead (c / m only where the forecaster
+        declares a grid).
+
+    Returns
+    -------
+    list of dict
+        Per forecaster, adversary, metric and form: the constant c with its interval, the
+        residuals against the form and against a free power law, and the fitted window.
+
+    Examples
+    --------
+    >>> rows = [dict(forecaster="cdl", forecaster_label="cdl", forecaster_params="{}",
+    ...              adversary_label="greedy", T=T, seed_index=i, cdl=(1 + 0.1 * i) / T ** 0.5)
+    ...         for T in (64, 256, 1024, 4096) for i in range(3)]
+    >>> [f["form"] for f in form_fits(rows, ["cdl"])]
+    ['c ln T / sqrt T', 'c / m']
     """
     component = {}
     for r in rows:

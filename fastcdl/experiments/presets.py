@@ -43,7 +43,18 @@ _PRESET_KEYS = {"name", "description", "master_seed", "seeds", "t_min", "t_max",
 
 
 class PresetError(ValueError):
-    """A preset or an option that cannot be run (raised before any trial starts)."""
+    """A preset or an option that cannot be run (raised before any trial starts).
+
+    A ValueError whose message names the preset, the entry and what is allowed.
+
+    Examples
+    --------
+    >>> try:
+    ...     load_preset("nope")
+    ... except PresetError as e:
+    ...     print(str(e)[:22])
+    unknown preset 'nope';
+    """
 
 
 def _checked(where, check, *args):
@@ -73,6 +84,35 @@ class Component:
 
 @dataclass(frozen=True)
 class Preset:
+    """A rate experiment: which forecasters against which adversaries, at which horizons,
+    over how many seeds (docs/experiments.md); frozen.
+
+    Attributes
+    ----------
+    name : str
+        The preset's name.
+    description : str
+        One line.
+    master_seed : int
+        Seeds every trial (:func:`trial_seed`).
+    seeds : int
+        Runs per forecaster, adversary and horizon.
+    t_min, t_max : int
+        The horizons are the powers of two between them (:attr:`horizons`).
+    forecasters, adversaries : tuple of Component
+        Each a registered name (or plug-in), parameters and a display label.
+    metrics : tuple of str
+        The trial metrics to analyse; () means every one.
+    source : str
+        Where it was loaded from ("builtin:quick", a path).
+
+    Examples
+    --------
+    >>> p = load_preset("quick")
+    >>> p.name, p.horizons[:3], p.metrics
+    ('quick', [1024, 2048, 4096], ('cdl', 'vcdl', 'ece', 'k2', 'ucal'))
+    """
+
     name: str
     description: str
     master_seed: int
@@ -96,6 +136,17 @@ class Preset:
         return [2**k for k in range(lo, hi + 1)]
 
     def to_dict(self) -> dict:
+        """The preset as plain data (JSON-ready), horizons included.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> load_preset("quick").to_dict()["t_min"]
+        1024
+        """
         comp = lambda c: {"name": c.name, "params": c.param_dict, "label": c.display}  # noqa: E731
         return {
             "name": self.name,
@@ -111,7 +162,17 @@ class Preset:
         }
 
     def to_toml(self) -> str:
-        """The preset as a TOML file that loads back to an equal preset."""
+        """The preset as a TOML file that loads back to an equal preset.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> load_preset("quick").to_toml().splitlines()[0]
+        'name = "quick"'
+        """
         lines = [
             f"name = {json.dumps(self.name)}",
             f"description = {json.dumps(self.description)}",
@@ -137,7 +198,27 @@ def builtin_presets() -> list[str]:
 
 
 def load_preset(name_or_path: str) -> Preset:
-    """Load a built-in preset by name ("quick", "paper", "msweep") or a TOML file by path."""
+    """Load a built-in preset by name ("quick", "paper", "msweep") or a TOML file by path.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A built-in name, or the path of a TOML file.
+
+    Returns
+    -------
+    Preset
+
+    Raises
+    ------
+    PresetError
+        For an unknown name, an unreadable or invalid file, or an entry that cannot be run.
+
+    Examples
+    --------
+    >>> load_preset("quick").seeds
+    8
+    """
     path = Path(name_or_path)
     if name_or_path in builtin_presets():
         text = resources.files(__package__).joinpath("presets", f"{name_or_path}.toml").read_text()
@@ -282,7 +363,37 @@ def parse_horizon(text, name="horizon") -> int:
 
 
 def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, t_max=None, seeds=None, master_seed=None) -> Preset:
-    """A copy of the preset with fields replaced; names select entries (or add them with default parameters)."""
+    """A copy of the preset with fields replaced.
+
+    Parameters
+    ----------
+    preset : Preset
+        The preset to start from.
+    forecasters, adversaries : list of str, optional
+        Labels or names that select the preset's entries, or add entries with default
+        parameters (a registered name or a plug-in "package.module:ATTRIBUTE").
+    t_min, t_max : int, optional
+        New horizons' bounds.
+    seeds : int, optional
+        New number of seeds.
+    master_seed : int, optional
+        New master seed.
+
+    Returns
+    -------
+    Preset
+
+    Raises
+    ------
+    PresetError
+        For an unknown name or a bad value.
+
+    Examples
+    --------
+    >>> p = override(load_preset("quick"), forecasters=["cdl"], t_max=4096, seeds=2)
+    >>> [c.display for c in p.forecasters], p.horizons, p.seeds
+    (['cdl'], [1024, 2048, 4096], 2)
+    """
 
     def pick(names, current, kind):
         if names is None:

@@ -53,13 +53,57 @@ def code_version() -> str:
 
 
 def trial_seed(master_seed: int, seed_index: int) -> int:
-    """The seed of run number seed_index: SeedSequence(master_seed, spawn_key=(seed_index,)), 62 bits."""
+    """The seed of run number seed_index: SeedSequence(master_seed, spawn_key=(seed_index,)), 62 bits.
+
+    Parameters
+    ----------
+    master_seed : int
+        The preset's master seed.
+    seed_index : int
+        The run's number, 0..seeds-1.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> trial_seed(0, 1)
+    1220475355304307179
+    """
     state = np.random.SeedSequence(master_seed, spawn_key=(seed_index,)).generate_state(1, np.uint64)[0]
     return int(state >> np.uint64(2))
 
 
 @dataclass(frozen=True)
 class Trial:
+    """One run of a preset: a forecaster against an adversary at one horizon and seed; frozen.
+
+    Attributes
+    ----------
+    forecaster, adversary : str
+        Registered names (or plug-in paths).
+    forecaster_label, adversary_label : str
+        How results name them.
+    forecaster_params, adversary_params : str
+        Parameters as canonical JSON.
+    T : int
+        The horizon.
+    seed_index : int
+        The run's number.
+    seed : int
+        Its seed (:func:`trial_seed`).
+    algorithm_version : str
+        The declared versions that key the stored trial.
+
+    Examples
+    --------
+    >>> from fastcdl.experiments import load_preset
+    >>> t = plan(load_preset("quick"))[0]
+    >>> t.forecaster, t.adversary, t.T, len(t.key) > 0
+    ('cdl', 'bernoulli', 1024, True)
+    """
+
     forecaster: str
     forecaster_label: str
     forecaster_params: str  # canonical JSON
@@ -73,12 +117,28 @@ class Trial:
 
     @property
     def key(self) -> str:
+        """The key of its stored row (names, parameters, horizon, seed, versions)."""
         return trial_key(self.forecaster, self.forecaster_params, self.adversary, self.adversary_params,
                          self.T, self.seed, self.algorithm_version)
 
 
 def plan(preset: Preset) -> list[Trial]:
-    """All trials of a preset, smallest horizons first (so a partial run covers whole grid rows)."""
+    """All trials of a preset, smallest horizons first (so a partial run covers whole grid rows).
+
+    Parameters
+    ----------
+    preset : Preset
+
+    Returns
+    -------
+    list of Trial
+
+    Examples
+    --------
+    >>> from fastcdl.experiments import load_preset, override
+    >>> len(plan(override(load_preset("quick"), forecasters=["cdl"], t_max=4096, seeds=2)))
+    18
+    """
     trials = []
     for T in preset.horizons:
         for f in preset.forecasters:
@@ -93,8 +153,25 @@ def plan(preset: Preset) -> list[Trial]:
 
 
 def run_trial(trial: Trial) -> dict:
-    """Run one trial in compiled code and measure it: the row stored for it (every metric
-    of fastcdl.trial_metrics, and the run's final bucket table)."""
+    """Run one trial in compiled code and measure it.
+
+    Parameters
+    ----------
+    trial : Trial
+
+    Returns
+    -------
+    dict
+        The row stored for it: the trial's fields, its key, every metric of
+        fastcdl.trial_metrics, the timing and the run's final bucket table (packed).
+
+    Examples
+    --------
+    >>> from fastcdl.experiments import load_preset
+    >>> row = run_trial(plan(load_preset("quick"))[0])
+    >>> row["T"], 0 <= row["cdl"] <= 1
+    (1024, True)
+    """
     from fastcdl.experiments.store import pack_table
     from fastcdl.online import simulate
     from fastcdl.trial_metrics import compute_all
@@ -285,9 +362,7 @@ def _dask(todo, client, keep) -> None:
 
 
 def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True, dry=True) -> dict:
-    """Run (or resume) a preset into out_dir; returns the summary's slopes and counts: trials
-    planned (n_trials), stored (n_done), run by this call (n_ran) and found in the store
-    (n_reused).
+    """Run (or resume) a preset into out_dir.
 
     Finished trials already in out_dir/trials.sqlite are skipped. rates.csv, summary.csv
     and summary.json are rewritten (atomically) only when the store holds every planned
@@ -296,10 +371,50 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
     the message of the KeyboardInterrupt after Ctrl-C (or SIGTERM from the command line).
     An unreachable scheduler or bad parameters raise ValueError before anything is written.
 
-    The run holds the folder's lock (:func:`fastcdl.experiments.store.run_lock`): a second
+    The run holds the folder's lock (``fastcdl.experiments.store.run_lock``): a second
     run into the same folder meanwhile raises StoreError at once, so no trial runs twice. A
     store that cannot be read or written raises StoreError naming the file, the cause and
     what to do, with the count of trials left undone.
+
+    Parameters
+    ----------
+    preset : Preset
+        What to run.
+    out_dir : str or Path
+        The run folder (created if needed): trials.sqlite, preset.toml and the summaries.
+    workers : int, optional
+        Worker processes (default: the number of CPUs).
+    scheduler : str, optional
+        The address of a Dask scheduler to run the trials on instead.
+    progress : bool, default True
+        Show a progress bar (tqdm).
+    dry : bool, default True
+        First build every forecaster x adversary at a tiny horizon, so bad parameters fail
+        before any work starts.
+
+    Returns
+    -------
+    dict
+        The summary's slopes and counts: trials planned (n_trials), stored (n_done), run by
+        this call (n_ran) and found in the store (n_reused).
+
+    Raises
+    ------
+    PresetError
+        Bad parameters (the dry run).
+    StoreError
+        A locked folder or a store that cannot be read or written.
+    ValueError
+        An unreachable scheduler.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from fastcdl.experiments import load_preset, override
+    >>> p = override(load_preset("quick"), forecasters=["cdl"], adversaries=["bernoulli"], t_min=16, t_max=32, seeds=2)
+    >>> out = run(p, tempfile.mkdtemp(), workers=1, progress=False)
+    >>> out["n_trials"], out["n_ran"]
+    (4, 4)
     """
     out_dir = Path(out_dir)
     with _connect(scheduler) if scheduler else nullcontext() as client:

@@ -59,7 +59,16 @@ NAMES = tuple(c for c, _ in COLUMNS)
 
 class StoreError(ValueError):
     """A trial store that cannot be read or written; the message names the file, the cause
-    (SQLite's words) and what to do."""
+    (SQLite's words) and what to do.
+
+    Examples
+    --------
+    >>> try:
+    ...     TrialStore("/nonexistent/trials.sqlite", readonly=True)
+    ... except StoreError as e:
+    ...     print(e)
+    /nonexistent/trials.sqlite: no such trial store
+    """
 
 
 def _advice(code: str) -> str:
@@ -93,9 +102,21 @@ def _failing_as(path: Path, doing: str):
 class TrialStore:
     """SQLite file of finished trials (WAL journal, so readers never block the writer).
 
-    ``readonly=True`` opens an existing store for reading only: nothing is created, migrated
-    or written, so a read-only run folder (or one another process is writing) can be read.
+    Parameters
+    ----------
+    path : str or Path
+        The file (created when missing, unless ``readonly``).
+    readonly : bool, default False
+        Open an existing store for reading only: nothing is created, migrated or written,
+        so a read-only run folder (or one another process is writing) can be read.
 
+    Raises
+    ------
+    StoreError
+        When the file cannot be opened, created or migrated.
+
+    Examples
+    --------
     >>> import tempfile, os
     >>> store = TrialStore(os.path.join(tempfile.mkdtemp(), "trials.sqlite"))
     >>> len(store.done_keys())

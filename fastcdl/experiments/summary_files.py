@@ -28,7 +28,43 @@ __all__ = ["write_summary"]
 
 def write_summary(out_dir, rows, *, metrics, preset: dict, code_version: str, machine: str, timing: dict, seed=0):
     """Write rates.csv, summary.csv, paired.csv, paired_slopes.csv, forms.csv and summary.json
-    into out_dir, atomically and together. Returns (rates, slopes, ratios)."""
+    into out_dir, atomically and together.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The run folder.
+    rows : list of dict
+        The stored trials.
+    metrics : list of str
+        The metrics to analyse.
+    preset : dict
+        The preset (:meth:`Preset.to_dict`), recorded in summary.json.
+    code_version : str
+        Recorded in summary.json.
+    machine : str
+        A description of the machine, recorded in summary.json.
+    timing : dict
+        Recorded in summary.json.
+    seed : int, default 0
+        Seeds the bootstrap.
+
+    Returns
+    -------
+    rates, slopes, ratios : list of dict
+        As :func:`analyze` returns them.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> rows = [dict(forecaster_label=f, adversary_label="greedy", T=T, seed_index=i,
+    ...              cdl=(1 + 0.1 * i) / T ** 0.5, ece=(2 + 0.1 * i) / T ** 0.25)
+    ...         for f in ("cdl", "kt") for T in (64, 256, 1024, 4096) for i in range(3)]
+    >>> out = tempfile.mkdtemp()
+    >>> _ = write_summary(out, rows, metrics=["cdl"], preset={}, code_version="0", machine="", timing={})
+    >>> sorted(os.listdir(out))[:3]
+    ['forms.csv', 'paired.csv', 'paired_slopes.csv']
+    """
     out_dir = Path(out_dir)
     rates, slopes, ratios = analyze(rows, metrics, seed=seed)
     diffs, slope_diffs = paired(rows, metrics, seed=seed)

@@ -1,7 +1,7 @@
 """Worst-case search: the adversary, from parametric families, that maximises a forecaster's
 mean CDL at a horizon T (docs/worst-case.md).
 
-For one forecaster and T, every family of :data:`fastcdl.experiments.families.FAMILIES` is
+For one forecaster and T, every family of :data:`FAMILIES` is
 searched in the forecaster's own units (its grid j/m, declared in its registry entry):
 
 1. coverage: a 1-D family is swept densely (8 points per grid cell over the whole range);
@@ -26,7 +26,7 @@ carried in grid units. Above the horizons with a full search, :func:`transfer` c
 best few candidates of every family to the next horizon in grid units (fastcdl.experiments.families.carry), searches
 locally around each, and chooses and reports as above.
 
-Every trial goes through the rate experiments' store (:class:`TrialStore`), keyed by its
+Every trial goes through the rate experiments' store (:class:`fastcdl.experiments.TrialStore`), keyed by its
 forecaster, adversary, parameters, T, seed and algorithm version: a search stopped at any
 point and run again recomputes only the trials in flight and repeats the same choices.
 
@@ -57,10 +57,29 @@ FRESH_MASTER = 77120611  # seeds used to report it (never seen by the search)
 
 @dataclass
 class Candidate:
-    """One adversary scored by a search: its family, parameters, how it was proposed
-    (sweep, refine, design, evolve, polish, fixed, carried, local), its mean CDL over the
-    search seeds, over the final rung's seeds and over the deepest rung's if it reached them
-    (else None)."""
+    """One adversary scored by a search.
+
+    Attributes
+    ----------
+    family : str
+        Its family.
+    params : dict
+        The adversary's parameters.
+    stage : str
+        How it was proposed: sweep, refine, design, evolve, polish, fixed, carried, local.
+    search_mean : float
+        Its mean CDL over the search seeds.
+    final_mean : float or None
+        Over the final rung's seeds, if it reached them.
+    deep_mean : float or None
+        Over the deepest rung's seeds, if it reached them.
+
+    Examples
+    --------
+    >>> c = Candidate("bernoulli", {"p": 0.3}, "sweep", 0.1)
+    >>> c.key
+    ('bernoulli', '{"p": 0.3}')
+    """
 
     family: str
     params: dict
@@ -71,13 +90,37 @@ class Candidate:
 
     @property
     def key(self):
+        """(family, canonical JSON of the parameters): what identifies it."""
         return (self.family, params_json(self.params))
 
 
 @dataclass
 class SearchResult:
-    """The outcome of a search at one horizon: the winner, its score on the deepest rung's
-    seeds, its rows on fresh seeds, every candidate scored, and the grid m it was searched on."""
+    """The outcome of a search at one horizon (:func:`search`, :func:`transfer`).
+
+    Attributes
+    ----------
+    forecaster : str
+        The forecaster searched against.
+    T : int
+        The horizon.
+    adversary : str
+        The winner's family.
+    params : dict
+        The winner's parameters.
+    search_mean : float
+        Its score on the deepest rung's seeds.
+    fresh : list of dict
+        Its rows on fresh seeds (never used for choosing).
+    candidates : list of Candidate
+        Every candidate scored.
+    m : int or None
+        The grid m it was searched on.
+
+    Examples
+    --------
+    See :func:`search`.
+    """
 
     forecaster: str
     T: int
@@ -89,7 +132,12 @@ class SearchResult:
     m: int | None = None
 
     def best_of_families(self) -> dict:
-        """family -> its best candidate (by final-rung mean; every family reaches that rung)."""
+        """family -> its best candidate (by final-rung mean; every family reaches that rung).
+
+        Returns
+        -------
+        dict of str to Candidate
+        """
         out = {}
         for c in self.candidates:
             if c.final_mean is not None and (c.family not in out or _final_key(c) > _final_key(out[c.family])):
@@ -100,7 +148,12 @@ class SearchResult:
         return out
 
     def winner(self):
-        """The winner's Candidate (None for a result without candidates)."""
+        """The winner's Candidate (None for a result without candidates).
+
+        Returns
+        -------
+        Candidate or None
+        """
         return next((c for c in self.candidates if c.family == self.adversary and c.params == self.params
                      and c.deep_mean is not None), None)
 
@@ -299,8 +352,53 @@ def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, bu
     Cost, in trials of T rounds (default budget): a 1-D family (8 m + 1 + 3 x 8) x 4; a
     multi-parameter family 128 + 32 x 2 + 16 x 4 + 6 x 16 x 4; a family without parameters
     4; then 12 more seeds for each finalist (the best 8 and the best of each family) and 16
-    fresh seeds for the winner. ``evaluator``: an object with ``means(cands, seeds)``
-    (tests plant synthetic objectives).
+    fresh seeds for the winner.
+
+    Parameters
+    ----------
+    forecaster : str
+        A registered forecaster (or plug-in path).
+    T : int
+        The horizon.
+    store : TrialStore or None
+        Where trials are kept and found again (None with an ``evaluator``).
+    fparams : dict, optional
+        The forecaster's parameters.
+    families : list of str, optional
+        Names of :data:`FAMILIES` (default: all).
+    ranges : dict, optional
+        Per family, parameter -> (lo, hi) or {"lo", "hi", "units": "value" | "cells"}.
+    budget : Budget, optional
+        How much the search spends (default: ``Budget()``).
+    pool : optional
+        Worker processes for the trials (default: one).
+    evaluator : optional
+        An object with ``means(cands, seeds)`` in place of simulated trials (tests plant
+        synthetic objectives).
+    previous : SearchResult, optional
+        The search at the horizon below: its best candidates compete too.
+    known : sequence, optional
+        (family, params) pairs scored as well.
+
+    Returns
+    -------
+    SearchResult
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown family, forecaster or parameter.
+
+    Examples
+    --------
+    >>> class Peak:  # a synthetic objective in place of simulated trials: a peak at p = 0.3
+    ...     def means(self, cands, seeds, master=None, metric="cdl"):
+    ...         return [1.0 - abs(p["p"] - 0.3) for _, p in cands]
+    >>> small = Budget(search_seeds=2, final_seeds=3, fresh_seeds=3, refine=1, top=2, finalists=2, deep=2,
+    ...                deep_seeds=4)
+    >>> r = search("cdl", 2**14, None, families=["bernoulli"], budget=small, evaluator=Peak())
+    >>> r.adversary, round(r.params["p"], 3), r.m
+    ('bernoulli', 0.3, 14)
     """
     from fastcdl.online import registry
 
@@ -456,7 +554,38 @@ def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, fami
     candidates of every family are carried in grid units (families.carry) and searched
     locally there (a 1-D family at 8 points per cell within half a cell either side; a
     multi-parameter family at the carried point and 8 Sobol points in a box of one cell,
-    or 1/16 of the range, around it), then chosen and reported as :func:`search` does."""
+    or 1/16 of the range, around it), then chosen and reported as :func:`search` does.
+
+    Parameters
+    ----------
+    forecaster, T, store
+        As in :func:`search`.
+    previous : SearchResult
+        The search at a smaller horizon.
+    fparams, families, ranges, budget, pool, evaluator, known
+        As in :func:`search`.
+
+    Returns
+    -------
+    SearchResult
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown family, forecaster or parameter.
+
+    Examples
+    --------
+    >>> class Peak:  # a synthetic objective in place of simulated trials: a peak at p = 0.3
+    ...     def means(self, cands, seeds, master=None, metric="cdl"):
+    ...         return [1.0 - abs(p["p"] - 0.3) for _, p in cands]
+    >>> small = Budget(search_seeds=2, final_seeds=3, fresh_seeds=3, refine=1, top=2, finalists=2, deep=2,
+    ...                deep_seeds=4)
+    >>> r = search("cdl", 2**14, None, families=["bernoulli"], budget=small, evaluator=Peak())
+    >>> t = transfer("cdl", 2**16, None, r, families=["bernoulli"], budget=small, evaluator=Peak())
+    >>> t.T, t.m, t.adversary
+    (65536, 24, 'bernoulli')
+    """
     from fastcdl.online import registry
 
     budget = budget or Budget()

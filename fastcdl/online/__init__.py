@@ -1,5 +1,7 @@
 """Online calibration: Algorithm 1 (the CDL forecaster), baselines, adversaries, and plug-ins.
 
+The per-round API, and the same run compiled::
+
     f = make_forecaster("cdl", horizon=T, seed=0)       # per-round API
     a = make_adversary("greedy", horizon=T, seed=0)
     for t in range(T):

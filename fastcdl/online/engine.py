@@ -62,6 +62,81 @@ Table = namedtuple("Table", ["q", "n", "s", "num", "den"])
 Draw = namedtuple("Draw", ["points", "probs", "buckets"])
 History = namedtuple("History", ["t", "ones", "prev_y"])
 
+Round.__doc__ = """The adversary's view of one round: scalars only (the arrays are in :class:`fastcdl.online.Table`).
+
+Attributes
+----------
+t : int
+    The round, 1-based.
+prev_y : int
+    The previous outcome, -1 before the first round.
+m : int
+    The number of stated values.
+point0, point1 : float
+    The raw points.
+prob0, prob1 : float
+    Their probabilities; a point mass has prob1 = 0 and repeats slot 0.
+stated0, stated1 : float
+    The stated predictions.
+bucket0, bucket1 : int
+    Their indices in the table.
+
+Examples
+--------
+>>> Round._fields[:3]
+('t', 'prev_y', 'm')
+"""
+Table.__doc__ = """The public record: every stated value with its rounds and outcomes so far.
+
+Attributes
+----------
+q : ndarray of float64
+    Every stated value the forecaster can say, increasing.
+n, s : ndarray of int64
+    Rounds so far at each value, and how many had y = 1.
+num : ndarray of int64
+    The stated values as exact fractions q_b = num_b / den.
+den : int
+    Their least common denominator (at most 2^20); 0 when the grid has none that small.
+
+Examples
+--------
+>>> new_table(np.array([0.0, 0.5, 1.0])).den
+2
+"""
+Draw.__doc__ = """The buffer a forecaster writes its round's distribution into.
+
+Attributes
+----------
+points : ndarray of float64, shape (2,)
+    The raw points.
+probs : ndarray of float64, shape (2,)
+    Their probabilities (a point mass: (1, 0), slot 1 repeating slot 0).
+buckets : ndarray of int64, shape (2,)
+    The bucket index of each point.
+
+Examples
+--------
+>>> new_draw().points.shape
+(2,)
+"""
+History.__doc__ = """What the forecaster knows of the rounds so far, besides the table.
+
+Attributes
+----------
+t : int
+    Rounds done.
+ones : int
+    Rounds with y = 1.
+prev_y : int
+    The last outcome, -1 before the first round.
+
+Examples
+--------
+>>> History(0, 0, -1).prev_y
+-1
+"""
+
 
 def new_table(q) -> Table:
     """An empty public table over the stated values q (float64, increasing), with their exact
@@ -78,7 +153,28 @@ def new_draw() -> Draw:
 
 @kernel(inline="always")
 def view_of(hist, out, table):
-    """The adversary's view of this round (the distribution, never the draw)."""
+    """The adversary's view of this round (the distribution, never the draw).
+
+    Parameters
+    ----------
+    hist : History
+    out : Draw
+        The round's distribution.
+    table : Table
+        The public record.
+
+    Returns
+    -------
+    Round
+
+    Examples
+    --------
+    >>> table, out = new_table(np.array([0.0, 0.5, 1.0])), new_draw()
+    >>> out.points[:] = 0.5; out.probs[0] = 1.0; out.buckets[:] = 1
+    >>> v = view_of(History(0, 0, -1), out, table)
+    >>> v.t, v.stated0, v.bucket0
+    (1, 0.5, 1)
+    """
     b0 = out.buckets[0]
     b1 = out.buckets[1]
     return Round(hist.t + 1, hist.prev_y, table.q.shape[0], out.points[0], out.points[1],
@@ -90,6 +186,25 @@ def draw_slot(out, rng):
     """The slot drawn with the forecaster's generator: 1 with probability probs[1], else 0.
 
     Draws a uniform only when slot 1 has positive probability (point masses use none).
+
+    Parameters
+    ----------
+    out : Draw
+        The round's distribution.
+    rng : ndarray of uint64, shape (4,)
+        The forecaster's generator, advanced when a uniform is drawn.
+
+    Returns
+    -------
+    int
+        0 or 1.
+
+    Examples
+    --------
+    >>> from fastcdl._kernels.rng import seed_states
+    >>> out = new_draw(); out.probs[0] = 1.0
+    >>> draw_slot(out, seed_states(0)[0])
+    0
     """
     if out.probs[1] > 0.0 and uniform(rng) >= out.probs[0]:
         return 1
@@ -153,7 +268,33 @@ def stopped(hist, y):
 
 @kernel(inline="always")
 def settle(table, out, slot, y, hist):
-    """Record the round in the public table; the history after it."""
+    """Record the round in the public table; the history after it.
+
+    Parameters
+    ----------
+    table : Table
+        Updated in place.
+    out : Draw
+        The round's distribution.
+    slot : int
+        The drawn slot.
+    y : int
+        The outcome.
+    hist : History
+        Before the round.
+
+    Returns
+    -------
+    History
+        After the round.
+
+    Examples
+    --------
+    >>> table, out = new_table(np.array([0.0, 0.5, 1.0])), new_draw()
+    >>> out.buckets[:] = 1
+    >>> settle(table, out, 0, 1, History(0, 0, -1)), table.n.tolist()
+    (History(t=1, ones=1, prev_y=1), [0, 1, 0])
+    """
     record(table, out.buckets[slot], y)
     return History(hist.t + 1, hist.ones + y, y)
 

@@ -14,8 +14,24 @@ __all__ = ["MinimaxSolution", "minimax"]
 
 @dataclass(frozen=True)
 class MinimaxSolution:
-    """value: the forecaster's guaranteed loss max_y E[A[j, y]] under ``probs`` on ``points``
-    (indices into the rows of the game); lam: an optimal P(y = 1) for the adversary."""
+    """The solution of a 2 x K game (:func:`minimax`); frozen.
+
+    Attributes
+    ----------
+    value : float
+        The forecaster's guaranteed loss max_y E[A[j, y]] under ``probs`` on ``points``.
+    lam : float
+        An optimal P(y = 1) for the adversary.
+    points : tuple of int
+        One or two rows of the game, the forecaster's optimal support.
+    probs : tuple of float
+        Their probabilities.
+
+    Examples
+    --------
+    >>> minimax([[0.0, 1.0], [1.0, 0.0]])
+    MinimaxSolution(value=0.5, lam=0.5, points=(0, 1), probs=(0.5, 0.5))
+    """
 
     value: float
     lam: float
@@ -31,6 +47,24 @@ def minimax(gains) -> MinimaxSolution:
     the maximum of a lower envelope of K lines; the forecaster's optimal strategy mixes at
     most two rows (the two lines crossing at the maximum).
 
+    Parameters
+    ----------
+    gains : array-like of shape (K, 2)
+        gains[j, y], finite.
+
+    Returns
+    -------
+    MinimaxSolution
+        The value, the adversary's optimal P(y = 1), and the forecaster's optimal rows with
+        their probabilities.
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for a wrong shape or a non-finite entry.
+
+    Examples
+    --------
     >>> sol = minimax([[0.0, 1.0], [1.0, 0.0]])
     >>> sol.value, sol.probs
     (0.5, (0.5, 0.5))

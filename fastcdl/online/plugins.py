@@ -49,7 +49,13 @@ __all__ = [
 
 
 class OnlineWarning(UserWarning):
-    """Base class of fastcdl.online's warnings."""
+    """Base class of fastcdl.online's warnings: filter them all with one entry.
+
+    Examples
+    --------
+    >>> issubclass(ConvergenceWarning, OnlineWarning), issubclass(ParameterWarning, OnlineWarning)
+    (True, True)
+    """
 
 
 class ParameterWarning(OnlineWarning):
@@ -106,14 +112,39 @@ def _unknown(given, allowed, what):
 class AdversarySpec:
     """An adversary: its kernel, parameters (declared order = the order of ``par``) and version.
 
-    ``prob(view, par) -> P(y = 1)`` is given by stochastic adversaries (the truthful
-    forecaster states it); ``resolve(params, horizon) -> dict`` checks given parameters and
-    fills defaults (default: every parameter a finite real number).
+    Made by :func:`plugin_adversary` (a user's) or by a module of fastcdl/online/adversaries/
+    (a built-in's ``ADVERSARY``); frozen.
 
-    ``scratch(resolved) -> int``: the adversary's working memory, that many float64 slots
-    appended to ``par`` after the parameters and zero at the start of every run (an
-    adversary whose choice depends on a running summary of the public record keeps it
-    there instead of recomputing it from the table each round).
+    Attributes
+    ----------
+    name : str
+        The adversary's name.
+    respond : numba dispatcher
+        ``respond(view, table, par, rng) -> 0 or 1``, the outcome of the round.
+    params : dict
+        Parameter names with their defaults, in the order of ``par``.
+    version : int
+        Keys its stored trials.
+    prob : numba dispatcher or None
+        ``prob(view, par) -> P(y = 1)``, given by stochastic adversaries (the truthful
+        forecaster states it).
+    resolve : callable or None
+        ``resolve(params, horizon) -> dict`` checks given parameters and fills defaults
+        (default: every parameter a finite real number).
+    doc : str
+        One description, shown by the command line.
+    scratch : callable or None
+        ``scratch(resolved) -> int``: the adversary's working memory, that many float64
+        slots appended to ``par`` after the parameters and zero at the start of every run
+        (an adversary whose choice depends on a running summary of the public record keeps
+        it there instead of recomputing it from the table each round).
+
+    Examples
+    --------
+    >>> from fastcdl.online import registry
+    >>> spec = registry.adversary("bernoulli")
+    >>> spec.name, spec.stochastic, list(spec.params)
+    ('bernoulli', True, ['p'])
     """
 
     name: str
@@ -127,10 +158,34 @@ class AdversarySpec:
 
     @property
     def stochastic(self) -> bool:
+        """Whether it states P(y = 1) (it has ``prob``)."""
         return self.prob is not None
 
     def resolve_params(self, params, horizon=None) -> dict:
-        """Checked parameters with defaults filled in, in declared order."""
+        """Checked parameters with defaults filled in, in declared order.
+
+        Parameters
+        ----------
+        params : dict or None
+            Given parameters by name.
+        horizon : int, optional
+            The run's horizon, for defaults that depend on it.
+
+        Returns
+        -------
+        dict
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for an unknown, missing or bad parameter.
+
+        Examples
+        --------
+        >>> from fastcdl.online import registry
+        >>> registry.adversary("bernoulli").resolve_params({"p": 0.3})
+        {'p': 0.3}
+        """
         params = dict(params or {})
         _unknown(params, tuple(self.params), f"adversary {self.name!r}")
         if self.resolve is not None:
@@ -146,13 +201,35 @@ class AdversarySpec:
 
     def parameter_vector(self, resolved: dict) -> np.ndarray:
         """``par`` of the kernel: the resolved parameters in declared order, float64, then
-        the adversary's scratch slots (zeros), if it declares any."""
+        the adversary's scratch slots (zeros), if it declares any.
+
+        Parameters
+        ----------
+        resolved : dict
+            From :meth:`resolve_params`.
+
+        Returns
+        -------
+        ndarray of float64
+
+        Examples
+        --------
+        >>> from fastcdl.online import registry
+        >>> registry.adversary("bernoulli").parameter_vector({"p": 0.3}).tolist()
+        [0.3]
+        """
         par = [float(resolved[k]) for k in self.params]
         extra = 0 if self.scratch is None else int(self.scratch(resolved))
         return np.array(par + [0.0] * extra, dtype=np.float64)
 
     def compiled(self):
-        """The respond kernel compiled for the engine's adversary signature (once per process)."""
+        """The respond kernel compiled for the engine's adversary signature (once per process).
+
+        Returns
+        -------
+        numba dispatcher
+            ``respond``, compiled (and ``prob``, when given).
+        """
         self.respond.compile(ADVERSARY_SIGNATURE)
         if self.prob is not None:
             self.prob.compile(PROB_SIGNATURE)
@@ -161,15 +238,49 @@ class AdversarySpec:
 
 @dataclass(frozen=True, eq=False)
 class ForecasterSpec:
-    """A forecaster: ``init(horizon, params, adversary) -> (state, q)`` (Python; q the stated
-    values, increasing) and the kernels ``forecast(state, table, hist, out)`` and
-    ``observe(state, table, hist, out, slot, y)`` (see fastcdl.online.engine).
+    """A forecaster: its initialiser, its two kernels, parameters and version.
 
-    ``loop`` is a built-in's own compiled (cached) simulate loop; plug-ins run in the
-    engine's generic loop. ``resolve(params, horizon) -> dict`` checks parameters and fills
-    horizon-dependent defaults. ``needs_adversary``: init receives the adversary
-    (spec, resolved params), as the truthful forecaster does. ``report(state, rounds)`` is
-    called after forecasts and runs (warnings such as non-convergence).
+    Made by :func:`plugin_forecaster` (a user's) or by a module of
+    fastcdl/online/forecasters/ (a built-in's ``FORECASTER``); frozen. Contracts in
+    fastcdl.online.engine and docs/engine.md.
+
+    Attributes
+    ----------
+    name : str
+        The forecaster's name.
+    init : callable
+        ``init(horizon, params, adversary) -> (state, q)`` (Python; q the stated values,
+        increasing).
+    forecast : numba dispatcher
+        ``forecast(state, table, hist, out)``: writes the round's distribution into ``out``.
+    observe : numba dispatcher
+        ``observe(state, table, hist, out, slot, y)``: learns the outcome.
+    params : dict
+        Parameter names with their defaults.
+    version : int
+        Keys its stored trials.
+    resolve : callable or None
+        ``resolve(params, horizon) -> dict`` checks parameters and fills horizon-dependent
+        defaults.
+    loop : callable or None
+        A built-in's own compiled (cached) simulate loop; plug-ins run in the engine's
+        generic loop.
+    needs_adversary : bool
+        init receives the adversary (spec, resolved params), as the truthful forecaster does.
+    report : callable or None
+        ``report(state, rounds)``, called after forecasts and runs (warnings such as
+        non-convergence).
+    doc : str
+        One description, shown by the command line.
+    grid : callable or None
+        ``grid(resolved) -> m``: the grid j/m it rounds to, if any.
+
+    Examples
+    --------
+    >>> from fastcdl.online import registry
+    >>> spec = registry.forecaster("cdl")
+    >>> spec.name, spec.grid_m({}, 1000) is not None
+    ('cdl', True)
     """
 
     name: str
@@ -186,10 +297,52 @@ class ForecasterSpec:
     grid: Callable | None = None
 
     def grid_m(self, params, horizon) -> int | None:
-        """m of the grid j/m at this horizon and these parameters, or None (no grid)."""
+        """m of the grid j/m at this horizon and these parameters, or None (no grid).
+
+        Parameters
+        ----------
+        params : dict or None
+            Given parameters by name.
+        horizon : int
+            T.
+
+        Returns
+        -------
+        int or None
+
+        Examples
+        --------
+        >>> from fastcdl.online import registry
+        >>> registry.forecaster("frequency").grid_m({"m": 10}, 1000)
+        10
+        """
         return None if self.grid is None else int(self.grid(self.resolve_params(params, horizon)))
 
     def resolve_params(self, params, horizon) -> dict:
+        """Checked parameters with the defaults for this horizon filled in.
+
+        Parameters
+        ----------
+        params : dict or None
+            Given parameters by name.
+        horizon : int
+            T.
+
+        Returns
+        -------
+        dict
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for an unknown, missing or bad parameter, or a bad horizon.
+
+        Examples
+        --------
+        >>> from fastcdl.online import registry
+        >>> registry.forecaster("frequency").resolve_params({"m": 10}, 1000)["m"]
+        10
+        """
         T = check_horizon(horizon)
         params = dict(params or {})
         _unknown(params, tuple(self.params), f"forecaster {self.name!r}")
@@ -207,15 +360,49 @@ class ForecasterSpec:
 def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None) -> AdversarySpec:
     """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
 
-    ``params`` maps parameter names to defaults (their order is the order of ``par``);
-    ``prob(view, par)`` makes it stochastic (P(y = 1) given the round's public data);
-    ``version`` keys its stored trials, with a hash of its code (:func:`code_hash`: a
-    changed plug-in is never taken for the old one); ``scratch(resolved)
-    -> int`` asks for that many float64 slots of working memory after the parameters in
-    ``par``, zero at the start of every run. Decorate the
-    kernels with ``numba.njit(cache=True)`` so that processes load them from the cache.
-    The object works wherever a built-in adversary's name does: simulate, make_adversary,
-    trace, and presets as ``"package.module:ATTRIBUTE"``.
+    Decorate the kernels with ``numba.njit(cache=True)`` so that processes load them from
+    the cache. The object works wherever a built-in adversary's name does: simulate,
+    make_adversary, trace, and presets as ``"package.module:ATTRIBUTE"``. Contracts of
+    ``view`` (a :class:`Round`), ``table`` (a :class:`Table`) and ``rng`` in docs/engine.md.
+
+    Parameters
+    ----------
+    respond : numba dispatcher
+        ``respond(view, table, par, rng) -> 0 or 1``.
+    name : str
+        Non-empty; how runs and stored trials name it.
+    params : dict, optional
+        Parameter names mapped to defaults (their order is the order of ``par``).
+    version : int, default 1
+        Keys its stored trials, with a hash of its code (``code_hash``: a changed plug-in
+        is never taken for the old one).
+    prob : numba dispatcher, optional
+        ``prob(view, par) -> P(y = 1)`` given the round's public data: makes it stochastic.
+    resolve : callable, optional
+        ``resolve(params, horizon) -> dict``: checks parameters and fills defaults.
+    scratch : callable, optional
+        ``scratch(resolved) -> int`` asks for that many float64 slots of working memory
+        after the parameters in ``par``, zero at the start of every run.
+
+    Returns
+    -------
+    AdversarySpec
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an empty name, a kernel that is not a numba dispatcher, bad
+        parameters or version.
+
+    Examples
+    --------
+    >>> import numba
+    >>> @numba.njit
+    ... def always_one(view, table, par, rng):
+    ...     return 1
+    >>> spec = plugin_adversary(always_one, name="ones", params={"prior": 0.5})
+    >>> spec.name, spec.params, spec.stochastic
+    ('ones', {'prior': 0.5}, False)
     """
     if not isinstance(name, str) or not name:
         raise ValidationError("name", "must be a non-empty string", value=name)
@@ -236,11 +423,59 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
 
     ``state`` is any numba-typed value the kernels share (a namedtuple of arrays is the
     usual choice; arrays are mutable, so the kernels update it in place); q is the
-    increasing array of stated values; ``forecast`` writes at most two raw points, their
-    probabilities and bucket indices into ``out`` (a point mass: probs = (1, 0) and slot 1
-    repeating slot 0). simulate runs it in the engine's generic loop (one indirect call per
-    round for the adversary; compiled once per process). ``grid(resolved) -> m``: the
-    grid j/m it rounds to, if any (the worst-case search then searches levels in its units).
+    increasing array of stated values. simulate runs it in the engine's generic loop (one
+    indirect call per round for the adversary; compiled once per process).
+
+    Parameters
+    ----------
+    name : str
+        Non-empty; how runs and stored trials name it.
+    init : callable
+        ``init(horizon, params) -> (state, q)``, in Python.
+    forecast : numba dispatcher
+        ``forecast(state, table, hist, out)`` writes at most two raw points, their
+        probabilities and bucket indices into ``out`` (a :class:`Draw`; a point mass:
+        probs = (1, 0) and slot 1 repeating slot 0).
+    observe : numba dispatcher
+        ``observe(state, table, hist, out, slot, y)``, called before the engine records
+        the round.
+    params : dict, optional
+        Parameter names mapped to defaults.
+    version : int, default 1
+        Keys its stored trials, with a hash of its code.
+    resolve : callable, optional
+        ``resolve(params, horizon) -> dict``: checks parameters and fills defaults.
+    report : callable, optional
+        ``report(state, rounds)``, called after forecasts and runs (to warn).
+    grid : callable, optional
+        ``grid(resolved) -> m``: the grid j/m it rounds to, if any (the worst-case search
+        then searches levels in its units).
+
+    Returns
+    -------
+    ForecasterSpec
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an empty name, kernels that are not numba dispatchers, a
+        non-callable init or grid, bad parameters or version.
+
+    Examples
+    --------
+    >>> import numba
+    >>> import numpy as np
+    >>> def init(horizon, params):
+    ...     return np.zeros(1), np.array([0.5])
+    >>> @numba.njit
+    ... def forecast(st, table, hist, out):
+    ...     out.points[:] = 0.5; out.probs[0] = 1.0; out.probs[1] = 0.0; out.buckets[:] = 0
+    >>> @numba.njit
+    ... def observe(st, table, hist, out, slot, y):
+    ...     st[0] += y
+    >>> spec = plugin_forecaster(name="half", init=init, forecast=forecast, observe=observe)
+    >>> spec.name, spec.loop is None
+    ('half', True)
     """
     if not isinstance(name, str) or not name:
         raise ValidationError("name", "must be a non-empty string", value=name)

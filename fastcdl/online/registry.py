@@ -36,19 +36,51 @@ def _discover(package: str, attr: str, kind) -> dict:
 
 @functools.cache
 def forecasters() -> dict[str, ForecasterSpec]:
-    """Built-in forecasters by name, in a fixed order (cdl first, then alphabetical)."""
+    """Built-in forecasters by name, in a fixed order (cdl first, then alphabetical).
+
+    Returns
+    -------
+    dict of str to ForecasterSpec
+        Found once, from the modules of fastcdl/online/forecasters/.
+
+    Examples
+    --------
+    >>> list(forecasters())[0]
+    'cdl'
+    """
     found = _discover("fastcdl.online.forecasters", "FORECASTER", ForecasterSpec)
     return {k: found[k] for k in sorted(found, key=lambda n: (n != "cdl", n))}
 
 
 @functools.cache
 def adversaries() -> dict[str, AdversarySpec]:
-    """Built-in adversaries by name, alphabetical."""
+    """Built-in adversaries by name, alphabetical.
+
+    Returns
+    -------
+    dict of str to AdversarySpec
+        Found once, from the modules of fastcdl/online/adversaries/.
+
+    Examples
+    --------
+    >>> adversaries()["bernoulli"].stochastic
+    True
+    """
     return _discover("fastcdl.online.adversaries", "ADVERSARY", AdversarySpec)
 
 
 def stochastic() -> tuple[str, ...]:
-    """Names of the built-in adversaries that state P(y = 1) (the truthful forecaster's)."""
+    """Names of the built-in adversaries that state P(y = 1) (the truthful forecaster's).
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> "bernoulli" in stochastic()
+    True
+    """
     return tuple(n for n, a in adversaries().items() if a.stochastic)
 
 
@@ -66,10 +98,52 @@ def _lookup(what, table, kind, name_or_spec):
 
 
 def forecaster(name_or_spec) -> ForecasterSpec:
-    """The spec of a built-in forecaster name, a ForecasterSpec, or 'package.module:ATTRIBUTE'."""
+    """The spec of a built-in forecaster name, a ForecasterSpec, or 'package.module:ATTRIBUTE'.
+
+    Parameters
+    ----------
+    name_or_spec : str or ForecasterSpec
+        A name of :func:`forecasters`, a spec (returned as it is), or the import path of a
+        module attribute holding one.
+
+    Returns
+    -------
+    ForecasterSpec
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) naming the known forecasters, when it is none of these.
+
+    Examples
+    --------
+    >>> forecaster("cdl").name
+    'cdl'
+    """
     return _lookup("forecaster", forecasters(), ForecasterSpec, name_or_spec)
 
 
 def adversary(name_or_spec) -> AdversarySpec:
-    """The spec of a built-in adversary name, an AdversarySpec, or 'package.module:ATTRIBUTE'."""
+    """The spec of a built-in adversary name, an AdversarySpec, or 'package.module:ATTRIBUTE'.
+
+    Parameters
+    ----------
+    name_or_spec : str or AdversarySpec
+        A name of :func:`adversaries`, a spec (returned as it is), or the import path of a
+        module attribute holding one.
+
+    Returns
+    -------
+    AdversarySpec
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) naming the known adversaries, when it is none of these.
+
+    Examples
+    --------
+    >>> adversary("bernoulli").name
+    'bernoulli'
+    """
     return _lookup("adversary", adversaries(), AdversarySpec, name_or_spec)

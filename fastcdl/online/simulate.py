@@ -24,8 +24,31 @@ __all__ = ["RunResult", "simulate", "trace"]
 class RunResult:
     """One simulated run: the bucket table of (p_t, y_t), timing, and what was run.
 
-    ``params`` holds the resolved parameters: {"forecaster": {...}, "adversary": {...}}.
-    The metric shortcuts (.cdl, .ece, .k2, .vcdl, .ucal) evaluate fastcdl's metrics on .stats.
+    Returned by :func:`simulate` and :func:`trace`; frozen. The metric shortcuts (``.cdl``,
+    ``.ece``, ``.k2``, ``.vcdl``, ``.ucal``, ...) evaluate fastcdl's metrics on ``.stats``.
+
+    Attributes
+    ----------
+    stats : BucketStats
+        The bucket table of the stated predictions and the outcomes.
+    seconds : float
+        Wall time of the run, JIT compilation excluded.
+    rounds_per_second : float
+        ``horizon / seconds``.
+    forecaster, adversary : str
+        The names that were run.
+    horizon : int
+        T, the number of rounds.
+    seed : int
+        The run's seed.
+    params : dict
+        The resolved parameters: {"forecaster": {...}, "adversary": {...}}.
+
+    Examples
+    --------
+    >>> res = simulate("cdl", "bernoulli", horizon=1000, seed=0)
+    >>> res.horizon, res.cdl == res.metric("cdl"), sorted(res.params)
+    (1000, True, ['adversary', 'forecaster'])
     """
 
     stats: BucketStats
@@ -38,7 +61,28 @@ class RunResult:
     params: dict
 
     def metric(self, name: str) -> float:
-        """A metric of the run's table by name (those of fastcdl.trial_metrics: cdl, vcdl, ece, k2, ucal, ...)."""
+        """A metric of the run's table by name.
+
+        Parameters
+        ----------
+        name : str
+            One of the trial metrics (fastcdl.trial_metrics): "cdl", "vcdl", "ece", "k2",
+            "ucal", ...
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for an unknown name.
+
+        Examples
+        --------
+        >>> simulate("cdl", "bernoulli", horizon=1000, seed=0).metric("ece") >= 0
+        True
+        """
         from fastcdl.trial_metrics import METRICS
 
         if name not in METRICS:
@@ -133,13 +177,44 @@ def simulate(forecaster: str, adversary: str, *, horizon: int, seed: int = 0,
              forecaster_params: dict | None = None, adversary_params: dict | None = None) -> RunResult:
     """Run ``forecaster`` against ``adversary`` for ``horizon`` rounds in compiled code.
 
-    Names and parameters are those of make_forecaster and make_adversary (docs/algorithm1.md); for
-    "truthful" the adversary (which must be stochastic) is passed to the forecaster.
-    The seed fixes the whole run: the forecaster draws from child 0 and the adversary
-    from child 1 of numpy.random.SeedSequence(seed), exactly as the per-round API does.
-    Cost: O(T log T) for cdl with the sparse oracle (O(T m log T) dense), O(T log m) for
-    the others; memory O(m). ``seconds`` excludes JIT compilation.
+    Names and parameters are those of :func:`make_forecaster` and :func:`make_adversary`
+    (docs/algorithm1.md); for "truthful" the adversary (which must be stochastic) is passed
+    to the forecaster. The seed fixes the whole run: the forecaster draws from child 0 and
+    the adversary from child 1 of numpy.random.SeedSequence(seed), exactly as the per-round
+    API does. Cost: O(T log T) for cdl with the sparse oracle (O(T m log T) dense),
+    O(T log m) for the others; memory O(m), whatever T is.
 
+    Parameters
+    ----------
+    forecaster : str or ForecasterSpec
+        A name of :data:`FORECASTERS`, a plug-in (:func:`plugin_forecaster`), or
+        "package.module:ATTRIBUTE".
+    adversary : str or AdversarySpec
+        A name of :data:`ADVERSARIES`, a plug-in (:func:`plugin_adversary`), or
+        "package.module:ATTRIBUTE".
+    horizon : int
+        T, the number of rounds (at least 1).
+    seed : int, default 0
+        Fixes the whole run.
+    forecaster_params, adversary_params : dict, optional
+        Parameters by name; those left out take their defaults.
+
+    Returns
+    -------
+    RunResult
+        The bucket table, the timing (JIT compilation excluded) and the resolved parameters.
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown name or parameter, or a bad horizon, seed or value.
+
+    See Also
+    --------
+    trace : the same run, also returning every round's prediction and outcome.
+
+    Examples
+    --------
     >>> res = simulate("cdl", "bernoulli", horizon=2000, seed=1)
     >>> int(res.stats.total)
     2000
@@ -149,9 +224,34 @@ def simulate(forecaster: str, adversary: str, *, horizon: int, seed: int = 0,
 
 def trace(forecaster: str, adversary: str, *, horizon: int, seed: int = 0,
           forecaster_params: dict | None = None, adversary_params: dict | None = None):
-    """simulate, also returning the stated predictions and outcomes of every round (memory O(T)).
+    """:func:`simulate`, also returning the stated predictions and outcomes of every round.
 
-    The same compiled loop as simulate, with a trace buffer: for tests and small diagnostics.
-    Returns (RunResult, predictions float64[T], outcomes int8[T]).
+    The same compiled loop as simulate, with a trace buffer (memory O(T)): for tests and
+    small diagnostics.
+
+    Parameters
+    ----------
+    forecaster, adversary, horizon, seed, forecaster_params, adversary_params
+        As in :func:`simulate`.
+
+    Returns
+    -------
+    result : RunResult
+        What :func:`simulate` returns for the same arguments.
+    predictions : ndarray of float64, shape (T,)
+        p_t, the stated prediction of each round.
+    outcomes : ndarray of int8, shape (T,)
+        y_t.
+
+    Raises
+    ------
+    ValidationError
+        As :func:`simulate`.
+
+    Examples
+    --------
+    >>> res, p, y = trace("cdl", "bernoulli", horizon=100, seed=0)
+    >>> p.shape, int(y.sum()) == int(res.stats.positives.sum())
+    ((100,), True)
     """
     return _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, True)

@@ -1,4 +1,4 @@
-"""Adversaries of the online game, one round at a time (docs/algorithm1.md).
+"""Adversaries of the online game, one round at a time (docs/algorithm1.md)::
 
     a = make_adversary("greedy", horizon=T, seed=0)   # or a plug-in (plugin_adversary)
     y = a.respond(f.forecast())   # sees the round's distribution, never the draw
@@ -31,9 +31,29 @@ def not_an_outcome(adversary: str, t: int, y: int) -> ValidationError:
 class Adversary:
     """An adversary with its own generator and its copy of the public record.
 
-    The record is the table of the forecaster's stated values (n rounds and s outcomes
-    y = 1 at each), the round number and the previous outcome: what the adversary contract
-    (fastcdl.online.engine) shows.
+    Made by :func:`make_adversary`. The record is the table of the forecaster's stated
+    values (n rounds and s outcomes y = 1 at each), the round number and the previous
+    outcome: what the adversary contract (fastcdl.online.engine) shows.
+
+    Attributes
+    ----------
+    spec : AdversarySpec
+        What is run.
+    name : str
+        Its name.
+    params : dict
+        The resolved parameters.
+    seed : int
+        The run's seed.
+
+    Examples
+    --------
+    >>> from fastcdl.online import make_forecaster
+    >>> f = make_forecaster("frequency", horizon=10, m=4)
+    >>> a = make_adversary("contrarian")
+    >>> y = a.respond(f.forecast()); p = f.draw(); f.observe(y); a.observe(p, y)
+    >>> p, y
+    (0.5, 0)
     """
 
     def __init__(self, spec, params: dict, seed: int):
@@ -57,7 +77,32 @@ class Adversary:
         return self._table
 
     def respond(self, forecast) -> int:
-        """The outcome y in {0, 1} for a round whose distribution is ``forecast`` (a Forecast)."""
+        """The outcome for a round whose distribution is ``forecast``.
+
+        The adversary sees the distribution, never the draw.
+
+        Parameters
+        ----------
+        forecast : Forecast
+            From :meth:`Forecaster.forecast`.
+
+        Returns
+        -------
+        int
+            y, 0 or 1.
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for a malformed forecast, one from a forecaster with other stated
+            values, or a kernel that returns something other than 0 or 1.
+
+        Examples
+        --------
+        >>> from fastcdl.online import make_forecaster
+        >>> make_adversary("contrarian").respond(make_forecaster("frequency", horizon=10, m=4).forecast())
+        0
+        """
         k = len(forecast.probs)
         if k not in (1, 2) or len(forecast.predictions) != k or len(forecast.buckets) != k:
             raise ValidationError("forecast", "must have one or two entries (probs, predictions, buckets)")
@@ -75,7 +120,25 @@ class Adversary:
         return y
 
     def observe(self, p, y) -> None:
-        """Add the round's stated prediction p and outcome y to the public record."""
+        """Add the round's stated prediction p and outcome y to the public record.
+
+        Parameters
+        ----------
+        p : float
+            The stated prediction drawn this round (one of the forecast's predictions).
+        y : int
+            The outcome, 0 or 1.
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for a call before :meth:`respond`, a p the forecast did not
+            state, or an outcome other than 0 or 1.
+
+        Examples
+        --------
+        See :class:`Adversary`.
+        """
         y = check_outcome(y)
         if self._last is None:
             raise ValidationError("p", "was observed before respond()",
@@ -96,7 +159,35 @@ class Adversary:
 
 
 def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **params) -> Adversary:
-    """An adversary by name (or a plug-in) with its parameters (docs/algorithm1.md):
+    """An adversary by name (or a plug-in) with its parameters (docs/algorithm1.md).
+
+    The generator is child 1 of numpy.random.SeedSequence(seed), so with the same seed a
+    forecaster and an adversary made here reproduce simulate(..., seed=seed).
+
+    Parameters
+    ----------
+    adversary : str or AdversarySpec
+        A name below, an AdversarySpec from :func:`plugin_adversary`, or
+        "package.module:ATTRIBUTE".
+    horizon : int, optional
+        T, for defaults that depend on it (``period``).
+    seed : int, default 0
+        Seeds the adversary's generator.
+    **params
+        The adversary's parameters, below.
+
+    Returns
+    -------
+    Adversary
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown name or parameter or a bad value.
+
+    Notes
+    -----
+    The built-in adversaries and their parameters:
 
     - "bernoulli": p=0.5, i.i.d. outcomes;
     - "drift": amplitude=0.4 (in [0, 1/2]), period=horizon/8: y ~ Bernoulli(1/2 +
@@ -104,7 +195,7 @@ def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **pa
     - "markov": p01=0.1, p10=0.1, a two-state chain started from its stationary law;
     - "contrarian": y = 1 when the expected stated prediction is below 1/2, else 0;
     - "greedy": the y with the larger expected increase of sum over stated values of
-      |bias| (bias = sum of stated prediction minus outcome); ties by a fair coin;
+      ``|bias|`` (bias = sum of stated prediction minus outcome); ties by a fair coin;
     - "rawpoint": shift=0, mix=0, outcomes at the raw points (mix = 0) or the stated
       values (mix = 1) or between, plus shift;
     - "gridedge": position=0.5, outcomes at a position inside the stated values' buckets;
@@ -117,9 +208,8 @@ def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **pa
       keeps the sign of the most accumulated bias (docs/ece-lower-bound.md);
     - an AdversarySpec from fastcdl.online.plugin_adversary, or "package.module:ATTRIBUTE".
 
-    The generator is child 1 of numpy.random.SeedSequence(seed), so with the same seed a
-    forecaster and an adversary made here reproduce simulate(..., seed=seed).
-
+    Examples
+    --------
     >>> a = make_adversary("bernoulli", p=0.25, seed=3)
     >>> a.params
     {'p': 0.25}

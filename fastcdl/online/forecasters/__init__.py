@@ -29,10 +29,30 @@ __all__ = ["Forecast", "Forecaster", "make_forecaster"]
 
 @dataclass(frozen=True)
 class Forecast:
-    """One round's distribution: raw points ptilde, their probabilities, the stated predictions
-    (bucket values), the bucket index of each point, and the forecaster's stated values
-    (``grid``, increasing; the adversary's public table is indexed like it). At most two
-    entries; entries of probability 0 are left out."""
+    """One round's distribution, as :meth:`Forecaster.forecast` returns it; frozen.
+
+    At most two entries; entries of probability 0 are left out.
+
+    Attributes
+    ----------
+    points : tuple of float
+        The raw points ptilde.
+    probs : tuple of float
+        Their probabilities.
+    predictions : tuple of float
+        The stated predictions (bucket values).
+    buckets : tuple of int
+        The bucket index of each point.
+    grid : ndarray
+        The forecaster's stated values, increasing (read-only); the adversary's public
+        table is indexed like it.
+
+    Examples
+    --------
+    >>> fc = make_forecaster("frequency", horizon=100, m=4).forecast()
+    >>> fc.predictions, fc.probs, fc.mean_prediction
+    ((0.5,), (1.0,), 0.5)
+    """
 
     points: tuple
     probs: tuple
@@ -47,7 +67,37 @@ class Forecast:
 
 
 class Forecaster:
-    """A forecaster's state, generator and public table, driven one round at a time."""
+    """A forecaster's state, generator and public table, driven one round at a time.
+
+    Made by :func:`make_forecaster`. Each round: :meth:`forecast` (the distribution, which
+    an adversary may see), :meth:`draw` (the stated prediction), :meth:`observe` (the
+    outcome). The same kernels as :func:`fastcdl.online.simulate`, on the same state.
+
+    Attributes
+    ----------
+    spec : ForecasterSpec
+        What is run.
+    name : str
+        Its name.
+    horizon : int
+        T.
+    seed : int
+        The run's seed.
+    params : dict
+        The resolved parameters.
+    state
+        The forecaster's own state (a namedtuple of arrays for the built-ins).
+    table : Table
+        The public table of stated values, rounds and outcomes.
+
+    Examples
+    --------
+    >>> f = make_forecaster("frequency", horizon=10, m=4)
+    >>> for y in (1, 1, 0):
+    ...     _ = f.forecast(); p = f.draw(); f.observe(y)
+    >>> f.rounds, f.stats().counts.tolist()
+    (3, [1, 2])
+    """
 
     def __init__(self, spec, horizon: int, seed: int, params: dict, adversary=None):
         self.spec = spec
@@ -69,7 +119,17 @@ class Forecaster:
 
     # -- the round protocol -------------------------------------------------------------
     def forecast(self) -> Forecast:
-        """This round's distribution (computed once per round)."""
+        """This round's distribution (computed once per round).
+
+        Returns
+        -------
+        Forecast
+
+        Examples
+        --------
+        >>> make_forecaster("cdl", horizon=1000, seed=1).forecast().points
+        (0.0,)
+        """
         if self._phase == 0:
             self.spec.forecast(self.state, self.table, self.hist, self.out)
             self._report(self.rounds + 1)
@@ -85,7 +145,18 @@ class Forecaster:
         )
 
     def draw(self) -> float:
-        """The stated prediction of this round, drawn with the forecaster's generator (once per round)."""
+        """The stated prediction of this round, drawn with the forecaster's generator (once per round).
+
+        Returns
+        -------
+        float
+            p_t, one of the stated values.
+
+        Examples
+        --------
+        >>> make_forecaster("frequency", horizon=10, m=4).draw()
+        0.5
+        """
         if self._phase == 0:
             self.forecast()
         if self._phase == 1:
@@ -95,7 +166,24 @@ class Forecaster:
         return self._p
 
     def observe(self, y) -> None:
-        """Record this round's outcome y in {0, 1} and update the state."""
+        """Record this round's outcome y in {0, 1} and update the state.
+
+        Parameters
+        ----------
+        y : int
+            0 or 1.
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for an outcome other than 0 or 1, or a call before :meth:`draw`.
+
+        Examples
+        --------
+        >>> f = make_forecaster("frequency", horizon=10, m=4)
+        >>> p = f.draw(); f.observe(1); f.rounds
+        1
+        """
         y = check_outcome(y)
         if self._phase != 2:
             raise ValidationError("y", "was observed before draw()",
@@ -106,10 +194,21 @@ class Forecaster:
 
     @property
     def rounds(self) -> int:
+        """Rounds observed so far."""
         return int(self.hist.t)
 
     def stats(self) -> BucketStats:
-        """The bucket table (q, n, s) of the stated predictions so far (empty before any round)."""
+        """The bucket table (q, n, s) of the stated predictions so far (empty before any round).
+
+        Returns
+        -------
+        BucketStats
+
+        Examples
+        --------
+        >>> make_forecaster("frequency", horizon=10, m=4).stats().n_buckets
+        0
+        """
         q, n, s = self.table.q, self.table.n, self.table.s
         keep = n > 0
         if not keep.any():
@@ -129,6 +228,43 @@ class Forecaster:
 def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, **params) -> Forecaster:
     """A forecaster for a run of ``horizon`` rounds, its generator seeded by ``seed``.
 
+    The generator is child 0 of numpy.random.SeedSequence(seed) (make_adversary uses child 1).
+
+    Parameters
+    ----------
+    forecaster : str or ForecasterSpec
+        A name below, a ForecasterSpec from :func:`plugin_forecaster`, or
+        "package.module:ATTRIBUTE".
+    horizon : int
+        T, the number of rounds; defaults of the parameters depend on it.
+    seed : int, default 0
+        Seeds the forecaster's generator.
+    adversary : str or tuple, optional
+        (name, params) of the adversary, for the forecasters that need it ("truthful").
+    **params
+        The forecaster's parameters, below.
+
+    Returns
+    -------
+    Forecaster
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) for an unknown name or parameter, a bad value, or an adversary given
+        to a forecaster that takes none (or missing for one that needs it).
+
+    Warns
+    -----
+    ParameterWarning
+        For an m larger than the horizon: most buckets would never fill (m = 100000 at
+        T = 1024 gives CDL 1.0).
+    ConvergenceWarning
+        Should the cdl forecaster's normaliser solve stop at its iteration cap; says in how
+        many rounds.
+
+    Notes
+    -----
     Names and parameters (docs/algorithm1.md; defaults depend on T = horizon):
 
     - "cdl": Algorithm 1 with the MsMwC oracle. oracle="sparse" (O(log T) per round) or
@@ -146,13 +282,8 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
       m default max(2, ceil(sqrt T)). The grid keeps the bucket table O(m).
     - a ForecasterSpec from fastcdl.online.plugin_forecaster, or "package.module:ATTRIBUTE".
 
-    An m larger than the horizon is accepted with a :class:`fastcdl.online.ParameterWarning`
-    naming m and T: most buckets would never fill (m = 100000 at T = 1024 gives CDL 1.0).
-    Should the cdl forecaster's normaliser solve stop at its iteration cap, a
-    :class:`fastcdl.online.ConvergenceWarning` says in how many rounds.
-
-    The generator is child 0 of numpy.random.SeedSequence(seed) (make_adversary uses child 1).
-
+    Examples
+    --------
     >>> f = make_forecaster("cdl", horizon=1000, seed=1)
     >>> f.forecast().points
     (0.0,)
