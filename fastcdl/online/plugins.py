@@ -114,6 +114,14 @@ class AdversarySpec:
     appended to ``par`` after the parameters and zero at the start of every run (an
     adversary whose choice depends on a running summary of the public record keeps it
     there instead of recomputing it from the table each round).
+
+    ``prepare(resolved, par, rng) -> None``: fills the scratch slots once, before round 1,
+    from the resolved parameters and the adversary's own generator (an environment drawn
+    once per run, such as the segment means of ``segments``). It runs where the run's ``par``
+    and generator are made (:class:`fastcdl.online.adversaries.Adversary`), so simulate and
+    the per-round API start from the same environment, and ``prob`` can read it from round 1
+    on. A string parameter (``segments``' given means) holds NaN in ``par``; prepare reads it
+    from ``resolved``.
     """
 
     name: str
@@ -124,6 +132,7 @@ class AdversarySpec:
     resolve: Callable | None = None
     doc: str = ""
     scratch: Callable | None = None
+    prepare: Callable | None = None
 
     @property
     def stochastic(self) -> bool:
@@ -146,8 +155,11 @@ class AdversarySpec:
 
     def parameter_vector(self, resolved: dict) -> np.ndarray:
         """``par`` of the kernel: the resolved parameters in declared order, float64, then
-        the adversary's scratch slots (zeros), if it declares any."""
-        par = [float(resolved[k]) for k in self.params]
+        the adversary's scratch slots (zeros), if it declares any. A string parameter, or
+        one the resolved parameters leave out (an unused alternative, such as ``k_exponent``
+        when ``k`` is given), holds NaN."""
+        par = [math.nan if isinstance(resolved.get(k), str) or resolved.get(k) is None else float(resolved[k])
+               for k in self.params]
         extra = 0 if self.scratch is None else int(self.scratch(resolved))
         return np.array(par + [0.0] * extra, dtype=np.float64)
 
@@ -204,7 +216,8 @@ class ForecasterSpec:
         return out
 
 
-def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None) -> AdversarySpec:
+def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None,
+                     prepare=None) -> AdversarySpec:
     """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
 
     ``params`` maps parameter names to defaults (their order is the order of ``par``);
@@ -212,7 +225,8 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
     ``version`` keys its stored trials, with a hash of its code (:func:`code_hash`: a
     changed plug-in is never taken for the old one); ``scratch(resolved)
     -> int`` asks for that many float64 slots of working memory after the parameters in
-    ``par``, zero at the start of every run. Decorate the
+    ``par``, zero at the start of every run; ``prepare(resolved, par, rng)`` fills them once
+    before round 1 (an environment drawn from the adversary's generator). Decorate the
     kernels with ``numba.njit(cache=True)`` so that processes load them from the cache.
     The object works wherever a built-in adversary's name does: simulate, make_adversary,
     trace, and presets as ``"package.module:ATTRIBUTE"``.
@@ -225,8 +239,10 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
     check_int(version, "version", low=1)
     if scratch is not None and not callable(scratch):
         raise ValidationError("scratch", "must be a function of the resolved parameters returning a count")
+    if prepare is not None and not callable(prepare):
+        raise ValidationError("prepare", "must be a function (resolved, par, rng) -> None")
     return AdversarySpec(name, respond, _check_params(params, f"adversary {name!r}"), version, prob, resolve,
-                         respond.py_func.__doc__ or "", scratch)
+                         respond.py_func.__doc__ or "", scratch, prepare)
 
 
 def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, resolve=None,
@@ -291,6 +307,8 @@ def code_hash(spec) -> str:
         "init", "forecast", "observe", "resolve", "report", "grid")
     h = hashlib.sha256()
     seen = set()
+    if getattr(spec, "prepare", None) is not None:  # only when given: older plug-ins keep their hashes
+        names += ("prepare",)
     for name in names:
         h.update(name.encode())
         _feed(getattr(spec, name), h, seen)

@@ -43,6 +43,8 @@ class Adversary:
         self.seed = seed
         self._par = spec.parameter_vector(params)
         self._rng = seed_states(seed)[1]
+        if spec.prepare is not None:  # the run's environment, drawn before round 1
+            spec.prepare(params, self._par, self._rng)
         self._table = None
         self._last = None
         self._t = 0
