@@ -118,3 +118,44 @@ def l1_budget(path):
 def segment_count(path):
     """The number of maximal runs of equal consecutive means."""
     return 1 + sum(1 for a, b in zip(path, path[1:]) if a != b)
+
+
+# -- the ftpl forecaster (docs/ftpl.md) -----------------------------------------------------
+class FTPL:
+    """Follow the perturbed leader on j/m: the leader f (the frequency of y = 1 so far, 1/2
+    before any round) plus a uniform of one grid cell's width, rounded to the nearest grid
+    point. A forecaster of tests/baseline_reference.py's game."""
+
+    def __init__(self, T, m=None):
+        if m is None:
+            m = 2 if T < 3 else max(2, math.ceil(math.sqrt(T / math.log(T))))
+        self.m = m
+        from fractions import Fraction
+
+        self.Fraction = Fraction
+        self.stated = [Fraction(j, m) for j in range(m + 1)]
+
+    def law(self, t, ones):
+        """{grid index j: exact probability}: P(nearest grid point of f + U is j/m), U uniform
+        on [-1/(2m), 1/(2m)), found from the definition (the interval of U that rounds to j)."""
+        F = self.Fraction
+        f = F(1, 2) if t == 1 else F(ones, t - 1)
+        w = F(1, self.m)
+        lo_u, hi_u = -w / 2, w / 2
+        out = {}
+        for j in range(self.m + 1):
+            # f + U rounds to j/m when j/m - w/2 <= f + U < j/m + w/2 (the ends: 0 and 1 take the rest)
+            a = -math.inf if j == 0 else F(j, self.m) - w / 2 - f
+            b = math.inf if j == self.m else F(j, self.m) + w / 2 - f
+            lo, hi = max(a, lo_u), min(b, hi_u)
+            if hi > lo:
+                out[j] = (hi - lo) / w
+        assert sum(out.values()) == 1
+        return out
+
+    def distribution(self, t, prev_y, ones, n, s):
+        law = self.law(t, ones)
+        return [(float(self.stated[j]), float(p), j) for j, p in sorted(law.items())]
+
+    def observe(self, point, b, y, n, s):
+        pass
