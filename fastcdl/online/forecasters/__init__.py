@@ -144,6 +144,9 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
       in); m default max(2, ceil(sqrt T)).
     - "frequency": the grid point nearest to the running mean of y (1/2 at first);
       m default max(2, ceil(sqrt T)). The grid keeps the bucket table O(m).
+    - "ftpl": follow the perturbed leader: the running mean of y (1/2 at first) plus a
+      uniform one grid cell wide, rounded to j/m; m default max(2, ceil(sqrt(T / ln T)))
+      (docs/ftpl.md).
     - a ForecasterSpec from fastcdl.online.plugin_forecaster, or "package.module:ATTRIBUTE".
 
     An m larger than the horizon is accepted with a :class:`fastcdl.online.ParameterWarning`
