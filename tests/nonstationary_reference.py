@@ -70,7 +70,7 @@ class Segments:
 
         self.segment_of = segment_of
 
-    def prob(self, t):
+    def prob(self, t, prev_y=None):
         return self.mu[self.segment_of(t)]
 
     def path(self):
@@ -98,7 +98,7 @@ class Budget:
     def x(self, t):
         return 2.0 * math.pi * self.cycles * (t - 0.5) / self.span
 
-    def prob(self, t):
+    def prob(self, t, prev_y=None):
         return self.center + self.A * math.sin(self.x(t))
 
     def path(self):
@@ -106,6 +106,32 @@ class Budget:
 
     def respond(self, t, prev_y, entries, stated, n, s, rng):
         return 1 if rng.uniform() < self.prob(t) else 0
+
+
+def play_prepared(forecaster, adversary, T, seed):
+    """baseline_reference.play with the environment drawn before round 1 (a forecaster that
+    reads the adversary's mean, truthful, needs it then); the adversary's generator has made
+    the same draws as in play, where the first respond makes them."""
+    import baseline_reference as B
+
+    frng, arng = B.streams(seed)
+    if isinstance(adversary, Segments):
+        adversary.draw(arng)
+    k = len(forecaster.stated)
+    n, s = [0] * k, [0] * k
+    prev_y, ones, preds, ys = -1, 0, [], []
+    for t in range(1, T + 1):
+        entries = forecaster.distribution(t, prev_y, ones, n, s)
+        y = adversary.respond(t, prev_y, [(p, b) for _, p, b in entries], forecaster.stated, n, s, arng)
+        point, _, b = entries[B.draw(entries, frng)]
+        forecaster.observe(point, b, y, n, s)
+        n[b] += 1
+        s[b] += y
+        ones += y
+        prev_y = y
+        preds.append(float(forecaster.stated[b]))
+        ys.append(y)
+    return preds, ys
 
 
 def l1_budget(path):

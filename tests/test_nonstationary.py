@@ -53,6 +53,16 @@ def test_run_equals_reference(adversary, aparams, forecaster, seed):
     assert 0 < sum(ry) < T
 
 
+@pytest.mark.parametrize("seed", [0, 99])
+@pytest.mark.parametrize("adversary,aparams", CASES, ids=IDS)
+def test_truthful_states_the_reference_mean(adversary, aparams, seed):
+    """truthful reads the run's environment from round 1 on: the grid point nearest to mu_t."""
+    res, tp, ty = trace("truthful", adversary, horizon=T, seed=seed, adversary_params=aparams)
+    a = _reference(adversary, aparams)
+    rp, ry = R.play_prepared(B.Truthful(T, a), a, T, seed)
+    assert list(ty) == ry and list(tp) == rp
+
+
 @pytest.mark.parametrize("seed", [0, 7])
 @pytest.mark.parametrize("adversary,aparams", CASES, ids=IDS)
 def test_mean_path_equals_reference(adversary, aparams, seed):

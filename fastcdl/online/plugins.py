@@ -163,6 +163,14 @@ class AdversarySpec:
         extra = 0 if self.scratch is None else int(self.scratch(resolved))
         return np.array(par + [0.0] * extra, dtype=np.float64)
 
+    def run_vector(self, resolved: dict, rng) -> np.ndarray:
+        """``par`` as a run starts with it: :meth:`parameter_vector`, then ``prepare`` (if
+        declared) with the generator ``rng`` (advanced by what it draws)."""
+        par = self.parameter_vector(resolved)
+        if self.prepare is not None:
+            self.prepare(resolved, par, rng)
+        return par
+
     def compiled(self):
         """The respond kernel compiled for the engine's adversary signature (once per process)."""
         self.respond.compile(ADVERSARY_SIGNATURE)
@@ -180,7 +188,8 @@ class ForecasterSpec:
     ``loop`` is a built-in's own compiled (cached) simulate loop; plug-ins run in the
     engine's generic loop. ``resolve(params, horizon) -> dict`` checks parameters and fills
     horizon-dependent defaults. ``needs_adversary``: init receives the adversary
-    (spec, resolved params), as the truthful forecaster does. ``report(state, rounds)`` is
+    (spec, resolved params, par: its parameter vector as the run's adversary starts with it,
+    prepared environment included), as the truthful forecaster does. ``report(state, rounds)`` is
     called after forecasts and runs (warnings such as non-convergence).
     """
 

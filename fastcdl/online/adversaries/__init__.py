@@ -41,10 +41,8 @@ class Adversary:
         self.name = spec.name
         self.params = params
         self.seed = seed
-        self._par = spec.parameter_vector(params)
         self._rng = seed_states(seed)[1]
-        if spec.prepare is not None:  # the run's environment, drawn before round 1
-            spec.prepare(params, self._par, self._rng)
+        self._par = spec.run_vector(params, self._rng)  # with the run's environment, drawn before round 1
         self._table = None
         self._last = None
         self._t = 0
