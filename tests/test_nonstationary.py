@@ -182,3 +182,32 @@ def test_resolved_parameters_resolve_again():
         res = simulate("kt", name, horizon=T, seed=2, adversary_params=p)
         again = simulate("kt", name, horizon=T, seed=2, adversary_params=res.params["adversary"])
         assert again.params == res.params and again.stats == res.stats
+
+
+def test_plugin_prepare_draws_before_round_1():
+    """A plug-in's prepare fills its scratch from its generator before round 1: prob states the
+    drawn mean from round 1, and simulate and the per-round API meet the same environment."""
+    from numba import njit
+
+    from fastcdl.online import plugin_adversary
+    from fastcdl.online.engine import uniform
+
+    @njit(cache=False)
+    def prob(view, par):
+        return par[1]
+
+    @njit(cache=False)
+    def respond(view, table, par, rng):
+        return 1 if uniform(rng) < par[1] else 0
+
+    def prepare(resolved, par, rng):
+        par[1] = resolved["scale"] * uniform(rng)
+
+    spec = plugin_adversary(respond, name="drawn", params={"scale": 0.5}, prob=prob,
+                            scratch=lambda r: 1, prepare=prepare)
+    a = make_adversary(spec, horizon=100, seed=4)
+    arng = B.streams(4)[1]
+    mu = 0.5 * arng.uniform()
+    assert a._par[1] == mu
+    res, tp, ty = trace("kt", spec, horizon=400, seed=4)
+    assert list(ty) == [1 if arng.uniform() < mu else 0 for _ in range(400)]
