@@ -27,11 +27,22 @@ TruthfulState = namedtuple("TruthfulState", ["m", "which", "apar"])
 
 
 def init(horizon, params, adversary):
-    spec, aparams, apar = adversary
+    """adversary: (spec, resolved params, par as the run's adversary starts with it); the older
+    (spec, resolved params) still serves an adversary that draws no environment."""
+    spec, aparams, *rest = adversary
     if spec.name not in KNOWN or spec is not _SPECS[spec.name]:
         raise ValidationError("adversary", "must be one of the stochastic built-ins", value=spec.name,
                               message=f"adversary: the truthful forecaster needs a stochastic built-in adversary "
                               f"({', '.join(KNOWN)}), got {spec.name!r}")
+    if rest:
+        apar = rest[0]
+    elif spec.prepare is None:
+        apar = spec.parameter_vector(aparams)
+    else:
+        raise ValidationError("adversary", "needs the run's parameter vector",
+                              message=f"adversary: {spec.name!r} draws its environment from the seed; pass "
+                              "(spec, params, par) with par = spec.run_vector(params, generator), or use "
+                              "make_forecaster / forecaster_setup")
     st = TruthfulState(int(params["m"]), KNOWN.index(spec.name), apar)
     return st, grid(params["m"])
 
