@@ -68,7 +68,7 @@ def test_fit_slope_recovers_known_exponent():
 
 
 def test_builtin_presets_load_and_roundtrip(tmp_path):
-    for name in ("quick", "paper", "msweep"):
+    for name in ("quick", "paper", "msweep", "nonstationary"):
         p = load_preset(name)
         assert len(p.horizons) >= 2
         f = tmp_path / f"{name}.toml"
@@ -77,6 +77,11 @@ def test_builtin_presets_load_and_roundtrip(tmp_path):
         assert q == p
     paper = load_preset("paper")
     assert paper.horizons[0] == 2**10 and paper.horizons[-1] == 2**26 and paper.seeds >= 16
+    ns = load_preset("nonstationary")
+    assert [f.name for f in ns.forecasters] == ["cdl", "foster", "kt", "ftpl"]
+    assert {a.display: a.param_dict for a in ns.adversaries} == {
+        "segments K=T^0.25": {"k_exponent": 0.25}, "segments K=4": {"k": 4}, "budget C=T^0.5": {"c_exponent": 0.5}}
+    assert ns.horizons == [2**k for k in range(10, 17)] and ns.seeds == 8
 
 
 @pytest.mark.parametrize(

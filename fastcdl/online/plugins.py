@@ -138,6 +138,14 @@ class AdversarySpec:
         slots appended to ``par`` after the parameters and zero at the start of every run
         (an adversary whose choice depends on a running summary of the public record keeps
         it there instead of recomputing it from the table each round).
+    prepare : callable or None
+        ``prepare(resolved, par, rng) -> None``: fills the scratch slots once, before round
+        1, from the resolved parameters and the adversary's own generator (an environment
+        drawn once per run, such as the segment means of ``segments``). It runs where the
+        run's ``par`` and generator are made (:class:`fastcdl.online.adversaries.Adversary`),
+        so simulate and the per-round API start from the same environment, and ``prob`` can
+        read it from round 1 on. A string parameter (``segments``' given means) holds NaN in
+        ``par``; prepare reads it from ``resolved``.
 
     Examples
     --------
@@ -155,6 +163,7 @@ class AdversarySpec:
     resolve: Callable | None = None
     doc: str = ""
     scratch: Callable | None = None
+    prepare: Callable | None = None
 
     @property
     def stochastic(self) -> bool:
@@ -201,7 +210,9 @@ class AdversarySpec:
 
     def parameter_vector(self, resolved: dict) -> np.ndarray:
         """``par`` of the kernel: the resolved parameters in declared order, float64, then
-        the adversary's scratch slots (zeros), if it declares any.
+        the adversary's scratch slots (zeros), if it declares any. A string parameter, or
+        one the resolved parameters leave out (an unused alternative, such as ``k_exponent``
+        when ``k`` is given), holds NaN.
 
         Parameters
         ----------
@@ -218,9 +229,18 @@ class AdversarySpec:
         >>> registry.adversary("bernoulli").parameter_vector({"p": 0.3}).tolist()
         [0.3]
         """
-        par = [float(resolved[k]) for k in self.params]
+        par = [math.nan if isinstance(resolved.get(k), str) or resolved.get(k) is None else float(resolved[k])
+               for k in self.params]
         extra = 0 if self.scratch is None else int(self.scratch(resolved))
         return np.array(par + [0.0] * extra, dtype=np.float64)
+
+    def run_vector(self, resolved: dict, rng) -> np.ndarray:
+        """``par`` as a run starts with it: :meth:`parameter_vector`, then ``prepare`` (if
+        declared) with the generator ``rng`` (advanced by what it draws)."""
+        par = self.parameter_vector(resolved)
+        if self.prepare is not None:
+            self.prepare(resolved, par, rng)
+        return par
 
     def compiled(self):
         """The respond kernel compiled for the engine's adversary signature (once per process).
@@ -266,7 +286,9 @@ class ForecasterSpec:
         A built-in's own compiled (cached) simulate loop; plug-ins run in the engine's
         generic loop.
     needs_adversary : bool
-        init receives the adversary (spec, resolved params), as the truthful forecaster does.
+        init receives the adversary (spec, resolved params, par: its parameter vector as the
+        run's adversary starts with it, prepared environment included), as the truthful
+        forecaster does.
     report : callable or None
         ``report(state, rounds)``, called after forecasts and runs (warnings such as
         non-convergence).
@@ -357,7 +379,8 @@ class ForecasterSpec:
         return out
 
 
-def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None) -> AdversarySpec:
+def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None,
+                     prepare=None) -> AdversarySpec:
     """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
 
     Decorate the kernels with ``numba.njit(cache=True)`` so that processes load them from
@@ -383,6 +406,9 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
     scratch : callable, optional
         ``scratch(resolved) -> int`` asks for that many float64 slots of working memory
         after the parameters in ``par``, zero at the start of every run.
+    prepare : callable, optional
+        ``prepare(resolved, par, rng)`` fills them once before round 1 (an environment drawn
+        from the adversary's generator).
 
     Returns
     -------
@@ -412,8 +438,10 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
     check_int(version, "version", low=1)
     if scratch is not None and not callable(scratch):
         raise ValidationError("scratch", "must be a function of the resolved parameters returning a count")
+    if prepare is not None and not callable(prepare):
+        raise ValidationError("prepare", "must be a function (resolved, par, rng) -> None")
     return AdversarySpec(name, respond, _check_params(params, f"adversary {name!r}"), version, prob, resolve,
-                         respond.py_func.__doc__ or "", scratch)
+                         respond.py_func.__doc__ or "", scratch, prepare)
 
 
 def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, resolve=None,
@@ -526,6 +554,8 @@ def code_hash(spec) -> str:
         "init", "forecast", "observe", "resolve", "report", "grid")
     h = hashlib.sha256()
     seen = set()
+    if getattr(spec, "prepare", None) is not None:  # only when given: older plug-ins keep their hashes
+        names += ("prepare",)
     for name in names:
         h.update(name.encode())
         _feed(getattr(spec, name), h, seen)

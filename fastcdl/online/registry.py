@@ -7,7 +7,7 @@ trial store, the plots and the per-round API read the names from here. A user's 
 is looked up by object or by ``"package.module:ATTRIBUTE"``.
 
 >>> sorted(adversaries())[:2]
-['bernoulli', 'cdlahead']
+['bernoulli', 'budget']
 """
 
 from __future__ import annotations

@@ -61,8 +61,8 @@ class Adversary:
         self.name = spec.name
         self.params = params
         self.seed = seed
-        self._par = spec.parameter_vector(params)
         self._rng = seed_states(seed)[1]
+        self._par = spec.run_vector(params, self._rng)  # with the run's environment, drawn before round 1
         self._table = None
         self._last = None
         self._t = 0
@@ -193,6 +193,11 @@ def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **pa
     - "drift": amplitude=0.4 (in [0, 1/2]), period=horizon/8: y ~ Bernoulli(1/2 +
       amplitude sin(2 pi t / period)), t = 1, 2, ...; needs horizon or period;
     - "markov": p01=0.1, p10=0.1, a two-state chain started from its stationary law;
+    - "segments": k=4 (or k_exponent=a: K = floor(T^a)), random=0, low=0, high=1,
+      means="": K i.i.d. segments, their means drawn from the seed or given; needs horizon
+      or span (docs/nonstationary.md);
+    - "budget": c (or c_exponent=0.5: C = T^b), center=0.5, cycles=4: a sine drift around
+      center whose l1 distance from the best constant is C; needs horizon or span;
     - "contrarian": y = 1 when the expected stated prediction is below 1/2, else 0;
     - "greedy": the y with the larger expected increase of sum over stated values of
       ``|bias|`` (bias = sum of stated prediction minus outcome); ties by a fair coin;

@@ -105,6 +105,9 @@ class Forecaster:
         self.horizon = horizon
         self.seed = seed
         self.params = params
+        if adversary is not None:  # the adversary's par as the run's adversary will have it (same seed)
+            aspec, aparams = adversary
+            adversary = (aspec, aparams, aspec.run_vector(aparams, seed_states(seed)[1]))
         self.state, q = spec.init(horizon, params, adversary)
         self.table = engine.new_table(q)
         self._grid = self.table.q.view()
@@ -276,10 +279,13 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
     - "kt": the same with KT coin-bettors; m, m_scale, delta as for cdl.
     - "foster": Foster's forecaster on the grid j/m, j = 0..m; m default ceil(T^(1/3)).
     - "truthful": states the grid point nearest to the adversary's P(y = 1); needs
-      adversary= (name, params) of "bernoulli", "drift" or "markov" (simulate fills it
-      in); m default max(2, ceil(sqrt T)).
+      adversary= (name, params) of "bernoulli", "drift", "markov", "segments" or
+      "budget" (simulate fills it in); m default max(2, ceil(sqrt T)).
     - "frequency": the grid point nearest to the running mean of y (1/2 at first);
       m default max(2, ceil(sqrt T)). The grid keeps the bucket table O(m).
+    - "ftpl": follow the perturbed leader: the running mean of y (1/2 at first) plus a
+      uniform one grid cell wide, rounded to j/m; m default max(2, ceil(sqrt(T / ln T)))
+      (docs/ftpl.md).
     - a ForecasterSpec from fastcdl.online.plugin_forecaster, or "package.module:ATTRIBUTE".
 
     Examples
