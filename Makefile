@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test docs bench asv clean peers
+.PHONY: run test docs lint bench asv clean peers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ test: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m sphinx -W --keep-going -n -q -b html docs docs/_build/html
 	@echo "make docs: docs/_build/html/index.html"
+
+# ruff's checks as configured in pyproject.toml (CI runs them)
+lint: $(STAMP)
+	$(VENV)/bin/ruff check fastcdl tests scripts asv_bench docs
 
 bench: $(STAMP)
 	FASTCDL_BENCH=1 $(PY) -m pytest tests/bench --benchmark-enable -q

@@ -215,7 +215,6 @@ def _exact_multiclass(fs, limit):
         m = Q.shape[0]
         return None, (f"not computed: {m} distinct rows of predictions, more than --lp-rows {limit}; the LP "
                       f"would take {_lp_time(m)} ({_LP_COST}): --lp-rows {m} computes it")
-    k = Q.shape[1]
     i, j = np.nonzero(C > 0)
     # the file's rounds come aggregated by row, so cdl_multiclass cannot count them; the advice
     # line, from the binary tables, speaks for the file

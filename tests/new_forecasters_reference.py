@@ -8,7 +8,6 @@ reference run and fastcdl.online.trace(...) with the same seed see the same rand
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np

@@ -119,7 +119,6 @@ def test_forms_reject_a_decay_of_another_form():
 
 
 def test_foster_form_uses_its_cube_root_grid():
-    T = np.array(HORIZONS, dtype=float)
     m = np.array([math.ceil(t ** (1 / 3) - 1e-9) for t in HORIZONS])
     rows = _rows(np.repeat((2.0 / m)[:, None], 3, axis=1), "foster", "a", "foster", "{}")
     (f,) = form_fits(rows, ["cdl"])

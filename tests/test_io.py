@@ -247,7 +247,6 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
     # the worst task as stated: rows from low to high beliefs, without dominated actions; it
     # attains the CDL unless a kink at 0 or 1 needed an action that is best only there
     task = out["worst_task"]
-    payoff = np.array(task["payoff"])
     kw = {"bins": bins, "sample_weight": w if weighted else None}
     gain = _stated_gain(fc.bucket_stats(y, p, **kw), task)
     assert gain == pytest.approx(task["gain"], abs=1e-12) and gain <= out["cdl"] + 1e-12

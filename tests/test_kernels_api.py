@@ -13,7 +13,6 @@ import numba
 import numpy as np
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 import fastcdl as fc
 import user_kernels as U

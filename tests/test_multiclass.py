@@ -15,7 +15,6 @@ score differences lie in [-1, 1] (for k = 2 it is 2 ECE).
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import fastcdl as fc
 from conftest import rounds

@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 
 from fastcdl.cli import main
-from fastcdl.experiments import TrialStore, analyze, plan, run, write_summary
-from fastcdl.experiments import analysis as analysis_mod
+from fastcdl.experiments import TrialStore, analyze, run, write_summary
 from fastcdl.experiments import runner as runner_mod
 from test_experiments import METRIC_COLUMNS, _rows, tiny
 

@@ -4,7 +4,6 @@ Plain loops; no validation beyond refusing what cannot be binned (a binning kern
 returns False on the first round it cannot place, and the caller explains why).
 """
 
-import math
 
 import numba as nb
 import numpy as np

@@ -120,8 +120,8 @@ def sign_int_plus(i, k, x):
     s = float(i) + prod
     if abs(s) > 4.0 * _EPS * (abs(float(i)) + abs(prod)):
         return _sign(s)
-    h, l = two_prod(kf, x)
-    return sign_sum5(float(i), h, l, 0.0, 0.0)
+    h, lo = two_prod(kf, x)
+    return sign_sum5(float(i), h, lo, 0.0, 0.0)
 
 
 @kernel

@@ -21,7 +21,6 @@ it; memory O(K) (O(span) booleans while drawing random cuts).
 {'k': 16, 'k_exponent': 0.25, 'random': 0, 'low': 0.0, 'high': 1.0, 'span': 65536}
 """
 
-import math
 
 import numpy as np
 
