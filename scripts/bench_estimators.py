@@ -403,50 +403,20 @@ def reading(res):
                             f"{r['ratio'][k]:.1f}x" for k in ("100000", "1000000", "10000000") if k in r["ratio"])
                         for r in earlier) + ".")
         out.append(
-            "- What made smCE faster on 2026-11-25 (one-off measurements in one process, medians of 9, the same "
-            "values to 3e-15 relative). (1) A programme takes its rounds' demand lazily: held as one number while "
-            "it is less than the first bucket's weight, taken only when a breakpoint enters the first bucket or the "
-            "bucket is used up whole, so a bucket that is used up is never put in order (about a third of the "
-            "programme's time went to ordering buckets): one side of a calibrated table took 1.17 ms -> 0.60 ms at "
-            "10^5 rounds and 8.7 -> 4.5 ms at 10^6. (2) The two programmes run side by side from 2^15 buckets "
-            "(before: numba's pool from 2^18), and (3) the sort's two halves too, from 2^16 rounds. The hand-over "
-            "does not wait on a busy core: with one core held by a busy process, the programmes at 10^5 buckets "
-            "took 1.60 ms on one thread and 4.64 ms through numba's pool, and smCE from rounds with the side-by-side "
-            "programmes was 1.2x-1.3x faster than with one thread from 3 10^4 to 3 10^5 rounds and 4-5% slower at "
-            "10^6 and 3 10^6. (4) The residuals use the sort's spare buffer, and their pass holds the previous "
-            "prediction in a register (about 20% faster). (5) One compiled copy of the programme per side, the side "
-            "a constant (1.1x-1.5x). (6) Keys that differ only in their low 58 bits are sorted in seven passes (six "
-            "bytes and a 10-bit digit) rather than eight: 10^5 keys 1.03 -> 0.92 ms. (7) Buckets of about 128 "
-            "breakpoints rather than 64: as fast at 10^5, 6-13% faster at 10^6 and 10^7 on one thread. The sources "
-            "of the earlier runs listed above: 3b26450ee990 has (1)-(3), the spare buffer and the helper's wake-up; "
-            "d97181891d3a only adds a lock around the helper's creation (so its three runs, 8.0x to 12.9x at 10^5, "
-            "show the run-to-run spread of one version); d267e2e7db64 adds (5) and (6); (7) and the register of (4) "
-            "came last. The previous recorded run "
-            "(2026-11-24 22:53 UTC) had 6.7x, 8.6x and 8.7x at 10^5, 10^6 and 10^7.")
-        out.append(
-            "- The allocator (one-off, 2026-11-25, default glibc thresholds): in one process, smCE of 10^6 rounds "
-            "took 46 ms and relplot 0.40 s the first time that size ran, then 23 ms and 0.41 s; with the thresholds "
-            "fixed as this script sets them, 22-23 ms and 0.25-0.26 s both times. The first pass fetched fresh pages "
-            "from the kernel on every call (the thresholds had not yet grown to the arrays' size). So with default "
-            "thresholds the ratio at 10^6 was 8.6x on the first pass and 17.7x on the second (smCE warm, relplot "
-            "not); with them fixed, 10.9x to 12.2x, both warm.")
-        out.append(
-            "- Memory (one-off measurement, three runs): writing one float every 4 KiB of a new 160 MB array took "
-            "0.086 to 0.098 s when the array was allocated inside compiled code and 0.017 to 0.018 s when numpy "
-            "allocated it (numpy asks for huge pages on large arrays; this machine's transparent huge pages are "
-            "'madvise'). So the exact table's and smCE's large arrays are allocated by numpy.")
-        out.append(
-            "- Tried and not kept (one-off measurements, not produced by this script). (1) The two-sided dual (two "
-            "heaps, lazy deletion) took 2.45 s against 0.70 s for the one-sided one with one heap, on the same "
-            "calibrated table of 10^7 rounds. (2) A bucket queue with thousands of buckets of about two "
-            "breakpoints each, and a heap per bucket: no faster than one heap. (3) A radix sort on two threads "
-            "whose passes wait for each other: 2.5x slower with another job on the second core. (4) Two deques (the "
-            "primal programme) are exact but move breakpoints back and forth: 550 crossings per round at 10^7 "
-            "(13 s). (5) Sorts other than the LSD radix with 8-bit digits, each on one thread against it: 11-bit "
-            "digits 1.02x at 10^5 and 0.44x at 10^6; a first pass by value into buckets of 2,048 to 32,768 keys, "
-            "each then radix-sorted, 0.55x to 1.08x; a pass by value into buckets of about two keys, then "
-            "insertion sort, 0.31x to 1.77x (faster only at 10^4). (6) The programme's minimum carried round by "
-            "round rather than read off the weight taken, with the top's weight held in a register: no faster.")
+            "- What made smCE faster on 2026-11-25, and what was tried and not kept, was timed outside this "
+            "script, and no file here keeps those timings, so none is quoted: (1) a programme takes its rounds' "
+            "demand lazily, so a bucket that is used up is never put in order; (2) the two programmes run side by "
+            "side from 2^15 buckets, and (3) the sort's two halves too, from 2^16 rounds; (4) the residuals use the "
+            "sort's spare buffer; (5) one compiled copy of the programme per side; (6) keys that differ only in "
+            "their low 58 bits are sorted in seven passes rather than eight; (7) buckets of about 128 breakpoints "
+            "rather than 64. Large arrays are allocated by numpy (which asks for huge pages) rather than inside "
+            "compiled code, and this script fixes glibc's allocation thresholds so that the first pass at a size "
+            "does not fetch fresh pages on every call. Tried and not kept: a two-sided dual with two heaps, a "
+            "bucket queue, a radix sort on two threads whose passes wait for each other, two deques, other sorts "
+            "than the LSD radix with 8-bit digits, and a programme minimum carried round by round. The sources of "
+            "the earlier runs listed above: 3b26450ee990 has (1)-(3); d97181891d3a only adds a lock around the "
+            "helper's creation (so its three runs show the run-to-run spread of one version); d267e2e7db64 adds "
+            "(5) and (6); (7) came last.")
     return out
 
 
