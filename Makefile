@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # `rates` compiles only the loops its preset uses (its dry run, before the workers start) and
-# `plot` only the metrics it draws: `fastcdl warmup` (every kernel) would triple the first run.
+# `plot` only the metrics it draws: `fastcdl warmup` would compile every kernel first, most of them unused here.
 run: $(STAMP)
 	$(PY) -m fastcdl rates --preset quick --out results/quick
 	$(PY) -m fastcdl plot results/quick
