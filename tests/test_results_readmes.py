@@ -671,3 +671,28 @@ def test_checkers_fail_on_wrong_numbers():
     row = "| cdl | drift | **-0.615 [-0.629, -0.600]** |"
     assert row in paper
     assert _table_problems("paper", paper.replace(row, "| cdl | drift | **-0.605 [-0.629, -0.600]** |"))[1]
+
+
+def _make_run_problems(readme, record):
+    """README's first-run and later-run times of `make run` against results/benchmarks/make_run.json."""
+    text = _flat(readme)
+    m = re.search(r"`make run` on a fresh clone took (\d+) s .*? and (\d+) s when run again", text)
+    if not m:
+        return 0, [("README.md", "make run times not found")]
+    want = (round(record["first_run_s"]), round(record["later_run_s"]))
+    got = (int(m.group(1)), int(m.group(2)))
+    loads = re.search(r"load average (\d+\.\d) before and (\d+\.\d) after", text)
+    problems = [] if got == want else [("README.md", "make run", got, want)]
+    if not loads or (float(loads.group(1)), float(loads.group(2))) != (round(record["load_before"], 1),
+                                                                       round(record["load_after_first"], 1)):
+        problems.append(("README.md", "make run load", loads and loads.groups()))
+    return 2, problems
+
+
+def test_make_run_times_come_from_their_record():
+    record = json.loads((RESULTS / "benchmarks" / "make_run.json").read_text())
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    checked, problems = _make_run_problems(readme, record)
+    assert checked == 2 and not problems, problems
+    wrong = readme.replace(f"took {round(record['first_run_s'])} s", f"took {round(record['first_run_s']) + 1} s")
+    assert _make_run_problems(wrong, record)[1]  # the check fails on a wrong number
