@@ -24,7 +24,6 @@ test_checkers_fail_on_wrong_numbers shows that each reports a wrong number.
 import csv
 import io
 import json
-import math
 import re
 import sqlite3
 import tomllib
