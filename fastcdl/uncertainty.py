@@ -154,7 +154,13 @@ def _metric(metric):
     """(callable, name) from a callable or the name of a fastcdl metric."""
     if isinstance(metric, str):
         _validate.check_name(metric, METRICS, "metric")
-        return MEASURES[metric].func, metric
+        import fastcdl.metrics as _m
+        import fastcdl.sample as _s
+
+        # the public function itself where there is one (the fast paths know it by identity),
+        # else the registry's (Brier's parts)
+        func = getattr(_m, metric, None) or getattr(_s, metric, None) or MEASURES[metric].func
+        return func, metric
     if not callable(metric):
         raise _validate.ValidationError(
             "metric", "must be a callable taking a BucketStats or a metric name",

@@ -46,7 +46,8 @@ def test_every_forecaster_declares_its_grid(T):
         adv = (registry.adversary("bernoulli"), {"p": 0.5})
         _, q = spec.init(T, resolved, adv)
         q = np.asarray(q)
-        assert np.array_equal(q * m, np.round(q * m)) and q.min() >= 0 and q.max() <= 1, name
+        j = np.round(q * m)  # each stated value is the double nearest some j/m, exactly
+        assert np.array_equal(q, j / m) and q.min() >= 0 and q.max() <= 1, name
         assert len(q) >= m, name
 
 
