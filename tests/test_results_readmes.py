@@ -650,8 +650,13 @@ def test_checkers_fail_on_wrong_numbers():
     worst_doc = _flat((ROOT / "docs" / "worst-case.md").read_text())
     counts = _fresh_against_search()
     assert not _selection_problems(worst_readme, worst_doc, counts)[1]
-    for old, new in (("`sign` 0 / 6 / 0", "`sign` 1 / 5 / 0"), ("all 38 rows 16 / 14 / 8", "all 38 rows 20 / 10 / 8"),
-                     ("(unrounded 16 / 15 / 7)", "(unrounded 15 / 14 / 9)")):
+    rounded, exact = counts
+    b, a, e = (sum(c[i] for c in rounded.values()) for i in range(3))
+    s = rounded["sign"]
+    for old, new in ((f"`sign` {s[0]} / {s[1]} / {s[2]}", f"`sign` {s[0] + 1} / {s[1] - 1} / {s[2]}"),
+                     (f"all {b + a + e} rows {b} / {a} / {e}", f"all {b + a + e} rows {b + 1} / {a - 1} / {e}"),
+                     ("(unrounded {} / {} / {})".format(*exact), "(unrounded {} / {} / {})".format(
+                         exact[0] + 1, exact[1] - 1, exact[2]))):
         assert old in worst_readme and _selection_problems(worst_readme.replace(old, new), worst_doc, counts)[1], new
     doc = "over all 38 winners, to four digits, 15 fresh-seed means are below their search scores, 14 above and 9 equal"
     assert _selection_problems(worst_readme, "for `cdl` and `foster` at 5 of 7 horizons each, " + doc, counts)[1]
