@@ -471,6 +471,12 @@ def test_committed_validation_covers_every_forecaster_and_family_as_its_readme_s
     assert m and (int(m.group(1)), int(m.group(2))) == (len(rows) - len(low), len(rows))
     for r in low:
         assert f"`{r['forecaster']}` {r['family']} at 2^{int(r['T']).bit_length() - 1}: {float(r['recall']):.3f}" in readme
+    # where the exhaustive best beat the winner on the search seeds, both were run on the fresh seeds
+    for r in rows:
+        assert (r["exhaustive_fresh"] != "") == (float(r["winner_recall"]) < 1)
+        if r["exhaustive_fresh"] != "":
+            assert f"exhaustive_fresh {float(r['exhaustive_fresh']):.4f}, fresh_recall {float(r['fresh_recall']):.2f}" \
+                in readme
 
 
 def test_a_plan_into_a_folder_another_run_holds_stops_at_once(tmp_path):
