@@ -233,7 +233,10 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     """
     n_jobs = _validate.check_n_jobs(n_jobs)
     spec = _validate.check_binning(bins, strategy)
-    y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
+    equal_width = strategy == "uniform" and spec is not None and not isinstance(spec, np.ndarray)
+    # the equal-width binning checks float64 outcomes as it reads them (one pass instead of two)
+    keep_y = (np.dtype(np.float64),) if equal_width and sample_weight is None else ()
+    y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight, keep_y=keep_y)
     weighted = w.shape[0] > 0
     if spec is None:
         return _exact_table(y, p, w)
