@@ -12,7 +12,7 @@ caller.
 The entry points from a bucket table (q sorted, float64 counts: what BucketStats.table()
 gives) sort with fastcdl's own stable sorts (fastcdl._kernels.sort) and call the sweep. They
 replaced a numpy twin that sorted with np.unique and np.argsort in Python (fastcdl/_envelope.py,
-retired): the same floats, and 0.67-0.95x its time from 10^3 to 10^6 buckets
+retired): the same floats, and 0.78-1.08x its time from 10^3 to 10^6 buckets (faster in 10 of 12 cases)
 (results/benchmarks/envelope-twins.md). The entry points are
 :func:`cdl_curve` (the whole curve, for cdl_report), :func:`ucal_of_table` and
 :func:`v_left`. fastcdl.cdl and fastcdl.vcdl use the fused kernel of tablecdl.py, which
