@@ -361,10 +361,10 @@ def _bin_span_uniform(y, p, m, ny, pp):
 
     Blocked in two passes (UNIFORM_BLOCK): bins first, with the checks, branch-free; adds
     second. The edge rule costs one division a round, done 8 at a time, the same on any data:
-    a guess corrected only near an edge ran as fast on random predictions but 1.8x slower on
-    predictions on a grid of the edges, where every round needs the correction; the one-pass
-    loop with bin_of's branch took 2.6-2.7x the time of summing p and y on either (paired
-    timings, docs/metrics.md "Speed, and when a second thread is used").
+    a guess corrected only in blocks with a round near an edge ran 1.07x this loop's time on
+    random predictions but 1.86x on predictions on the edges' grid, where every block needs
+    the correction, and the one-pass loop with bin_of's branch 1.23x and 1.09x
+    (results/benchmarks/uniform-bins-variants.md, scripts/bench_uniform_variants.py).
     """
     T = p.shape[0]
     mf = np.float64(m)
