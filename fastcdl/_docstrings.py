@@ -39,8 +39,10 @@ sample_weight : array-like of shape (T,), optional
     weights.""",
     "n_jobs": """\
 n_jobs : int, optional
-    Threads for binning (None: numba's current count), set for this call and restored
-    afterwards. The result does not depend on it.""",
+    Threads for binning (None: numba's current count, all cores unless NUMBA_NUM_THREADS
+    says otherwise; a second thread paid on every pooled kernel of a quiet 2-core machine,
+    docs/metrics.md), set for this call and restored afterwards. The result does not depend
+    on it; on a machine whose other cores are busy, 1 can be faster.""",
     "multiclass": """\
 multiclass : {"top-label", "classwise"}, optional
     For k-class forecasts ``y_prob`` of shape (T, k): "top-label" measures the confidence

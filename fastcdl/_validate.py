@@ -225,8 +225,13 @@ def _bad_outcome(y: np.ndarray, i: int) -> ValidationError:
                            message=f"{e}; for other labels pass pos_label (the label of the positive class)")
 
 
-def prepare_rounds(y_true, y_prob, sample_weight=None):
+def prepare_rounds(y_true, y_prob, sample_weight=None, keep_y=()):
     """Convert (y_true, y_prob, sample_weight) to kernel-ready 1-D arrays; check shapes and y.
+
+    keep_y: dtypes of y_true passed on as they are (contiguous), unchecked, for a caller whose
+    kernel checks the outcomes as it reads them (and calls :func:`check_rounds` when it refuses
+    a round): the equal-width binning reads float64 outcomes so, one pass over them instead of
+    a conversion and a pass.
 
     y_true is checked to hold only 0 and 1 and becomes contiguous uint8 whatever its
     numeric dtype (bool is a view; uint8 is used as is; int8..int64, uint16..uint64,
@@ -260,6 +265,8 @@ def prepare_rounds(y_true, y_prob, sample_weight=None):
                 message=f"sample_weight and y_prob have different lengths ({w.shape[0]} and {p.shape[0]})",
             )
         w = np.ascontiguousarray(w, dtype=np.float64)
+    if y.dtype in keep_y:
+        return np.ascontiguousarray(y), p, w
     y8, i = _outcomes_u8(y)
     if y8 is None:
         i_p = _k.first_bad_prob(p)  # a bad y_prob is reported first, as check_rounds does

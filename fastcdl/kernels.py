@@ -35,7 +35,7 @@ from fastcdl._kernels.errors import ece_kernel, k2_kernel
 from fastcdl._kernels.exact import rational_grid
 from fastcdl._kernels.minimax import minimax_2xk
 from fastcdl._kernels.rng import seed_states, uniform
-from fastcdl._kernels.sort import argsort_stable, gather, merge_distinct, pairwise_sum
+from fastcdl._kernels.sort import pairwise_sum
 from fastcdl._kernels.tablecdl import table_cdl
 from fastcdl.online.engine import Draw, History, Round, Table, draw_slot, settle, view_of
 from fastcdl.online.forecasters import cdl as forecaster_cdl
@@ -65,7 +65,6 @@ __all__ = [
     "forecaster_cdl", "forecaster_kt", "forecaster_foster", "forecaster_frequency", "forecaster_truthful",
 ]
 
-_FIXED = np.array([0.0, 0.5, 1.0])  # candidates of every envelope: 0, 1/2, 1
 
 
 # -- your own functions ----------------------------------------------------------------------
@@ -133,35 +132,6 @@ def _float_table(q, n, s):
             sf[j] = s[i]
             j += 1
     return qf, nf, sf
-
-
-@kernel
-def _frequencies(n, s):
-    qhat = np.empty(n.shape[0])
-    for i in range(n.shape[0]):
-        qhat[i] = s[i] / n[i]
-    return qhat
-
-
-@kernel
-def _identity(m):
-    idx = np.empty(m, dtype=np.int64)
-    for i in range(m):
-        idx[i] = i
-    return idx
-
-
-@kernel
-def _curve(q, n, s, extra):
-    """The sweep's inputs as fastcdl/_envelope.py builds them, from a float64 table sorted
-    by q: (qhat, coef, b, ox, oq, T). ``extra``: more breakpoints (sorted), or empty."""
-    m = q.shape[0]
-    qhat = _frequencies(n, s)
-    oq = argsort_stable(qhat)
-    b = merge_distinct(merge_distinct(q, gather(qhat, oq)), _FIXED)
-    if extra.shape[0] > 0:
-        b = merge_distinct(b, extra)
-    return qhat, np.ones(m), b, _identity(m), oq, pairwise_sum(n)
 
 
 @kernel
@@ -314,32 +284,7 @@ def ucal(q, n, s):
     m = qf.shape[0]
     if m == 0:
         return np.nan
-    T = pairwise_sum(nf)
-    ones = 0.0
-    for i in range(m):  # a sequential sum, as np.cumsum(s)[-1] in fastcdl/_envelope.py
-        ones += sf[i]
-    pbar = ones / T
-    qhat = _frequencies(nf, sf)
-    x = np.empty(2 * m)
-    qh = np.empty(2 * m)
-    nn = np.empty(2 * m)
-    ss = np.empty(2 * m)
-    coef = np.empty(2 * m)
-    for i in range(m):
-        x[i] = qf[i]
-        x[m + i] = pbar
-        qh[i] = qhat[i]
-        qh[m + i] = qhat[i]
-        nn[i] = nf[i]
-        nn[m + i] = nf[i]
-        ss[i] = sf[i]
-        ss[m + i] = sf[i]
-        coef[i] = 1.0
-        coef[m + i] = -1.0
-    ox = argsort_stable(x)
-    oq = argsort_stable(qh)
-    b = merge_distinct(merge_distinct(gather(x, ox), gather(qh, oq)), _FIXED)
-    return _env.ucal_kernel(x, qh, nn, ss, coef, b, ox, oq, T)
+    return _env.ucal_of_table(qf, nf, sf)
 
 
 @kernel
@@ -347,22 +292,7 @@ def _v_left(q, n, s, mus):
     qf, nf, sf = _float_table(q, n, s)
     if qf.shape[0] == 0:
         return np.full(mus.shape[0], np.nan)
-    om = argsort_stable(mus)
-    qhat, coef, b, ox, oq, T = _curve(qf, nf, sf, gather(mus, om))
-    f_left, _ = _env.sweep(qf, qhat, nf, sf, coef, b, ox, oq, T)
-    out = np.empty(mus.shape[0])
-    for k in range(mus.shape[0]):  # searchsorted(b, mu + 0.0): mu is one of the b
-        mu = mus[k] + 0.0
-        lo = 0
-        hi = b.shape[0]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if b[mid] < mu:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[k] = f_left[lo]
-    return out
+    return _env.v_left(qf, nf, sf, mus)
 
 
 @kernel

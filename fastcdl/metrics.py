@@ -21,10 +21,10 @@ import numba
 import numpy as np
 
 from fastcdl import _docstrings, _parallel, _validate
-from fastcdl._envelope import cdl_curve, ucal_value, v_curve
 from fastcdl._kernels import tasks as _kt
 from fastcdl._multi import ClasswiseResult, accepts_multiclass
 from fastcdl._kernels import buckets as _kb
+from fastcdl._kernels import envelope as _env
 from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
 from fastcdl._kernels.errors import ece_kernel, k2_kernel
 from fastcdl._kernels.sort import sort_keys_into
@@ -187,7 +187,9 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     edges has no ceiling.
 
     n_jobs: threads for the binning kernel (None: numba's current count,
-    numba.get_num_threads()); the count is set for this call and restored afterwards.
+    numba.get_num_threads(), all cores by default: on a quiet 2-core machine the second
+    thread took the binning to 0.52-0.55x of one thread's time; on a busy one n_jobs=1 can be
+    faster, docs/metrics.md "Speed"); the count is set for this call and restored afterwards.
     Off the main thread under numba's workqueue threading layer (which aborts the
     process when two threads launch parallel kernels at once, as under Dask's threaded
     scheduler) the kernel runs serially. The table never depends on n_jobs.
@@ -233,7 +235,10 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     """
     n_jobs = _validate.check_n_jobs(n_jobs)
     spec = _validate.check_binning(bins, strategy)
-    y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
+    equal_width = strategy == "uniform" and spec is not None and not isinstance(spec, np.ndarray)
+    # the equal-width binning checks float64 outcomes as it reads them (one pass instead of two)
+    keep_y = (np.dtype(np.float64),) if equal_width and sample_weight is None else ()
+    y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight, keep_y=keep_y)
     weighted = w.shape[0] > 0
     if spec is None:
         return _exact_table(y, p, w)
@@ -824,7 +829,7 @@ def _swap_summary(u, counts, outcomes, pred, T) -> SwapReport:
 
 def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
     q, n, s = stats.table()
-    f = v_curve(q, n, s, n.sum(), mus)
+    f = _env.v_left(q, n, s, mus)
     return f / np.maximum(mus, 1.0 - mus)
 
 
@@ -1083,7 +1088,7 @@ def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
     0.25
     """
     q, n, s = _checked_table("cdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    # the fused kernel of fastcdl.kernels.cdl: cdl_curve's value bit for bit, without the
+    # the fused kernel of fastcdl.kernels.cdl: envelope.cdl_curve's value bit for bit, without the
     # curve's arrays (cdl_report, which builds the curve, takes 2.5x cdl's time at 10^6 buckets in
     # results/benchmarks/bucket-speed.md)
     return float(table_cdl(q, n, s, False)[0])
@@ -1125,7 +1130,7 @@ def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
     0.16666666666666666
     """
     q, n, s = _checked_table("vcdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    return float(table_cdl(q, n, s, True)[3])  # cdl_curve's VCDL bit for bit, as in cdl
+    return float(table_cdl(q, n, s, True)[3])  # envelope.cdl_curve's VCDL bit for bit, as in cdl
 
 
 @accepts_multiclass()
@@ -1167,7 +1172,7 @@ def ucal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
     0.0
     """
     q, n, s = _checked_table("ucal", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    return float(ucal_value(q, n, s, n.sum()))
+    return float(_env.ucal_of_table(q, n, s))
 
 
 @accepts_multiclass("report")
@@ -1211,7 +1216,7 @@ def cdl_report(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_wei
     (0.25, [0.25, 0.75])
     """
     q, n, s = _checked_table("cdl_report", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    value, j1, j2, b, f_left, f_right, vmax, jv = cdl_curve(q, n, s, n.sum())
+    value, j1, j2, b, f_left, f_right, vmax, jv = _env.cdl_curve(q, n, s)
 
     def side(j):
         return "left" if f_left[j] >= f_right[j] else "right"

@@ -21,6 +21,13 @@ and after, the source's git hash and this command go into both files.
    outcome keys, one numba loop counts the runs, numpy multiplies out the prediction sums.
 5. The online engine's round (simulate, truthful forecaster against bernoulli) against the
    simplest loop playing the same game.
+
+--emulate-cpu NAME (e.g. znver3) runs the same on an older target emulated on this CPU: the
+script starts itself again with numba compiling for LLVM's NAME and this CPU's features less
+the AVX-512 family (NUMBA_CPU_NAME, NUMBA_CPU_FEATURES), numpy's AVX-512 kernels turned off
+(NPY_DISABLE_CPU_FEATURES) and fastcdl's on-disk cache off (FASTCDL_CACHE=0), so the cache of
+native code is not touched. The caches, memory and clock are still this machine's: it says how
+the code compiles without AVX-512, not how fast a Zen 3 machine is.
 """
 
 from __future__ import annotations
@@ -44,6 +51,32 @@ from fastcdl import sample as fs
 from fastcdl.online import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Extensions a pre-AVX-512 x86 target lacks: removed from the host's features for --emulate-cpu.
+NOT_EMULATED = ("avx512", "avxvnni", "gfni", "amx")
+NUMPY_AVX512 = "X86_V4 AVX512_ICL AVX512_SPR"
+
+
+def emulation_env(cpu_name: str) -> dict:
+    """The environment of a run compiled for ``cpu_name`` without AVX-512 (see the module's doc)."""
+    import llvmlite.binding as ll
+
+    features = ll.get_host_cpu_features()
+    flags = ",".join(("-" if (not on or k.startswith(NOT_EMULATED)) else "+") + k for k, on in sorted(features.items()))
+    return {"NUMBA_CPU_NAME": cpu_name, "NUMBA_CPU_FEATURES": flags,
+            "NPY_DISABLE_CPU_FEATURES": NUMPY_AVX512, "FASTCDL_CACHE": "0"}
+
+
+def emulated() -> dict | None:
+    """The emulated target of this run, or None for the native one."""
+    name = os.environ.get("NUMBA_CPU_NAME")
+    if not name:
+        return None
+    on = sorted(f[1:] for f in os.environ.get("NUMBA_CPU_FEATURES", "").split(",") if f.startswith("+"))
+    return {"cpu_name": name, "vector_extensions": [f for f in ("sse4.2", "avx", "avx2", "fma") if f in on]
+            + [f for f in on if f.startswith("avx512")],
+            "numpy_disabled": os.environ.get("NPY_DISABLE_CPU_FEATURES", ""),
+            "fastcdl_cache": os.environ.get("FASTCDL_CACHE", "1")}
 
 
 def machine() -> dict:
@@ -191,7 +224,10 @@ def main():
     ap.add_argument("--m", type=int, default=10**6)
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--out", default="bucket-speed")
+    ap.add_argument("--emulate-cpu", default=None, help="compile for this older LLVM CPU, without AVX-512")
     args = ap.parse_args()
+    if args.emulate_cpu and os.environ.get("NUMBA_CPU_NAME") != args.emulate_cpu:
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **emulation_env(args.emulate_cpu)})
     command = "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:])
     started = datetime.now(UTC)
     load_before = os.getloadavg()
@@ -204,7 +240,7 @@ def main():
     w = rng.random(T)
     edges = np.linspace(0.0, 1.0, bins + 1)
     out = {"machine": mach, "command": command, "source": source_hash(), "started": started.isoformat(),
-           "load_before": load_before, "out": args.out, "T": T, "bins": bins, "m": args.m, "repeat": R, "sections": {}}
+           "load_before": load_before, "out": args.out, "emulated": emulated(), "T": T, "bins": bins, "m": args.m, "repeat": R, "sections": {}}
 
     # 1. uniform bins against the floors
     sec1 = {}
@@ -292,6 +328,18 @@ def main():
     print((folder / f"{args.out}.md").read_text())
 
 
+def emulation_note(em) -> list:
+    if not em:
+        return []
+    return ["", (
+        f"**Emulated target, not another machine.** numba compiled every kernel for LLVM's `{em['cpu_name']}` with this "
+        f"CPU's features less the AVX-512 family (vector extensions used: {', '.join(em['vector_extensions']) or 'none'}; "
+        f"no AVX-512), numpy's AVX-512 kernels were off (NPY_DISABLE_CPU_FEATURES={em['numpy_disabled']}), and fastcdl's "
+        f"cache was off (FASTCDL_CACHE={em['fastcdl_cache']}). It ran on the CPU above, with its caches, memory and "
+        "clock: the ratios show what the code costs without AVX-512, not the speed of a machine of that family."
+    )]
+
+
 def render(o) -> str:
     mc = o["machine"]
     def ms(t):
@@ -311,6 +359,7 @@ def render(o) -> str:
             "the ratios (each the median over repeats of two timings taken back to back) much less."
         ),
         f"Source: {o['source']}. Run {o['started'][:16]} to {o['finished'][11:16]} UTC.",
+        *emulation_note(o.get("emulated")),
         "",
         f"Command: `{o['command']}` ({o['repeat']} alternated repeats; every time in `{o['out']}.json` beside this file).",
         "",

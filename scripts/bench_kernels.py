@@ -5,8 +5,8 @@
 
 1. A user's njit loop calling fastcdl.kernels.cdl on a bucket table, against the same loop
    calling the internal envelope kernel (fastcdl._kernels.envelope.cdl_kernel) with the
-   breakpoints and argsorts that fastcdl.cdl computes with numpy beforehand, i.e. without
-   the sorts that the public kernel does itself. Per-call times are medians over loops of
+   breakpoints and argsorts computed beforehand (fastcdl._kernels.envelope.curve_inputs),
+   i.e. without the sorts that the public kernel does itself. Per-call times are medians over loops of
    calls, and the ratio is the median of ratios of loops timed back to back (robust on a
    busy machine).
 2. The Python API's fixed cost on small inputs: fastcdl.cdl(y, p) (validation, table
@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fastcdl as fc  # noqa: E402
 import benchrecord  # noqa: E402
 from fastcdl import kernels as K  # noqa: E402
-from fastcdl._envelope import _breakpoints, _ro, cdl_curve  # noqa: E402
 from fastcdl._kernels import envelope as env  # noqa: E402
 
 
@@ -82,12 +81,11 @@ def shuffled_table(m, seed=0):
 
 
 def internal_args(q, n, s):
-    """What fastcdl.cdl hands cdl_kernel: float table, numpy sorts, read-only views."""
+    """What cdl_report hands cdl_kernel: the float table, its sorts and breakpoints."""
     st = fc.BucketStats(q, n, s, q * n)
     qf, nf, sf = st.table()
-    qhat = sf / nf
-    b, ox, oq = _breakpoints(qf, qhat)
-    return (*_ro(qf, qhat, nf, sf, np.ones(qf.shape[0]), b, ox, oq), nf.sum())
+    qhat, coef, b, ox, oq, T = env.curve_inputs(qf, nf, sf, np.empty(0))
+    return qf, qhat, nf, sf, coef, b, ox, oq, T
 
 
 def per_call(f, args, reps, repeat):
@@ -113,15 +111,15 @@ def njit_ratio(rec, key, q, n, s, repeat):
     rec.add(f"{key}/public", tp, interleaved=True, calls_per_repeat=reps)
     rec.add(f"{key}/internal", ti, interleaved=True, calls_per_repeat=reps)
     rec.value(f"{key}/ratio", float(np.median([a / b for a, b in zip(tp, ti)])))
-    # the Python-level pipeline of fastcdl.cdl once the table exists: numpy sorts + kernel
+    # cdl_report's pipeline once the table exists: the sorts, then the unfused kernel
     qf, nf, sf = (np.asarray(x, dtype=np.float64) for x in (q, n, s))
-    cdl_curve(qf, nf, sf, nf.sum())
+    env.cdl_curve(qf, nf, sf)
     reps = max(5, 20000 // qf.shape[0])
     ts = []
     for _ in range(max(5, repeat // 4)):
         t0 = time.perf_counter()
         for _ in range(reps):
-            cdl_curve(qf, nf, sf, nf.sum())
+            env.cdl_curve(qf, nf, sf)
         ts.append((time.perf_counter() - t0) / reps)
     rec.add(f"{key}/python", ts, calls_per_repeat=reps)
 
@@ -211,10 +209,11 @@ def render(doc):
         "## fastcdl.kernels.cdl in a user's njit loop, against the internal kernel",
         "",
         "Per call. *internal* is `fastcdl._kernels.envelope.cdl_kernel` called from the same kind of loop",
-        "with the float table, breakpoints and argsorts that `fastcdl.cdl` prepares with numpy before",
-        "calling it, so it does not sort; the public kernel sorts the frequencies itself and fuses the",
-        "sweep, the hull and the read-out (docs/kernels.md). *Python pipeline*: what `fastcdl.cdl`",
-        "runs once the table exists (numpy sorts, then the kernel), called from Python. The ratio is the",
+        "with the float table, breakpoints and argsorts prepared before calling it",
+        "(`fastcdl._kernels.envelope.curve_inputs`; numpy's sorts in runs before the numpy twin was retired),",
+        "so it does not sort; the public kernel sorts the frequencies itself and fuses the",
+        "sweep, the hull and the read-out (docs/kernels.md). *Python pipeline*: what `cdl_report`",
+        "runs once the table exists (the sorts, then the unfused kernel), called from Python. The ratio is the",
         "median of the ratios of loops timed back to back.",
         "",
         "| table | m | public, njit loop (us) | internal kernel, njit loop (us) | public / internal | Python pipeline (us) |",

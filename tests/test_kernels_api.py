@@ -19,7 +19,7 @@ import user_kernels as U
 from conftest import float_tables, tables
 from fastcdl import kernels as K
 from fastcdl import sample as fs
-from fastcdl._envelope import v_curve as _v_curve
+from fastcdl._kernels import envelope as _env
 from fastcdl._kernels.rng import seed_states
 from fastcdl._kernels.sort import argsort_stable, merge_distinct, pairwise_sum, sort_pairs
 from fastcdl.online import minimax, simulate
@@ -48,7 +48,7 @@ def _reference(q, n, s, mus=MUS):
         report.value, kinks[0], kinks[1],
     ])
     tq, tn, ts = stats.table()
-    f = _v_curve(tq, tn, ts, tn.sum(), mus)
+    f = _env.v_left(tq, tn, ts, mus)  # what decision_loss_curve reads, on the table's own arrays
     return scalars, f, fc.decision_loss_curve(stats, kinks=mus)[1]
 
 
@@ -126,7 +126,7 @@ def test_large_tables_pairwise_totals_and_unsorted_frequencies():
 
 def test_cdl_and_vcdl_equal_the_curve_of_cdl_report():
     """fastcdl.cdl and fastcdl.vcdl call the fused kernel (fastcdl._kernels.tablecdl); the
-    sweep over the whole curve (fastcdl._envelope.cdl_curve, which cdl_report reads) is
+    sweep over the whole curve (fastcdl._kernels.envelope.cdl_curve, which cdl_report reads) is
     computed independently and must give the same floats, on tables with ties, grid
     frequencies, float counts and the sizes where the kernel's sort changes method."""
     rng = np.random.default_rng(11)

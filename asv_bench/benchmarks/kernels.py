@@ -2,7 +2,7 @@
 
 KernelsInNjitSuite times fastcdl.kernels.cdl called from an njit loop against the internal
 envelope kernel (fastcdl._kernels.envelope.cdl_kernel) called from the same kind of loop with
-the breakpoints and argsorts that fastcdl.cdl prepares with numpy (so without the sort the
+the breakpoints and argsorts of fastcdl._kernels.envelope.curve_inputs (so without the sort the
 public kernel does itself); ``track_ratio`` records public / internal (target: <= 1.2 at m =
 100). PythonOverheadSuite times the Python API on small inputs next to the compiled path a
 user writes with the public kernels. scripts/bench_kernels.py reports the same comparisons.
@@ -16,7 +16,6 @@ from numba import njit
 
 import fastcdl as fc
 from fastcdl import kernels as K
-from fastcdl._envelope import _breakpoints, _ro
 from fastcdl._kernels import envelope as env
 
 REPS = 1000
@@ -58,9 +57,8 @@ def _table(m, seed=0):
 
 def _internal_args(q, n, s):
     qf, nf, sf = fc.BucketStats(q, n, s, q * n).table()
-    qhat = sf / nf
-    b, ox, oq = _breakpoints(qf, qhat)
-    return (*_ro(qf, qhat, nf, sf, np.ones(qf.shape[0]), b, ox, oq), nf.sum())
+    qhat, coef, b, ox, oq, T = env.curve_inputs(qf, nf, sf, np.empty(0))
+    return qf, qhat, nf, sf, coef, b, ox, oq, T
 
 
 class KernelsInNjitSuite:

@@ -331,33 +331,73 @@ _PACK = np.int64(1) << np.int64(32)
 # (its two-dimensional and boolean np.zeros cost a few tenths of a second more to compile).
 
 
+# The uniform binning loop works on blocks of UNIFORM_BLOCK rounds in two passes: the first finds
+# every round's bin with no branch (the compiler vectorizes it, 8 rounds to an AVX-512 register),
+# the second makes the scattered adds. A bin index in a buffer of 4-byte unsigned integers costs
+# the adds no test for negative indices.
+UNIFORM_BLOCK = 1024
+
+
+@kernel(inline="always")
+def uniform_bin(x, m, mf):
+    """bin_of(x, edges, m, True) for x in [0, 1] and the edges e_j = j / m, with no branch and
+    no table. mf is m as a float.
+
+    The guess j = min(floor(fl(x m)), m - 1) is never below the answer and at most one above:
+    x above the cut c_k = e_k (1 + 2^-50) puts x m above k (1 + 2^-51), which a rounding of
+    relative size 2^-53 cannot bring below k; x at or below c_j keeps fl(x m) below j + 1.
+    So only the cut at the guess's lower edge is compared, computed as the edges were,
+    (j / m) * EDGE_SLACK: IEEE division and multiplication are correctly rounded, so it is
+    the double a search of np.arange(m + 1) / m widened by EDGE_SLACK compares with, bit for
+    bit (m <= 2^24, so j and j / m are exact inputs)."""
+    j = min(np.int32(x * mf), np.int32(m - 1))
+    return j - np.int32((x <= (j / mf) * EDGE_SLACK) & (j > 0))
+
+
+@kernel
+def _bin_span_uniform(y, p, m, ny, pp):
+    """All rounds of (y, p) into the m equal bins of one partial table (packed counts ny, sums
+    pp, both of length m); False if some round cannot be binned.
+
+    Blocked in two passes (UNIFORM_BLOCK): bins first, with the checks, branch-free; adds
+    second. The edge rule costs one division a round, done 8 at a time, the same on any data:
+    a guess corrected only in blocks with a round near an edge ran 1.07x this loop's time on
+    random predictions but 1.86x on predictions on the edges' grid, where every block needs
+    the correction, and the one-pass loop with bin_of's branch 1.23x and 1.09x
+    (results/benchmarks/uniform-bins-variants.md, scripts/bench_uniform_variants.py).
+    """
+    T = p.shape[0]
+    mf = np.float64(m)
+    bins = np.empty(UNIFORM_BLOCK, dtype=np.uint32)
+    n_bad = 0
+    for start in range(0, T, UNIFORM_BLOCK):
+        stop = min(T, start + UNIFORM_BLOCK)
+        xs = p[start:stop]
+        ys = y[start:stop]
+        for i in range(stop - start):
+            x = xs[i]
+            yt = ys[i]
+            good = (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1))
+            n_bad += 1 - np.int64(good)
+            bins[i] = np.uint32(uniform_bin(x if good else 0.0, m, mf))
+        for i in range(stop - start):
+            j = bins[i]
+            # the outcome as the number it is (0 or 1 once checked; a table with a bad round is
+            # thrown away): written as ``y != 0`` the compiler made it a branch, taken at random
+            ny[j] += _PACK + np.int64(ys[i])
+            pp[j] += xs[i]
+    return n_bad == 0
+
+
 @kernel
 def _bin_span(y, p, edges, uniform, grid, start, stop, ny, pp, off):
     """Rounds start..stop-1 into one partial table (packed counts ny, prediction sums pp, from
     index off on). False if some round cannot be binned. No early exit: a branch-free check
-    keeps the loop at memory speed on good data.
-
-    The outcome is added as the number it is (0 or 1 once the check passed; a table with a
-    bad round is thrown away): written as ``yt != 0`` the compiler made it a branch, taken
-    at random on 0/1 outcomes, which cost about 4 ns a round (3 10^7 rounds in 190 ms
-    instead of 55 ms, a one-off timing on the machine of docs/metrics.md, "Speed"). bin_of's
-    correction stays a branch: it is taken only within a few ulps of an edge, so it is
-    predicted, and the addresses of the adds do not wait for it; a branch-free correction
-    (both cuts loaded from a table, compared, added) ran 1.3-2x slower, as every add then
-    waited on the loads.
-    """
-    if not uniform:
-        return _bin_span_cells(y, p, edges, grid[0], grid[1], start, stop, ny, pp, off)
+    keeps the loop at memory speed on good data."""
     m = edges.shape[0] - 1
-    ok = True
-    for t in range(start, stop):
-        x = p[t]
-        yt = y[t]
-        ok &= (x >= 0.0) & (x <= 1.0) & ((yt == 0) | (yt == 1))
-        j = bin_of(x, edges, m, True) if ok else 0
-        ny[off + j] += _PACK + np.int64(yt)
-        pp[off + j] += x
-    return ok
+    if uniform:
+        return _bin_span_uniform(y[start:stop], p[start:stop], m, ny[off:off + m], pp[off:off + m])
+    return _bin_span_cells(y, p, edges, grid[0], grid[1], start, stop, ny, pp, off)
 
 
 @kernel
@@ -385,7 +425,7 @@ def _bin_span_cells(y, p, edges, starts, cuts, start, stop, ny, pp, off):
                 else:
                     hi = mid - 1
             j = lo
-        ny[off + j] += _PACK + np.int64(yt)  # the outcome as a number, no branch (see _bin_span)
+        ny[off + j] += _PACK + np.int64(yt)  # the outcome as a number, no branch (see _bin_span_uniform)
         pp[off + j] += x
     return ok
 

@@ -6,14 +6,25 @@ a ramp n_i v_i(mu) / T to f: ``s_i - n_i mu`` on (x_i, qhat_i) when x_i < qhat_i
 One sweep over the sorted breakpoints keeps running sums of the active ramps'
 intercepts (A) and slopes (B) and reads both one-sided values f(b) and f(b+) at every
 breakpoint b with exact comparisons. With integer counts A and B are sums of integers,
-hence exact below 2^53. The sorts (breakpoints, argsorts) are done by the caller with
-numpy (fastcdl/_envelope.py): numba's sorts cost seconds to compile, these linear passes
-a fraction of one.
+hence exact below 2^53. The sweep takes the sorted breakpoints and the argsorts from its
+caller.
+
+The entry points from a bucket table (q sorted, float64 counts: what BucketStats.table()
+gives) sort with fastcdl's own stable sorts (fastcdl._kernels.sort) and call the sweep. They
+replaced a numpy twin that sorted with np.unique and np.argsort in Python (fastcdl/_envelope.py,
+retired): the same floats, and 0.78-1.08x its time from 10^3 to 10^6 buckets (faster in 10 of 12 cases)
+(results/benchmarks/envelope-twins.md). The entry points are
+:func:`cdl_curve` (the whole curve, for cdl_report), :func:`ucal_of_table` and
+:func:`v_left`. fastcdl.cdl and fastcdl.vcdl use the fused kernel of tablecdl.py, which
+performs the same operations in one pass.
 """
 
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.sort import argsort_stable, gather, merge_distinct, pairwise_sum
+
+FIXED = np.array([0.0, 0.5, 1.0])  # candidates of every envelope: 0, 1/2, 1
 
 
 @kernel
@@ -183,3 +194,102 @@ def ucal_kernel(x, qhat, n, s, coef, b, ox, oq, T):
         h[j] = max(max(g_left[j], g_right[j]), 0.0)
     value, _, _ = envelope_at_half(b, h)
     return 2.0 * value
+
+
+# -- from a bucket table --------------------------------------------------------------------
+
+
+@kernel
+def frequencies(n, s):
+    """qhat_i = s_i / n_i. O(m)."""
+    qhat = np.empty(n.shape[0])
+    for i in range(n.shape[0]):
+        qhat[i] = s[i] / n[i]
+    return qhat
+
+
+@kernel
+def _identity(m):
+    idx = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        idx[i] = i
+    return idx
+
+
+@kernel
+def curve_inputs(q, n, s, extra):
+    """The sweep's inputs from a float64 table sorted by q: (qhat, coef, b, ox, oq, T), b the
+    sorted distinct breakpoints (the values q_i, qhat_i, 0, 1/2, 1 and ``extra``, sorted; -0.0
+    read as 0.0), ox the identity (q is sorted), oq the stable argsort of qhat, T numpy's
+    pairwise sum of n. O(m log m)."""
+    m = q.shape[0]
+    qhat = frequencies(n, s)
+    oq = argsort_stable(qhat)
+    b = merge_distinct(merge_distinct(q, gather(qhat, oq)), FIXED)
+    if extra.shape[0] > 0:
+        b = merge_distinct(b, extra)
+    return qhat, np.ones(m), b, _identity(m), oq, pairwise_sum(n)
+
+
+@kernel
+def cdl_curve(q, n, s):
+    """(cdl, j1, j2, b, f_left, f_right, vcdl, jv) of a float64 table sorted by q (as
+    :func:`cdl_kernel`, with the breakpoints b). O(m log m)."""
+    qhat, coef, b, ox, oq, T = curve_inputs(q, n, s, np.empty(0))
+    value, j1, j2, f_left, f_right, vmax, jv = cdl_kernel(q, qhat, n, s, coef, b, ox, oq, T)
+    return value, j1, j2, b, f_left, f_right, vmax, jv
+
+
+@kernel
+def ucal_of_table(q, n, s):
+    """UCal of a float64 table sorted by q with at least one bucket: the buckets' ramps and,
+    negated, those from pbar (a sequential sum of s over T) to each qhat_i. O(m log m)."""
+    m = q.shape[0]
+    T = pairwise_sum(n)
+    ones = 0.0
+    for i in range(m):
+        ones += s[i]
+    pbar = ones / T
+    qhat = frequencies(n, s)
+    x = np.empty(2 * m)
+    qh = np.empty(2 * m)
+    nn = np.empty(2 * m)
+    ss = np.empty(2 * m)
+    coef = np.empty(2 * m)
+    for i in range(m):
+        x[i] = q[i]
+        x[m + i] = pbar
+        qh[i] = qhat[i]
+        qh[m + i] = qhat[i]
+        nn[i] = n[i]
+        nn[m + i] = n[i]
+        ss[i] = s[i]
+        ss[m + i] = s[i]
+        coef[i] = 1.0
+        coef[m + i] = -1.0
+    ox = argsort_stable(x)
+    oq = argsort_stable(qh)
+    b = merge_distinct(merge_distinct(gather(x, ox), gather(qh, oq)), FIXED)
+    return ucal_kernel(x, qh, nn, ss, coef, b, ox, oq, T)
+
+
+@kernel
+def v_left(q, n, s, mus):
+    """f(mu) (the left-continuous tie rule) at each kink of ``mus`` (any order) for a float64
+    table sorted by q with at least one bucket. O((m + k) log(m + k))."""
+    om = argsort_stable(mus)
+    qhat, coef, b, ox, oq, T = curve_inputs(q, n, s, gather(mus, om))
+    f_left, _ = sweep(q, qhat, n, s, coef, b, ox, oq, T)
+    out = np.empty(mus.shape[0])
+    for k in range(mus.shape[0]):  # searchsorted(b, mu + 0.0): mu is one of the b
+        mu = mus[k] + 0.0
+        lo = 0
+        hi = b.shape[0]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if b[mid] < mu:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[k] = f_left[lo]
+    return out

@@ -1,9 +1,8 @@
 """Sorting and summing in compiled code, bit for bit as numpy does it.
 
-The Python API sorts with numpy before calling the envelope kernels (fastcdl/_envelope.py),
-because numba's own np.sort and np.argsort cost seconds to compile. Code that runs inside a
-user's njit function (fastcdl.kernels) has no numpy to call, so it sorts here, with plain
-loops that compile in a fraction of a second:
+The envelope kernels (fastcdl._kernels.envelope, tablecdl) sort here, from the Python API and
+from a user's njit function (fastcdl.kernels) alike: numba's own np.sort and np.argsort cost
+seconds to compile, these plain loops a fraction of one:
 
 - :func:`argsort_stable`: a stable merge sort of indices. A stable argsort is unique (ties
   keep their index order), so it equals ``np.argsort(x, kind="stable")`` for every input

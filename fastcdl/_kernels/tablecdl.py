@@ -1,8 +1,8 @@
 """CDL and VCDL of a bucket table in one compiled call: the sorts, the sweep and the hull fused.
 
-For fastcdl.kernels.cdl / vcdl, called from a user's njit code. The Python API computes the
-same numbers in three steps (numpy sorts in fastcdl/_envelope.py, then
-envelope.cdl_kernel's sweep, upper hull and read-out at 1/2); this kernel performs the very
+For fastcdl.cdl / vcdl and fastcdl.kernels.cdl / vcdl. cdl_report computes the same numbers
+in three steps (envelope.curve_inputs' sorts, then envelope.cdl_kernel's sweep, upper hull
+and read-out at 1/2, keeping the whole curve); this kernel performs the very
 same floating-point operations in the same order, in one pass and with a few small
 allocations:
 
@@ -87,15 +87,20 @@ def table_cdl(q, n, s, with_vcdl):
     qs, oq = sort_pairs(qhat)  # the frequencies sorted, and their stable argsort
     # The buckets' kinds and counts in the order of oq, gathered once: the walkers over oq
     # then read them in sequence. Read through oq inside the sweep, each a cache miss at
-    # 10^6 buckets that the next one waited for (the sweep took most of the time).
+    # 10^6 buckets that the next one waited for (the sweep took most of the time). s and n
+    # travel as one record of two floats (1.0 * s_i is the float the sweep adds either way),
+    # so a bucket costs one miss, not two; its kind is read from a table of bytes, in cache.
     kind_o = np.empty(m, dtype=np.int8)
-    s_o = np.empty_like(s)
-    n_o = np.empty_like(n)
+    sn_o = np.empty(2 * m)
+    sn = np.empty(2 * m)
+    for i in range(m):
+        sn[2 * i] = 1.0 * s[i]
+        sn[2 * i + 1] = 1.0 * n[i]
     for p in range(m):
         i = oq[p]
         kind_o[p] = kind[i]
-        s_o[p] = s[i]
-        n_o[p] = n[i]
+        sn_o[2 * p] = sn[2 * i]
+        sn_o[2 * p + 1] = sn[2 * i + 1]
     hb = np.empty(m + k + 3)  # hull vertices: candidate and h
     hh = np.empty(m + k + 3)
     nh = 0
@@ -140,9 +145,9 @@ def table_cdl(q, n, s, with_vcdl):
         last = mu
         # -- envelope.sweep at mu, the same operations in the same order --
         while iue < m and qs[iue] <= mu:
-            A -= 1.0 * s_o[iue]
+            A -= sn_o[2 * iue]
             active -= 1
-            B -= -1.0 * n_o[iue]
+            B -= -sn_o[2 * iue + 1]
             iue = _next_id(iue + 1, kind_o, _UP, m)
         if active == 0:
             A = 0.0
@@ -165,9 +170,9 @@ def table_cdl(q, n, s, with_vcdl):
             B = 0.0
         right = A + B * mu
         while ids < m and qs[ids] <= mu:
-            A += -1.0 * s_o[ids]
+            A += -sn_o[2 * ids]
             active += 1
-            B += 1.0 * n_o[ids]
+            B += sn_o[2 * ids + 1]
             ids = _next_id(ids + 1, kind_o, _DOWN, m)
         # -- envelope.cdl_kernel: h, VCDL, and upper_hull's monotone chain --
         # max(f_left, f_right) with f = (A + B mu) / T: division by T > 0 is monotone, and
