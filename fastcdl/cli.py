@@ -107,8 +107,12 @@ def _binary_metrics(st):
     return out, summ
 
 
-# The estimators that get a debiased estimate and an interval (fastcdl.interval), in the order shown.
-_CI_KEYS = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "smce", "atb_unbiased")
+def _ci_keys():
+    """The estimators that get a debiased estimate and an interval (fastcdl.interval), in the
+    order shown: the measures whose entry says cli_interval."""
+    from fastcdl.measures import MEASURES
+
+    return [m.key for m in MEASURES.values() if m.cli_interval]
 
 
 def _binned_ece(st):
@@ -138,7 +142,7 @@ def _intervals(st, out, level, seed):
     res = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
-        for key in _CI_KEYS:
+        for key in _ci_keys():
             if out.get(key) is None:
                 continue
             r = interval(getattr(sample, key), st, level=level, seed=seed)

@@ -448,23 +448,10 @@ def _bca(func, cells: _Cells, value, reps, alpha):
 # --------------------------------------------------------------------------------------
 # debiased estimate and interval by subsampling
 
-# The rates assumed for the bias of each sample estimator, bias ~ c T^-rate: a range (lo, hi),
-# a single rate, or None (unbiased). CDL_M, VCDL_M, cutoff CE and smCE are suprema of empirical
-# processes, so their bias is at most of the order of the process, T^-1/2, which it is at a
-# calibrated model (rate 1/2); fitting the PAV recalibration to noise can make it fall faster
-# (the coverage study, results/estimators-coverage/bias_rate.csv, measured slopes of log bias
-# against log T from 10^3 to 10^6 rounds of -0.55 to -0.68 for CDL_M and VCDL_M, -0.44 to
-# -0.56 for cutoff CE and smCE). interval takes the union of its intervals over rates 1/2 to 2/3; with 2/3 alone
-# calibrated models were covered 0.83 to 0.89 of the time at 10^4 rounds, with the union at
-# least 0.92 on every model. ATB is biased by Brier / T; atb_unbiased is unbiased.
-BIAS_RATES = {
-    "cdl_monotone": (0.5, 2.0 / 3.0),
-    "vcdl_monotone": (0.5, 2.0 / 3.0),
-    "cutoff_ce": (0.5, 2.0 / 3.0),
-    "smce": (0.5, 2.0 / 3.0),
-    "atb": 1.0,
-    "atb_unbiased": None,
-}
+# The rates assumed for the bias of each studied sample estimator, bias ~ c T^-rate, from its
+# entry in fastcdl.measures (Measure.bias_rate, where the study's reasons are given): a range
+# (lo, hi), a single rate, or None (unbiased).
+BIAS_RATES = {m.key: m.bias_rate for m in MEASURES.values() if m.studied}
 _DEFAULT_RATES = (0.5, 2.0 / 3.0)
 
 # From this many rounds on, the default interval of each estimator covered at 0.90 or more
