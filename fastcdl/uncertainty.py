@@ -591,9 +591,10 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
     CoverageWarning
         For the sample estimators below 5,000 rounds (the interval was not seen to cover at
         0.90 on every model there: 0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000),
-        and for a binned ECE, which estimates the ECE of the binned model: biased for the
+        for a binned ECE, which estimates the ECE of the binned model: biased for the
         ECE of the scores by an amount no resampling sees, so its interval need not cover
-        that.
+        that; and on every call for ece_sweep, whose interval did not cover in the study
+        (``Measure.interval_fails`` says what it missed).
 
     Examples
     --------
@@ -657,6 +658,12 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
             "0.90 or more on every "
             f"model of the coverage study (0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000): "
             "read it as a rough range (results/estimators-coverage)"), stacklevel=2)
+    fails = MEASURES[name].interval_fails if studied and name in MEASURES else ""
+    if not fails and studied:
+        fails = next((m.interval_fails for m in MEASURES.values() if func is _sample_fn(m.key) and m.studied), "")
+    if fails:
+        validated = False
+        warnings.warn(CoverageWarning(f"interval: no valid interval for {name}: {fails}"), stacklevel=2)
     if name in ("ece", "mce", "rmsce") and st.edges is not None:
         warnings.warn(CoverageWarning(
             f"interval: a binned {name} estimates the {name} of the binned model, which differs from that of "
@@ -669,7 +676,7 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
 def _sample_fn(name):
     import fastcdl.sample as _s
 
-    return getattr(_s, name)
+    return getattr(_s, name, None)
 
 
 # --------------------------------------------------------------------------------------

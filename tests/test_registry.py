@@ -19,7 +19,8 @@ from fastcdl.measures import MEASURES
 from fastcdl.uncertainty import METRICS as NAMED
 from reference import REGISTRY, table_ref
 
-SAMPLE = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier")
+SAMPLE = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier",
+          "k2_debiased", "ece_sweep", "cdl_monotone_crossfit", "vcdl_monotone_crossfit")
 
 
 def test_every_named_metric_has_a_reference():
