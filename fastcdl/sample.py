@@ -737,8 +737,8 @@ def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
 @_docstrings.fill
 def cdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform",
                           seed=0) -> float:
-    """CDL_M cross-fitted: the rounds split in two halves (:func:`crossfit_split`), the isotonic
-    recalibration fitted on each half and judged on the other, then the worst task's gain,
+    """CDL_M cross-fitted: the rounds split in two halves (``fastcdl.sample.crossfit_split``),
+    the isotonic recalibration fitted on each half and judged on the other, then the worst task's gain,
     2 fbar(1/2), fbar the concave envelope of the cross-fitted V-kink curve (docs/estimators.md).
 
     The plug-in :func:`cdl_monotone` fits the recalibration to the same outcomes it judges, an
@@ -756,7 +756,7 @@ def cdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None,
     {{bins}}
     {{strategy}}
     seed : int, default 0
-        Splits the positives of buckets shared by the halves (:func:`crossfit_split`).
+        Splits the positives of buckets shared by the halves (``fastcdl.sample.crossfit_split``).
     {{multiclass}}
     {{pos_label}}
 
@@ -795,7 +795,7 @@ def vcdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None
     {{bins}}
     {{strategy}}
     seed : int, default 0
-        Splits the positives of buckets shared by the halves (:func:`crossfit_split`).
+        Splits the positives of buckets shared by the halves (``fastcdl.sample.crossfit_split``).
     {{multiclass}}
     {{pos_label}}
 
@@ -932,7 +932,7 @@ def ece_sweep(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="u
     number of buckets, and takes the b before it. The rounds sorted by prediction go to bin
     floor(b j / T) by their rank j (from 0); tied rounds stay together, in the bin of the first
     of them, so a bin can be empty (empty bins are skipped). With weights, T and the ranks
-    count weight. The value is (1/T) sum_b |s_b - sum of p over bin b|. Needs an exact table
+    count weight. The value is (1/T) sum_b abs(s_b - sum of p over bin b). Needs an exact table
     (bins=None). O(b_sweep^2 log m) after the bucket table; b_sweep grows about like T^(1/3).
 
     Parameters
