@@ -496,9 +496,11 @@ class Interval:
     subsamples : ndarray of float64
         The metric on each subsample.
     validated : bool or None
-        For fastcdl's sample estimators: False when the table has fewer than 5,000 rounds,
-        below the sizes at which this interval was seen to cover (a CoverageWarning says
-        so), else True; None for other metrics, which the coverage study did not cover.
+        For fastcdl's sample estimators: False when the table has fewer rounds than the
+        estimator's ``Measure.validated_from`` (5,000; 50,000 for the cross-fitted ones),
+        below the sizes at which this interval was seen to cover, or when the study found no
+        valid interval for it (``Measure.interval_fails``; a CoverageWarning says so), else
+        True; None for other metrics, which the coverage study did not cover.
 
     Examples
     --------
@@ -590,7 +592,8 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
     -----
     CoverageWarning
         For the sample estimators below 5,000 rounds (the interval was not seen to cover at
-        0.90 on every model there: 0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000),
+        0.90 on every model there: 0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000;
+        50,000 for the cross-fitted CDL_M and VCDL_M),
         for a binned ECE, which estimates the ECE of the binned model: biased for the
         ECE of the scores by an amount no resampling sees, so its interval need not cover
         that; and on every call for ece_sweep, whose interval did not cover in the study
@@ -651,16 +654,20 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
         # the interval met with the range of a non-negative metric; an empty meet becomes {0}
         lo, hi = max(lo, 0.0), max(hi, 0.0)
     studied = _studied(func, name)
-    validated = (K >= _VALIDATED_FROM) if studied else None
+    entry = None
+    if studied:
+        entry = MEASURES[name] if name in MEASURES and func is MEASURES[name].func else \
+            next(m for m in MEASURES.values() if m.studied and func is _sample_fn(m.key))
+    start = _VALIDATED_FROM if entry is None else entry.validated_from
+    validated = (K >= start) if studied else None
     if validated is False:
+        seen = ("0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000" if start == _VALIDATED_FROM else
+                "see results/estimators-coverage")
         warnings.warn(CoverageWarning(
-            f"interval: at {K} rounds (fewer than {_VALIDATED_FROM}) the interval of {name} was not seen to cover at "
-            "0.90 or more on every "
-            f"model of the coverage study (0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000): "
+            f"interval: at {K} rounds (fewer than {start}) the interval of {name} was not seen to cover at "
+            f"0.90 or more on every model of the coverage study ({seen}): "
             "read it as a rough range (results/estimators-coverage)"), stacklevel=2)
-    fails = MEASURES[name].interval_fails if studied and name in MEASURES else ""
-    if not fails and studied:
-        fails = next((m.interval_fails for m in MEASURES.values() if func is _sample_fn(m.key) and m.studied), "")
+    fails = "" if entry is None else entry.interval_fails
     if fails:
         validated = False
         warnings.warn(CoverageWarning(f"interval: no valid interval for {name}: {fails}"), stacklevel=2)

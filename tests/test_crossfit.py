@@ -82,3 +82,21 @@ def test_bad_input():
         fc.cdl_monotone_crossfit([0, 1], [0.2, 0.7], sample_weight=[1.0, 2.0])
     with pytest.raises(ValueError, match="2 rounds"):
         fc.vcdl_monotone_crossfit([1], [0.2])
+
+
+def test_interval_is_validated_from_its_own_size():
+    m = fc.MEASURES["cdl_monotone_crossfit"]
+    assert m.studied and m.validated_from == 50000 and not m.cli_interval
+    assert fc.MEASURES["cdl_monotone"].validated_from == 5000
+    rng = np.random.default_rng(2)
+    p = rng.random(6000)
+    y = rng.random(6000) < p
+    for metric in ("vcdl_monotone_crossfit", fc.vcdl_monotone_crossfit):
+        with pytest.warns(fc.CoverageWarning, match="fewer than 50000"):
+            r = fc.interval(metric, y, p, n_sub=100, seed=0)
+        assert r.validated is False and r.rate == (0.5, 2.0 / 3.0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fc.CoverageWarning)
+        assert fc.interval("vcdl_monotone", y, p, n_sub=100, seed=0).validated is True
