@@ -309,7 +309,7 @@ def ece_sweep_ref(y, p, sample_weight=None):
 
 def crossfit_ref(q, n_a, s_a, n_b, s_b):
     """(CDL, VCDL) of the cross-fitted V-kink curve, exactly: the PAV recalibration of each half
-    (pav_ref), extended to every prediction as the value of the last fitted bucket at or below
+    (pav_ref, its values rounded to doubles), extended to every prediction as the value of the last fitted bucket at or below
     it (the first's below them all), judges the other half's rounds:
     f(mu) = (1/T) sum_t (y_t - mu)(1{h(p_t) >= mu} - 1{p_t >= mu}). f is linear between the
     predictions and the fitted values, so its sup and its concave envelope are read at those
@@ -319,7 +319,10 @@ def crossfit_ref(q, n_a, s_a, n_b, s_b):
 
     def fit(n, s):
         idx = [i for i in range(len(q)) if n[i] > 0]
-        iso = pav_ref([n[i] for i in idx], [s[i] for i in idx])
+        # the block means as doubles (correctly rounded, as the division of two exact integer
+        # sums gives them): a mean of 3/5 is the double 0.6, equal to a prediction 0.6, where
+        # the exact 3/5 would lie 2e-17 above it and open a sliver (0.6, 3/5] of kinks
+        iso = [F(float(v)) for v in pav_ref([n[i] for i in idx], [s[i] for i in idx])]
 
         def h(x):
             below = [k for k, i in enumerate(idx) if q[i] <= x]

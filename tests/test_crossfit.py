@@ -100,3 +100,16 @@ def test_interval_is_validated_from_its_own_size():
     with warnings.catch_warnings():
         warnings.simplefilter("error", fc.CoverageWarning)
         assert fc.interval("vcdl_monotone", y, p, n_sub=100, seed=0).validated is True
+
+
+def test_a_block_mean_equal_to_a_prediction_opens_no_sliver():
+    # half A pools 0.1, 0.25, 0.5 to the mean 3/5, the double 0.6, equal to the prediction 0.6:
+    # the kinks (0.5, 0.6] and (0.6, 1] of the two halves' terms do not overlap
+    q = np.array([0.0, 0.1, 0.25, 0.5, 0.6])
+    n_a, s_a = np.array([0, 1, 1, 3, 1]), np.array([0, 1, 1, 1, 1])
+    n_b, s_b = np.array([0, 0, 0, 1, 1]), np.array([0, 0, 0, 1, 1])
+    from fastcdl._kernels.envelope import envelope_at_half
+
+    x, h = crossfit_curve(q, n_a, s_a, n_b, s_b)
+    assert 2 * envelope_at_half(x, h)[0] == pytest.approx(crossfit_ref(q, n_a, s_a, n_b, s_b)[0], abs=1e-12)
+    assert crossfit_ref(q, n_a, s_a, n_b, s_b)[0] == pytest.approx(0.25)  # 2 f(1/2), f(1/2) = 1/8
