@@ -107,8 +107,12 @@ def _binary_metrics(st):
     return out, summ
 
 
-# The estimators that get a debiased estimate and an interval (fastcdl.interval), in the order shown.
-_CI_KEYS = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "smce", "atb_unbiased")
+def _ci_keys():
+    """The estimators that get a debiased estimate and an interval (fastcdl.interval), in the
+    order shown: the measures whose entry says cli_interval."""
+    from fastcdl.measures import MEASURES
+
+    return [m.key for m in MEASURES.values() if m.cli_interval]
 
 
 def _binned_ece(st):
@@ -138,7 +142,7 @@ def _intervals(st, out, level, seed):
     res = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
-        for key in _CI_KEYS:
+        for key in _ci_keys():
             if out.get(key) is None:
                 continue
             r = interval(getattr(sample, key), st, level=level, seed=seed)
@@ -230,6 +234,8 @@ def cmd_metrics(args) -> int:
 
     if args.lp_rows < 0:
         raise InputError(f"--lp-rows must be >= 0, got {args.lp_rows}")
+    if args.ci and args.no_ci:
+        raise InputError("--ci and --no-ci contradict each other: give one")
     args.strategy = args.strategy or "uniform"
     if args.strategy == "quantile" and args.bins is None:
         raise InputError("--strategy quantile needs --bins M or --bins auto")
@@ -289,6 +295,13 @@ def cmd_metrics(args) -> int:
         m, _ = _binary_metrics(st)
         per.append({"class": c, **m})
     k = len(per)
+    ci_notes = []
+    for r, st in zip(per, fs.per_class):
+        r["intervals"] = None
+        if (_sparse(r) or args.ci) and not args.no_ci:
+            r["intervals"], note = _intervals(st, r, args.level, args.seed)
+            if note and note not in ci_notes:
+                ci_notes.append(note)
     keys = [key for _, key, _ in _rows(sample=False) + _rows(sample=True)]
     mean = {key: float(np.mean([r[key] for r in per])) for key in keys}
     exact, how = _exact_multiclass(fs, args.lp_rows)
@@ -314,7 +327,24 @@ def cmd_metrics(args) -> int:
           + f"   (weights 1/{k})")
     shown = _num(exact) if exact is not None else "—"
     print(f"  CDL over all {k} outcomes, exact: {shown} ({how})")
+    if any(r["intervals"] for r in per):
+        _print_classwise_intervals(per, width)
+    for note in ci_notes:
+        print(note)
     return 0
+
+
+def _print_classwise_intervals(per, width):
+    """Each class's debiased estimates with their intervals, one line per (class, estimator)."""
+    from fastcdl.measures import MEASURES
+
+    level = next(iv["level"] for r in per if r["intervals"] for iv in r["intervals"].values())
+    print(f"class-wise sample estimators, debiased with {100 * level:g}% intervals (fastcdl.interval), per class:")
+    print(f"  {'class':<{width}} {'':<8} {'plug-in':>10} {'debiased':>10}   interval")
+    for r in per:
+        for key, iv in (r["intervals"] or {}).items():
+            print(f"  {r['class']:<{width}} {MEASURES[key].label:<8} {_num(r[key]):>10} {_num(iv['estimate']):>10}   "
+                  f"[{_num(iv['lo'])}, {_num(iv['hi'])}]")
 
 
 def _print_sample_rows(out, ci_note):

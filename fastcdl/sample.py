@@ -12,6 +12,10 @@ measure sampling noise. The estimators here converge on samples (at rate about T
 - :func:`atb` and :func:`atb_unbiased`: averaged two-bin calibration error, a truthful
   score for comparing models;
 - :func:`smce`: smooth calibration error, exactly, in O(m log m);
+- :func:`cdl_monotone_crossfit` and :func:`vcdl_monotone_crossfit`: CDL_M and VCDL_M with
+  the recalibration fitted on one half of the rounds and judged on the other;
+- :func:`k2_debiased` (Kumar, Liang and Ma 2019) and :func:`ece_sweep` (Roelofs et al. 2022):
+  the binned estimators of the squared and the absolute calibration error from the literature;
 - :func:`mce`, :func:`rmsce`, :func:`brier` and :func:`brier_decomposition`: the classic numbers.
 
 Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`~fastcdl.BucketStats`,
@@ -32,6 +36,7 @@ import numpy as np
 
 from fastcdl import _docstrings, _parallel, _validate
 from fastcdl._kernels import sample as _k
+from fastcdl._kernels.envelope import envelope_at_half
 from fastcdl._kernels.errors import k2_kernel
 from fastcdl._multi import accepts_multiclass
 from fastcdl.metrics import (CertificateWarning, _stats, check_sample_size, sorted_outcome_keys_and_spare,
@@ -51,6 +56,10 @@ __all__ = [
     "brownian_range_sf",
     "atb",
     "atb_unbiased",
+    "k2_debiased",
+    "ece_sweep",
+    "cdl_monotone_crossfit",
+    "vcdl_monotone_crossfit",
     "smce",
     "mce",
     "rmsce",
@@ -628,6 +637,351 @@ def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
             "y_true", "needs at least 2 rounds", message="atb_unbiased needs at least 2 rounds"
         )
     return float((T * _k.atb_kernel(q, n, s) - _k.brier_table_kernel(q, n, s)) / (T - 1.0))
+
+
+# --------------------------------------------------------------------------------------
+# CDL_M and VCDL_M cross-fitted: the recalibration fitted on one half, judged on the other
+
+
+def crossfit_split(st: BucketStats, seed=0):
+    """The two halves of an unweighted table's rounds: (n_A, s_A, n_B, s_B) per bucket.
+
+    The rounds, in the table's order, alternate between the halves (rank j goes to A when j is
+    even), so a_i = n_A[i] is fixed by the counts alone; the positives of a bucket shared by
+    both halves are split at random, s_A[i] ~ Hypergeometric(s_i, n_i - s_i, a_i), from
+    ``seed``. Which half a round joins never depends on its outcome. O(m).
+    """
+    n = np.asarray(st.counts, dtype=np.int64)
+    s = np.asarray(st.positives, dtype=np.int64)
+    C = np.concatenate([[0], np.cumsum(n)])
+    a = (C[1:] + 1) // 2 - (C[:-1] + 1) // 2  # even ranks in [C_i, C_i + n_i)
+    sa = np.where(s == n, a, np.where(a == n, s, 0))  # all positive, or the whole bucket in A
+    mixed = (a > 0) & (a < n) & (s > 0) & (s < n)
+    if mixed.any():
+        rng = np.random.default_rng(_validate.check_seed(seed))
+        sa[mixed] = rng.hypergeometric(s[mixed], n[mixed] - s[mixed], a[mixed])
+    return a, sa, n - a, s - sa
+
+
+def _step_fit(q_fit, iso, q):
+    """The non-decreasing step function through the fitted buckets (q_fit, iso), read at q:
+    the value of the last fitted bucket at or below q (the first one's below them all)."""
+    j = np.searchsorted(q_fit, q, side="right") - 1
+    return iso[np.maximum(j, 0)]
+
+
+def _crossfit_terms(q, n_fit, s_fit, n_judge, s_judge):
+    """(lo, hi, sign, s, n) per bucket judged: the recalibration h of the fitted half changes a
+    V task's action on the judged rounds of bucket i for kinks mu in (lo, hi], where it gains
+    sign (s_i - mu n_i)."""
+    fit = n_fit > 0
+    if not fit.any():
+        return (np.empty(0),) * 5
+    iso = _k.pav_kernel(n_fit[fit].astype(np.float64), s_fit[fit].astype(np.float64))
+    judge = n_judge > 0
+    qj = q[judge]
+    h = _step_fit(q[fit], iso, qj)
+    sign = np.sign(h - qj)
+    return np.minimum(qj, h), np.maximum(qj, h), sign, s_judge[judge].astype(np.float64), \
+        n_judge[judge].astype(np.float64)
+
+
+def crossfit_curve(q, n_a, s_a, n_b, s_b):
+    """The cross-fitted monotone V-kink curve at its breakpoints: (x, h) with x sorted from 0 to
+    1 (1/2 among them) and h = max(f(x), f(x+)), where
+
+        f(mu) = (1/T) sum over the rounds t of (y_t - mu) (1{h_o(p_t) >= mu} - 1{p_t >= mu}),
+
+    h_o the isotonic (PAV) recalibration fitted on the other half than t's, extended to every
+    prediction as a non-decreasing step. f is linear between breakpoints, 0 at 0. O(m log m).
+    """
+    T = float(np.sum(n_a) + np.sum(n_b))
+    parts = [_crossfit_terms(q, n_a, s_a, n_b, s_b), _crossfit_terms(q, n_b, s_b, n_a, s_a)]
+    lo, hi, sign, s, n = (np.concatenate([p[i] for p in parts]) for i in range(5))
+    keep = sign != 0.0
+    lo, hi, sign, s, n = lo[keep], hi[keep], sign[keep], s[keep], n[keep]
+    x = np.unique(np.concatenate([lo, hi, [0.0, 0.5, 1.0]]))
+    # the kinks in (x_k, x_k+1] see the terms with lo <= x_k and hi >= x_k+1
+    alpha = np.zeros(x.shape[0] + 1)
+    beta = np.zeros(x.shape[0] + 1)
+    i_lo = np.searchsorted(x, lo)
+    i_hi = np.searchsorted(x, hi)
+    np.add.at(alpha, i_lo, sign * s)
+    np.add.at(alpha, i_hi, -sign * s)
+    np.add.at(beta, i_lo, sign * n)
+    np.add.at(beta, i_hi, -sign * n)
+    alpha = np.cumsum(alpha)[:-1] / T  # alpha[k], beta[k]: the piece (x_k, x_k+1]
+    beta = np.cumsum(beta)[:-1] / T
+    right = alpha - x * beta  # f(x_k+), the piece after x_k
+    at = np.empty_like(x)  # f(x_k), the end of the piece before x_k
+    at[0] = 0.0
+    at[1:] = alpha[:-1] - x[1:] * beta[:-1]
+    right[-1] = at[-1]  # no piece after 1
+    return x, np.maximum(at, right)
+
+
+def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
+    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    if st.weighted:
+        raise _validate.ValidationError(
+            "sample_weight", f"is not supported by {what}",
+            message=f"{what} splits the rounds in two halves: it needs unweighted rounds",
+        )
+    if st.total < 2:
+        raise _validate.ValidationError("y_true", "needs at least 2 rounds", message=f"{what} needs at least 2 rounds")
+    n_a, s_a, n_b, s_b = crossfit_split(st, seed)
+    return crossfit_curve(np.asarray(st.values, dtype=np.float64), n_a, s_a, n_b, s_b)
+
+
+@accepts_multiclass()
+@_docstrings.fill
+def cdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform",
+                          seed=0) -> float:
+    """CDL_M cross-fitted: the rounds split in two halves (``fastcdl.sample.crossfit_split``),
+    the isotonic recalibration fitted on each half and judged on the other, then the worst task's gain,
+    2 fbar(1/2), fbar the concave envelope of the cross-fitted V-kink curve (docs/estimators.md).
+
+    The plug-in :func:`cdl_monotone` fits the recalibration to the same outcomes it judges, an
+    optimism that biases it upwards; here a half's outcomes never judge the recalibration fitted
+    to them (sample splitting / cross-fitting, as in double machine learning, Chernozhukov et al.
+    2018). The sup over tasks remains, and the fitted recalibration is worse than the best
+    monotone one, so it errs the other way where the population value is large. Can be
+    negative in principle; at least 0 here (the task that never acts gains 0). O(m log m).
+
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    seed : int, default 0
+        Splits the positives of buckets shared by the halves (``fastcdl.sample.crossfit_split``).
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The cross-fitted CDL_M; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+        Also for sample weights or fewer than 2 rounds.
+
+    Examples
+    --------
+    >>> cdl_monotone_crossfit([1, 1, 1, 1, 0, 0, 0, 0], [0.2, 0.2, 0.3, 0.3, 0.7, 0.7, 0.8, 0.8])
+    0.7
+    """
+    x, h = _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, "cdl_monotone_crossfit")
+    return float(2.0 * envelope_at_half(x, h)[0])
+
+
+@accepts_multiclass()
+@_docstrings.fill
+def vcdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform",
+                           seed=0) -> float:
+    """VCDL_M cross-fitted: sup over kinks mu of f(mu) / max(mu, 1 - mu), f the V-kink curve of
+    the recalibrations fitted on one half of the rounds and judged on the other (see
+    :func:`cdl_monotone_crossfit`, docs/estimators.md). At least 0. O(m log m).
+
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    seed : int, default 0
+        Splits the positives of buckets shared by the halves (``fastcdl.sample.crossfit_split``).
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The cross-fitted VCDL_M; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+        Also for sample weights or fewer than 2 rounds.
+
+    Examples
+    --------
+    >>> vcdl_monotone_crossfit([1, 1, 1, 1, 0, 0, 0, 0], [0.2, 0.2, 0.3, 0.3, 0.7, 0.7, 0.8, 0.8])
+    0.5
+    """
+    x, h = _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, "vcdl_monotone_crossfit")
+    return float(np.max(h / np.maximum(x, 1.0 - x)))
+
+
+# --------------------------------------------------------------------------------------
+# binned estimators from the literature: debiased squared error, monotone sweep
+
+
+def _equal_mass_bins(st: BucketStats, what: str) -> BucketStats:
+    """The table in round(T^(1/3)) equal-mass bins when it is exact, else as it is binned."""
+    if st.edges is not None:
+        return st
+    return st.rebin("auto", strategy="quantile")
+
+
+@accepts_multiclass()
+@_docstrings.fill
+def k2_debiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
+    """Debiased estimate of the squared calibration error E[(E[y | p] - p)^2] (Kumar, Liang and
+    Ma 2019, the statistic of the T-Cal test of Lee, Huang, Hassani and Dobriban 2023), over
+    equal-mass bins (docs/estimators.md):
+
+        K2_d = sum_b (n_b / T) [ (ybar_b - pbar_b)^2 - ybar_b (1 - ybar_b) / (n_b - 1) ].
+
+    The plug-in binned K2 is biased upwards by the variance of each bin's frequency ybar_b;
+    ybar_b (1 - ybar_b) / (n_b - 1) estimates it without bias when the rounds of a bin share
+    their chance of y = 1. On an exact table (bins=None, the default) the rounds are first put
+    in round(T^(1/3)) equal-mass bins (``rebin("auto", strategy="quantile")``); with ``bins``
+    those bins are used. Can be negative. O(m) after the bucket table.
+
+    Needs unweighted rounds, else ValueError. A bin of one round has no estimate of its
+    variance: the equal-mass bins merge it into the next bin (the last into the one before; a
+    large tied bucket can leave one round between two edges); given ``bins`` must hold at
+    least 2 rounds each, else ValueError.
+
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        The debiased estimate (it can be negative); a :class:`fastcdl.ClasswiseResult` with
+        ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+        Also for sample weights, or a bin of fewer than 2 rounds.
+
+    Examples
+    --------
+    >>> k2_debiased([0, 1, 1, 1], [0.5, 0.5, 0.5, 0.5])  # (3/4 - 1/2)^2 - (3/4)(1/4)/3
+    0.0
+    """
+    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    if st.weighted:
+        raise _validate.ValidationError(
+            "sample_weight", "is not supported by k2_debiased",
+            message="k2_debiased counts the rounds of each bin: it needs unweighted rounds",
+        )
+    b = _equal_mass_bins(st, "k2_debiased")
+    n = b.counts.astype(np.float64)
+    keep = n > 0
+    n, s, ps = n[keep], b.positives[keep].astype(np.float64), b.prob_sums[keep]
+    if st.edges is None and n.shape[0] > 1 and np.any(n < 2):
+        n, s, ps = _merge_single_rounds(n, s, ps)
+    y, p = s / n, ps / n
+    if np.any(n < 2):
+        raise _validate.ValidationError(
+            "bins", "has a bin of one round",
+            message=f"k2_debiased needs at least 2 rounds in every bin; {int(np.sum(n < 2))} bin(s) hold one",
+        )
+    T = n.sum()
+    return float(np.sum(n * ((y - p) ** 2 - y * (1.0 - y) / (n - 1.0))) / T)
+
+
+def _merge_single_rounds(n, s, ps):
+    """Bins of one round merged into the next bin (the last into the one before): the equal-mass
+    bins of a table with a large tied bucket can leave one round between two edges."""
+    n, s, ps = list(n), list(s), list(ps)
+    i = 0
+    while i < len(n) and len(n) > 1:
+        if n[i] >= 2:
+            i += 1
+            continue
+        j = i + 1 if i + 1 < len(n) else i - 1
+        n[j] += n[i]
+        s[j] += s[i]
+        ps[j] += ps[i]
+        del n[i], s[i], ps[i]
+        i = min(i, j)
+    return np.array(n), np.array(s), np.array(ps)
+
+
+def _sweep_bins(Cprev, T, b):
+    """Start of each of b equal-mass bins among the buckets: bucket i goes to bin
+    floor(b C_i / T), C_i the rounds before it (its first round's rank)."""
+    return np.searchsorted(Cprev * b, np.arange(b + 1) * T, side="left")
+
+
+@accepts_multiclass()
+@_docstrings.fill
+def ece_sweep(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
+    """Monotone-sweep equal-mass ECE (Roelofs, Cain, Shlens and Mozer 2022): the ECE over the
+    largest number of equal-mass bins b, swept up from 1, at which the bins' frequencies of
+    y = 1 still do not decrease from bin to bin (docs/estimators.md).
+
+    The sweep stops at the first b whose frequencies decrease somewhere, or when b exceeds the
+    number of buckets, and takes the b before it. The rounds sorted by prediction go to bin
+    floor(b j / T) by their rank j (from 0); tied rounds stay together, in the bin of the first
+    of them, so a bin can be empty (empty bins are skipped). With weights, T and the ranks
+    count weight. The value is (1/T) sum_b abs(s_b - sum of p over bin b). Needs an exact table
+    (bins=None). O(b_sweep^2 log m) after the bucket table; b_sweep grows about like T^(1/3).
+
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{sample_weight}}
+    {{bins}}
+    {{strategy}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        ECE_sweep, in [0, 1]; a :class:`fastcdl.ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+        Also for a binned table (the sweep makes its own bins).
+
+    Examples
+    --------
+    >>> ece_sweep([0, 1, 0, 1], [0.1, 0.2, 0.6, 0.9])  # bins {0.1, 0.2}, {0.6, 0.9}; three would decrease
+    0.3
+    """
+    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    if st.edges is not None:
+        raise _validate.ValidationError(
+            "bins", "must be None for ece_sweep",
+            message="ece_sweep makes its own equal-mass bins: it needs exact buckets (bins=None)",
+        )
+    n = np.asarray(st.counts, dtype=np.float64)
+    C = np.concatenate([[0.0], np.cumsum(n)])
+    S = np.concatenate([[0.0], np.cumsum(np.asarray(st.positives, dtype=np.float64))])
+    P = np.concatenate([[0.0], np.cumsum(np.asarray(st.prob_sums, dtype=np.float64))])
+    T = C[-1]
+    Cprev = C[:-1]
+    best = None
+    for b in range(1, st.n_buckets + 1):
+        cut = _sweep_bins(Cprev, T, b)
+        nb, sb, pb = np.diff(C[cut]), np.diff(S[cut]), np.diff(P[cut])
+        full = nb > 0
+        freq = sb[full] / nb[full]
+        if np.any(np.diff(freq) < 0.0):
+            break
+        best = float(np.sum(np.abs(sb[full] - pb[full])) / T)
+    return best
 
 
 # --------------------------------------------------------------------------------------

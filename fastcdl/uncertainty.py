@@ -448,23 +448,10 @@ def _bca(func, cells: _Cells, value, reps, alpha):
 # --------------------------------------------------------------------------------------
 # debiased estimate and interval by subsampling
 
-# The rates assumed for the bias of each sample estimator, bias ~ c T^-rate: a range (lo, hi),
-# a single rate, or None (unbiased). CDL_M, VCDL_M, cutoff CE and smCE are suprema of empirical
-# processes, so their bias is at most of the order of the process, T^-1/2, which it is at a
-# calibrated model (rate 1/2); fitting the PAV recalibration to noise can make it fall faster
-# (the coverage study, results/estimators-coverage/bias_rate.csv, measured slopes of log bias
-# against log T from 10^3 to 10^6 rounds of -0.55 to -0.68 for CDL_M and VCDL_M, -0.44 to
-# -0.56 for cutoff CE and smCE). interval takes the union of its intervals over rates 1/2 to 2/3; with 2/3 alone
-# calibrated models were covered 0.83 to 0.89 of the time at 10^4 rounds, with the union at
-# least 0.92 on every model. ATB is biased by Brier / T; atb_unbiased is unbiased.
-BIAS_RATES = {
-    "cdl_monotone": (0.5, 2.0 / 3.0),
-    "vcdl_monotone": (0.5, 2.0 / 3.0),
-    "cutoff_ce": (0.5, 2.0 / 3.0),
-    "smce": (0.5, 2.0 / 3.0),
-    "atb": 1.0,
-    "atb_unbiased": None,
-}
+# The rates assumed for the bias of each studied sample estimator, bias ~ c T^-rate, from its
+# entry in fastcdl.measures (Measure.bias_rate, where the study's reasons are given): a range
+# (lo, hi), a single rate, or None (unbiased).
+BIAS_RATES = {m.key: m.bias_rate for m in MEASURES.values() if m.studied}
 _DEFAULT_RATES = (0.5, 2.0 / 3.0)
 
 # From this many rounds on, the default interval of each estimator covered at 0.90 or more
@@ -509,9 +496,11 @@ class Interval:
     subsamples : ndarray of float64
         The metric on each subsample.
     validated : bool or None
-        For fastcdl's sample estimators: False when the table has fewer than 5,000 rounds,
-        below the sizes at which this interval was seen to cover (a CoverageWarning says
-        so), else True; None for other metrics, which the coverage study did not cover.
+        For fastcdl's sample estimators: False when the table has fewer rounds than the
+        estimator's ``Measure.validated_from`` (5,000; 50,000 for the cross-fitted ones),
+        below the sizes at which this interval was seen to cover, or when the study found no
+        valid interval for it (``Measure.interval_fails``; a CoverageWarning says so), else
+        True; None for other metrics, which the coverage study did not cover.
 
     Examples
     --------
@@ -603,10 +592,12 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
     -----
     CoverageWarning
         For the sample estimators below 5,000 rounds (the interval was not seen to cover at
-        0.90 on every model there: 0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000),
-        and for a binned ECE, which estimates the ECE of the binned model: biased for the
+        0.90 on every model there: 0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000;
+        50,000 for the cross-fitted CDL_M and VCDL_M),
+        for a binned ECE, which estimates the ECE of the binned model: biased for the
         ECE of the scores by an amount no resampling sees, so its interval need not cover
-        that.
+        that; and on every call for ece_sweep, whose interval did not cover in the study
+        (``Measure.interval_fails`` says what it missed).
 
     Examples
     --------
@@ -663,13 +654,23 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
         # the interval met with the range of a non-negative metric; an empty meet becomes {0}
         lo, hi = max(lo, 0.0), max(hi, 0.0)
     studied = _studied(func, name)
-    validated = (K >= _VALIDATED_FROM) if studied else None
+    entry = None
+    if studied:
+        entry = MEASURES[name] if name in MEASURES and func is MEASURES[name].func else \
+            next(m for m in MEASURES.values() if m.studied and func is _sample_fn(m.key))
+    start = _VALIDATED_FROM if entry is None else entry.validated_from
+    validated = (K >= start) if studied else None
     if validated is False:
+        seen = ("0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000" if start == _VALIDATED_FROM else
+                "see results/estimators-coverage")
         warnings.warn(CoverageWarning(
-            f"interval: at {K} rounds (fewer than {_VALIDATED_FROM}) the interval of {name} was not seen to cover at "
-            "0.90 or more on every "
-            f"model of the coverage study (0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000): "
+            f"interval: at {K} rounds (fewer than {start}) the interval of {name} was not seen to cover at "
+            f"0.90 or more on every model of the coverage study ({seen}): "
             "read it as a rough range (results/estimators-coverage)"), stacklevel=2)
+    fails = "" if entry is None else entry.interval_fails
+    if fails:
+        validated = False
+        warnings.warn(CoverageWarning(f"interval: no valid interval for {name}: {fails}"), stacklevel=2)
     if name in ("ece", "mce", "rmsce") and st.edges is not None:
         warnings.warn(CoverageWarning(
             f"interval: a binned {name} estimates the {name} of the binned model, which differs from that of "
@@ -682,7 +683,7 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
 def _sample_fn(name):
     import fastcdl.sample as _s
 
-    return getattr(_s, name)
+    return getattr(_s, name, None)
 
 
 # --------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@
     python scripts/estimators_coverage.py summary [--out DIR]
     python scripts/estimators_coverage.py tables [--out DIR]
     python scripts/estimators_coverage.py validate [--out DIR] [--budget SECONDS]
-    python scripts/estimators_coverage.py validation-table [--out DIR]
+    python scripts/estimators_coverage.py validate [--plan N:R,...] [--estimators A,B@none] [--file NAME]
+    python scripts/estimators_coverage.py validation-table [--out DIR] [--file NAME]
+    python scripts/estimators_coverage.py validation-summary [--out DIR]
 
 Models: six (score distribution, calibration curve) pairs, SHAPES below. Population values
 are the estimators evaluated on a fine weighted table of the model: M equal-mass points of the
@@ -128,12 +130,34 @@ def true_ece(shape, M):
     return val + shape.atom * abs(shape.atom_truth - shape.atom_at)
 
 
+def true_k2(shape, M):
+    q = shape.dist.ppf((np.arange(M) + 0.5) / M)
+    val = (1.0 - shape.atom) * np.mean((shape.curve(q) - q) ** 2)
+    return val + shape.atom * (shape.atom_truth - shape.atom_at) ** 2
+
+
+# Estimators whose population value is another's: the cross-fitted CDL_M and VCDL_M estimate
+# CDL_M and VCDL_M.
+TARGET = {"cdl_monotone_crossfit": "cdl_monotone", "vcdl_monotone_crossfit": "vcdl_monotone"}
+
+# Estimators added after populations.csv was made: their population values, appended to it.
+LATER = {"k2_debiased": true_k2, "ece_sweep": true_ece}
+
+
 def populations(out):
     """Population value of every estimator on every model (cached in populations.csv)."""
     path = out / "populations.csv"
     if path.exists():
         with open(path) as fh:
-            return {(r["shape"], r["estimator"]): float(r["value"]) for r in csv.DictReader(fh)}
+            rows = list(csv.DictReader(fh))
+        have = {r["estimator"] for r in rows}
+        extra = [{"shape": sh.name, "estimator": est, "value": f(sh, M_FINE), "value_M250k": f(sh, M_CHECK),
+                  "model": sh.words} for est, f in LATER.items() if est not in have for sh in SHAPES]
+        if extra:
+            with open(path, "a", newline="") as fh:
+                csv.DictWriter(fh, fieldnames=list(rows[0])).writerows(extra)
+            rows += extra
+        return {(r["shape"], r["estimator"]): float(r["value"]) for r in rows}
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -379,18 +403,21 @@ VALIDATE_PLAN = {5000: 150, 50000: 100}
 VALIDATED = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "smce", "atb_unbiased")
 
 
-def validate(out, budget):
+def validate(out, budget, plan=None, estimators=VALIDATED, name="validation.csv"):
     """fastcdl.interval itself, as a user calls it (defaults, seed per sample), at the sample
     sizes the issue names, 5,000 and 50,000 rounds, on the same models: validation.csv, one row
-    per (model, n, replication, estimator), appended as each sample finishes."""
+    per (model, n, replication, estimator), appended as each sample finishes. ``plan`` ({n:
+    replications}, default VALIDATE_PLAN), ``estimators`` and the file ``name`` select a part
+    (validation-large.csv: more replications at 10^5 rounds)."""
     from fastcdl.uncertainty import CoverageWarning, interval
 
+    plan = VALIDATE_PLAN if plan is None else plan
     pop = populations(out)
-    path = out / "validation.csv"
+    path = out / name
     done = set()
     if path.exists():
         with open(path) as fh:
-            done = {(r["shape"], int(r["n"]), int(r["rep"])) for r in csv.DictReader(fh)}
+            done = {(r["shape"], int(r["n"]), int(r["rep"]), r["estimator"]) for r in csv.DictReader(fh)}
     fields = ["shape", "n", "rep", "estimator", "truth", "value", "estimate", "lo", "hi", "seconds"]
     new = not path.exists()
     start = time.time()
@@ -399,39 +426,86 @@ def validate(out, budget):
         w = csv.DictWriter(fh, fieldnames=fields)
         if new:
             w.writeheader()
-        for n, R in VALIDATE_PLAN.items():
+        for n, R in plan.items():
             for r in range(R):
                 for sh in SHAPES:
-                    if (sh.name, n, r) in done:
+                    todo = [est for est in estimators if (sh.name, n, r, est) not in done]
+                    if not todo:
                         continue
                     if time.time() - start > budget:
                         print("budget spent", flush=True)
                         return
                     rng = np.random.default_rng([100 + SHAPES.index(sh), n, r])
                     y, p = sh.sample(n, rng)
-                    for est in VALIDATED:
+                    for est in todo:
                         t0 = time.time()
-                        iv = interval(est, y, p, seed=r)
-                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": est, "truth": pop[(sh.name, est)],
+                        # "name@none": the interval without a bias correction (rate=None)
+                        base, _, how = est.partition("@")
+                        iv = interval(base, y, p, seed=r) if not how else interval(base, y, p, seed=r, rate=None)
+                        target = TARGET.get(base, base)
+                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": est, "truth": pop[(sh.name, target)],
                                     "value": iv.value, "estimate": iv.estimate, "lo": iv.lo, "hi": iv.hi,
                                     "seconds": round(time.time() - t0, 3)})
                     fh.flush()
             print(f"validation n = {n} done at {time.time() - start:.0f} s", flush=True)
 
 
-def validation_table(out):
-    with open(out / "validation.csv") as fh:
+VALIDATION_FILES = ("validation.csv", "validation-large.csv", "validation-binned.csv", "validation-crossfit.csv")
+
+
+def validation_summary(out):
+    """validation_summary.csv: per file, estimator, n and model, the samples, the coverage of
+    fastcdl.interval with its Wilson 95% interval, and the bias, sd and RMSE of the plug-in value
+    and of the debiased estimate; rows "all" pool the models."""
+    summ = []
+    for name in VALIDATION_FILES:
+        path = out / name
+        if not path.exists():
+            continue
+        with open(path) as fh:
+            rows = list(csv.DictReader(fh))
+        keys = sorted({(r["estimator"], int(r["n"])) for r in rows})
+        for est, n in keys:
+            sel_all = [r for r in rows if r["estimator"] == est and int(r["n"]) == n]
+            for shape in [s.name for s in SHAPES] + ["all"]:
+                sel = sel_all if shape == "all" else [r for r in sel_all if r["shape"] == shape]
+                if not sel:
+                    continue
+                truth = np.array([float(r["truth"]) for r in sel])
+                value = np.array([float(r["value"]) for r in sel]) - truth
+                estimate = np.array([float(r["estimate"]) for r in sel]) - truth
+                k = sum(float(r["lo"]) <= float(r["truth"]) <= float(r["hi"]) for r in sel)
+                wl, wh = wilson(k, len(sel))
+                summ.append({"file": name, "estimator": est, "n": n, "shape": shape, "samples": len(sel),
+                             "covered": k, "coverage": k / len(sel), "coverage_lo": wl, "coverage_hi": wh,
+                             "truth": truth[0] if shape != "all" else math.nan,
+                             "bias_plugin": value.mean(), "bias_estimate": estimate.mean(),
+                             "sd_plugin": value.std(ddof=1) if len(sel) > 1 else math.nan,
+                             "sd_estimate": estimate.std(ddof=1) if len(sel) > 1 else math.nan,
+                             "rmse_plugin": math.sqrt(np.mean(value**2)), "rmse_estimate": math.sqrt(np.mean(estimate**2))})
+    with open(out / "validation_summary.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(summ[0]))
+        w.writeheader()
+        for r in summ:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+
+
+def validation_table(out, name="validation.csv"):
+    with open(out / name) as fh:
         rows = list(csv.DictReader(fh))
+    plan = sorted({int(r["n"]) for r in rows})
+    ests = list(dict.fromkeys(r["estimator"] for r in rows))
     print("| estimator | n | " + " | ".join(s.name for s in SHAPES) + " |")
     print("|---|---|" + "---|" * len(SHAPES))
-    for est in VALIDATED:
-        for n in VALIDATE_PLAN:
+    for est in ests:
+        for n in plan:
             cells = []
             for sh in SHAPES:
                 sel = [r for r in rows if r["estimator"] == est and int(r["n"]) == n and r["shape"] == sh.name]
                 k = sum(float(r["lo"]) <= float(r["truth"]) <= float(r["hi"]) for r in sel)
                 cells.append(f"{k}/{len(sel)}" if sel else "")
-            print(f"| {est} | {n} | " + " | ".join(cells) + " |")
+            if any(cells):
+                print(f"| {est} | {n} | " + " | ".join(cells) + " |")
 
 
 SHOWN_METHODS = ("default", "percentile", "bca", "basic", "normal_bootstrap_bc", "subsample_n/4", "hs_1/2",
@@ -488,19 +562,27 @@ def tables(out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table"))
+    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table", "validation-summary"))
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--budget", type=float, default=math.inf, help="stop starting samples after this many seconds")
+    ap.add_argument("--plan", default=None, help="validate: n:replications,... (default: VALIDATE_PLAN)")
+    ap.add_argument("--estimators", default=None, help="validate: comma-separated (default: VALIDATED)")
+    ap.add_argument("--file", default="validation.csv", help="validate, validation-table: the file in --out")
     a = ap.parse_args()
     out = Path(a.out)
     if a.what == "tables":
         tables(out)
         return
     if a.what == "validate":
-        validate(out, a.budget)
+        plan = None if a.plan is None else {int(k): int(v) for k, v in (x.split(":") for x in a.plan.split(","))}
+        ests = VALIDATED if a.estimators is None else tuple(a.estimators.split(","))
+        validate(out, a.budget, plan, ests, a.file)
         return
     if a.what == "validation-table":
-        validation_table(out)
+        validation_table(out, a.file)
+        return
+    if a.what == "validation-summary":
+        validation_summary(out)
         return
     if a.what == "run":
         run(out, a.budget)

@@ -235,3 +235,133 @@ def smce_lp_chain(q, n, s):
     res = linprog(-r, A_ub=A, b_ub=np.r_[gaps, gaps], bounds=(-1.0, 1.0), method="highs", options=_LP_OPTIONS)
     assert res.status == 0, res.message
     return -res.fun
+
+
+# --------------------------------------------------------------------------------------
+# the binned estimators of the literature
+
+
+def k2_debiased_edges_ref(y, p, edges, merge=False):
+    """Kumar, Liang and Ma's debiased squared calibration error over the bins of ``edges``
+    (a round goes to the first bin whose upper edge it does not exceed), exactly:
+    sum_b (n_b / T) [(ybar_b - pbar_b)^2 - ybar_b (1 - ybar_b) / (n_b - 1)]; with merge, a
+    bin of one round first joins the next bin (the last the one before), one at a time from
+    the left."""
+    y, p, _ = _rounds(y, p)
+    edges = [F(float(e)) for e in edges]
+    groups = defaultdict(list)
+    for yt, pt in zip(y, p):
+        b = next(k for k in range(1, len(edges)) if pt <= edges[k] or k == len(edges) - 1)
+        groups[b].append((yt, pt))
+    groups = [groups[k] for k in sorted(groups)]
+    while merge and len(groups) > 1 and any(len(g) < 2 for g in groups):
+        i = next(i for i, g in enumerate(groups) if len(g) < 2)
+        j = i + 1 if i + 1 < len(groups) else i - 1
+        groups[j] = groups[j] + groups[i]
+        del groups[i]
+    total = F(0)
+    for rounds in groups:
+        nb = len(rounds)
+        ybar = sum(r[0] for r in rounds) / nb
+        pbar = sum(r[1] for r in rounds) / nb
+        total += nb * ((ybar - pbar) ** 2 - ybar * (1 - ybar) / (nb - 1))
+    return float(total / len(p))
+
+
+def k2_debiased_ref(y, p):
+    """k2_debiased_edges_ref over round(T^(1/3)) equal-mass bins, whose edges are those
+    fastcdl.bucket_stats makes (the binning is tested on its own in test_quantile_bins.py)."""
+    import fastcdl as fc
+
+    return k2_debiased_edges_ref(y, p, fc.bucket_stats(y, p, bins="auto", strategy="quantile").edges, merge=True)
+
+
+def ece_sweep_ref(y, p, sample_weight=None):
+    """Roelofs et al.'s monotone sweep, from its definition: for b = 1, 2, ... put each round
+    of rank j (rounds sorted by prediction, tied rounds ranked by the first of them, ranks
+    counting weight) in bin floor(b j / T); stop at the first b whose non-empty bins' frequencies
+    decrease somewhere, or when b exceeds the distinct predictions; the ECE over the last b
+    before, sum_b |sum w (y - p)| / T, exactly."""
+    y, p, w = _rounds(y, p, sample_weight)
+    order = sorted(range(len(p)), key=lambda t: p[t])
+    T = sum(w)
+    first_rank = {}
+    rank = F(0)
+    for t in order:
+        first_rank.setdefault(p[t], rank)
+        rank += w[t]
+    best = None
+    for b in range(1, len(first_rank) + 1):
+        bins = defaultdict(list)
+        for t in order:
+            bins[int(b * first_rank[p[t]] // T)].append(t)
+        keys = sorted(bins)
+        freq = [sum(w[t] * y[t] for t in bins[k]) / sum(w[t] for t in bins[k]) for k in keys]
+        if any(b2 < a2 for a2, b2 in zip(freq, freq[1:])):
+            break
+        best = sum(abs(sum(w[t] * (y[t] - p[t]) for t in bins[k])) for k in keys) / T
+    return float(best)
+
+
+# --------------------------------------------------------------------------------------
+# the cross-fitted monotone CDL
+
+
+def crossfit_ref(q, n_a, s_a, n_b, s_b):
+    """(CDL, VCDL) of the cross-fitted V-kink curve, exactly: the PAV recalibration of each half
+    (pav_ref, its values rounded to doubles), extended to every prediction as the value of the last fitted bucket at or below
+    it (the first's below them all), judges the other half's rounds:
+    f(mu) = (1/T) sum_t (y_t - mu)(1{h(p_t) >= mu} - 1{p_t >= mu}). f is linear between the
+    predictions and the fitted values, so its sup and its concave envelope are read at those
+    points, taking f(x) and its right limit f(x+) = the same sum over the rounds with
+    min(p, h) <= x < max(p, h)."""
+    q = [F(float(v)) for v in q]
+
+    def fit(n, s):
+        idx = [i for i in range(len(q)) if n[i] > 0]
+        # the block means as doubles (correctly rounded, as the division of two exact integer
+        # sums gives them): a mean of 3/5 is the double 0.6, equal to a prediction 0.6, where
+        # the exact 3/5 would lie 2e-17 above it and open a sliver (0.6, 3/5] of kinks
+        iso = [F(float(v)) for v in pav_ref([n[i] for i in idx], [s[i] for i in idx])]
+
+        def h(x):
+            below = [k for k, i in enumerate(idx) if q[i] <= x]
+            return iso[below[-1]] if below else iso[0]
+        return h
+
+    terms = []  # (h(p), p, s, n) of the judged buckets
+    for (nf, sf), (nj, sj) in (((n_a, s_a), (n_b, s_b)), ((n_b, s_b), (n_a, s_a))):
+        if not any(v > 0 for v in nf):
+            continue
+        h = fit(nf, sf)
+        terms += [(h(q[i]), q[i], F(int(sj[i])), F(int(nj[i]))) for i in range(len(q)) if nj[i] > 0]
+    T = F(int(sum(n_a) + sum(n_b)))
+
+    def f(mu, right):
+        tot = F(0)
+        for h, p, s, n in terms:
+            if right:
+                act_h, act_p = h > mu, p > mu
+            else:
+                act_h, act_p = h >= mu, p >= mu
+            tot += (s - mu * n) * (int(act_h) - int(act_p))
+        return tot / T
+
+    xs = sorted({F(0), HALF, F(1)} | {t[0] for t in terms} | {t[1] for t in terms})
+    pts = [(x, max(f(x, False), f(x, True) if x < 1 else f(x, False))) for x in xs]
+    vcdl = max(v / max(x, 1 - x) for x, v in pts)
+    return float(2 * _envelope_at_half(pts)), float(vcdl)
+
+
+def _crossfit_rounds_ref(which):
+    def ref(y, p):
+        import fastcdl as fc
+        from fastcdl.sample import crossfit_split
+
+        st = fc.bucket_stats(y, p)  # the split is tested on its own in test_crossfit.py
+        return crossfit_ref(st.values, *crossfit_split(st, 0))[which]
+    return ref
+
+
+cdl_monotone_crossfit_ref = _crossfit_rounds_ref(0)
+vcdl_monotone_crossfit_ref = _crossfit_rounds_ref(1)

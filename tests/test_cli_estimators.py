@@ -179,7 +179,9 @@ def test_continuous_scores_lead_with_debiased_estimates_and_intervals(tmp_path, 
     r = fc.interval("cdl_monotone", y, p, level=0.9, seed=0)
     got = out["intervals"]["cdl_monotone"]
     assert (got["estimate"], got["lo"], got["hi"], got["level"]) == (r.estimate, r.lo, r.hi, 0.9)
-    assert got["validated"] is True and set(out["intervals"]) == {"cdl_monotone", "vcdl_monotone", "cutoff_ce",
+    from fastcdl.cli import _ci_keys
+
+    assert got["validated"] is True and set(out["intervals"]) == set(_ci_keys()) >= {"cdl_monotone", "vcdl_monotone", "cutoff_ce",
                                                                    "smce", "atb_unbiased"}
     assert out["ece_quantile"] == pytest.approx(fc.ece(st), abs=1e-15) and out["ece_quantile_bins"] == st.n_buckets
 
@@ -219,3 +221,70 @@ def test_no_ci_leaves_the_intervals_out(continuous, capsys):
     text = capsys.readouterr().out
     assert "debiased" not in text and "rough ranges" not in text
     assert text.index("sample estimators") < text.index("exact-bucket numbers")
+
+
+def _classwise_file(path, T=6000, seed=4):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet([2.0, 2.0, 2.0], T)
+    truth = 0.8 * P + 0.2 / 3  # underconfident in every class
+    y = (rng.random(T)[:, None] > np.cumsum(truth, axis=1)).sum(axis=1).clip(0, 2)
+    lines = ["y,p0,p1,p2"] + [f"{a},{b[0]!r},{b[1]!r},{b[2]!r}" for a, b in zip(y.tolist(), P.tolist())]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path), y, P
+
+
+def test_classwise_intervals_per_class_in_text_and_json(tmp_path, capsys):
+    """--multiclass classwise --ci: each class's binary problem (y = class against its column)
+    gets fastcdl.interval's debiased estimate and interval for every estimator the CLI gives
+    intervals for, in the JSON under per_class and in the text one line per (class, estimator)."""
+    path, y, P = _classwise_file(tmp_path / "mc.csv")
+    assert main(["metrics", path, "--multiclass", "classwise", "--ci", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    from fastcdl.cli import _ci_keys
+
+    for j, row in enumerate(out["per_class"]):
+        assert set(row["intervals"]) == set(_ci_keys())
+        for key in ("cdl_monotone", "smce"):
+            r = fc.interval(key, (y == j).astype(int), P[:, j], seed=0)
+            got = row["intervals"][key]
+            assert (got["estimate"], got["lo"], got["hi"], got["level"]) == (r.estimate, r.lo, r.hi, 0.95)
+    assert main(["metrics", path, "--multiclass", "classwise", "--ci", "--level", "0.9"]) == 0
+    text = capsys.readouterr().out
+    block = text[text.index("class-wise sample estimators, debiased with 90% intervals"):]
+    r = fc.interval("vcdl_monotone", (y == 1).astype(int), P[:, 1], level=0.9, seed=0)
+    (line,) = [ln for ln in block.splitlines() if ln.split()[:2] == ["p1", "VCDL_M"]]
+    assert f"{r.estimate:.4g}" in line and f"[{r.lo:.4g}, {r.hi:.4g}]" in line
+
+
+def test_classwise_intervals_follow_ci_and_no_ci(tmp_path, capsys):
+    path, y, P = _classwise_file(tmp_path / "mc.csv", T=1200)
+    # continuous scores: intervals by default, with the note that they are rough at 1200 rounds, once
+    assert main(["metrics", path, "--multiclass", "classwise"]) == 0
+    text = capsys.readouterr().out
+    assert "class-wise sample estimators" in text and text.count("read them as rough ranges") == 1
+    assert main(["metrics", path, "--multiclass", "classwise", "--no-ci", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert all(row["intervals"] is None for row in out["per_class"])
+    # repeated predictions: none unless asked
+    grid = tmp_path / "grid.csv"
+    grid.write_text("y,p0,p1,p2\n" + "0,0.5,0.25,0.25\n1,0.2,0.6,0.2\n2,0.1,0.1,0.8\n" * 40)
+    assert main(["metrics", str(grid), "--multiclass", "classwise", "--json"]) == 0
+    assert all(row["intervals"] is None for row in json.loads(capsys.readouterr().out)["per_class"])
+    assert main(["metrics", str(grid), "--multiclass", "classwise", "--ci", "--json"]) == 0
+    assert all(row["intervals"] for row in json.loads(capsys.readouterr().out)["per_class"])
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--ci", "--no-ci"], "--ci and --no-ci contradict each other"),
+    (["--ci", "--level", "1.5"], "level must lie strictly between 0 and 1"),
+    (["--ci", "--level", "0"], "level must lie strictly between 0 and 1"),
+])
+def test_classwise_bad_interval_options_exit_2_with_one_line(tmp_path, capsys, argv, needle):
+    path, _, _ = _classwise_file(tmp_path / "mc.csv", T=300)
+    try:  # argparse's checks exit, the command's return
+        code = main(["metrics", path, "--multiclass", "classwise", *argv])
+    except SystemExit as e:
+        code = e.code
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0]

@@ -19,7 +19,8 @@ from fastcdl.measures import MEASURES
 from fastcdl.uncertainty import METRICS as NAMED
 from reference import REGISTRY, table_ref
 
-SAMPLE = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier")
+SAMPLE = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier",
+          "k2_debiased", "ece_sweep", "cdl_monotone_crossfit", "vcdl_monotone_crossfit")
 
 
 def test_every_named_metric_has_a_reference():
@@ -88,3 +89,17 @@ def test_cli_json_has_every_named_metric(tmp_path, capsys):
     assert main(["metrics", str(f), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(NAMED) <= set(out)
+
+
+def test_interval_fields_are_the_ones_interval_and_the_cli_read():
+    from fastcdl.cli import _ci_keys
+    from fastcdl.uncertainty import BIAS_RATES
+
+    studied = [m for m in MEASURES.values() if m.studied]
+    assert BIAS_RATES == {m.key: m.bias_rate for m in studied}
+    assert all(m.sample for m in studied)
+    assert _ci_keys() == [m.key for m in MEASURES.values() if m.cli_interval]
+    # an interval printed by the CLI is one the coverage study measured
+    assert set(_ci_keys()) <= set(BIAS_RATES)
+    assert BIAS_RATES["atb_unbiased"] is None and BIAS_RATES["atb"] == 1.0
+    assert BIAS_RATES["cdl_monotone"] == (0.5, 2.0 / 3.0)

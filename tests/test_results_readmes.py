@@ -700,3 +700,52 @@ def test_make_run_times_come_from_their_record():
     assert checked == 2 and not problems, problems
     wrong = readme.replace(f"took {round(record['first_run_s'])} s", f"took {round(record['first_run_s']) + 1} s")
     assert _make_run_problems(wrong, record)[1]  # the check fails on a wrong number
+
+
+COVERAGE = RESULTS / "estimators-coverage"
+COVERAGE_FILES = ("validation.csv", "validation-large.csv", "validation-binned.csv", "validation-crossfit.csv")
+
+
+def _coverage_counts():
+    """{(estimator, n, model): (covered, samples)} of fastcdl.interval's validation files; each
+    (estimator, n) comes from one file."""
+    counts, source = {}, {}
+    for name in COVERAGE_FILES:
+        for r in _read(COVERAGE / name):
+            key = (r["estimator"], int(r["n"]), r["shape"])
+            assert source.setdefault(key[:2], name) == name, (key, name)
+            k, N = counts.get(key, (0, 0))
+            counts[key] = (k + (float(r["lo"]) <= float(r["truth"]) <= float(r["hi"])), N + 1)
+    return counts
+
+
+def _coverage_count_problems(text, counts):
+    """(cells checked, [wrong ones]) of the README's tables headed "estimator | n | <model> ...":
+    every cell "k/N" must be the count covered of the samples drawn."""
+    checked, wrong = 0, []
+    for header, rows in _tables(text):
+        if header[:2] != ["estimator", "n"] or "calibrated" not in header:
+            continue
+        for row in rows:
+            est, n = _clean(row[0]), int(_clean(row[1]))
+            for model, cell in zip(header[2:], row[2:]):
+                m = re.fullmatch(r"(\d+)/(\d+)", _clean(cell))
+                if not m:
+                    continue
+                checked += 1
+                got = counts.get((est, n, model))
+                if got != (int(m.group(1)), int(m.group(2))):
+                    wrong.append((est, n, model, cell, got))
+    return checked, wrong
+
+
+def test_estimators_coverage_counts_match_the_validation_files():
+    text = (COVERAGE / "README.md").read_text()
+    counts = _coverage_counts()
+    checked, wrong = _coverage_count_problems(text, counts)
+    assert checked >= 100 and not wrong, (checked, wrong)
+    # a wrong count is reported
+    (est, n, model), (k, N) = next(iter(counts.items()))
+    row = next(ln for ln in text.splitlines() if ln.startswith(f"| {est} | {n} |"))
+    spoiled = text.replace(row, row.replace(f"{k}/{N}", f"{k - 1}/{N}", 1), 1)
+    assert _coverage_count_problems(spoiled, counts)[1]
