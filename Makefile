@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test docs lint bench asv clean peers
+.PHONY: run test test-slow test-all docs lint bench asv clean peers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,8 +18,12 @@ run: $(STAMP)
 	$(PY) -m fastcdl rates --preset quick --out results/quick
 	$(PY) -m fastcdl plot results/quick
 
-# The compile step, the suite, the docstring examples of fastcdl/, then the kernel tests again with numba's
-# bounds checks on (compiled afresh: FASTCDL_CACHE=0 neither reads nor writes the cache).
+# `make test` (before a commit): the suite without the tests marked slow, then the docstring examples
+# of fastcdl/. `make test-all` (before a merge; CI): that, then `make test-slow`: the compile step
+# (`fastcdl warmup`), the tests marked slow (statistical tests over many replications, long runs of
+# the online engine, the replay of stored trials), then the kernel test files again, slow tests
+# included, with numba's bounds checks on (compiled afresh: FASTCDL_CACHE=0 neither reads nor writes the cache). Each runs every
+# phase even if an earlier one failed; the summary names each phase's result (scripts/test_phases.sh).
 BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/test_stats.py \
 	tests/test_binning_chunks.py tests/test_validation.py tests/test_online_step1.py \
 	tests/test_online_oracle.py tests/test_online_api.py tests/test_versions.py \
@@ -27,9 +31,14 @@ BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/
 	tests/test_baselines.py tests/test_plugins.py tests/test_signpreserve.py tests/test_quantile_bins.py \
 	tests/test_sort_keys.py tests/test_smce.py tests/test_cdlahead.py
 
-# Every phase runs even if an earlier one failed; the summary names each phase's result.
 test: $(STAMP)
-	bash scripts/test_phases.sh $(PY) $(BOUNDSCHECKED)
+	bash scripts/test_phases.sh $(PY) fast
+
+test-slow: $(STAMP)
+	bash scripts/test_phases.sh $(PY) slow $(BOUNDSCHECKED)
+
+# both, each once; `make -k test-all` runs test-slow even when `make test` failed
+test-all: test test-slow
 
 # The API reference (from the numpydoc docstrings) and the pages of docs/, as HTML in docs/_build/html;
 # any warning (a broken reference, a malformed docstring) fails the build.

@@ -1,18 +1,23 @@
-"""Refresh every benchmark file that README.md and docs/ quote, one script after the other.
+"""Write every table of results/benchmarks/ that README.md and docs/ quote: the one entry point.
 
     .venv/bin/python scripts/bench_all.py                 # 13-29 min on a busy 2-core machine
     .venv/bin/python scripts/bench_all.py --only online,io
     .venv/bin/python scripts/bench_all.py --render        # every .md again from its .json
 
-Needs the `peers` extra for peers and the smCE comparison (`make peers` installs it). Each script
-records through scripts/benchrecord.py: results/benchmarks/<name>.json holds every repeat, the CPU
-model and its vector extensions, the load average at the start, at every timing and at the end,
-the git commit (and whether the tree differed) and a hash of fastcdl's sources; the Markdown
+Needs the `peers` extra for peers and the smCE comparison (`make peers` installs it). Each table
+has its module below (a script that also runs alone). The modules take what they time from the
+benchmark definitions of asv_bench/benchmarks/ (the tracked asv suite: the data, the kernels'
+loops, the numpy baselines; benchrecord.definitions()), time through benchrecord.repeats() (the
+one timing loop: warm-up calls, alternation, batches, per-operation times, simulate's own timer)
+and record through scripts/benchrecord.py: results/benchmarks/<name>.json holds every repeat, the
+CPU model and its vector extensions, the load average at the start, at every timing and at the
+end, the git commit (and whether the tree differed) and a hash of fastcdl's sources; the Markdown
 beside it is written from that file; at the end README.md's Speed table and the figures docs/
-quote are written from the files (scripts/speed_table.py, scripts/docs_numbers.py). The scripts
-run one at a time, so that no two of them share the cores; the sizes below keep the whole refresh
-to 13 minutes on a 2-core machine at a load average of 3.5-5.6, 29 at 6.3-8.5 (further, run by
-hand: `bench_online.py --budget 300` adds a memory run at T = 10^9, `bench_multiclass.py
+quote are written from the files (scripts/speed_table.py, scripts/docs_numbers.py). The modules
+run one at a time, so that no two of them share the cores. The first nine (metrics to startup)
+took 13 minutes on a 2-core machine at a load average of 3.5-5.6, 29 at 6.3-8.5; sample-costs
+and bucket-speed joined later and were not timed within a full refresh (further, run by hand:
+`bench_online.py --budget 300` adds a memory run at T = 10^9, `bench_multiclass.py
 --old-timeout 1200` lets the first formulation run to 1200 s).
 """
 
@@ -37,7 +42,11 @@ RUNS = {
     "multiclass": ("bench_multiclass.py", ["--old-timeout", "60"]),
     "kernels": ("bench_kernels.py", ["--repeat", "21"]),
     "startup": ("bench_startup.py", ["--repeat", "3"]),
+    "sample-costs": ("bench_sample_costs.py", []),
+    "bucket-speed": ("bench_buckets.py", ["--repeat", "15"]),
 }
+# written while measuring, with no --render: left as they are by --render
+MEASURE_ONLY = {"bucket-speed"}
 
 
 def main():
@@ -52,6 +61,8 @@ def main():
     t0 = time.perf_counter()
     for name in names:
         script, extra = RUNS[name]
+        if args.render and name in MEASURE_ONLY:
+            continue
         if args.render:
             extra = ["--parts", ""] if name == "estimators" else ["--render"]
         t = time.perf_counter()

@@ -37,8 +37,9 @@ OUT = ROOT / "results" / "benchmarks" / "metrics.md"
 BEGIN = "<!-- scripts/bench_estimators.py -->"
 JSON = ROOT / "results" / "benchmarks" / "estimators.json"
 
-ESTIMATORS = ("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce", "cutoff_ce_test", "atb",
-              "atb_unbiased", "smce", "mce", "rmsce", "brier", "brier_decomposition")
+# the estimators and rounds asv's SampleEstimatorsSuite times (asv_bench/benchmarks/sample.py, data.py)
+ESTIMATORS = benchrecord.definitions("sample").ESTIMATORS
+rounds = benchrecord.definitions("data").sample_rounds
 
 
 REC = None  # main's benchrecord.Recorder: every repeat of every timing, the machine, load and source
@@ -46,12 +47,6 @@ REC = None  # main's benchrecord.Recorder: every repeat of every timing, the mac
 
 def median_time(f, repeat, key):
     return REC.time(key, f, repeat)
-
-
-def rounds(T, seed=0):
-    rng = np.random.default_rng(seed)
-    p = rng.random(T)
-    return rng.random(T) < p, p
 
 
 # glibc adapts its mmap and trim thresholds to the sizes freed so far, so the same call ran up to 2x
@@ -144,17 +139,8 @@ def interleaved(fs, R, prefix):
     """Medians of R timings of each function of ``fs`` (name -> f), the calls interleaved (f1, f2,
     ..., f1, f2, ...) after a warm-up call each, and the R timings themselves: a change of the
     machine's load during the run falls on every function alike, so per-repeat ratios hold."""
-    for f in fs.values():
-        f()
-    ts = {k: [] for k in fs}
-    for _ in range(R):
-        for k, f in fs.items():
-            t = time.perf_counter()
-            f()
-            ts[k].append(time.perf_counter() - t)
-    for k, v in ts.items():
-        REC.add(f"{prefix}/{k}", v, interleaved=True)
-    return {k: float(np.median(v)) for k, v in ts.items()}, ts
+    med = REC.interleaved(prefix, fs, R)
+    return med, {k: REC.seconds(f"{prefix}/{k}") for k in fs}
 
 
 def time_binning(y, p, R, part="binning"):

@@ -14,6 +14,9 @@ import argparse
 import os
 import statistics
 
+import benchrecord
+from bench_loops import seeded
+
 from fastcdl.online import simulate
 
 
@@ -28,10 +31,9 @@ def main():
     for adv in args.adversaries.split(","):
         for f in args.forecasters:
             simulate(f, adv, horizon=1024, seed=0)
-        ns = {f: [] for f in args.forecasters}
-        for r in range(args.repeats):
-            for f in args.forecasters:
-                ns[f].append(simulate(f, adv, horizon=args.T, seed=r).seconds / args.T * 1e9)
+        runs = {f: seeded(f, adv, args.T) for f in args.forecasters}
+        ns = {f: [t / args.T * 1e9 for t in ts] for f, ts in benchrecord.repeats(
+            runs, args.repeats, warmup=False, seconds=lambda run: run.seconds).seconds.items()}
         base = statistics.median(ns[args.forecasters[-1]])
         for f in args.forecasters:
             med = statistics.median(ns[f])

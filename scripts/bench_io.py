@@ -26,7 +26,6 @@ import importlib.util
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import benchrecord
@@ -64,16 +63,11 @@ def _before_reader():
 
 
 def _alternate(rec, key, fns, repeat):
-    """fns {name: fn} called in turn, `repeat` times; every time recorded under key/name."""
-    times, results = {name: [] for name in fns}, {}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            results[name] = fn()
-            times[name].append(time.perf_counter() - t0)
-    for name in fns:
-        rec.add(f"{key}/{name}", times[name], interleaved=len(fns) > 1)
-    return results
+    """fns {name: fn} called in turn, `repeat` times, no warm-up call (the reader's first read of a
+    file counts); every time recorded under key/name; the last call's results by name."""
+    timings = benchrecord.repeats(fns, repeat, warmup=False)
+    rec.record(key, timings, **({"interleaved": True} if len(fns) > 1 else {}))
+    return timings.values
 
 
 def measure(args, rec):

@@ -5,8 +5,8 @@
 
 1. A user's njit loop calling fastcdl.kernels.cdl on a bucket table, against the same loop
    calling the internal envelope kernel (fastcdl._kernels.envelope.cdl_kernel) with the
-   breakpoints and argsorts computed beforehand (fastcdl._kernels.envelope.curve_inputs),
-   i.e. without the sorts that the public kernel does itself. Per-call times are medians over loops of
+   breakpoints and argsorts that fastcdl.cdl computes with numpy beforehand, i.e. without
+   the sorts that the public kernel does itself. Per-call times are medians over loops of
    calls, and the ratio is the median of ratios of loops timed back to back (robust on a
    busy machine).
 2. The Python API's fixed cost on small inputs: fastcdl.cdl(y, p) (validation, table
@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -35,93 +33,25 @@ import benchrecord  # noqa: E402
 from fastcdl import kernels as K  # noqa: E402
 from fastcdl._kernels import envelope as env  # noqa: E402
 
-
-
-@njit
-def public_loop(q, n, s, reps):
-    acc = 0.0
-    for _ in range(reps):
-        acc += K.cdl(q, n, s)
-    return acc
-
-
-@njit
-def internal_loop(q, qhat, n, s, coef, b, ox, oq, T, reps):
-    acc = 0.0
-    for _ in range(reps):
-        acc += env.cdl_kernel(q, qhat, n, s, coef, b, ox, oq, T)[0]
-    return acc
-
-
-@njit
-def stream_then_cdl(p, y):
-    tab = K.table_new(128)
-    for t in range(p.shape[0]):
-        tab = K.table_add(tab, p[t], y[t])
-    q, n, s = K.table_view(tab)
-    return K.cdl(q, n, s)
-
-
-def asv_table(m, seed=0):
-    """The table of asv_bench/benchmarks/metrics.py: q sorted uniform, n in 1..99, s ~ Bin(n, q)."""
-    rng = np.random.default_rng(seed)
-    q = np.sort(rng.random(m))
-    n = rng.integers(1, 100, m)
-    s = rng.binomial(n, q)
-    return q, n, s
-
-
-def shuffled_table(m, seed=0):
-    """Frequencies independent of the predictions: their sort has no order to exploit."""
-    rng = np.random.default_rng(seed)
-    q = np.sort(rng.random(m))
-    n = rng.integers(1, 100, m)
-    s = rng.binomial(n, rng.random(m))
-    return q, n, s
-
-
-def internal_args(q, n, s):
-    """What cdl_report hands cdl_kernel: the float table, its sorts and breakpoints."""
-    st = fc.BucketStats(q, n, s, q * n)
-    qf, nf, sf = st.table()
-    qhat, coef, b, ox, oq, T = env.curve_inputs(qf, nf, sf, np.empty(0))
-    return qf, qhat, nf, sf, coef, b, ox, oq, T
-
-
-def per_call(f, args, reps, repeat):
-    f(*args, 1)
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f(*args, reps)
-        ts.append((time.perf_counter() - t0) / reps)
-    return ts
+# the loops, tables and arguments asv times (KernelsInNjitSuite, PythonOverheadSuite)
+D = benchrecord.definitions("kernels")
 
 
 def njit_ratio(rec, key, q, n, s, repeat):
-    iargs = internal_args(q, n, s)
-    assert K.cdl(q, n, s) == internal_loop(*iargs, 1) == fc.cdl(fc.BucketStats(q, n, s, q * n))
+    iargs = D.internal_args(q, n, s)
+    assert K.cdl(q, n, s) == D.internal_loop(*iargs, 1) == fc.cdl(fc.BucketStats(q, n, s, q * n))
     reps = max(20, 200000 // q.shape[0])
-    public_loop(q, n, s, 1)
-    internal_loop(*iargs, 1)
-    tp, ti = [], []
-    for _ in range(repeat):  # back to back, so each ratio sees one load
-        tp.append(per_call(public_loop, (q, n, s), reps, 1)[0])
-        ti.append(per_call(internal_loop, iargs, reps, 1)[0])
-    rec.add(f"{key}/public", tp, interleaved=True, calls_per_repeat=reps)
-    rec.add(f"{key}/internal", ti, interleaved=True, calls_per_repeat=reps)
-    rec.value(f"{key}/ratio", float(np.median([a / b for a, b in zip(tp, ti)])))
+    D.public_loop(q, n, s, 1)
+    D.internal_loop(*iargs, 1)
+    # back to back, so each ratio sees one load
+    rec.interleaved(key, {"public": lambda: D.public_loop(q, n, s, reps),
+                          "internal": lambda: D.internal_loop(*iargs, reps)}, repeat, n_inner=reps)
+    ratios = [a / b for a, b in zip(rec.seconds(f"{key}/public"), rec.seconds(f"{key}/internal"))]
+    rec.value(f"{key}/ratio", float(np.median(ratios)))
     # cdl_report's pipeline once the table exists: the sorts, then the unfused kernel
     qf, nf, sf = (np.asarray(x, dtype=np.float64) for x in (q, n, s))
-    env.cdl_curve(qf, nf, sf)
     reps = max(5, 20000 // qf.shape[0])
-    ts = []
-    for _ in range(max(5, repeat // 4)):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            env.cdl_curve(qf, nf, sf)
-        ts.append((time.perf_counter() - t0) / reps)
-    rec.add(f"{key}/python", ts, calls_per_repeat=reps)
+    rec.time(f"{key}/python", lambda: env.cdl_curve(qf, nf, sf), max(5, repeat // 4), calls=reps)
 
 
 OVERHEAD = ("cdl(y, p)", "bucket_stats(y, p)", "cdl(table)", "kernels.cdl", "compiled path")
@@ -135,14 +65,14 @@ def overhead_rows(rec, t_max, repeat):
         y = (rng.random(T) < p).astype(np.int64)
         st = fc.bucket_stats(y, p)
         q, n, s = st.values, st.counts, st.positives
-        assert stream_then_cdl(p, y) == fc.cdl(y, p) == K.cdl(q, n, s)
+        assert D.stream_then_cdl(p, y) == fc.cdl(y, p) == K.cdl(q, n, s)
         r = max(3, min(repeat, int(2e6 // T)))
         rec.interleaved(f"overhead/{T:.0e}", dict(zip(OVERHEAD, (
             lambda: fc.cdl(y, p),
             lambda: fc.bucket_stats(y, p),
             lambda: fc.cdl(st),
             lambda: K.cdl(q, n, s),
-            lambda: stream_then_cdl(p, y),
+            lambda: D.stream_then_cdl(p, y),
         ))), r, T=T)
         T *= 10
 
@@ -204,7 +134,8 @@ def render(doc):
     lines = benchrecord.header(doc, "fastcdl.kernels: measured speed")
     lines += [
         f"Medians of {doc['params']['repeat']} timings after a warm-up call; one process; JIT compilation "
-        "excluded. asv tracks the same comparisons: `asv_bench/benchmarks/kernels.py`.",
+        "excluded. asv tracks the same comparisons, with the same loops and tables: "
+        "`asv_bench/benchmarks/kernels.py`.",
         "",
         "## fastcdl.kernels.cdl in a user's njit loop, against the internal kernel",
         "",
@@ -231,8 +162,8 @@ def render(doc):
         "",
         "T rounds with predictions on the grid k/100 (at most 101 buckets). *compiled path*: the rounds",
         "added one by one to a `fastcdl.kernels` table inside an njit function, then its CDL",
-        "(`stream_then_cdl` in this script); equal to `fastcdl.cdl(y, p)` bit for bit. The five calls",
-        "alternate within each repeat.",
+        "(`stream_then_cdl` in asv_bench/benchmarks/kernels.py); equal to `fastcdl.cdl(y, p)` bit for bit.",
+        "The five calls alternate within each repeat.",
         "",
         "| T | fastcdl.cdl(y, p) (us) | fastcdl.bucket_stats(y, p) (us) | fastcdl.cdl(table) (us) "
         "| kernels.cdl(q, n, s) from Python (us) | compiled path (us) | fastcdl.cdl(y, p) / compiled |",
@@ -275,7 +206,7 @@ def main():
     if not args.render:
         rec = benchrecord.Recorder("kernels", repeat=args.repeat, t_max=args.t_max)
         for label, m in TABLES:
-            make = asv_table if label == "asv table" else shuffled_table
+            make = D.table if label == "asv table" else D.shuffled_table
             njit_ratio(rec, f"njit/{label}/{m}", *make(m), args.repeat)
         overhead_rows(rec, args.t_max, args.repeat)
         rec.value("cold", cold_rows())

@@ -16,7 +16,6 @@ rounds.md written from it.
 
 import argparse
 import statistics
-import time
 
 import benchrecord
 
@@ -25,13 +24,15 @@ from fastcdl.online import simulate
 FORECASTERS = ("cdl", "kt", "sign", "uniform", "foster", "frequency", "acrs", "truthful")
 
 
+def seeded(f, a, T, seed0=0, **forecaster_params):
+    """simulate(f, a, horizon=T, seed=r) for r = seed0, seed0 + 1, ... on successive calls."""
+    seeds = iter(range(seed0, 1 << 62))
+    return lambda: simulate(f, a, horizon=T, seed=next(seeds), forecaster_params=forecaster_params)
+
+
 def one(f, a, T, label):
     simulate(f, a, horizon=1024, seed=0)
-    ts = []
-    for r in range(5):
-        t0 = time.perf_counter()
-        simulate(f, a, horizon=T, seed=r)
-        ts.append(time.perf_counter() - t0)
+    ts = benchrecord.repeats({f: seeded(f, a, T)}, 5, warmup=False).seconds[f]
     runs = ", ".join(f"{t / T * 1e9:.0f}" for t in ts)
     print(f"{label} {f} {a} T={T}: median {statistics.median(ts) / T * 1e9:.1f} ns/round ({runs})")
 
@@ -40,12 +41,9 @@ def measure(T, repeat):
     rec = benchrecord.Recorder("rounds", T=T, repeat=repeat, adversary="bernoulli")
     for f in FORECASTERS:
         simulate(f, "bernoulli", horizon=1024, seed=0)
-    ts = {f: [] for f in FORECASTERS}
-    for r in range(repeat):
-        for f in FORECASTERS:
-            ts[f].append(simulate(f, "bernoulli", horizon=T, seed=r).seconds)
-    for f in FORECASTERS:
-        rec.add(f, ts[f], rounds=T, interleaved=True, clock="simulate's loop seconds (wall)")
+    rec.record("", benchrecord.repeats({f: seeded(f, "bernoulli", T) for f in FORECASTERS}, repeat, warmup=False,
+                                       seconds=lambda run: run.seconds, timer="simulate's loop seconds (wall)"),
+               rounds=T, interleaved=True)
     rec.save()
 
 

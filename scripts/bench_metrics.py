@@ -21,13 +21,12 @@ import fastcdl as fc
 OUT = Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "metrics.md"
 BEGIN = "<!-- scripts/bench_estimators.py -->"
 KERNELS = ("cdl", "cdl_report", "vcdl", "ucal", "ece")
+D = benchrecord.definitions("data")  # the rounds, table and numpy binning asv's metric suites time
 
 
 def measure(args, rec):
-    rng = np.random.default_rng(0)
     T, bins = args.T, args.bins
-    p = rng.random(T)
-    y_bool = rng.random(T) < p
+    y_bool, p = D.sample_rounds(T)
     edges = np.linspace(0.0, 1.0, bins + 1)
     for label, y in (("bool", y_bool), ("float64", y_bool.astype(np.float64))):
         # the sum and the table alternate, so a change of load falls on both
@@ -35,24 +34,12 @@ def measure(args, rec):
             "sum": lambda: (p.sum(), y.sum()),
             "fastcdl": lambda: fc.bucket_stats(y, p, bins=bins),
         }, args.repeat)
-
-        def numpy_binning():
-            j = np.searchsorted(edges[1:-1], p)  # the same right-closed bins
-            return (
-                np.bincount(j, minlength=bins),
-                np.bincount(j, weights=y, minlength=bins),
-                np.bincount(j, weights=p, minlength=bins),
-            )
-
-        rec.time(f"bucket_stats/{label}/numpy", numpy_binning, max(3, args.repeat // 2))
+        rec.time(f"bucket_stats/{label}/numpy", lambda: D.numpy_binning(edges, y, p), max(3, args.repeat // 2))
         st = fc.bucket_stats(y, p, bins=bins)
-        ref = numpy_binning()
+        ref = D.numpy_binning(edges, y, p)
         assert np.array_equal(st.counts, ref[0][ref[0] > 0])
 
-    qm = np.sort(rng.random(args.m))
-    nm = rng.integers(1, 100, args.m)
-    sm = rng.binomial(nm, qm)
-    table = fc.BucketStats(qm, nm, sm, qm * nm)
+    table = D.table(args.m)
     for name in KERNELS:
         f = getattr(fc, name)
         rec.time(f"envelope/{name}", lambda: f(table), args.repeat)

@@ -24,19 +24,26 @@ import sys
 from pathlib import Path
 
 import benchrecord
+from bench_loops import seeded
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def runs(rec, key, forecaster, adversary, T, repeats, seed0=1, **fparams):
-    """simulate `repeats` times (seeds seed0, seed0 + 1, ...); records each run's loop seconds."""
-    from fastcdl.online import simulate
+WALL = "simulate's loop seconds (wall)"
 
-    out = [simulate(forecaster, adversary, horizon=T, seed=seed0 + r, forecaster_params=fparams)
-           for r in range(repeats)]
-    rec.add(key, [r.seconds for r in out], rounds=T, clock="simulate's loop seconds (wall)")
-    return out
+
+def loop_seconds(run):
+    return run.seconds
+
+
+def runs(rec, key, forecaster, adversary, T, repeats, seed0=1, **fparams):
+    """simulate `repeats` times (seeds seed0, seed0 + 1, ...); records each run's loop seconds;
+    the last run."""
+    timings = benchrecord.repeats({key: seeded(forecaster, adversary, T, seed0, **fparams)}, repeats,
+                                  warmup=False, seconds=loop_seconds, timer=WALL)
+    rec.record("", timings, rounds=T)
+    return timings.values[key]
 
 
 def dense_prefix(rec, key, T, rounds, repeats):
@@ -45,13 +52,18 @@ def dense_prefix(rec, key, T, rounds, repeats):
     from fastcdl.online.simulate import _build, _run_loop
 
     simulate("cdl", "greedy", horizon=100, forecaster_params={"oracle": "dense"})  # compile
-    ts = []
-    for r in range(repeats):
+    seeds = iter(range(1, 1 << 62))
+    built = []
+
+    def prefix():
         # the compiled loop of simulate, stopped after `rounds` of the horizon-T configuration
-        f, a = _build("cdl", "greedy", T, 1 + r, {"oracle": "dense"}, None)
-        ts.append(_run_loop(f, a, rounds, np.zeros(0), np.zeros(0, dtype=np.int8)))
-    rec.add(key, ts, rounds=rounds, horizon=T, clock="simulate's loop seconds (wall)")
-    rec.value(f"{key}/m", int(f.params["m"]))
+        f, a = _build("cdl", "greedy", T, next(seeds), {"oracle": "dense"}, None)
+        built.append(f)
+        return _run_loop(f, a, rounds, np.zeros(0), np.zeros(0, dtype=np.int8))
+
+    rec.record("", benchrecord.repeats({key: prefix}, repeats, warmup=False, seconds=float, timer=WALL),
+               rounds=rounds, horizon=T)
+    rec.value(f"{key}/m", int(built[-1].params["m"]))
 
 
 def peak_memory(T, forecaster="cdl", adversary="greedy"):
@@ -80,33 +92,28 @@ def measure(args, rec):
     simulate("kt", "greedy", horizon=1000, seed=1)
     t_small, t_big, t_mid = 10**5, args.t_big, 10**7
     for key, T, repeat in (("flat/small", t_small, 7), ("flat/big", t_big, args.repeat_big)):
-        res = runs(rec, key, "cdl", "greedy", T, repeat)
-        rec.value(f"{key}/m", int(res[0].params["forecaster"]["m"]))
+        last = runs(rec, key, "cdl", "greedy", T, repeat)
+        rec.value(f"{key}/m", int(last.params["forecaster"]["m"]))
         rec.value(f"{key}/K_eta", n_copies(T))
     log(f"T={t_big:.0e}: {t_big / rec.doc['timings']['flat/big']['median']:.3g} rounds/s")
     # cdl and kt alternate at T = 1e7, so the ratio sees the same load
-    cdl_t, kt_t, bern_t = [], [], []
-    for r in range(args.repeat_mid):
-        cdl_t.append(simulate("cdl", "greedy", horizon=t_mid, seed=1 + r).seconds)
-        kt_t.append(simulate("kt", "greedy", horizon=t_mid, seed=1 + r).seconds)
-    bern_t.append(simulate("cdl", "bernoulli", horizon=t_mid, seed=1).seconds)
-    rec.add("mid/cdl_greedy", cdl_t, rounds=t_mid, interleaved=True)
-    rec.add("mid/kt_greedy", kt_t, rounds=t_mid, interleaved=True)
-    rec.add("mid/cdl_bernoulli", bern_t, rounds=t_mid)
+    rec.interleaved("mid", {"cdl_greedy": seeded("cdl", "greedy", t_mid, 1),
+                            "kt_greedy": seeded("kt", "greedy", t_mid, 1)}, args.repeat_mid, warmup=False, seconds=loop_seconds, timer=WALL, rounds=t_mid)
+    runs(rec, "mid/cdl_bernoulli", "cdl", "bernoulli", t_mid, 1)
     log("kt done")
 
     # sparse vs dense at 1e6: whole runs, alternated
-    sp, dn, same = [], [], True
-    for r in range(args.repeat_dense):
-        a = simulate("cdl", "greedy", horizon=10**6, seed=1 + r)
-        b = simulate("cdl", "greedy", horizon=10**6, seed=1 + r, forecaster_params={"oracle": "dense"})
-        sp.append(a.seconds)
-        dn.append(b.seconds)
-        same = same and a.stats == b.stats
-    rec.add("dense/1e6/sparse", sp, rounds=10**6, interleaved=True)
-    rec.add("dense/1e6/dense", dn, rounds=10**6, interleaved=True)
+    kept = {"sparse": [], "dense": []}
+
+    def keep(name, run):
+        return lambda: kept[name].append(run()) or kept[name][-1]
+
+    rec.interleaved("dense/1e6", {"sparse": keep("sparse", seeded("cdl", "greedy", 10**6, 1)),
+                                  "dense": keep("dense", seeded("cdl", "greedy", 10**6, 1, oracle="dense"))},
+                    args.repeat_dense, warmup=False, seconds=loop_seconds, timer=WALL, rounds=10**6)
+    same = all(a.stats == b.stats for a, b in zip(kept["sparse"], kept["dense"]))
     rec.value("dense/1e6/identical", bool(same))
-    rec.value("dense/1e6/m", int(a.params["forecaster"]["m"]))
+    rec.value("dense/1e6/m", int(kept["sparse"][-1].params["forecaster"]["m"]))
     runs(rec, "dense/1e7/sparse", "cdl", "greedy", 10**7, args.repeat_dense)
     dense_prefix(rec, "dense/1e7/dense", 10**7, args.dense_rounds, args.repeat_dense)
     log("dense done")

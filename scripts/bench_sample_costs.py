@@ -3,6 +3,7 @@ to np.sort of the same predictions, timed in one run (results/benchmarks/sample-
 sample-costs.json).
 
     python scripts/bench_sample_costs.py [--T 200000] [--repeat 5]
+    python scripts/bench_sample_costs.py --render    # sample-costs.md from sample-costs.json
 
 Data: T distinct scores p ~ U[0, 1] with y ~ Bernoulli(p). Every figure is the median of
 --repeat calls after a warm-up call (compilation excluded); the calls of a repeat are timed
@@ -14,15 +15,14 @@ sources and the command.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import platform
 import sys
 import time
 import warnings
 from pathlib import Path
 
+import benchrecord
 import numba
 import numpy as np
 
@@ -35,42 +35,15 @@ OUT_MD = ROOT / "results" / "benchmarks" / "sample-costs.md"
 OUT_JSON = ROOT / "results" / "benchmarks" / "sample-costs.json"
 
 
-def source_hash():
-    h = hashlib.sha256()
-    for f in sorted((ROOT / "fastcdl").rglob("*.py")):
-        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:12]
-
-
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def median_time(f, repeat):
-    f()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
+    ts = benchrecord.repeats({"f": f}, repeat).seconds["f"]
     return float(np.median(ts)), ts
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--T", type=int, default=200_000)
-    ap.add_argument("--repeat", type=int, default=5)
-    a = ap.parse_args()
+def measure(a):
+    """Time every row; write sample-costs.json."""
     T = a.T
-    rng = np.random.default_rng(0)
-    p = rng.random(T)
-    y = rng.random(T) < p
+    y, p = benchrecord.definitions("data").sample_rounds(T)  # the rounds asv's sample suites time
     st = fc.bucket_stats(y, p)
     load_before = os.getloadavg()
     rows = []
@@ -105,31 +78,46 @@ def main():
     for r in rows:
         r["ratio_to_sort"] = r["seconds"] / sort_s
     command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
-    meta = {"T": T, "repeat": a.repeat, "cpu": cpu_model(), "cores": os.cpu_count(),
+    meta = {"T": T, "repeat": a.repeat, "cpu": benchrecord.cpu()["model"], "cores": os.cpu_count(),
             "numba_threads": numba.get_num_threads(), "load_before": load_before, "load_after": load_after,
-            "source_hash": source_hash(), "command": command, "numpy": np.__version__, "numba": numba.__version__,
+            "source_hash": benchrecord.source()["fastcdl_sources_sha256"][:12], "command": command, "numpy": np.__version__, "numba": numba.__version__,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     OUT_JSON.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+
+
+def render(doc):
+    meta, rows = doc["meta"], doc["rows"]
     lines = [
         "# Cost of the sample estimators, their intervals and the calibration tests",
         "",
-        f"T = {T:,} distinct scores p ~ U[0, 1], y ~ Bernoulli(p); medians of {a.repeat} calls after a warm-up "
+        f"T = {meta['T']:,} distinct scores p ~ U[0, 1], y ~ Bernoulli(p); medians of {meta['repeat']} calls after a warm-up "
         "(resampling rows: of about half as many), ratios to np.sort of the same predictions timed in the "
         "same run.",
         "",
         f"Machine: {meta['cpu']}, {meta['cores']} cores shared with other jobs, numba threads "
-        f"{meta['numba_threads']}; load average (1, 5, 15 min) {', '.join(f'{x:.2f}' for x in load_before)} "
-        f"before and {', '.join(f'{x:.2f}' for x in load_after)} after. Sources {meta['source_hash']}, "
+        f"{meta['numba_threads']}; load average (1, 5, 15 min) {', '.join(f'{x:.2f}' for x in meta['load_before'])} "
+        f"before and {', '.join(f'{x:.2f}' for x in meta['load_after'])} after. Sources {meta['source_hash']}, "
         f"{meta['date']}. Raw times: sample-costs.json.",
         "",
-        f"Command: `{command}`",
+        f"Command: `{meta['command']}`",
         "",
         "| what | cost | seconds | / np.sort |",
         "|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r['what']} | {r['cost']} | {r['seconds']:.4g} | {r['ratio_to_sort']:.3g}x |")
-    OUT_MD.write_text("\n".join(lines) + "\n")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--T", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--render", action="store_true", help="only write sample-costs.md from sample-costs.json")
+    a = ap.parse_args()
+    if not a.render:
+        measure(a)
+    OUT_MD.write_text("\n".join(render(json.loads(OUT_JSON.read_text()))) + "\n")
 
 
 if __name__ == "__main__":

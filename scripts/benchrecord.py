@@ -1,11 +1,17 @@
-"""The one recorder behind every timing script: raw times, machine, load and source in JSON.
+"""The one timing loop and recorder behind every table of results/benchmarks/.
 
-A timing script makes a Recorder, times through it (every repeat kept, not only the median),
-saves results/benchmarks/<name>.json and writes its Markdown from that file, so every figure a
-README or docs page quotes can be traced to the repeats that gave it:
+scripts/bench_all.py writes every table; each table's script takes what it times from the
+benchmark definitions of asv_bench/benchmarks/ (the tracked asv suite: its data, kernels' loops
+and baselines, through definitions()), times through repeats() (warm-up call, alternation,
+batches, per-operation times, a function's own timer) and records through a Recorder (every
+repeat kept, not only the median), saves results/benchmarks/<name>.json and writes its
+Markdown from that file, so every figure a README or docs page quotes can be traced to the
+repeats that gave it:
 
+    K = definitions("kernels")          # asv_bench/benchmarks/kernels.py
     rec = Recorder("metrics", sys.argv)
     rec.time("bucket_stats/float64", lambda: fc.bucket_stats(y, p, bins=1000), repeat=7)
+    rec.interleaved("njit", {"public": lambda: K.public_loop(q, n, s, 100)}, repeat=7, n_inner=100)
     rec.add("simulate/cdl/1e8", [r.seconds for r in runs], unit="s", per=1e8)
     rec.save()                          # writes metrics.json
     doc = load("metrics")               # what the Markdown is rendered from
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import importlib
 import json
 import os
 import platform
@@ -28,14 +35,24 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / "results" / "benchmarks"
+ASV_DIR = ROOT / "asv_bench"
+PERF_COUNTER = time.perf_counter  # the default clock (Recorder.time shadows the module in its class)
 
 # the extensions that decide which code numba's LLVM emits for these kernels
 VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl",
                 "avx512ifma", "avx512_vnni")
+
+
+def definitions(module: str):
+    """asv_bench/benchmarks/<module>.py, imported as asv imports it (package ``benchmarks``): the
+    benchmark definitions asv tracks, which the table scripts time too."""
+    if str(ASV_DIR) not in sys.path:
+        sys.path.insert(0, str(ASV_DIR))
+    return importlib.import_module(f"benchmarks.{module}")
 
 
 def cpu() -> dict:
@@ -131,31 +148,33 @@ class Recorder:
         return self.doc["timings"][key]["median"]
 
     def time(self, key: str, f: Callable[[], object], repeat: int, warmup: bool = True,
-             clock: Callable[[], float] = time.perf_counter, **info) -> float:
-        """Median seconds of `repeat` calls of f (after one warm-up call)."""
-        if warmup:
-            f()
-        ts = []
-        for _ in range(repeat):
-            t = clock()
-            f()
-            ts.append(clock() - t)
-        name = "process_time" if clock is time.process_time else "perf_counter"
-        return self.add(key, ts, clock=name, **info)
+             clock: Callable[[], float] = PERF_COUNTER, **options) -> float:
+        """Median seconds of `repeat` timings of f (after one warm-up call), recorded under key;
+        ``options`` as for :func:`repeats` (calls, n_inner, seconds) and info for the JSON."""
+        timings = repeats({key: f}, repeat, warmup=warmup, clock=clock, **_split(options)[0])
+        return self.record("", timings, **_split(options)[1])[key]
 
     def interleaved(self, prefix: str, funcs: dict[str, Callable[[], object]], repeat: int,
-                    warmup: bool = True, **info) -> dict[str, float]:
-        """Each of funcs once per repeat, in turn (a change of load falls on all); medians by name."""
-        if warmup:
-            for f in funcs.values():
-                f()
-        ts = {name: [] for name in funcs}
-        for _ in range(repeat):
-            for name, f in funcs.items():
-                t = time.perf_counter()
-                f()
-                ts[name].append(time.perf_counter() - t)
-        return {name: self.add(f"{prefix}/{name}", ts[name], interleaved=True, **info) for name in funcs}
+                    warmup: bool = True, clock: Callable[[], float] = PERF_COUNTER,
+                    **options) -> dict[str, float]:
+        """Each of funcs once per repeat, in turn (a change of load falls on all); medians by name,
+        recorded under prefix/name. ``options`` as for :func:`repeats`, and info for the JSON."""
+        timings = repeats(funcs, repeat, warmup=warmup, clock=clock, **_split(options)[0])
+        return self.record(prefix, timings, interleaved=True, **_split(options)[1])
+
+    def record(self, prefix: str, timings: "Timings", **info) -> dict[str, float]:
+        """Record the repeats of :func:`repeats` under prefix/name (or name when prefix is empty);
+        medians by name."""
+        out = {}
+        for name, seconds in timings.seconds.items():
+            extra = {"calls_per_repeat": timings.calls[name]} if timings.calls[name] != 1 else {}
+            out[name] = self.add(f"{prefix}/{name}" if prefix else name, seconds, clock=timings.clock,
+                                 **extra, **info)
+        return out
+
+    def seconds(self, key: str) -> list[float]:
+        """Every repeat recorded under key, in the order they were timed."""
+        return self.doc["timings"][key]["seconds"]
 
     def value(self, key: str, value) -> None:
         """A figure that is not a time (a count, a CDL, a memory peak), kept beside the timings."""
@@ -171,6 +190,67 @@ class Recorder:
         tmp.write_text(json.dumps(self.doc, indent=1) + "\n")
         tmp.replace(path)
         return path
+
+
+MIN_BATCH = 0.05  # seconds: with calls="auto", a shorter call is timed in a batch at least this long
+
+
+class Timings(NamedTuple):
+    """What :func:`repeats` measured: per name, the seconds of every repeat (per call), the calls
+    per timing, and the value of the last call; the clock's name."""
+
+    seconds: dict[str, list[float]]
+    calls: dict[str, int]
+    values: dict[str, object]
+    clock: str
+
+
+_REPEAT_OPTIONS = ("calls", "n_inner", "seconds", "timer")
+
+
+def _split(options: dict) -> tuple[dict, dict]:
+    """Options of :func:`repeats`, and the rest (info recorded beside the timings)."""
+    return ({k: v for k, v in options.items() if k in _REPEAT_OPTIONS},
+            {k: v for k, v in options.items() if k not in _REPEAT_OPTIONS})
+
+
+def repeats(funcs: dict[str, Callable[[], object]], repeat: int, warmup: bool = True,
+            clock: Callable[[], float] = time.perf_counter, calls: int | str = 1, n_inner: int = 1,
+            seconds: Callable[[object], float] | None = None, timer: str = "the function's own timer") -> Timings:
+    """The one timing loop of every benchmark script: `repeat` rounds in which each function of
+    funcs runs in turn (one warm-up call each first, unless warmup is False).
+
+    calls: how many calls one timing covers, back to back ("auto": as many as last MIN_BATCH
+    seconds, from the warm-up call, like timeit's autorange, so microsecond calls are not timed
+    cold after a slow one). n_inner: how many operations one call performs (a loop inside f);
+    the recorded seconds are per operation. seconds: a function of f's return value that gives
+    the time to record instead of the clock's (simulate's own timer of its compiled loop), and
+    timer names it in the JSON.
+    """
+    if calls == "auto" and not warmup:
+        raise ValueError('calls="auto" sizes the batch from the warm-up call: needs warmup=True')
+    values, batch = {}, {}
+    for name, f in funcs.items():
+        batch[name] = 1 if calls == "auto" else int(calls)
+        if warmup:
+            t = clock()
+            values[name] = f()
+            if calls == "auto":
+                batch[name] = max(1, int(MIN_BATCH / max(clock() - t, 1e-9)))
+    ts = {name: [] for name in funcs}
+    for _ in range(repeat):
+        for name, f in funcs.items():
+            t = clock()
+            for _ in range(batch[name]):
+                values[name] = f()
+            elapsed = clock() - t if seconds is None else seconds(values[name])
+            ts[name].append(elapsed / batch[name] / n_inner)
+    if seconds is not None:
+        name = timer
+    else:
+        name = "process_time" if clock is time.process_time else "perf_counter"
+    calls_out = {k: batch[k] * n_inner for k in funcs}
+    return Timings(ts, calls_out, values, name)
 
 
 def load(name: str) -> dict:

@@ -28,7 +28,6 @@ import argparse
 import importlib
 import importlib.metadata
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -43,7 +42,6 @@ import benchrecord  # noqa: E402
 OUT = Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "peers.md"
 BINS = 15
 BARS = {"netcal": 50.0, "relplot": 3.0, "ece_abs": 1e-12, "lp": 1e4, "lp_abs": 1e-8}
-MIN_BATCH = 0.05  # seconds; shorter calls are timed in batches
 ONE_THREAD = "fastcdl.ece, 1 numba thread"
 MEMORY = "reading y and p once (numpy sum; the memory bound, not an ECE)"
 
@@ -55,24 +53,12 @@ def interleaved(rec, prefix: str, funcs: dict[str, Callable[[], float]], repeat:
     """{name: value}; every repeat's seconds per call recorded under prefix/name.
 
     One warm-up call each, then `repeat` rounds in which every function runs once in turn;
-    a function faster than MIN_BATCH runs back to back in a batch long enough to time
-    (like timeit's autorange), so microsecond calls are not timed cold after a slow peer.
+    a function faster than benchrecord.MIN_BATCH runs back to back in a batch long enough to
+    time (like timeit's autorange), so microsecond calls are not timed cold after a slow peer.
     """
-    values, batch = {}, {}
-    for name, f in funcs.items():
-        t = time.perf_counter()
-        values[name] = f()
-        batch[name] = max(1, int(MIN_BATCH / max(time.perf_counter() - t, 1e-9)))
-    times = {name: [] for name in funcs}
-    for _ in range(repeat):
-        for name, f in funcs.items():
-            t = time.perf_counter()
-            for _ in range(batch[name]):
-                f()
-            times[name].append((time.perf_counter() - t) / batch[name])
-    for name in funcs:
-        rec.add(f"{prefix}/{name}", times[name], interleaved=True, calls_per_repeat=batch[name])
-    return values
+    timings = benchrecord.repeats(funcs, repeat, calls="auto")
+    rec.record(prefix, timings, interleaved=True)
+    return timings.values
 
 
 def version(dist: str) -> str | None:

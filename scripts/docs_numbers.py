@@ -101,7 +101,21 @@ def estimators_section():
     n = len(t["estimators/np_sort"]["seconds"])
     ratios = ", ".join(f"{smce[10**k]['ratio']:.1f}x at 10^{k}" for k in (5, 6)) + f" and {smce[10**7]['ratio']:.1f}x"
     least = ", ".join(f"{smce[10**k]['ratio_min']:.1f}x" for k in (5, 6)) + f" and {smce[10**7]['ratio_min']:.1f}x"
+    sc = json.loads((ROOT / "results" / "benchmarks" / "sample-costs.json").read_text())
+    cost = {r["what"]: r["seconds"] for r in sc["rows"]}
+    intervals = [v for k, v in cost.items() if k.startswith("interval(")]
     return "\n".join(lines) + f"""
+
+At T = {sc['meta']['T']:,} distinct scores, [results/benchmarks/sample-costs.md](../results/benchmarks/sample-costs.md)
+(`scripts/bench_sample_costs.py`, with the machine's load and the raw times in sample-costs.json)
+times every estimator, `interval`, `bootstrap` and `calibration_test` as ratios to np.sort of the
+same scores in one run: `calibration_test` of cutoff CE with 1000 simulations took \
+{cost['calibration_test, cutoff CE, 1000 simulations (kernel)']:.2f} s (load
+average {sc['meta']['load_before'][0]:.1f} on {sc['meta']['cores']} cores), against \
+{cost['calibration_test, cutoff CE through the metric, 100 simulations']:.2f} s for 100 simulations table by table; `interval` \
+{min(intervals):.1f} to
+{max(intervals):.1f} s; a 1000-replicate bootstrap \
+{cost['bootstrap(cutoff_ce), 1000 replicates, percentile']:.1f} s.
 
 | resampling, table of m = 10^3 buckets | cost |
 |---|---|
@@ -114,8 +128,8 @@ of the predictions {sort:.3f} s, {rec['started'][:10]}) on {m['model']} ({', '.j
 {m['logical_cpus']} logical CPUs, load average {rec['load_start'][0]} at the start and {rec['load_end'][0]} at \
 the end (other jobs held the cores; every repeat is in results/benchmarks/estimators.json). np.sort is itself \
 vectorised by CPU (numpy dispatches its sorts by the CPU's extensions; `numpy.show_runtime()` lists AVX512_ICL \
-here), so the ratios to it depend on the CPU. The resampling functions are not timed by a results file; the asv \
-suite times them: `cd asv_bench && ../.venv/bin/asv run --python=same -b "sample\\."`. That suite also times every \
+here), so the ratios to it depend on the CPU. The resampling functions are timed at 200,000 scores by \
+sample-costs.md (above), and on the table of 10^3 buckets by the asv suite: `cd asv_bench && ../.venv/bin/asv run --python=same -b "sample\\."`. That suite also times every \
 estimator and the exact table next to np.sort in the same run, quantile bins next to equal-width ones \
 (`QuantileBinningSuite`) and, when relplot is installed (`make peers`), smCE next to relplot's smECE (a \
 kernel-smoothed ECE, a different quantity).

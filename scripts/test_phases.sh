@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# `make test`: run every phase, whatever the earlier ones gave; then one line per phase with its
-# result and time, and exit 1 if any phase failed (so CI fails on any failure, and says where).
-#   scripts/test_phases.sh PYTHON BOUNDSCHECKED_TEST_FILES...
+# `make test` and `make test-slow`: run every phase of the set, whatever the earlier ones gave; then
+# one line per phase with its result and time, and exit 1 if any phase failed (so CI fails on any
+# failure, and says where).
+#   scripts/test_phases.sh PYTHON fast
+#   scripts/test_phases.sh PYTHON slow BOUNDSCHECKED_TEST_FILES...
+# fast: the suite without the tests marked slow, then the docstring examples of fastcdl/.
+# slow: the compile step, the tests marked slow, then the kernel test files again, slow tests
+# included, with numba's bounds checks on (compiled afresh: FASTCDL_CACHE=0 neither reads nor
+# writes the cache).
 PY=$1
-shift
+SET=$2
+shift 2
 BOUNDSCHECKED=("$@")
 names=()
 results=()
@@ -21,19 +28,30 @@ phase() {  # phase NAME COMMAND...
     if [ "$status" -eq 0 ]; then results+=("passed"); else results+=("FAILED (exit $status)"); fi
 }
 
-phase "compile (fastcdl warmup)" "$PY" -m fastcdl warmup
-phase "test suite" "$PY" -m pytest -q
-phase "docstring examples" "$PY" -m pytest -q --doctest-modules fastcdl
-phase "kernel tests with bounds checks" env NUMBA_BOUNDSCHECK=1 FASTCDL_CACHE=0 "$PY" -m pytest -q -m "not slow" "${BOUNDSCHECKED[@]}"
+case "$SET" in
+fast)
+    phase "test suite (not slow)" "$PY" -m pytest -q -m "not slow"
+    phase "docstring examples" "$PY" -m pytest -q --doctest-modules fastcdl
+    ;;
+slow)
+    phase "compile (fastcdl warmup)" "$PY" -m fastcdl warmup
+    phase "slow tests" "$PY" -m pytest -q -m slow
+    phase "kernel tests with bounds checks" env NUMBA_BOUNDSCHECK=1 FASTCDL_CACHE=0 "$PY" -m pytest -q "${BOUNDSCHECKED[@]}"
+    ;;
+*)
+    echo "scripts/test_phases.sh: the set must be fast or slow, got '$SET'" >&2
+    exit 2
+    ;;
+esac
 
-echo "=== make test: every phase ran"
+echo "=== make test ($SET): every phase ran"
 failed=0
 for i in "${!names[@]}"; do
     printf '  %-34s %-18s %s\n' "${names[$i]}" "${results[$i]}" "${times[$i]}"
     [ "${results[$i]}" = passed ] || failed=1
 done
 if [ "$failed" -ne 0 ]; then
-    echo "make test: FAILED (see the phases above)"
+    echo "make test ($SET): FAILED (see the phases above)"
     exit 1
 fi
-echo "make test: all phases passed"
+echo "make test ($SET): all phases passed"

@@ -10,8 +10,10 @@ Tables stay at <= 12 buckets so the linear-programming references stay fast.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -155,6 +157,37 @@ def payoffs(draw, max_actions=5, grid=False):
 # tests/bench times code (pytest-benchmark); its few agreement checks repeat the reference
 # tests. It runs with `make bench` (FASTCDL_BENCH=1), not in the default run.
 collect_ignore = [] if os.environ.get("FASTCDL_BENCH") == "1" else ["bench"]
+
+
+# -- the tests `make test` leaves to `make test-slow` ------------------------------------------
+# pytest's `slow` marker (pyproject.toml): `make test` runs `-m "not slow"`, `make test-slow` (and so
+# `make test-all` and CI) runs `-m slow`. Besides the tests marked at their definition, the ones
+# listed in tests/slow_tests.txt (one node id a line, below tests/) are marked here: every test that
+# took 3 s or more in the measured run that file names (each file alone, after `fastcdl warmup`),
+# except where it was the only test of its kind. Every line must name a collected test, so a renamed
+# test does not silently join the fast set.
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
+
+
+def _slow_ids() -> set[str]:
+    lines = SLOW_TESTS.read_text().splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(config, items):
+    slow = _slow_ids()
+    seen = set()
+    for item in items:
+        nodeid = item.nodeid.removeprefix("tests/")
+        if nodeid in slow:
+            item.add_marker(pytest.mark.slow)
+            seen.add(nodeid)
+    # a listed test whose file was collected but which is no longer there: renamed or removed
+    files = {item.nodeid.removeprefix("tests/").split("::")[0] for item in items}
+    missing = sorted(n for n in slow - seen if n.split("::")[0] in files)
+    if missing and not any("::" in str(a) for a in config.args):  # not when single tests were asked for
+        raise pytest.UsageError(f"{SLOW_TESTS.name} names tests that were not collected: {', '.join(missing[:5])}")
 
 
 # -- what a test needs of the host ------------------------------------------------------------

@@ -749,3 +749,29 @@ def test_estimators_coverage_counts_match_the_validation_files():
     row = next(ln for ln in text.splitlines() if ln.startswith(f"| {est} | {n} |"))
     spoiled = text.replace(row, row.replace(f"{k}/{N}", f"{k - 1}/{N}", 1), 1)
     assert _coverage_count_problems(spoiled, counts)[1]
+
+
+def _make_test_problems(readme, record):
+    """README's fresh-clone `make test` time, its CPU seconds, the install time and the load against
+    results/benchmarks/test_time.json."""
+    text = _flat(readme)
+    m = re.search(r"`make test` on a fresh clone took (\d+) s \((\d+) s of CPU\) on (\d+) cores, load average "
+                  r"(\d+\.\d) before and (\d+\.\d) after; setting up `.venv` before it took (\d+) s", text)
+    if not m:
+        return 0, [("README.md", "make test time not found")]
+    got = (int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4)), float(m.group(5)), int(m.group(6)))
+    want = (round(record["test_s"]), round(record["test_cpu_s"]), record["cores"], round(record["load_before"], 1),
+            round(record["load_after"], 1), round(record["install_s"]))
+    problems = [] if got == want else [("README.md", "make test", got, want)]
+    if not record["all_phases_passed"]:
+        problems.append(("test_time.json", "the timed run failed"))
+    return 1, problems
+
+
+def test_make_test_time_comes_from_its_record():
+    record = json.loads((RESULTS / "benchmarks" / "test_time.json").read_text())
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    checked, problems = _make_test_problems(readme, record)
+    assert checked == 1 and not problems, problems
+    wrong = readme.replace(f"took {round(record['test_s'])} s", f"took {round(record['test_s']) + 1} s")
+    assert _make_test_problems(wrong, record)[1]  # the check fails on a wrong number

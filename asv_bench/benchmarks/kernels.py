@@ -5,8 +5,9 @@ envelope kernel (fastcdl._kernels.envelope.cdl_kernel) called from the same kind
 the breakpoints and argsorts of fastcdl._kernels.envelope.curve_inputs (so without the sort the
 public kernel does itself); ``track_ratio`` records public / internal (target: <= 1.2 at m =
 100). PythonOverheadSuite times the Python API on small inputs next to the compiled path a
-user writes with the public kernels. scripts/bench_kernels.py reports the same comparisons.
-setup() compiles everything first.
+user writes with the public kernels. The loops, tables and arguments below are the definitions
+scripts/bench_kernels.py times too (results/benchmarks/kernels.md). setup() compiles everything
+first.
 """
 
 import time
@@ -22,7 +23,7 @@ REPS = 1000
 
 
 @njit
-def _public_loop(q, n, s, reps):
+def public_loop(q, n, s, reps):
     acc = 0.0
     for _ in range(reps):
         acc += K.cdl(q, n, s)
@@ -30,7 +31,7 @@ def _public_loop(q, n, s, reps):
 
 
 @njit
-def _internal_loop(q, qhat, n, s, coef, b, ox, oq, T, reps):
+def internal_loop(q, qhat, n, s, coef, b, ox, oq, T, reps):
     acc = 0.0
     for _ in range(reps):
         acc += env.cdl_kernel(q, qhat, n, s, coef, b, ox, oq, T)[0]
@@ -38,7 +39,7 @@ def _internal_loop(q, qhat, n, s, coef, b, ox, oq, T, reps):
 
 
 @njit
-def _stream_then_cdl(p, y):
+def stream_then_cdl(p, y):
     tab = K.table_new(128)
     for t in range(p.shape[0]):
         tab = K.table_add(tab, p[t], y[t])
@@ -46,7 +47,7 @@ def _stream_then_cdl(p, y):
     return K.cdl(q, n, s)
 
 
-def _table(m, seed=0):
+def table(m, seed=0):
     """The table of metrics.py's suites: q sorted uniform, n in 1..99, s ~ Bin(n, q)."""
     rng = np.random.default_rng(seed)
     q = np.sort(rng.random(m))
@@ -55,7 +56,17 @@ def _table(m, seed=0):
     return q, n, s
 
 
-def _internal_args(q, n, s):
+def shuffled_table(m, seed=0):
+    """Frequencies independent of the predictions: their sort has no order to exploit."""
+    rng = np.random.default_rng(seed)
+    q = np.sort(rng.random(m))
+    n = rng.integers(1, 100, m)
+    s = rng.binomial(n, rng.random(m))
+    return q, n, s
+
+
+def internal_args(q, n, s):
+    """What fastcdl.cdl hands cdl_kernel: the float table, numpy's sorts, read-only views."""
     qf, nf, sf = fc.BucketStats(q, n, s, q * n).table()
     qhat, coef, b, ox, oq, T = env.curve_inputs(qf, nf, sf, np.empty(0))
     return qf, qhat, nf, sf, coef, b, ox, oq, T
@@ -68,26 +79,26 @@ class KernelsInNjitSuite:
     param_names = ["m"]
 
     def setup(self, m):
-        self.q, self.n, self.s = _table(m)
-        self.iargs = _internal_args(self.q, self.n, self.s)
+        self.q, self.n, self.s = table(m)
+        self.iargs = internal_args(self.q, self.n, self.s)
         self.reps = REPS if m <= 1000 else 10
-        _public_loop(self.q, self.n, self.s, 1)
-        _internal_loop(*self.iargs, 1)
+        public_loop(self.q, self.n, self.s, 1)
+        internal_loop(*self.iargs, 1)
 
     def time_public_cdl_in_njit_loop(self, m):
-        _public_loop(self.q, self.n, self.s, self.reps)
+        public_loop(self.q, self.n, self.s, self.reps)
 
     def time_internal_cdl_kernel_in_njit_loop(self, m):
-        _internal_loop(*self.iargs, self.reps)
+        internal_loop(*self.iargs, self.reps)
 
     def track_ratio(self, m):
         """public / internal, the median of 21 loops timed back to back."""
         ratios = []
         for _ in range(21):
             t0 = time.perf_counter()
-            _public_loop(self.q, self.n, self.s, self.reps)
+            public_loop(self.q, self.n, self.s, self.reps)
             t1 = time.perf_counter()
-            _internal_loop(*self.iargs, self.reps)
+            internal_loop(*self.iargs, self.reps)
             t2 = time.perf_counter()
             ratios.append((t1 - t0) / (t2 - t1))
         return float(np.median(ratios))
@@ -109,7 +120,7 @@ class PythonOverheadSuite:
         self.table = (self.stats.values, self.stats.counts, self.stats.positives)
         fc.cdl(self.y, self.p)
         K.cdl(*self.table)
-        _stream_then_cdl(self.p, self.y)
+        stream_then_cdl(self.p, self.y)
 
     def time_fastcdl_cdl_rounds(self, T):
         fc.cdl(self.y, self.p)
@@ -124,4 +135,4 @@ class PythonOverheadSuite:
         K.cdl(*self.table)
 
     def time_compiled_stream_then_cdl(self, T):
-        _stream_then_cdl(self.p, self.y)
+        stream_then_cdl(self.p, self.y)

@@ -8,20 +8,7 @@ import numpy as np
 
 import fastcdl as fc
 
-
-def _rounds(T, seed=0):
-    rng = np.random.default_rng(seed)
-    p = rng.random(T)
-    y = rng.random(T) < p
-    return y, p
-
-
-def _table(m, seed=0):
-    rng = np.random.default_rng(seed)
-    q = np.sort(rng.random(m))
-    n = rng.integers(1, 100, m)
-    s = rng.binomial(n, q)
-    return fc.BucketStats(q, n, s, q * n)
+from .data import numpy_binning, sample_rounds, table
 
 
 class BucketStatsSuite:
@@ -34,7 +21,7 @@ class BucketStatsSuite:
     def setup(self, T, bins):
         if bins is None and T > 10**7:
             raise NotImplementedError("exact buckets sort; 10^8 rounds is out of this suite's budget")
-        self.y, self.p = _rounds(T)
+        self.y, self.p = sample_rounds(T)
         self.edges = np.linspace(0.0, 1.0, (bins or 1) + 1)
         fc.bucket_stats(self.y[:100], self.p[:100], bins=bins)
 
@@ -61,7 +48,7 @@ class BucketStatsThreadsSuite:
 
     def setup(self, kind, threads):
         T = 10**7 if kind == "exact" else 3 * 10**7
-        self.y, self.p = _rounds(T)
+        self.y, self.p = sample_rounds(T)
         if kind == "uniform-float64-y":
             self.y = self.y.astype(np.float64)
         self.w = np.random.default_rng(1).random(T) if kind == "weighted" else None
@@ -97,14 +84,11 @@ class BincountBaselineSuite:
     timeout = 600
 
     def setup(self, T, bins):
-        self.y, self.p = _rounds(T)
+        self.y, self.p = sample_rounds(T)
         self.edges = np.linspace(0.0, 1.0, bins + 1)
 
     def time_numpy_bincount(self, T, bins):
-        j = np.searchsorted(self.edges[1:-1], self.p)
-        np.bincount(j, minlength=bins)
-        np.bincount(j, weights=self.y, minlength=bins)
-        np.bincount(j, weights=self.p, minlength=bins)
+        numpy_binning(self.edges, self.y, self.p)
 
 
 class CDLSuite:
@@ -114,9 +98,9 @@ class CDLSuite:
     param_names = ["m"]
 
     def setup(self, m):
-        self.stats = _table(m)
+        self.stats = table(m)
         self.x2 = np.random.default_rng(2).random(2 * m)
-        small = _table(3)
+        small = table(3)
         self.payoff = np.array([[1.0, 0.0], [0.55, 0.6], [0.0, 1.0]])
         for f in (fc.cdl, fc.cdl_report, fc.vcdl, fc.ucal, fc.ece, fc.k2, fc.decision_loss_curve):
             f(small)

@@ -21,22 +21,17 @@ import fastcdl as fc
 from fastcdl import sample as fs
 from fastcdl import uncertainty as fu
 
+from .data import sample_rounds
+
 ESTIMATORS = (
     "cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce", "cutoff_ce_test",
     "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier", "brier_decomposition",
 )
 
 
-def _rounds(T, seed=0):
-    rng = np.random.default_rng(seed)
-    p = rng.random(T)
-    y = rng.random(T) < p
-    return y, p
-
-
 def _warm():
-    fc.bucket_stats(*_rounds(1 << 14, seed=2))  # from 2^14 rounds the exact table is radix-sorted
-    y, p = _rounds(100, seed=1)
+    fc.bucket_stats(*sample_rounds(1 << 14, seed=2))  # from 2^14 rounds the exact table is radix-sorted
+    y, p = sample_rounds(100, seed=1)
     st = fc.bucket_stats(y, p)
     for name in ESTIMATORS:
         getattr(fs, name)(st)
@@ -50,7 +45,7 @@ class SampleEstimatorsSuite:
     timeout = 900
 
     def setup(self, T):
-        self.y, self.p = _rounds(T)
+        self.y, self.p = sample_rounds(T)
         self.stats = fc.bucket_stats(self.y, self.p)
         _warm()
 
@@ -125,7 +120,7 @@ class SmoothECEPeerSuite:
 
     def setup(self, T):
         self.smECE = _smece()
-        self.y, self.p = _rounds(T)
+        self.y, self.p = sample_rounds(T)
         self.yf = self.y.astype(np.float64)
         _warm()
 
@@ -172,7 +167,7 @@ class QuantileBinningSuite:
     timeout = 600
 
     def setup(self, T, bins):
-        self.y, self.p = _rounds(T)
+        self.y, self.p = sample_rounds(T)
         self.edges = fc.bucket_stats(self.y, self.p, bins=bins, strategy="quantile").edges
         fc.bucket_stats(self.y, self.p, bins=bins)
 
