@@ -31,7 +31,8 @@ __all__ = ["Forecast", "Forecaster", "make_forecaster"]
 class Forecast:
     """One round's distribution, as :meth:`Forecaster.forecast` returns it; frozen.
 
-    At most two entries; entries of probability 0 are left out.
+    At most two entries (at most the forecaster's ``support``); entries of probability 0
+    are left out.
 
     Attributes
     ----------
@@ -46,6 +47,9 @@ class Forecast:
     grid : ndarray
         The forecaster's stated values, increasing (read-only); the adversary's public
         table is indexed like it.
+    support : int, default 2
+        The forecaster's K: the most entries a round of it can have (an adversary shown
+        the forecast uses a K-point table when it is above 2).
 
     Examples
     --------
@@ -59,6 +63,7 @@ class Forecast:
     predictions: tuple
     buckets: tuple
     grid: np.ndarray
+    support: int = 2
 
     @property
     def mean_prediction(self) -> float:
@@ -109,11 +114,11 @@ class Forecaster:
             aspec, aparams = adversary
             adversary = (aspec, aparams, aspec.run_vector(aparams, seed_states(seed)[1]))
         self.state, q = spec.init(horizon, params, adversary)
-        self.table = engine.new_table(q)
+        self.out = engine.new_draw(spec.support)
+        self.table = engine.new_table(q, self.out)
         self._grid = self.table.q.view()
         self._grid.setflags(write=False)
         self._rng = seed_states(seed)[0]
-        self.out = engine.new_draw()
         self.hist = engine.History(0, 0, -1)
         self.slot = -1  # the slot drawn this round
         self._phase = 0  # 0: new round, 1: forecast made, 2: drawn
@@ -138,13 +143,14 @@ class Forecaster:
             self._report(self.rounds + 1)
             self._phase = 1
         out, q = self.out, self.table.q
-        keep = [j for j in range(2) if out.probs[j] > 0.0]
+        keep = [j for j in range(out.probs.shape[0]) if out.probs[j] > 0.0]
         return Forecast(
             points=tuple(float(out.points[j]) for j in keep),
             probs=tuple(float(out.probs[j]) for j in keep),
             predictions=tuple(float(q[out.buckets[j]]) for j in keep),
             buckets=tuple(int(out.buckets[j]) for j in keep),
             grid=self._grid,
+            support=self.spec.support,
         )
 
     def draw(self) -> float:
@@ -163,7 +169,8 @@ class Forecaster:
         if self._phase == 0:
             self.forecast()
         if self._phase == 1:
-            self.slot = int(engine.draw_slot(self.out, self._rng))
+            draw = engine.draw_slot_k if self.spec.support > 2 else engine.draw_slot
+            self.slot = int(draw(self.out, self._rng))
             self._p = float(self.table.q[self.out.buckets[self.slot]])
             self._phase = 2
         return self._p
