@@ -69,6 +69,20 @@ class Measure:
         BucketStats -> {column: value} for the trial columns (default: {key: func(st)}).
     version : int, default 1
         Keys the stored trials: bump it when the measure's values change.
+    of : str, default "stats"
+        The table it is computed from: "stats", a bucket table (data, or a run's stated
+        predictions); "pseudo", a run's expected-count table (``RunResult.pseudo_stats``:
+        per stated value j the weight sum_t P_t(j) and sum_t P_t(j) y_t, docs/pseudo.md).
+        The reports of data tables (:data:`TABLE_MEASURES`) hold only the "stats" ones.
+    in_trial_key : bool, default True
+        Its version is part of every stored trial's key (fastcdl.online.versions). The
+        measures added after the stores were filled (klcal, smce, the pseudo ones) are not:
+        each is a function of the trial's stored tables (``bucket_table``, and
+        ``pseudo_table`` for the pseudo ones), so adding it re-keys no stored trial; its
+        column is computed for trials run since and NULL in rows stored before (klcal and
+        smce can be filled from the stored bucket tables, the pseudo ones only for trials
+        that stored their expected-count table). Such a measure keeps version 1: changing
+        its values is a new key, not a bump.
 
     Examples
     --------
@@ -89,6 +103,8 @@ class Measure:
     trial_columns: tuple = ()
     trial_compute: Callable | None = None
     version: int = 1
+    of: str = "stats"
+    in_trial_key: bool = True
 
     def __call__(self, st) -> float:
         return float(self.func(st))
@@ -120,6 +136,12 @@ def _lazy(module, name):
     call.__name__ = name
     call.__qualname__ = name
     return call
+
+
+def _kl():
+    from fastcdl import kl_calibration
+
+    return kl_calibration
 
 
 def _brier_part(part):
@@ -162,11 +184,28 @@ MEASURES: dict[str, Measure] = {m.key: m for m in (
             sample=True),
     Measure("cutoff_ce", "cutCE", "largest bias over an interval of predictions", _lazy(_S, "cutoff_ce"),
             sample=True),
-    Measure("smce", "smCE", "smooth calibration error", _lazy(_S, "smce"), sample=True),
+    Measure("smce", "smCE", "smooth calibration error", _lazy(_S, "smce"), sample=True,
+            trial_columns=("smce",), in_trial_key=False),
     Measure("atb", "ATB", "averaged two-bin error (truthful: for comparing models)", _lazy(_S, "atb"), sample=True),
     Measure("atb_unbiased", "ATB_u", "ATB, unbiased for i.i.d. rounds", _lazy(_S, "atb_unbiased"), sample=True,
             applies=_exact_unweighted, headline=False),
+    Measure("klcal", "KLCal", "KL-calibration: mean KL divergence of the outcomes from the stated value",
+            _lazy(_kl, "kl_calibration"), applies=_exact_buckets, headline=False, trial_columns=("klcal",),
+            in_trial_key=False),
+    # the pseudo measures: the table measures of a run's expected-count table (docs/pseudo.md)
+    Measure("pseudo_ece", "pECE", "pseudo ECE (over the forecaster's distributions)", _lazy(_M, "ece"),
+            headline=False, trial_columns=("pseudo_ece",), of="pseudo", in_trial_key=False),
+    Measure("pseudo_k2", "pK2", "pseudo squared calibration error", _lazy(_M, "k2"), headline=False,
+            trial_columns=("pseudo_k2",), of="pseudo", in_trial_key=False),
+    Measure("pseudo_klcal", "pKLCal", "pseudo KL-calibration", _lazy(_kl, "kl_calibration"), headline=False,
+            trial_columns=("pseudo_klcal",), of="pseudo", in_trial_key=False),
+    Measure("pseudo_cdl", "pCDL", "pseudo calibration decision loss", _lazy(_M, "cdl"), headline=False,
+            trial_columns=("pseudo_cdl",), of="pseudo", in_trial_key=False),
 )}
+
+#: The measures of a bucket table (``of == "stats"``): what reports of data, the bootstrap and
+#: the command line's summary compute.
+TABLE_MEASURES: dict[str, Measure] = {k: m for k, m in MEASURES.items() if m.of == "stats"}
 
 
 def measure(key: str) -> Measure:
@@ -178,13 +217,13 @@ def measure(key: str) -> Measure:
 
 
 def exact_measures() -> list[Measure]:
-    """The exact measures of a table, in report order."""
-    return [m for m in MEASURES.values() if not m.sample]
+    """The exact measures of a bucket table, in report order."""
+    return [m for m in TABLE_MEASURES.values() if not m.sample]
 
 
 def sample_estimators() -> list[Measure]:
     """The sample estimators, in report order."""
-    return [m for m in MEASURES.values() if m.sample]
+    return [m for m in TABLE_MEASURES.values() if m.sample]
 
 
 def trial_measures() -> list[Measure]:

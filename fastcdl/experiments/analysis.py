@@ -23,6 +23,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 from collections import defaultdict
 from itertools import combinations
@@ -60,7 +61,8 @@ def fit_slope(T, y) -> float:
     Returns
     -------
     float
-        b; NaN if some y <= 0 or fewer than two points.
+        b; NaN if some y <= 0 or is infinite (a log-log slope is undefined there: a
+        KL-calibration of +inf, fastcdl.kl_calibration) or fewer than two points.
 
     Examples
     --------
@@ -69,7 +71,7 @@ def fit_slope(T, y) -> float:
     """
     T = np.asarray(T, dtype=float)
     y = np.asarray(y, dtype=float)
-    if T.shape[0] < 2 or np.any(~(y > 0)):
+    if T.shape[0] < 2 or np.any(~(y > 0)) or np.any(np.isinf(y)):
         return float("nan")
     return float(_slope_weights(T) @ np.log(y))
 
@@ -167,7 +169,8 @@ def mean_interval(values, *, rng=None, n_boot=N_BOOT, level=LEVEL):
     Returns
     -------
     mean, lo, hi : float
-        NaN ends for fewer than two values; the mean itself when all values are equal.
+        NaN ends for fewer than two values; the mean itself when all values are equal; +inf
+        for all three when a value is +inf (a KL-calibration of +inf, fastcdl.kl_calibration).
 
     Examples
     --------
@@ -178,6 +181,8 @@ def mean_interval(values, *, rng=None, n_boot=N_BOOT, level=LEVEL):
     v = np.asarray(values, dtype=float)
     n = v.shape[0]
     mean = float(v.mean()) if n else float("nan")
+    if n and np.any(np.isposinf(v)):
+        return math.inf, math.inf, math.inf
     if n < 2:
         return mean, float("nan"), float("nan")
     se = float(v.std(ddof=1)) / np.sqrt(n)

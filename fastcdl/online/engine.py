@@ -70,7 +70,9 @@ Round = namedtuple("Round", ["t", "prev_y", "m", "point0", "point1", "prob0", "p
                              "stated0", "stated1", "bucket0", "bucket1"])
 Table = namedtuple("Table", ["q", "n", "s", "num", "den"])
 KTable = namedtuple("KTable", ["q", "n", "s", "num", "den", "points", "probs", "buckets"])
-Draw = namedtuple("Draw", ["points", "probs", "buckets"])
+_NONE = np.zeros(0)
+_NONE.setflags(write=False)
+Draw = namedtuple("Draw", ["points", "probs", "buckets", "pw", "pwy"], defaults=(_NONE, _NONE))
 History = namedtuple("History", ["t", "ones", "prev_y"])
 
 Round.__doc__ = """The adversary's view of one round: scalars only (the arrays are in :class:`fastcdl.online.Table`).
@@ -141,6 +143,10 @@ probs : ndarray of float64, shape (K,)
     slot 0; a K-point forecaster leaves unused slots at probability 0).
 buckets : ndarray of int64, shape (K,)
     The bucket index of each point.
+pw, pwy : ndarray of float64, shape (len(q),) or (0,)
+    The expected-count table the engine keeps (:func:`settle`): per stated value j,
+    sum_t P_t(j) and sum_t P_t(j) y_t over the rounds so far, P_t the round's
+    distribution; empty (the default) when it is not kept. Forecasters never write them.
 
 Examples
 --------
@@ -178,9 +184,10 @@ def new_table(q, draw=None):
     return Table(q, n, s, num, den)
 
 
-def new_draw(k=2) -> Draw:
-    """A zeroed :data:`Draw` of k slots (2 unless the forecaster declares a larger support)."""
-    return Draw(np.zeros(k), np.zeros(k), np.zeros(k, dtype=np.int64))
+def new_draw(k=2, pseudo=0) -> Draw:
+    """A zeroed :data:`Draw` of k slots (2 unless the forecaster declares a larger support),
+    keeping the expected-count table over ``pseudo`` stated values (none when 0)."""
+    return Draw(np.zeros(k), np.zeros(k), np.zeros(k, dtype=np.int64), np.zeros(pseudo), np.zeros(pseudo))
 
 
 def _is_ktable(table) -> bool:
@@ -393,6 +400,21 @@ def record(table, b, y):
 
 
 @kernel(inline="always")
+def keep_pseudo(out, y):
+    """Add the round's distribution to the expected-count table: pw[b_i] += p_i and, when
+    y = 1, pwy[b_i] += p_i, for every slot i of positive probability (none when the table is
+    not kept). O(K)."""
+    if out.pw.shape[0] > 0:
+        for i in range(out.probs.shape[0]):
+            p = out.probs[i]
+            if p > 0.0:
+                b = out.buckets[i]
+                out.pw[b] += p
+                if y != 0:
+                    out.pwy[b] += p
+
+
+@kernel(inline="always")
 def keep_trace(t, p, y, trace_p, trace_y):
     if trace_p.shape[0] > 0:
         trace_p[t] = p
@@ -443,7 +465,8 @@ def stopped(hist, y):
 
 @kernel(inline="always")
 def settle(table, out, slot, y, hist):
-    """Record the round in the public table; the history after it.
+    """Record the round in the public table and the expected-count table (when kept); the
+    history after it.
 
     Parameters
     ----------
@@ -471,6 +494,7 @@ def settle(table, out, slot, y, hist):
     (History(t=1, ones=1, prev_y=1), [0, 1, 0])
     """
     record(table, out.buckets[slot], y)
+    keep_pseudo(out, y)
     return History(hist.t + 1, hist.ones + y, y)
 
 

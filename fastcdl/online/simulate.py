@@ -43,6 +43,10 @@ class RunResult:
         The run's seed.
     params : dict
         The resolved parameters: {"forecaster": {...}, "adversary": {...}}.
+    pseudo_stats : BucketStats
+        The expected-count table: per stated value j, sum_t P_t(j) (its counts) and
+        sum_t P_t(j) y_t (its positives), P_t the forecaster's distribution in round t; a
+        weighted table (docs/pseudo.md). The pseudo measures are computed on it.
 
     Examples
     --------
@@ -59,6 +63,7 @@ class RunResult:
     horizon: int
     seed: int
     params: dict
+    pseudo_stats: BucketStats | None = None
 
     def metric(self, name: str) -> float:
         """A metric of the run's table by name.
@@ -87,7 +92,8 @@ class RunResult:
 
         if name not in METRICS:
             raise ValidationError("name", f"must be one of {', '.join(METRICS)}", value=name)
-        return METRICS[name].value(self.stats)
+        m = METRICS[name]
+        return m.value(self.pseudo_stats if m.of == "pseudo" else self.stats)
 
     def __getattr__(self, name):  # the metric shortcuts: res.cdl, res.ece, ...
         from fastcdl.trial_metrics import METRICS
@@ -172,6 +178,7 @@ def _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_para
         horizon=T,
         seed=f.seed,
         params={"forecaster": dict(f.params), "adversary": dict(a.params)},
+        pseudo_stats=f.pseudo_stats(),
     )
     return res, trace_p, trace_y
 

@@ -114,7 +114,7 @@ class Forecaster:
             aspec, aparams = adversary
             adversary = (aspec, aparams, aspec.run_vector(aparams, seed_states(seed)[1]))
         self.state, q = spec.init(horizon, params, adversary)
-        self.out = engine.new_draw(spec.support)
+        self.out = engine.new_draw(spec.support, len(q))  # keeping the expected-count table
         self.table = engine.new_table(q, self.out)
         self._grid = self.table.q.view()
         self._grid.setflags(write=False)
@@ -226,6 +226,27 @@ class Forecaster:
             return BucketStats(empty, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), empty.copy())
         return BucketStats.from_table(q[keep], n[keep], s[keep])
 
+    def pseudo_stats(self) -> BucketStats:
+        """The expected-count table so far: per stated value j, the weight sum_t P_t(j) and
+        the weighted outcomes sum_t P_t(j) y_t, P_t each round's distribution (a weighted
+        BucketStats over the values of positive weight; empty before any round).
+
+        The pseudo measures (pseudo_ece, pseudo_k2, pseudo_klcal, pseudo_cdl;
+        docs/pseudo.md) are the table measures of it.
+
+        Returns
+        -------
+        BucketStats
+
+        Examples
+        --------
+        >>> f = make_forecaster("ftpl", horizon=10, m=4)
+        >>> p = f.draw(); f.observe(1)
+        >>> f.pseudo_stats().counts.tolist(), f.pseudo_stats().positives.tolist()
+        ([1.0], [1.0])
+        """
+        return pseudo_table(self.table.q, self.out)
+
     def _report(self, rounds):
         if self.spec.report is not None:
             self._reported = self.spec.report(self.state, rounds, self._reported)
@@ -233,6 +254,17 @@ class Forecaster:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"Forecaster({self.name!r}, horizon={self.horizon}, seed={self.seed}, {args}; rounds={self.rounds})"
+
+
+def pseudo_table(q, out) -> BucketStats:
+    """The weighted BucketStats of a Draw's expected-count table over the stated values q
+    (values of zero weight left out; empty when nothing is kept)."""
+    w, wy = out.pw, out.pwy
+    keep = w > 0
+    if w.shape[0] == 0 or not keep.any():
+        empty = np.empty(0)
+        return BucketStats(empty, empty.copy(), empty.copy(), empty.copy())
+    return BucketStats.from_table(q[keep], w[keep], wy[keep])
 
 
 def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, **params) -> Forecaster:
