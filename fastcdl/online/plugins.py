@@ -105,11 +105,11 @@ def check_pairing(forecaster, adversary) -> None:
     >>> from fastcdl.online import registry
     >>> check_pairing(registry.forecaster("kt"), registry.adversary("greedy"))
     """
-    if forecaster.support > 2 and not adversary.k_points:
+    if forecaster.k_point and not adversary.k_points:
         raise ValidationError(
             "adversary", "reads only two-point rounds", value=adversary.name,
             message=f"adversary {adversary.name!r} reads only two-point rounds (view.prob0, view.prob1) and "
-            f"forecaster {forecaster.name!r} puts mass on up to {forecaster.support} stated values a round; "
+            f"forecaster {forecaster.name!r} puts mass on more than two stated values a round; "
             "pair it with an adversary that declares k_points=True (it reads the distribution through "
             "engine.slots and engine.slot)")
 
@@ -340,11 +340,12 @@ class ForecasterSpec:
         One description, shown by the command line.
     grid : callable or None
         ``grid(resolved) -> m``: the grid j/m it rounds to, if any.
-    support : int
+    support : int or callable
         K, the most stated values one round's distribution puts mass on (the length of the
         :class:`Draw` arrays it writes): 2 for the classic forecasters; more for one such as
         klcal, whose runs use a :data:`fastcdl.online.engine.KTable` and adversaries that
-        declare ``k_points``.
+        declare ``k_points``. A built-in whose K depends on its parameters gives
+        ``support(resolved) -> K`` (:meth:`slots`).
 
     Examples
     --------
@@ -366,7 +367,32 @@ class ForecasterSpec:
     report: Callable | None = None
     doc: str = ""
     grid: Callable | None = None
-    support: int = 2
+    support: int | Callable = 2
+
+    @property
+    def k_point(self) -> bool:
+        """Whether its rounds may state more than two values (support above 2)."""
+        return callable(self.support) or self.support > 2
+
+    def slots(self, resolved) -> int:
+        """K for these resolved parameters: the length of its Draw arrays.
+
+        Parameters
+        ----------
+        resolved : dict
+            From :meth:`resolve_params`.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from fastcdl.online import registry
+        >>> registry.forecaster("kt").slots({})
+        2
+        """
+        return int(self.support(resolved)) if callable(self.support) else int(self.support)
 
     def grid_m(self, params, horizon) -> int | None:
         """m of the grid j/m at this horizon and these parameters, or None (no grid).

@@ -140,7 +140,7 @@ def _entry(loop, args, adversary_at, k_points=False):
 
 def _run_loop(f, a, T, trace_p, trace_y):
     """T rounds of f against a in compiled code, continuing their state; returns the seconds."""
-    k = f.spec.support > 2
+    k = f.out.probs.shape[0] > 2
     respond = a.spec.compiled(k)
     if f.spec.loop is not None:
         args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y)

@@ -114,7 +114,7 @@ class Forecaster:
             aspec, aparams = adversary
             adversary = (aspec, aparams, aspec.run_vector(aparams, seed_states(seed)[1]))
         self.state, q = spec.init(horizon, params, adversary)
-        self.out = engine.new_draw(spec.support, len(q))  # keeping the expected-count table
+        self.out = engine.new_draw(spec.slots(params), len(q))  # keeping the expected-count table
         self.table = engine.new_table(q, self.out)
         self._grid = self.table.q.view()
         self._grid.setflags(write=False)
@@ -150,7 +150,7 @@ class Forecaster:
             predictions=tuple(float(q[out.buckets[j]]) for j in keep),
             buckets=tuple(int(out.buckets[j]) for j in keep),
             grid=self._grid,
-            support=self.spec.support,
+            support=int(self.out.probs.shape[0]),
         )
 
     def draw(self) -> float:
@@ -169,7 +169,7 @@ class Forecaster:
         if self._phase == 0:
             self.forecast()
         if self._phase == 1:
-            draw = engine.draw_slot_k if self.spec.support > 2 else engine.draw_slot
+            draw = engine.draw_slot_k if self.out.probs.shape[0] > 2 else engine.draw_slot
             self.slot = int(draw(self.out, self._rng))
             self._p = float(self.table.q[self.out.buckets[self.slot]])
             self._phase = 2
@@ -325,6 +325,10 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
     - "ftpl": follow the perturbed leader: the running mean of y (1/2 at first) plus a
       uniform one grid cell wide, rounded to j/m; m default max(2, ceil(sqrt(T / ln T)))
       (docs/ftpl.md).
+    - "klcal": the pseudo KL-calibration forecaster (Luo, Senapati, Sharan 2025): K + 1
+      grid points in (0, 1), Laplace experts, randomized rounding, a stationary
+      distribution; k default max(2, ceil((T / ln T)^(1/3))); rounds over up to K + 1
+      values, so its adversaries must declare k_points (docs/klcal.md).
     - a ForecasterSpec from fastcdl.online.plugin_forecaster, or "package.module:ATTRIBUTE".
 
     Examples
