@@ -134,3 +134,13 @@ def test_klcal_is_refused_against_an_adversary_reading_two_points_and_runs_again
     assert int(res.stats.total) == 2000 and np.isfinite(res.pseudo_klcal)
     with pytest.raises(ValueError, match="k"):
         make_forecaster("klcal", horizon=100, k=1)
+
+
+def test_even_rounds_the_default_k_up_to_an_even_number():
+    for T in (2**12, 2**16, 2**20):
+        k = klcal.default_k(T)
+        assert make_forecaster("klcal", horizon=T, even=1).params["k"] == k + (k % 2)
+    assert make_forecaster("klcal", horizon=2**16, even=0).params["k"] == 19
+    for bad in ({"even": 2}, {"even": True}, {"even": 1, "k": 4}):
+        with pytest.raises(ValueError, match="even"):
+            make_forecaster("klcal", horizon=100, **bad)

@@ -58,7 +58,9 @@ def test_the_expected_count_table_is_the_sum_of_the_rounds_distributions(forecas
     keep = sorted(q for q, (wj, _) in want.items() if wj > 0)
     assert got.values.tolist() == keep
     for q, wj, sj in zip(got.values, got.counts, got.positives):
-        assert wj == want[q][0] and sj == want[q][1]  # the same sums in the same order
+        # the engine keeps the difference from the public table (point-mass rounds add nothing):
+        # the same sums in another order
+        assert abs(wj - want[q][0]) <= 1e-12 * T and abs(sj - want[q][1]) <= 1e-12 * T
     assert abs(float(got.counts.sum()) - T) <= 1e-9 * T
     # the realised table's counts are one draw of the expected ones: same support or smaller
     assert set(res.stats.values.tolist()) <= set(keep)

@@ -70,8 +70,8 @@ Round = namedtuple("Round", ["t", "prev_y", "m", "point0", "point1", "prob0", "p
                              "stated0", "stated1", "bucket0", "bucket1"])
 Table = namedtuple("Table", ["q", "n", "s", "num", "den"])
 KTable = namedtuple("KTable", ["q", "n", "s", "num", "den", "points", "probs", "buckets"])
-_NONE = np.zeros(0)
-_NONE.setflags(write=False)
+_NONE = np.zeros(0)  # the default of pw and pwy: no expected-count table (length 0: nothing to write;
+# writable, so that a Draw made without them has the type of one made with them)
 Draw = namedtuple("Draw", ["points", "probs", "buckets", "pw", "pwy"], defaults=(_NONE, _NONE))
 History = namedtuple("History", ["t", "ones", "prev_y"])
 
@@ -144,9 +144,11 @@ probs : ndarray of float64, shape (K,)
 buckets : ndarray of int64, shape (K,)
     The bucket index of each point.
 pw, pwy : ndarray of float64, shape (len(q),) or (0,)
-    The expected-count table the engine keeps (:func:`settle`): per stated value j,
-    sum_t P_t(j) and sum_t P_t(j) y_t over the rounds so far, P_t the round's
-    distribution; empty (the default) when it is not kept. Forecasters never write them.
+    The expected-count table the engine keeps (:func:`settle`), as its difference from the
+    public table: per stated value j, sum_t (P_t(j) - [j drawn in round t]) and the same
+    weighted by y_t, so that sum_t P_t(j) = n_j + pw_j and sum_t P_t(j) y_t = s_j + pwy_j
+    (a point-mass round adds 0 and is skipped); empty (the default) when it is not kept.
+    Forecasters never write them.
 
 Examples
 --------
@@ -400,11 +402,13 @@ def record(table, b, y):
 
 
 @kernel(inline="always")
-def keep_pseudo(out, y):
-    """Add the round's distribution to the expected-count table: pw[b_i] += p_i and, when
-    y = 1, pwy[b_i] += p_i, for every slot i of positive probability (none when the table is
-    not kept). O(K)."""
-    if out.pw.shape[0] > 0:
+def keep_pseudo(out, slot, y):
+    """Add the round's distribution minus its draw to the expected-count table's difference
+    from the public table: pw[b_i] += p_i for every slot i of positive probability and
+    pw[b_slot] -= 1 (pwy likewise when y = 1). A point-mass round (the drawn slot has
+    probability 1) adds nothing and costs one comparison; none when the table is not kept.
+    O(K) for a randomized round."""
+    if out.pw.shape[0] > 0 and out.probs[slot] < 1.0:
         for i in range(out.probs.shape[0]):
             p = out.probs[i]
             if p > 0.0:
@@ -412,6 +416,10 @@ def keep_pseudo(out, y):
                 out.pw[b] += p
                 if y != 0:
                     out.pwy[b] += p
+        b = out.buckets[slot]
+        out.pw[b] -= 1.0
+        if y != 0:
+            out.pwy[b] -= 1.0
 
 
 @kernel(inline="always")
@@ -494,7 +502,7 @@ def settle(table, out, slot, y, hist):
     (History(t=1, ones=1, prev_y=1), [0, 1, 0])
     """
     record(table, out.buckets[slot], y)
-    keep_pseudo(out, y)
+    keep_pseudo(out, slot, y)
     return History(hist.t + 1, hist.ones + y, y)
 
 

@@ -245,7 +245,7 @@ class Forecaster:
         >>> f.pseudo_stats().counts.tolist(), f.pseudo_stats().positives.tolist()
         ([1.0], [1.0])
         """
-        return pseudo_table(self.table.q, self.out)
+        return pseudo_table(self.table, self.out)
 
     def _report(self, rounds):
         if self.spec.report is not None:
@@ -256,15 +256,20 @@ class Forecaster:
         return f"Forecaster({self.name!r}, horizon={self.horizon}, seed={self.seed}, {args}; rounds={self.rounds})"
 
 
-def pseudo_table(q, out) -> BucketStats:
-    """The weighted BucketStats of a Draw's expected-count table over the stated values q
-    (values of zero weight left out; empty when nothing is kept)."""
-    w, wy = out.pw, out.pwy
-    keep = w > 0
-    if w.shape[0] == 0 or not keep.any():
+def pseudo_table(table, out) -> BucketStats:
+    """The weighted BucketStats of the expected-count table: weights n_j + pw_j and outcomes
+    s_j + pwy_j over the stated values (engine.keep_pseudo keeps the difference from the
+    public table); values of zero weight left out; empty when nothing is kept."""
+    if out.pw.shape[0] == 0:
         empty = np.empty(0)
         return BucketStats(empty, empty.copy(), empty.copy(), empty.copy())
-    return BucketStats.from_table(q[keep], w[keep], wy[keep])
+    w = table.n + out.pw
+    wy = table.s + out.pwy
+    keep = w > 0
+    if not keep.any():
+        empty = np.empty(0)
+        return BucketStats(empty, empty.copy(), empty.copy(), empty.copy())
+    return BucketStats.from_table(table.q[keep], w[keep], wy[keep])
 
 
 def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, **params) -> Forecaster:

@@ -20,11 +20,12 @@ and Heyman 1985: subtraction-free, so P >= 0 to rounding), skipping the zero ent
 (two per row before fill-in). R need not be irreducible: when the elimination reaches a
 state that cannot move to any lower one, P is the stationary distribution of the closed
 class with the largest least element (docs/klcal.md). K = max(2, ceil((T / ln T)^(1/3)))
-by default (T >= 3; 2 below). Cost per round: O(K^2) to build R and O(K^2) to O(K^3)
+by default (T >= 3; 2 below); ``even=1`` rounds that K up to an even number, which puts
+1/2 on the grid (z_{K/2} = sin^2(pi/4)); or give ``k``. Cost per round: O(K^2) to build R and O(K^2) to O(K^3)
 for the elimination (its fill-in); memory O(K^2).
 
->>> FORECASTER.resolve_params({}, 2**12)
-{'k': 8}
+>>> FORECASTER.resolve_params({}, 2**16), FORECASTER.resolve_params({"even": 1}, 2**16)
+({'k': 19}, {'k': 20})
 """
 
 import math
@@ -33,7 +34,7 @@ from collections import namedtuple
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
-from fastcdl._validate import check_int
+from fastcdl._validate import ValidationError, check_int
 from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.plugins import ForecasterSpec
 
@@ -164,10 +165,16 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
 
 
 def resolve(params, T):
+    even = params.get("even", 0)
+    if even not in (0, 1) or isinstance(even, bool):
+        raise ValidationError("even", "must be 0 or 1", value=even)
     if "k" in params:
+        if even:
+            raise ValidationError("even", "applies to the default k only; give k or even, not both")
         return {"k": check_int(params["k"], "k", low=2)}
-    return {"k": default_k(T)}
+    k = default_k(T)
+    return {"k": k + (k % 2) if even else k}
 
 
-FORECASTER = ForecasterSpec("klcal", init, forecast, observe, params={"k": None}, version=1, resolve=resolve,
+FORECASTER = ForecasterSpec("klcal", init, forecast, observe, params={"k": None, "even": 0}, version=1, resolve=resolve,
                             loop=simulate, doc=__doc__, support=lambda resolved: int(resolved["k"]) + 1)
