@@ -73,7 +73,7 @@ class Measure:
         The table it is computed from: "stats", a bucket table (data, or a run's stated
         predictions); "pseudo", a run's expected-count table (``RunResult.pseudo_stats``:
         per stated value j the weight sum_t P_t(j) and sum_t P_t(j) y_t, docs/pseudo.md).
-        The reports of data tables (:data:`TABLE_MEASURES`) hold only the "stats" ones.
+        The reports of data tables (``TABLE_MEASURES``) hold only the "stats" ones.
     in_trial_key : bool, default True
         Its version is part of every stored trial's key (fastcdl.online.versions). The
         measures added after the stores were filled (klcal, smce, the pseudo ones) are not:

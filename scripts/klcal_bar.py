@@ -1,4 +1,4 @@
-"""The Bar check of klcal (results/klcal-rates/README.md): slopes of its pseudo KL-calibration
+"""The rate check of klcal (results/klcal-rates/README.md): slopes of its pseudo KL-calibration
 over the whole window T = 2^12..2^20, and over the horizons where the grid size K is odd or
 even, from the folder's trial store; writes bar.csv beside it.
 

@@ -113,7 +113,7 @@ def _trial(forecaster, adversary, T=2048, seed_index=0):
 @pytest.mark.parametrize("forecaster,adversary", [("ftpl", "bernoulli"), ("kt", "contrarian"),
                                                   ("cdl", "greedy")])
 def test_every_new_trial_column_is_recomputed_from_the_trials_tables(forecaster, adversary):
-    """The Bar: each new measure recomputed independently from a trial's stored tables agrees
+    """Each new measure recomputed independently from a trial's stored tables agrees
     to 1e-12 (smce: its value recomputed from the stored table bit for bit, and its LP reference
     to the LP's tolerance)."""
     row = run_trial(_trial(forecaster, adversary))

@@ -144,7 +144,7 @@ probs : ndarray of float64, shape (K,)
 buckets : ndarray of int64, shape (K,)
     The bucket index of each point.
 pw, pwy : ndarray of float64, shape (len(q),) or (0,)
-    The expected-count table the engine keeps (:func:`settle`), as its difference from the
+    The expected-count table the engine keeps (``settle``), as its difference from the
     public table: per stated value j, sum_t (P_t(j) - [j drawn in round t]) and the same
     weighted by y_t, so that sum_t P_t(j) = n_j + pw_j and sum_t P_t(j) y_t = s_j + pwy_j
     (a point-mass round adds 0 and is skipped); empty (the default) when it is not kept.

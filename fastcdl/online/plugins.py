@@ -179,8 +179,8 @@ class AdversarySpec:
         read it from round 1 on. A string parameter (``segments``' given means) holds NaN in
         ``par``; prepare reads it from ``resolved``.
     k_points : bool
-        It reads the round's distribution only through :func:`fastcdl.online.engine.slots`
-        and :func:`fastcdl.online.engine.slot` (or not at all), so it also plays forecasters
+        It reads the round's distribution only through ``fastcdl.online.slots``
+        and ``fastcdl.online.slot`` (or not at all), so it also plays forecasters
         whose rounds put mass on more than two stated values (their spec's ``support``);
         against those, an adversary without it is refused.
 
