@@ -144,3 +144,26 @@ def test_even_rounds_the_default_k_up_to_an_even_number():
     for bad in ({"even": 2}, {"even": True}, {"even": 1, "k": 4}):
         with pytest.raises(ValueError, match="even"):
             make_forecaster("klcal", horizon=100, **bad)
+
+
+def test_the_rate_readme_table_is_the_bar_file():
+    """results/klcal-rates/README.md's slope table against bar.csv beside it."""
+    import csv
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "results" / "klcal-rates"
+    bar = {(r["forecaster"], r["adversary"], r["window"]): r
+           for r in csv.DictReader((folder / "bar.csv").read_text().splitlines()) if r["metric"] == "pseudo_klcal"}
+    checked = 0
+    for line in (folder / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 6 or not re.fullmatch(r"-?\d\.\d+", cells[4]):
+            continue
+        window = "all" if cells[2] == "all nine" else cells[2]
+        r = bar[(cells[0], cells[1], window)]
+        assert cells[3] == r["ks"]
+        lo, hi = re.findall(r"-?\d+\.\d+", cells[5])
+        assert (float(cells[4]), float(lo), float(hi)) == (float(r["slope"]), float(r["lo"]), float(r["hi"]))
+        checked += 1
+    assert checked == 8
