@@ -172,3 +172,21 @@ def test_a_klcal_of_inf_gives_an_infinite_mean_not_nan():
 
     assert mean_interval([0.1, math.inf, 0.2], rng=0) == (math.inf, math.inf, math.inf)
     assert math.isnan(fit_slope([64, 128], [0.1, math.inf]))
+
+
+def test_the_analysis_of_a_preset_with_an_infinite_klcal_warns_nothing_and_writes_no_nan_means():
+    import warnings
+
+    from fastcdl.experiments.analysis import analyze, paired
+
+    rows = [dict(forecaster_label=f, adversary_label="coin", T=T, seed_index=i, klcal=math.inf if f == "a" else
+                 1.0 / T + 0.01 * i, ece=1.0 / T ** 0.5 + 0.01 * i)
+            for f in ("a", "b") for T in (64, 128, 256, 512) for i in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rates, slopes, _ = analyze(rows, ["klcal", "ece"], n_boot=50)
+        diffs, slope_diffs = paired(rows, ["klcal", "ece"], n_boot=50)
+    inf_rates = [r for r in rates if r["forecaster"] == "a" and r["metric"] == "klcal"]
+    assert inf_rates and all(r["mean"] == r["lo"] == r["hi"] == math.inf for r in inf_rates)
+    assert all(math.isnan(s["slope"]) for s in slopes if s["forecaster"] == "a" and s["metric"] == "klcal")
+    assert not [d for d in diffs if d["metric"] == "klcal"] and [d for d in diffs if d["metric"] == "ece"]

@@ -90,7 +90,8 @@ def faulty(view, table, par, rng):
     return 1 if uniform(rng) < 0.5 else 0
 
 
-FAULTY = plugin_adversary(faulty, name="faulty", params={"value": 2, "at": 17}, prob=faulty_prob)
+FAULTY = plugin_adversary(faulty, name="faulty", params={"value": 2, "at": 17}, prob=faulty_prob,
+                          k_points=True)  # never reads the distribution: it plays K-point forecasters too
 
 
 # -- an adversary whose worker dies: a coin whose parameter check kills its own process (as the
