@@ -34,7 +34,7 @@ whole distribution there, and ``view`` carries slots 0 and 1 as for two points. 
 adversary that reads the distribution through :func:`slots` and :func:`slot` (or not at
 all) declares ``k_points=True`` and plays both kinds of forecasters: for a two-point
 forecaster's :data:`Table` these compile to the view's two slots, so its two-point code is
-unchanged. The two-point loops never see a KTable: their machine code is what it was.
+unchanged. The two-point loops never see a KTable (results/benchmarks/kpoint.md).
 
 The round's scalars travel in ``view`` and the arrays in ``table`` (built once per run)
 because an array inside a tuple built every round costs about 3.5 ns of reference
