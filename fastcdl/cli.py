@@ -91,7 +91,7 @@ def _region(i, bounds, at_bounds) -> str:
 def _rows(sample: bool) -> list:
     """(label, key, text) of the measures the text report prints (fastcdl.measures: headline
     ones; the exact measures, or the sample estimators)."""
-    from fastcdl.measures import MEASURES
+    from fastcdl.measures import TABLE_MEASURES as MEASURES
 
     return [(m.label, m.key, m.text) for m in MEASURES.values() if m.headline and m.sample == sample]
 

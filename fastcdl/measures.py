@@ -93,6 +93,20 @@ class Measure:
     interval_fails : str, default ""
         For a studied estimator whose default interval did not cover in the study at any size:
         what it missed, which :func:`fastcdl.interval` says in a CoverageWarning on every call.
+    of : str, default "stats"
+        The table it is computed from: "stats", a bucket table (data, or a run's stated
+        predictions); "pseudo", a run's expected-count table (``RunResult.pseudo_stats``:
+        per stated value j the weight sum_t P_t(j) and sum_t P_t(j) y_t, docs/pseudo.md).
+        The reports of data tables (``TABLE_MEASURES``) hold only the "stats" ones.
+    in_trial_key : bool, default True
+        Its version is part of every stored trial's key (fastcdl.online.versions). The
+        measures added after the stores were filled (klcal, smce, the pseudo ones) are not:
+        each is a function of the trial's stored tables (``bucket_table``, and
+        ``pseudo_table`` for the pseudo ones), so adding it re-keys no stored trial; its
+        column is computed for trials run since and NULL in rows stored before (klcal and
+        smce can be filled from the stored bucket tables, the pseudo ones only for trials
+        that stored their expected-count table). Such a measure keeps version 1: changing
+        its values is a new key, not a bump.
 
     Examples
     --------
@@ -118,6 +132,8 @@ class Measure:
     cli_interval: bool = False
     validated_from: int = 5000
     interval_fails: str = ""
+    of: str = "stats"
+    in_trial_key: bool = True
 
     def __call__(self, st) -> float:
         return float(self.func(st))
@@ -149,6 +165,12 @@ def _lazy(module, name):
     call.__name__ = name
     call.__qualname__ = name
     return call
+
+
+def _kl():
+    from fastcdl import kl_calibration
+
+    return kl_calibration
 
 
 def _brier_part(part):
@@ -207,7 +229,8 @@ MEASURES: dict[str, Measure] = {m.key: m for m in (
             **_SUP),
     Measure("cutoff_ce", "cutCE", "largest bias over an interval of predictions", _lazy(_S, "cutoff_ce"),
             **_SUP),
-    Measure("smce", "smCE", "smooth calibration error", _lazy(_S, "smce"), **_SUP),
+    Measure("smce", "smCE", "smooth calibration error", _lazy(_S, "smce"), trial_columns=("smce",),
+            in_trial_key=False, **_SUP),
     Measure("atb", "ATB", "averaged two-bin error (truthful: for comparing models)", _lazy(_S, "atb"), sample=True,
             studied=True, bias_rate=1.0),
     Measure("atb_unbiased", "ATB_u", "ATB, unbiased for i.i.d. rounds", _lazy(_S, "atb_unbiased"), sample=True,
@@ -226,7 +249,23 @@ MEASURES: dict[str, Measure] = {m.key: m for m in (
             "at a calibrated model is larger than the subsamples see (at 5,000 rounds it covered a calibrated "
             "model about half the time and a non-monotone one about 60%; results/estimators-coverage): the "
             "interval is a rough range for ECE_sweep at this size, not for the ECE of the scores"),
+    Measure("klcal", "KLCal", "KL-calibration: mean KL divergence of the outcomes from the stated value",
+            _lazy(_kl, "kl_calibration"), applies=_exact_buckets, headline=False, trial_columns=("klcal",),
+            in_trial_key=False),
+    # the pseudo measures: the table measures of a run's expected-count table (docs/pseudo.md)
+    Measure("pseudo_ece", "pECE", "pseudo ECE (over the forecaster's distributions)", _lazy(_M, "ece"),
+            headline=False, trial_columns=("pseudo_ece",), of="pseudo", in_trial_key=False),
+    Measure("pseudo_k2", "pK2", "pseudo squared calibration error", _lazy(_M, "k2"), headline=False,
+            trial_columns=("pseudo_k2",), of="pseudo", in_trial_key=False),
+    Measure("pseudo_klcal", "pKLCal", "pseudo KL-calibration", _lazy(_kl, "kl_calibration"), headline=False,
+            trial_columns=("pseudo_klcal",), of="pseudo", in_trial_key=False),
+    Measure("pseudo_cdl", "pCDL", "pseudo calibration decision loss", _lazy(_M, "cdl"), headline=False,
+            trial_columns=("pseudo_cdl",), of="pseudo", in_trial_key=False),
 )}
+
+#: The measures of a bucket table (``of == "stats"``): what reports of data, the bootstrap and
+#: the command line's summary compute.
+TABLE_MEASURES: dict[str, Measure] = {k: m for k, m in MEASURES.items() if m.of == "stats"}
 
 
 def measure(key: str) -> Measure:
@@ -238,13 +277,13 @@ def measure(key: str) -> Measure:
 
 
 def exact_measures() -> list[Measure]:
-    """The exact measures of a table, in report order."""
-    return [m for m in MEASURES.values() if not m.sample]
+    """The exact measures of a bucket table, in report order."""
+    return [m for m in TABLE_MEASURES.values() if not m.sample]
 
 
 def sample_estimators() -> list[Measure]:
     """The sample estimators, in report order."""
-    return [m for m in MEASURES.values() if m.sample]
+    return [m for m in TABLE_MEASURES.values() if m.sample]
 
 
 def trial_measures() -> list[Measure]:

@@ -46,8 +46,8 @@ def _metric_names() -> dict:
     from fastcdl.trial_metrics import METRICS
 
     return {k: m.label for k, m in METRICS.items()}
-_LINESTYLES = {"cdl": "-", "ece": "--", "vcdl": "-.", "k2": ":", "ucal": (0, (1, 1))}
-_MARKERS = {"cdl": "o", "ece": "s", "vcdl": "^", "k2": "v", "ucal": "D"}
+_LINESTYLES = {"cdl": "-", "ece": "--", "vcdl": "-.", "k2": ":", "ucal": (0, (1, 1)), "pseudo_klcal": "-", "klcal": "--"}
+_MARKERS = {"cdl": "o", "ece": "s", "vcdl": "^", "k2": "v", "ucal": "D", "pseudo_klcal": "o", "klcal": "s"}
 # largest replay horizon: a trial of 2^20 rounds re-simulates in about a second
 _REPLAY_T_MAX = 2**20
 _DPI = 150
@@ -858,7 +858,7 @@ def _out_dir(out_dir, default: Path) -> Path:
 
 def plot_rates(run_dir, out_dir=None) -> list[Path]:
     """Rate plots of a run folder (docs/experiments.md): for each adversary, the mean CDL and ECE over
-    seeds against T on log-log axes with bootstrap-t 95% bands, each series' fitted slope in
+    seeds (or the first two metrics of a preset that analyses other ones) against T on log-log axes with bootstrap-t 95% bands, each series' fitted slope in
     the legend and reference lines T^-1/2 and T^-1/3 (``rates_<adversary>.png``); and the
     CDL/ECE ratio against T (``cdl_over_ece.png``). Analysis as in the run's summary.csv.
 
@@ -886,7 +886,19 @@ def plot_rates(run_dir, out_dir=None) -> list[Path]:
     run_dir = Path(run_dir)
     rows, seed = _read_run(run_dir)
     out = _out_dir(out_dir, run_dir)
-    return _save_all(_rate_figures(rows, seed), out)
+    return _save_all(_rate_figures(rows, seed, _shown(run_dir)), out)
+
+
+def _shown(run_dir) -> tuple:
+    """The two metrics a rate plot shows: CDL and ECE, unless the run's preset analyses other
+    metrics and not both of those (then its first two, such as pseudo_klcal and klcal)."""
+    import tomllib
+
+    path = Path(run_dir) / "preset.toml"
+    metrics = tomllib.loads(path.read_text()).get("metrics", []) if path.exists() else []
+    if not metrics or {"cdl", "ece"} <= set(metrics):
+        return ("cdl", "ece")
+    return tuple(metrics[:2])
 
 
 def plot_run(run_dir, out_dir=None) -> list[Path]:
@@ -920,7 +932,7 @@ def plot_run(run_dir, out_dir=None) -> list[Path]:
     run_dir = Path(run_dir)
     rows, seed = _read_run(run_dir)
     out = _out_dir(out_dir, run_dir)
-    figures = _rate_figures(rows, seed) + _table_figures(rows)
+    figures = _rate_figures(rows, seed, _shown(run_dir)) + _table_figures(rows)
     return _save_all(figures, out)
 
 

@@ -13,7 +13,7 @@ import json
 import warnings
 from dataclasses import dataclass, field
 
-from fastcdl.measures import MEASURES
+from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
 
 __all__ = ["Summary", "WorstTask", "summary", "summary_of_table"]
 

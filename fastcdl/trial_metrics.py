@@ -7,7 +7,7 @@ Each entry computes its columns from the run's BucketStats and has a version tha
 stored trials (bump it when its values change); the trial store adds the columns of a new
 trial metric to existing run folders.
 
->>> list(METRICS)
+>>> list(METRICS)[:5]
 ['cdl', 'vcdl', 'ece', 'k2', 'ucal']
 >>> METRICS["cdl"].columns
 ('cdl', 'kink1', 'kink2')
@@ -24,13 +24,17 @@ from fastcdl.measures import trial_measures
 
 @dataclass(frozen=True)
 class TrialMetric:
-    """name: the metric; compute(stats) -> {column: value}; the first column is the metric's value."""
+    """name: the metric; compute(table) -> {column: value}; the first column is the metric's
+    value. of: the run's table it reads ("stats" or "pseudo", fastcdl.measures.Measure.of);
+    in_key: whether its version is part of the trials' keys."""
 
     name: str
     label: str
     compute: Callable
     columns: tuple
     version: int = 1
+    of: str = "stats"
+    in_key: bool = True
 
     def value(self, stats) -> float:
         return float(self.compute(stats)[self.name])
@@ -52,12 +56,19 @@ def _compute(measure):
 
 
 #: The trial metrics: the measures of fastcdl.measures that declare trial columns, in its order.
-METRICS = {m.key: TrialMetric(m.key, m.label, _compute(m), m.trial_columns, m.version) for m in trial_measures()}
+METRICS = {m.key: TrialMetric(m.key, m.label, _compute(m), m.trial_columns, m.version, m.of, m.in_trial_key)
+           for m in trial_measures()}
 
 
-def compute_all(stats, names=None) -> dict:
-    """Every column of the named metrics (default: all) of one run's table."""
+def compute_all(stats, names=None, pseudo=None) -> dict:
+    """Every column of the named metrics (default: all) of one run: the bucket table ``stats``
+    and, for the pseudo metrics, the expected-count table ``pseudo`` (their columns are None
+    without it)."""
     out = {}
     for name in names or METRICS:
-        out.update(METRICS[name].compute(stats))
+        m = METRICS[name]
+        if m.of == "pseudo":
+            out.update(dict.fromkeys(m.columns) if pseudo is None else m.compute(pseudo))
+        else:
+            out.update(m.compute(stats))
     return out

@@ -29,7 +29,7 @@ import numpy as np
 
 from fastcdl import _validate
 from fastcdl._kernels import resample as _k
-from fastcdl.measures import MEASURES
+from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
 from fastcdl.metrics import _stats, sample_size_check_off
 from fastcdl.stats import BucketStats, bin_cuts
 

@@ -140,7 +140,9 @@ def render(doc):
         "",
         "(The open engine's cost and a plug-in adversary next to the built-in bernoulli: `engine.md`. "
         "Where a cdl round's time goes, its machine code and the replays of the vectorised oracle "
-        "(cdl version 2): `oracle.md`.)",
+        "(cdl version 2): `oracle.md`. The newer forecasters (klcal) next to kt in the same "
+        "run: `new-forecasters.md`. Rounds over more than two stated values and the expected-count table, "
+        "what they cost the two-point loops: `kpoint.md`.)",
         "",
         "## Per-round cost is flat in T (cdl, sparse oracle, against greedy)",
         "",

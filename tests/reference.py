@@ -536,3 +536,36 @@ REGISTRY.update({
     "rmsce": {"reference": _rmsce_ref, "input": "table", "tol": 1e-12},
     "brier": {"reference": _sample_ref("brier_ref"), "input": "rounds", "tol": 1e-12},
 })
+
+
+# --------------------------------------------------------------------------------------
+# KL-calibration (docs/pseudo.md), from its definition: (1/N) sum_j n_j KL(qhat_j || q_j)
+# with 0 ln 0 = 0 and +inf when a stated 0 met y = 1 or a stated 1 met y = 0.
+
+
+def kl_ref(q, n, s):
+    """(1/N) sum_j n_j [qhat ln(qhat / q) + (1 - qhat) ln((1 - qhat) / (1 - q))], term by term."""
+    total = 0.0
+    N = 0.0
+    for qi, ni, si in zip(q, n, s):
+        qi, ni, si = float(qi), float(ni), float(si)
+        if ni <= 0:
+            continue
+        N += ni
+        a = si / ni
+        for share, target in ((a, qi), (1.0 - a, 1.0 - qi)):
+            if share > 0.0:
+                if target <= 0.0:
+                    return math.inf
+                total += ni * share * math.log(share / target)
+    return total / N if N > 0 else 0.0
+
+
+REGISTRY.update({
+    "klcal": {"reference": kl_ref, "input": "table", "tol": 1e-12},
+    # the pseudo measures are the table measures of a run's expected-count table
+    "pseudo_ece": {"reference": ece_ref, "input": "table", "tol": 1e-12},
+    "pseudo_k2": {"reference": k2_ref, "input": "table", "tol": 1e-12},
+    "pseudo_klcal": {"reference": kl_ref, "input": "table", "tol": 1e-12},
+    "pseudo_cdl": {"reference": cdl_lp, "input": "table", "tol": 1e-8, "exact": cdl_envelope_ref},
+})

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fastcdl as fc
-from fastcdl.measures import MEASURES
+from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
 from fastcdl.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

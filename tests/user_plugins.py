@@ -9,7 +9,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from fastcdl.online import plugin_adversary, plugin_forecaster, uniform
+from fastcdl.online import plugin_adversary, plugin_forecaster, slot, slots, uniform
 
 
 # -- an adversary: a coin with P(y = 1) = p, drawing exactly as the built-in bernoulli does ---
@@ -90,7 +90,8 @@ def faulty(view, table, par, rng):
     return 1 if uniform(rng) < 0.5 else 0
 
 
-FAULTY = plugin_adversary(faulty, name="faulty", params={"value": 2, "at": 17}, prob=faulty_prob)
+FAULTY = plugin_adversary(faulty, name="faulty", params={"value": 2, "at": 17}, prob=faulty_prob,
+                          k_points=True)  # never reads the distribution: it plays K-point forecasters too
 
 
 # -- an adversary whose worker dies: a coin whose parameter check kills its own process (as the
@@ -106,3 +107,47 @@ def _kill_at(params, horizon):
 
 
 KILLER = plugin_adversary(coin, name="killer", params={"p": 0.5}, resolve=_kill_at)
+
+
+# -- a forecaster with more than two stated values a round (support = 3): the running frequency
+# smoothed over the grid point nearest to it and its two neighbours (1/4, 1/2, 1/4; the mass of
+# a neighbour beyond the grid's end stays at the point) --------------------------------------
+def spread_init(horizon, params):
+    m = int(params["m"])
+    return LastState(m, np.zeros(1, dtype=np.int64)), np.arange(m + 1) / m
+
+
+@njit(cache=True)
+def spread_forecast(st, table, hist, out):
+    t = hist.t
+    j = (st.m + 1) // 2 if t == 0 else (2 * st.ones[0] * st.m + t) // (2 * t)
+    lo, hi = max(j - 1, 0), min(j + 1, st.m)
+    out.probs[0] = 0.25 if lo < j else 0.0
+    out.probs[1] = 0.5 + (0.25 if lo == j else 0.0) + (0.25 if hi == j else 0.0)
+    out.probs[2] = 0.25 if hi > j else 0.0
+    out.buckets[0], out.buckets[1], out.buckets[2] = lo, j, hi
+    for i in range(3):
+        out.points[i] = table.q[out.buckets[i]]
+
+
+@njit(cache=True)
+def spread_observe(st, table, hist, out, slot, y):
+    st.ones[0] += y
+
+
+SPREAD = plugin_forecaster(name="spread", init=spread_init, forecast=spread_forecast, observe=spread_observe,
+                           params={"m": 8}, support=3)
+
+
+# -- an adversary for rounds of any support: y = 1 when the round's mean stated value is below
+# 1/2, read through slots and slot, so it also plays SPREAD ------------------------------------
+@njit(cache=True)
+def low_mean(view, table, par, rng):
+    mean = 0.0
+    for i in range(slots(view, table)):
+        p, q, b, x = slot(view, table, i)
+        mean += p * q
+    return 1 if mean < 0.5 else 0
+
+
+LOW_MEAN = plugin_adversary(low_mean, name="low_mean", k_points=True)

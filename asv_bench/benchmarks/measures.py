@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 import fastcdl as fc
-from fastcdl.measures import MEASURES
+from fastcdl.measures import TABLE_MEASURES as MEASURES
 
 
 def _table(m, seed=0):

@@ -77,6 +77,40 @@ def sign_sum5(a, b, c, d, e):
     return _sign(s)  # not reached: see above
 
 
+@kernel
+def sign_sum(t):
+    """Sign of t[0] + ... + t[n-1], exactly (-1, 0 or 1), for finite floats whose sum does not
+    overflow; t is overwritten (it ends as the distilled terms).
+
+    :func:`sign_sum5` for n terms: passes of TwoSum move the sum into the last term and the
+    rounding errors into the others, until the others, summed in float with a bound on that
+    sum's error, are smaller than the last term (or all zero). At most n - 1 passes are
+    needed (Bohlender 1977). O(n) a pass, no allocation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sign_sum(np.array([1e16, 1.0, -1e16])), sign_sum(np.array([0.1, -0.1]))
+    (1, 0)
+    """
+    n = t.shape[0]
+    if n == 0:
+        return 0
+    s = t[0]
+    for _ in range(n + 16):
+        s = t[0]
+        for i in range(1, n):
+            s, e = two_sum(s, t[i])
+            t[i - 1] = e
+        t[n - 1] = s
+        rest = 0.0
+        for i in range(n - 1):
+            rest += abs(t[i])
+        if rest == 0.0 or rest * (1.0 + 2.0 * n * _EPS) < abs(s):
+            return _sign(s)
+    return _sign(s)  # not reached: see above
+
+
 @kernel(inline="always")
 def sign_dot2(p0, x0, p1, x1, c):
     """Sign of p0 x0 + p1 x1 + c, exactly, for floats p0, p1 (|p| < 2^996) and integers

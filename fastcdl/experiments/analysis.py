@@ -23,6 +23,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 from collections import defaultdict
 from itertools import combinations
@@ -60,7 +61,8 @@ def fit_slope(T, y) -> float:
     Returns
     -------
     float
-        b; NaN if some y <= 0 or fewer than two points.
+        b; NaN if some y <= 0 or is infinite (a log-log slope is undefined there: a
+        KL-calibration of +inf, fastcdl.kl_calibration) or fewer than two points.
 
     Examples
     --------
@@ -69,7 +71,7 @@ def fit_slope(T, y) -> float:
     """
     T = np.asarray(T, dtype=float)
     y = np.asarray(y, dtype=float)
-    if T.shape[0] < 2 or np.any(~(y > 0)):
+    if T.shape[0] < 2 or np.any(~(y > 0)) or np.any(np.isinf(y)):
         return float("nan")
     return float(_slope_weights(T) @ np.log(y))
 
@@ -88,7 +90,8 @@ def jackknife_log_linear(V, a, level=LEVEL):
     gives theta_(i); the jackknife standard error is sqrt((n-1)/n sum (theta_(i) -
     mean theta_(.))^2) (Efron & Stein 1981) and the interval theta +- t_{n-1} se. Slopes
     (a = slope weights), fitted constants and slope differences are all of this form.
-    Returns (theta, lo, hi, se); NaN where a mean (or a leave-one-out mean) is not positive.
+    Returns (theta, lo, hi, se); NaN where a mean (or a leave-one-out mean) is not positive,
+    or a value is infinite (a KL-calibration of +inf, fastcdl.kl_calibration).
     Cost O(n_rows n_seeds).
 
     >>> V = np.array([[1.0, 1.2, 0.8, 1.0], [0.1, 0.12, 0.08, 0.1]])
@@ -98,8 +101,10 @@ def jackknife_log_linear(V, a, level=LEVEL):
     V = np.asarray(V, dtype=float)
     a = np.asarray(a, dtype=float)
     n = V.shape[1]
-    means = V.mean(axis=1)
     nan = float("nan")
+    if not np.all(np.isfinite(V)):
+        return nan, nan, nan, nan
+    means = V.mean(axis=1)
     if np.any(~(means > 0)):
         return nan, nan, nan, nan
     theta = float(a @ np.log(means))
@@ -167,7 +172,8 @@ def mean_interval(values, *, rng=None, n_boot=N_BOOT, level=LEVEL):
     Returns
     -------
     mean, lo, hi : float
-        NaN ends for fewer than two values; the mean itself when all values are equal.
+        NaN ends for fewer than two values; the mean itself when all values are equal; +inf
+        for all three when a value is +inf (a KL-calibration of +inf, fastcdl.kl_calibration).
 
     Examples
     --------
@@ -178,6 +184,8 @@ def mean_interval(values, *, rng=None, n_boot=N_BOOT, level=LEVEL):
     v = np.asarray(values, dtype=float)
     n = v.shape[0]
     mean = float(v.mean()) if n else float("nan")
+    if n and np.any(np.isposinf(v)):
+        return math.inf, math.inf, math.inf
     if n < 2:
         return mean, float("nan"), float("nan")
     se = float(v.std(ddof=1)) / np.sqrt(n)
@@ -207,6 +215,11 @@ def _group(rows, metrics):
             if r.get(m) is not None:
                 g[(r["forecaster_label"], r["adversary_label"], m)][r["T"]][r["seed_index"]] = r[m]
     return g
+
+
+def _infinite(by_T) -> bool:
+    """Whether a cell holds an infinite value (a KL-calibration of +inf)."""
+    return any(math.isinf(v) for by_seed in by_T.values() for v in by_seed.values())
 
 
 def _cell_rng(seed, *cell):
@@ -346,8 +359,8 @@ def paired(rows, metrics, *, seed=0, n_boot=N_BOOT):
     for f1, f2 in combinations(forecasters, 2):
         for a, m in cells:
             g1, g2 = groups.get((f1, a, m)), groups.get((f2, a, m))
-            if not g1 or not g2:
-                continue
+            if not g1 or not g2 or _infinite(g1) or _infinite(g2):
+                continue  # (a difference of infinite values, a KL-calibration of +inf, is undefined: no row)
             both = {}
             for T in sorted(set(g1) & set(g2)):
                 seeds = sorted(set(g1[T]) & set(g2[T]))

@@ -187,13 +187,14 @@ def run_trial(trial: Trial) -> dict:
     st = res.stats
     row = asdict(trial)
     row.update(key=trial.key, code_version=code_version())
-    row.update(compute_all(st))
+    row.update(compute_all(st, pseudo=res.pseudo_stats))
     row.update(
         n_buckets=st.n_buckets,
         seconds=float(res.seconds),
         rounds_per_second=float(res.rounds_per_second),
         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         bucket_table=pack_table(st),
+        pseudo_table=pack_table(res.pseudo_stats),
     )
     return row
 

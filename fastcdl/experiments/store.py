@@ -47,6 +47,7 @@ def _columns():
         ("rounds_per_second", "REAL"),
         ("finished_at", "TEXT"),
         ("bucket_table", "BLOB"),  # the run's final bucket table (pack_table), for plots and new metrics
+        ("pseudo_table", "BLOB"),  # its expected-count table (pack_table; NULL in rows stored before it)
     )
     return fixed + metric_columns + tail
 

@@ -16,7 +16,7 @@ fastcdl/online/adversaries/ (``FORECASTERS``, ``ADVERSARIES``), or a user's own 
 
 from fastcdl.online import registry
 from fastcdl.online.adversaries import Adversary, make_adversary
-from fastcdl.online.engine import Draw, History, Round, Table, uniform
+from fastcdl.online.engine import Draw, History, KTable, Round, Table, slot, slots, uniform
 from fastcdl.online.forecasters import Forecast, Forecaster, make_forecaster
 from fastcdl.online.minimax import MinimaxSolution, minimax
 from fastcdl.online.plugins import (
@@ -41,6 +41,7 @@ __all__ = [
     "Forecaster",
     "ForecasterSpec",
     "History",
+    "KTable",
     "MinimaxSolution",
     "OnlineWarning",
     "ParameterWarning",
@@ -53,6 +54,8 @@ __all__ = [
     "plugin_adversary",
     "plugin_forecaster",
     "simulate",
+    "slot",
+    "slots",
     "trace",
     "uniform",
 ]

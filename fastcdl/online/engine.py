@@ -1,7 +1,8 @@
 """The online engine's contracts: what forecasters and adversaries see, write and return.
 
-One round: the forecaster writes its distribution (at most two raw points, their
-probabilities and bucket indices) into a :data:`Draw` buffer; the adversary sees that
+One round: the forecaster writes its distribution (raw points, their probabilities and
+bucket indices: at most two for the classic forecasters, at most K for a forecaster whose
+spec declares ``support = K``) into a :data:`Draw` buffer; the adversary sees that
 distribution and the public record and returns y in {0, 1}; the engine draws the slot with
 the forecaster's generator, the forecaster observes (slot, y), and the engine records the
 stated prediction and y in the public :data:`Table`. The same kernels run in the compiled
@@ -26,6 +27,15 @@ An outcome other than 0 or 1 stops the run at that round, before the forecaster 
 or the table records it (:func:`not_outcome`, :func:`stopped`), and simulate raises a
 ValueError naming the adversary, the round and the value.
 
+**K-point rounds.** A forecaster with ``support = K > 2`` writes K slots (probability 0
+for the unused ones). Its run's table is a :data:`KTable`, the Table with the Draw's arrays
+as three more fields (``points``, ``probs``, ``buckets``, length K): the adversary reads the
+whole distribution there, and ``view`` carries slots 0 and 1 as for two points. An
+adversary that reads the distribution through :func:`slots` and :func:`slot` (or not at
+all) declares ``k_points=True`` and plays both kinds of forecasters: for a two-point
+forecaster's :data:`Table` these compile to the view's two slots, so its two-point code is
+unchanged. The two-point loops never see a KTable (results/benchmarks/kpoint.md).
+
 The round's scalars travel in ``view`` and the arrays in ``table`` (built once per run)
 because an array inside a tuple built every round costs about 3.5 ns of reference
 counting per array and round (measured), a third of an indirect call.
@@ -48,18 +58,21 @@ import numpy as np
 
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.exact import rational_grid
 from fastcdl._kernels.rng import uniform
 
-__all__ = ["Draw", "History", "Round", "Table", "uniform"]
+__all__ = ["Draw", "History", "KTable", "Round", "Table", "slot", "slots", "uniform"]
 
 Round = namedtuple("Round", ["t", "prev_y", "m", "point0", "point1", "prob0", "prob1",
                              "stated0", "stated1", "bucket0", "bucket1"])
 Table = namedtuple("Table", ["q", "n", "s", "num", "den"])
-Draw = namedtuple("Draw", ["points", "probs", "buckets"])
+KTable = namedtuple("KTable", ["q", "n", "s", "num", "den", "points", "probs", "buckets"])
+_NONE = np.zeros(0)  # the default of pw and pwy: no expected-count table (length 0: nothing to write;
+# writable, so that a Draw made without them has the type of one made with them)
+Draw = namedtuple("Draw", ["points", "probs", "buckets", "pw", "pwy"], defaults=(_NONE, _NONE))
 History = namedtuple("History", ["t", "ones", "prev_y"])
 
 Round.__doc__ = """The adversary's view of one round: scalars only (the arrays are in :class:`fastcdl.online.Table`).
@@ -104,16 +117,38 @@ Examples
 >>> new_table(np.array([0.0, 0.5, 1.0])).den
 2
 """
+KTable.__doc__ = """The public record of a K-point forecaster's run: :class:`Table` and the round's distribution.
+
+Attributes
+----------
+q, n, s, num, den
+    As in :class:`Table`.
+points, probs, buckets : ndarray, shape (K,)
+    The forecaster's :class:`Draw` arrays (the same arrays): this round's raw points, their
+    probabilities (0 for an unused slot) and bucket indices.
+
+Examples
+--------
+>>> new_table(np.array([0.0, 0.5, 1.0]), new_draw(3)).probs.shape
+(3,)
+"""
 Draw.__doc__ = """The buffer a forecaster writes its round's distribution into.
 
 Attributes
 ----------
-points : ndarray of float64, shape (2,)
-    The raw points.
-probs : ndarray of float64, shape (2,)
-    Their probabilities (a point mass: (1, 0), slot 1 repeating slot 0).
-buckets : ndarray of int64, shape (2,)
+points : ndarray of float64, shape (K,)
+    The raw points (K = 2 unless the forecaster's spec declares ``support = K``).
+probs : ndarray of float64, shape (K,)
+    Their probabilities (a point mass of a two-point forecaster: (1, 0), slot 1 repeating
+    slot 0; a K-point forecaster leaves unused slots at probability 0).
+buckets : ndarray of int64, shape (K,)
     The bucket index of each point.
+pw, pwy : ndarray of float64, shape (len(q),) or (0,)
+    The expected-count table the engine keeps (``settle``), as its difference from the
+    public table: per stated value j, sum_t (P_t(j) - [j drawn in round t]) and the same
+    weighted by y_t, so that sum_t P_t(j) = n_j + pw_j and sum_t P_t(j) y_t = s_j + pwy_j
+    (a point-mass round adds 0 and is skipped); empty (the default) when it is not kept.
+    Forecasters never write them.
 
 Examples
 --------
@@ -138,17 +173,105 @@ Examples
 """
 
 
-def new_table(q) -> Table:
+def new_table(q, draw=None):
     """An empty public table over the stated values q (float64, increasing), with their exact
-    fractions (:func:`fastcdl._kernels.exact.rational_grid`)."""
+    fractions (:func:`fastcdl._kernels.exact.rational_grid`); a :data:`KTable` showing the
+    arrays of ``draw`` when it has more than two slots."""
     q = np.ascontiguousarray(q, dtype=np.float64)
     num = np.zeros(q.shape[0], dtype=np.int64)
     den = rational_grid(q, num)
-    return Table(q, np.zeros(q.shape[0], dtype=np.int64), np.zeros(q.shape[0], dtype=np.int64), num, den)
+    n, s = np.zeros(q.shape[0], dtype=np.int64), np.zeros(q.shape[0], dtype=np.int64)
+    if draw is not None and draw.probs.shape[0] > 2:
+        return KTable(q, n, s, num, den, draw.points, draw.probs, draw.buckets)
+    return Table(q, n, s, num, den)
 
 
-def new_draw() -> Draw:
-    return Draw(np.zeros(2), np.zeros(2), np.zeros(2, dtype=np.int64))
+def new_draw(k=2, pseudo=0) -> Draw:
+    """A zeroed :data:`Draw` of k slots (2 unless the forecaster declares a larger support),
+    keeping the expected-count table over ``pseudo`` stated values (none when 0)."""
+    return Draw(np.zeros(k), np.zeros(k), np.zeros(k, dtype=np.int64), np.zeros(pseudo), np.zeros(pseudo))
+
+
+def _is_ktable(table) -> bool:
+    return isinstance(table, types.BaseNamedTuple) and table.instance_class is KTable
+
+
+def slots(view, table):
+    """How many slots the round's distribution has: 2 for a :data:`Table`, K for a :data:`KTable`.
+
+    For adversary kernels (numba); a compile-time 2 for a two-point forecaster's table.
+
+    Parameters
+    ----------
+    view : Round
+    table : Table or KTable
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from numba import njit
+    >>> f = njit(lambda v, t: slots(v, t))
+    >>> f(Round(1, -1, 3, 0.5, 0.5, 1.0, 0.0, 0.5, 0.5, 1, 1), new_table(np.array([0.0, 0.5, 1.0])))
+    2
+    """
+    return table.probs.shape[0] if isinstance(table, KTable) else 2
+
+
+def slot(view, table, i):
+    """Slot i of the round's distribution: (probability, stated value, bucket, raw point).
+
+    For adversary kernels (numba): from the view's slot 0 or 1 for a :data:`Table`, from the
+    distribution's arrays for a :data:`KTable`. A slot of probability 0 is not stated.
+
+    Parameters
+    ----------
+    view : Round
+    table : Table or KTable
+    i : int
+        0 <= i < slots(view, table).
+
+    Returns
+    -------
+    tuple of (float, float, int, float)
+
+    Examples
+    --------
+    >>> t = new_table(np.array([0.0, 0.5, 1.0]), new_draw(3))
+    >>> t.probs[:] = 0.25, 0.5, 0.25; t.buckets[:] = 0, 1, 2; t.points[:] = 0.0, 0.5, 1.0
+    >>> slot(view_of(History(0, 0, -1), t, t), t, 2)
+    (0.25, 1.0, 2, 1.0)
+    """
+    if isinstance(table, KTable):
+        b = int(table.buckets[i])
+        return float(table.probs[i]), float(table.q[b]), b, float(table.points[i])
+    if i == 0:
+        return view.prob0, view.stated0, view.bucket0, view.point0
+    return view.prob1, view.stated1, view.bucket1, view.point1
+
+
+@overload(slots, inline="always")
+def _slots(view, table):
+    if _is_ktable(table):
+        return lambda view, table: table.probs.shape[0]
+    return lambda view, table: 2
+
+
+@overload(slot, inline="always")
+def _slot(view, table, i):
+    if _is_ktable(table):
+        def k_slot(view, table, i):
+            b = table.buckets[i]
+            return table.probs[i], table.q[b], b, table.points[i]
+        return k_slot
+
+    def two_slot(view, table, i):
+        if i == 0:
+            return view.prob0, view.stated0, view.bucket0, view.point0
+        return view.prob1, view.stated1, view.bucket1, view.point1
+    return two_slot
 
 
 @kernel(inline="always")
@@ -212,9 +335,91 @@ def draw_slot(out, rng):
 
 
 @kernel(inline="always")
+def draw_slot_k(out, rng):
+    """The slot drawn from a K-slot distribution with the forecaster's generator.
+
+    A point mass (one slot of positive probability) is that slot, drawn without a uniform;
+    otherwise one uniform u and the first slot i of positive probability with u < probs[0] +
+    ... + probs[i] (the last slot of positive probability when rounding leaves u above the
+    sum). For two slots of positive probability this is :func:`draw_slot`'s rule.
+
+    Parameters
+    ----------
+    out : Draw
+        The round's distribution (K slots).
+    rng : ndarray of uint64, shape (4,)
+        The forecaster's generator.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from fastcdl._kernels.rng import seed_states
+    >>> out = new_draw(4); out.probs[2] = 1.0
+    >>> draw_slot_k(out, seed_states(0)[0])
+    2
+    """
+    probs = out.probs
+    last = -1
+    stated = 0
+    for i in range(probs.shape[0]):
+        if probs[i] > 0.0:
+            last = i
+            stated += 1
+    if stated <= 1:
+        return max(last, 0)
+    u = uniform(rng)
+    acc = 0.0
+    for i in range(last):
+        if probs[i] > 0.0:
+            acc += probs[i]
+            if u < acc:
+                return i
+    return last
+
+
+def choose_slot(out, table, rng):
+    """The round's drawn slot: :func:`draw_slot` for a two-point run, :func:`draw_slot_k`
+    for a K-point run (chosen by the table's type when compiled)."""
+    if isinstance(table, KTable):
+        return draw_slot_k(out, rng)
+    return draw_slot(out, rng)
+
+
+@overload(choose_slot, inline="always")
+def _choose_slot(out, table, rng):
+    if _is_ktable(table):
+        return lambda out, table, rng: draw_slot_k(out, rng)
+    return lambda out, table, rng: draw_slot(out, rng)
+
+
+@kernel(inline="always")
 def record(table, b, y):
     table.n[b] += 1
     table.s[b] += y
+
+
+@kernel(inline="always")
+def keep_pseudo(out, slot, y):
+    """Add the round's distribution minus its draw to the expected-count table's difference
+    from the public table: pw[b_i] += p_i for every slot i of positive probability and
+    pw[b_slot] -= 1 (pwy likewise when y = 1). A point-mass round (the drawn slot has
+    probability 1) adds nothing and costs one comparison; none when the table is not kept.
+    O(K) for a randomized round."""
+    if out.pw.shape[0] > 0 and out.probs[slot] < 1.0:
+        for i in range(out.probs.shape[0]):
+            p = out.probs[i]
+            if p > 0.0:
+                b = out.buckets[i]
+                out.pw[b] += p
+                if y != 0:
+                    out.pwy[b] += p
+        b = out.buckets[slot]
+        out.pw[b] -= 1.0
+        if y != 0:
+            out.pwy[b] -= 1.0
 
 
 @kernel(inline="always")
@@ -228,7 +433,7 @@ def keep_trace(t, p, y, trace_p, trace_y):
 def play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y):
     """Round t after the forecast: the adversary's outcome, the draw, the trace. Returns (slot, y)."""
     y = adversary(view_of(hist, out, table), table, apar, arng)
-    slot = draw_slot(out, rng)
+    slot = choose_slot(out, table, rng)
     keep_trace(t, table.q[out.buckets[slot]], y, trace_p, trace_y)
     return slot, y
 
@@ -268,7 +473,8 @@ def stopped(hist, y):
 
 @kernel(inline="always")
 def settle(table, out, slot, y, hist):
-    """Record the round in the public table; the history after it.
+    """Record the round in the public table and the expected-count table (when kept); the
+    history after it.
 
     Parameters
     ----------
@@ -296,6 +502,7 @@ def settle(table, out, slot, y, hist):
     (History(t=1, ones=1, prev_y=1), [0, 1, 0])
     """
     record(table, out.buckets[slot], y)
+    keep_pseudo(out, slot, y)
     return History(hist.t + 1, hist.ones + y, y)
 
 

@@ -80,6 +80,38 @@ TABLE_TYPE = numba.typeof(_example_table())
 ADVERSARY_SIGNATURE = types.int64(ROUND_TYPE, TABLE_TYPE, _F64, _U64)
 PROB_SIGNATURE = types.float64(ROUND_TYPE, _F64)
 ADVERSARY_TYPE = types.FunctionType(ADVERSARY_SIGNATURE)
+# against a K-point forecaster (support > 2) the table is a KTable, showing the distribution
+K_TABLE_TYPE = numba.typeof(engine.new_table(np.zeros(1), engine.new_draw(3)))
+ADVERSARY_K_SIGNATURE = types.int64(ROUND_TYPE, K_TABLE_TYPE, _F64, _U64)
+ADVERSARY_K_TYPE = types.FunctionType(ADVERSARY_K_SIGNATURE)
+
+
+def check_pairing(forecaster, adversary) -> None:
+    """Refuse an adversary that reads only two-point rounds against a K-point forecaster.
+
+    Parameters
+    ----------
+    forecaster : ForecasterSpec
+    adversary : AdversarySpec
+
+    Raises
+    ------
+    ValidationError
+        (a ValueError) naming both, when the forecaster's support is above 2 and the
+        adversary does not declare ``k_points``.
+
+    Examples
+    --------
+    >>> from fastcdl.online import registry
+    >>> check_pairing(registry.forecaster("kt"), registry.adversary("greedy"))
+    """
+    if forecaster.k_point and not adversary.k_points:
+        raise ValidationError(
+            "adversary", "reads only two-point rounds", value=adversary.name,
+            message=f"adversary {adversary.name!r} reads only two-point rounds (view.prob0, view.prob1) and "
+            f"forecaster {forecaster.name!r} puts mass on more than two stated values a round; "
+            "pair it with an adversary that declares k_points=True (it reads the distribution through "
+            "engine.slots and engine.slot)")
 
 
 def _check_dispatcher(func, what):
@@ -146,6 +178,11 @@ class AdversarySpec:
         so simulate and the per-round API start from the same environment, and ``prob`` can
         read it from round 1 on. A string parameter (``segments``' given means) holds NaN in
         ``par``; prepare reads it from ``resolved``.
+    k_points : bool
+        It reads the round's distribution only through ``fastcdl.online.slots``
+        and ``fastcdl.online.slot`` (or not at all), so it also plays forecasters
+        whose rounds put mass on more than two stated values (their spec's ``support``);
+        against those, an adversary without it is refused.
 
     Examples
     --------
@@ -164,6 +201,7 @@ class AdversarySpec:
     doc: str = ""
     scratch: Callable | None = None
     prepare: Callable | None = None
+    k_points: bool = False
 
     @property
     def stochastic(self) -> bool:
@@ -242,15 +280,21 @@ class AdversarySpec:
             self.prepare(resolved, par, rng)
         return par
 
-    def compiled(self):
+    def compiled(self, k_points=False):
         """The respond kernel compiled for the engine's adversary signature (once per process).
+
+        Parameters
+        ----------
+        k_points : bool, default False
+            Compile it for a K-point forecaster's table (:data:`fastcdl.online.engine.KTable`)
+            instead of the two-point :data:`fastcdl.online.engine.Table`.
 
         Returns
         -------
         numba dispatcher
             ``respond``, compiled (and ``prob``, when given).
         """
-        self.respond.compile(ADVERSARY_SIGNATURE)
+        self.respond.compile(ADVERSARY_K_SIGNATURE if k_points else ADVERSARY_SIGNATURE)
         if self.prob is not None:
             self.prob.compile(PROB_SIGNATURE)
         return self.respond
@@ -296,6 +340,12 @@ class ForecasterSpec:
         One description, shown by the command line.
     grid : callable or None
         ``grid(resolved) -> m``: the grid j/m it rounds to, if any.
+    support : int or callable
+        K, the most stated values one round's distribution puts mass on (the length of the
+        :class:`Draw` arrays it writes): 2 for the classic forecasters; more for one such as
+        klcal, whose runs use a :data:`fastcdl.online.engine.KTable` and adversaries that
+        declare ``k_points``. A built-in whose K depends on its parameters gives
+        ``support(resolved) -> K`` (:meth:`slots`).
 
     Examples
     --------
@@ -317,6 +367,32 @@ class ForecasterSpec:
     report: Callable | None = None
     doc: str = ""
     grid: Callable | None = None
+    support: int | Callable = 2
+
+    @property
+    def k_point(self) -> bool:
+        """Whether its rounds may state more than two values (support above 2)."""
+        return callable(self.support) or self.support > 2
+
+    def slots(self, resolved) -> int:
+        """K for these resolved parameters: the length of its Draw arrays.
+
+        Parameters
+        ----------
+        resolved : dict
+            From :meth:`resolve_params`.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from fastcdl.online import registry
+        >>> registry.forecaster("kt").slots({})
+        2
+        """
+        return int(self.support(resolved)) if callable(self.support) else int(self.support)
 
     def grid_m(self, params, horizon) -> int | None:
         """m of the grid j/m at this horizon and these parameters, or None (no grid).
@@ -380,7 +456,7 @@ class ForecasterSpec:
 
 
 def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None,
-                     prepare=None) -> AdversarySpec:
+                     prepare=None, k_points=False) -> AdversarySpec:
     """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
 
     Decorate the kernels with ``numba.njit(cache=True)`` so that processes load them from
@@ -409,6 +485,10 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
     prepare : callable, optional
         ``prepare(resolved, par, rng)`` fills them once before round 1 (an environment drawn
         from the adversary's generator).
+    k_points : bool, default False
+        respond reads the round's distribution only through ``engine.slots`` and
+        ``engine.slot`` (or not at all): it may then play forecasters whose rounds state more
+        than two values (docs/engine.md).
 
     Returns
     -------
@@ -440,12 +520,14 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
         raise ValidationError("scratch", "must be a function of the resolved parameters returning a count")
     if prepare is not None and not callable(prepare):
         raise ValidationError("prepare", "must be a function (resolved, par, rng) -> None")
+    if not isinstance(k_points, bool):
+        raise ValidationError("k_points", "must be True or False", value=k_points)
     return AdversarySpec(name, respond, _check_params(params, f"adversary {name!r}"), version, prob, resolve,
-                         respond.py_func.__doc__ or "", scratch, prepare)
+                         respond.py_func.__doc__ or "", scratch, prepare, k_points)
 
 
 def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, resolve=None,
-                      report=None, grid=None) -> ForecasterSpec:
+                      report=None, grid=None, support=2) -> ForecasterSpec:
     """A forecaster from ``init(horizon, params) -> (state, q)`` and numba kernels
     ``forecast(state, table, hist, out)`` and ``observe(state, table, hist, out, slot, y)``.
 
@@ -463,7 +545,7 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
     forecast : numba dispatcher
         ``forecast(state, table, hist, out)`` writes at most two raw points, their
         probabilities and bucket indices into ``out`` (a :class:`Draw`; a point mass:
-        probs = (1, 0) and slot 1 repeating slot 0).
+        probs = (1, 0) and slot 1 repeating slot 0), or at most ``support`` of them.
     observe : numba dispatcher
         ``observe(state, table, hist, out, slot, y)``, called before the engine records
         the round.
@@ -478,6 +560,10 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
     grid : callable, optional
         ``grid(resolved) -> m``: the grid j/m it rounds to, if any (the worst-case search
         then searches levels in its units).
+    support : int, default 2
+        K, the length of ``out``'s arrays: the most stated values a round puts mass on
+        (unused slots keep probability 0). Above 2 the adversaries it plays must declare
+        ``k_points`` (docs/engine.md).
 
     Returns
     -------
@@ -520,8 +606,9 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
 
     init3.__wrapped__ = init  # code_hash reads the user's init, not this wrapper
 
+    support = check_int(support, "support", low=2)
     return ForecasterSpec(name, init3, forecast, observe, _check_params(params, f"forecaster {name!r}"), version,
-                          resolve, None, False, report, init.__doc__ or "", grid)
+                          resolve, None, False, report, init.__doc__ or "", grid, support)
 
 
 _HASHES: dict = {}

@@ -43,6 +43,10 @@ class RunResult:
         The run's seed.
     params : dict
         The resolved parameters: {"forecaster": {...}, "adversary": {...}}.
+    pseudo_stats : BucketStats
+        The expected-count table: per stated value j, sum_t P_t(j) (its counts) and
+        sum_t P_t(j) y_t (its positives), P_t the forecaster's distribution in round t; a
+        weighted table (docs/pseudo.md). The pseudo measures are computed on it.
 
     Examples
     --------
@@ -59,6 +63,7 @@ class RunResult:
     horizon: int
     seed: int
     params: dict
+    pseudo_stats: BucketStats | None = None
 
     def metric(self, name: str) -> float:
         """A metric of the run's table by name.
@@ -87,7 +92,8 @@ class RunResult:
 
         if name not in METRICS:
             raise ValidationError("name", f"must be one of {', '.join(METRICS)}", value=name)
-        return METRICS[name].value(self.stats)
+        m = METRICS[name]
+        return m.value(self.pseudo_stats if m.of == "pseudo" else self.stats)
 
     def __getattr__(self, name):  # the metric shortcuts: res.cdl, res.ece, ...
         from fastcdl.trial_metrics import METRICS
@@ -109,6 +115,7 @@ def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_pa
     aspec = registry.adversary(adversary)
     aparams = aspec.resolve_params(adversary_params, T)
     fparams = fspec.resolve_params(forecaster_params, T)
+    plugins.check_pairing(fspec, aspec)
     f = Forecaster(fspec, T, seed, fparams, (aspec, aparams) if fspec.needs_adversary else None)
     a = Adversary(aspec, aparams, seed)
     return f, a
@@ -117,13 +124,14 @@ def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_pa
 _ENTRIES = {}
 
 
-def _entry(loop, args, adversary_at):
+def _entry(loop, args, adversary_at, k_points=False):
     """The loop compiled for these argument types with the adversary (args[adversary_at]) as a
     first-class function: one machine-code loop per forecaster serves every adversary, and
     numba caches it. Compiling (or loading) happens here, before any timing."""
     import numba
 
-    types = [plugins.ADVERSARY_TYPE if i == adversary_at else numba.typeof(x) for i, x in enumerate(args)]
+    adv = plugins.ADVERSARY_K_TYPE if k_points else plugins.ADVERSARY_TYPE
+    types = [adv if i == adversary_at else numba.typeof(x) for i, x in enumerate(args)]
     key = (id(loop), tuple(types))
     if key not in _ENTRIES:
         _ENTRIES[key] = loop.compile(tuple(types))
@@ -132,14 +140,15 @@ def _entry(loop, args, adversary_at):
 
 def _run_loop(f, a, T, trace_p, trace_y):
     """T rounds of f against a in compiled code, continuing their state; returns the seconds."""
-    respond = a.spec.compiled()
+    k = f.out.probs.shape[0] > 2
+    respond = a.spec.compiled(k)
     if f.spec.loop is not None:
         args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y)
-        run = _entry(f.spec.loop, args, 5)
+        run = _entry(f.spec.loop, args, 5, k)
     else:  # a plug-in forecaster: the engine's generic loop
         args = (T, f.spec.forecast, f.spec.observe, f.state, f.table, f.out, f._rng, respond, a._par, a._rng,
                 f.hist, trace_p, trace_y)
-        run = _entry(engine.run_rounds, args, 7)
+        run = _entry(engine.run_rounds, args, 7, k)
     t0 = time.perf_counter()
     hist = run(*args)
     seconds = time.perf_counter() - t0
@@ -169,6 +178,7 @@ def _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_para
         horizon=T,
         seed=f.seed,
         params={"forecaster": dict(f.params), "adversary": dict(a.params)},
+        pseudo_stats=f.pseudo_stats(),
     )
     return res, trace_p, trace_y
 

@@ -61,7 +61,8 @@ def algorithm_version(forecaster, adversary, *, initial: bool = False) -> str:
 
     Built from the versions declared by the forecaster's and adversary's specs (names,
     specs or "package.module:ATTRIBUTE"), the engine, and every metric a trial records
-    (fastcdl.trial_metrics); a plug-in's version also carries a hash of its code, so
+    whose version is part of the key (fastcdl.trial_metrics; the measures added after the
+    stores were filled, functions of the stored tables, are not: fastcdl.measures.Measure); a plug-in's version also carries a hash of its code, so
     its trials are recomputed when its code changes even if its ``version`` did not.
     ``initial=True`` gives the string of version 1 of every component (what the legacy rows
     of LEGACY_CODE_VERSIONS were verified against).
@@ -72,11 +73,11 @@ def algorithm_version(forecaster, adversary, *, initial: bool = False) -> str:
     if initial:
         f, a = str(forecaster), str(adversary)
         vf = va = ve = 1
-        vm = {k: 1 for k in METRICS}
+        vm = {k: 1 for k, m in METRICS.items() if m.in_key}
     else:
         fs, as_ = registry.forecaster(forecaster), registry.adversary(adversary)
         f, a, ve = fs.name, as_.name, ENGINE
         vf, va = _declared(fs, registry.forecasters()), _declared(as_, registry.adversaries())
-        vm = {k: m.version for k, m in METRICS.items()}
+        vm = {k: m.version for k, m in METRICS.items() if m.in_key}
     metrics = ",".join(f"{k}/{vm[k]}" for k in sorted(vm))
     return f"forecaster={f}/{vf} adversary={a}/{va} engine/{ve} metrics={metrics}"

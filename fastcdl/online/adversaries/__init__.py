@@ -68,12 +68,14 @@ class Adversary:
         self._t = 0
         self._prev = -1
 
-    def _table_for(self, grid):
-        if self._table is None or self._table.q.shape != grid.shape or not np.array_equal(self._table.q, grid):
+    def _table_for(self, grid, support):
+        k = support if support > 2 else 2
+        if (self._table is None or self._table.q.shape != grid.shape or not np.array_equal(self._table.q, grid)
+                or getattr(self._table, "probs", np.zeros(2)).shape[0] != k):
             if self._table is not None and self._t > 0:
                 raise ValidationError("forecast", "comes from a forecaster with other stated values than "
                                       "the rounds observed so far")
-            self._table = engine.new_table(grid)
+            self._table = engine.new_table(grid, engine.new_draw(k))
         return self._table
 
     def respond(self, forecast) -> int:
@@ -104,16 +106,30 @@ class Adversary:
         0
         """
         k = len(forecast.probs)
-        if k not in (1, 2) or len(forecast.predictions) != k or len(forecast.buckets) != k:
-            raise ValidationError("forecast", "must have one or two entries (probs, predictions, buckets)")
-        table = self._table_for(forecast.grid)
-        j1 = 1 if k == 2 else 0
+        support = int(getattr(forecast, "support", 2))
+        if support > 2 and not self.spec.k_points:
+            raise ValidationError(
+                "forecast", "states more than two values", value=self.name,
+                message=f"adversary {self.name!r} reads only two-point rounds and the forecast comes from a "
+                f"forecaster with support {support}; use an adversary that declares k_points=True")
+        if not 1 <= k <= max(support, 2) or len(forecast.predictions) != k or len(forecast.buckets) != k:
+            raise ValidationError("forecast", f"must have one to {max(support, 2)} entries (probs, predictions, "
+                                  "buckets)")
+        table = self._table_for(forecast.grid, support)
+        if support > 2:  # the distribution's arrays, as the forecaster's Draw holds them (zeros elsewhere)
+            table.points[:] = 0.0
+            table.probs[:] = 0.0
+            table.buckets[:] = 0
+            table.points[:k] = forecast.points
+            table.probs[:k] = forecast.probs
+            table.buckets[:k] = forecast.buckets
+        j1 = 1 if k >= 2 else 0
         view = engine.Round(self._t + 1, self._prev, table.q.shape[0],
                             float(forecast.points[0]), float(forecast.points[j1]),
-                            float(forecast.probs[0]), float(forecast.probs[1]) if k == 2 else 0.0,
+                            float(forecast.probs[0]), float(forecast.probs[1]) if k >= 2 else 0.0,
                             float(table.q[forecast.buckets[0]]), float(table.q[forecast.buckets[j1]]),
                             int(forecast.buckets[0]), int(forecast.buckets[j1]))
-        y = int(self.spec.compiled()(view, table, self._par, self._rng))
+        y = int(self.spec.compiled(support > 2)(view, table, self._par, self._rng))
         if y not in (0, 1):
             raise not_an_outcome(self.name, self._t + 1, y)
         self._last = forecast

@@ -24,4 +24,5 @@ def resolve(params, horizon):
     return {"p": check_real(params.get("p", 0.5), "p", 0.0, 1.0)}
 
 
-ADVERSARY = AdversarySpec("bernoulli", respond, {"p": 0.5}, version=1, prob=prob, resolve=resolve, doc=__doc__)
+ADVERSARY = AdversarySpec("bernoulli", respond, {"p": 0.5}, version=1, prob=prob, resolve=resolve, doc=__doc__,
+                          k_points=True)  # never reads the distribution

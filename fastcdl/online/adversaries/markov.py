@@ -32,4 +32,4 @@ def resolve(params, horizon):
 
 
 ADVERSARY = AdversarySpec("markov", respond, {"p01": 0.1, "p10": 0.1}, version=1, prob=prob, resolve=resolve,
-                          doc=__doc__)
+                          doc=__doc__, k_points=True)  # never reads the distribution

@@ -148,4 +148,4 @@ def prepare(resolved, par, rng):
 
 
 ADVERSARY = AdversarySpec("segments", respond, dict(PARAMS), version=1, prob=prob, resolve=resolve, doc=__doc__,
-                          scratch=scratch, prepare=prepare)
+                          scratch=scratch, prepare=prepare, k_points=True)  # never reads the distribution

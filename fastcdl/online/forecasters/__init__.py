@@ -31,7 +31,8 @@ __all__ = ["Forecast", "Forecaster", "make_forecaster"]
 class Forecast:
     """One round's distribution, as :meth:`Forecaster.forecast` returns it; frozen.
 
-    At most two entries; entries of probability 0 are left out.
+    At most two entries (at most the forecaster's ``support``); entries of probability 0
+    are left out.
 
     Attributes
     ----------
@@ -46,6 +47,9 @@ class Forecast:
     grid : ndarray
         The forecaster's stated values, increasing (read-only); the adversary's public
         table is indexed like it.
+    support : int, default 2
+        The forecaster's K: the most entries a round of it can have (an adversary shown
+        the forecast uses a K-point table when it is above 2).
 
     Examples
     --------
@@ -59,6 +63,7 @@ class Forecast:
     predictions: tuple
     buckets: tuple
     grid: np.ndarray
+    support: int = 2
 
     @property
     def mean_prediction(self) -> float:
@@ -109,11 +114,11 @@ class Forecaster:
             aspec, aparams = adversary
             adversary = (aspec, aparams, aspec.run_vector(aparams, seed_states(seed)[1]))
         self.state, q = spec.init(horizon, params, adversary)
-        self.table = engine.new_table(q)
+        self.out = engine.new_draw(spec.slots(params), len(q))  # keeping the expected-count table
+        self.table = engine.new_table(q, self.out)
         self._grid = self.table.q.view()
         self._grid.setflags(write=False)
         self._rng = seed_states(seed)[0]
-        self.out = engine.new_draw()
         self.hist = engine.History(0, 0, -1)
         self.slot = -1  # the slot drawn this round
         self._phase = 0  # 0: new round, 1: forecast made, 2: drawn
@@ -138,13 +143,14 @@ class Forecaster:
             self._report(self.rounds + 1)
             self._phase = 1
         out, q = self.out, self.table.q
-        keep = [j for j in range(2) if out.probs[j] > 0.0]
+        keep = [j for j in range(out.probs.shape[0]) if out.probs[j] > 0.0]
         return Forecast(
             points=tuple(float(out.points[j]) for j in keep),
             probs=tuple(float(out.probs[j]) for j in keep),
             predictions=tuple(float(q[out.buckets[j]]) for j in keep),
             buckets=tuple(int(out.buckets[j]) for j in keep),
             grid=self._grid,
+            support=int(self.out.probs.shape[0]),
         )
 
     def draw(self) -> float:
@@ -163,7 +169,8 @@ class Forecaster:
         if self._phase == 0:
             self.forecast()
         if self._phase == 1:
-            self.slot = int(engine.draw_slot(self.out, self._rng))
+            draw = engine.draw_slot_k if self.out.probs.shape[0] > 2 else engine.draw_slot
+            self.slot = int(draw(self.out, self._rng))
             self._p = float(self.table.q[self.out.buckets[self.slot]])
             self._phase = 2
         return self._p
@@ -219,6 +226,27 @@ class Forecaster:
             return BucketStats(empty, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), empty.copy())
         return BucketStats.from_table(q[keep], n[keep], s[keep])
 
+    def pseudo_stats(self) -> BucketStats:
+        """The expected-count table so far: per stated value j, the weight sum_t P_t(j) and
+        the weighted outcomes sum_t P_t(j) y_t, P_t each round's distribution (a weighted
+        BucketStats over the values of positive weight; empty before any round).
+
+        The pseudo measures (pseudo_ece, pseudo_k2, pseudo_klcal, pseudo_cdl;
+        docs/pseudo.md) are the table measures of it.
+
+        Returns
+        -------
+        BucketStats
+
+        Examples
+        --------
+        >>> f = make_forecaster("ftpl", horizon=10, m=4)
+        >>> p = f.draw(); f.observe(1)
+        >>> f.pseudo_stats().counts.tolist(), f.pseudo_stats().positives.tolist()
+        ([1.0], [1.0])
+        """
+        return pseudo_table(self.table, self.out)
+
     def _report(self, rounds):
         if self.spec.report is not None:
             self._reported = self.spec.report(self.state, rounds, self._reported)
@@ -226,6 +254,22 @@ class Forecaster:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"Forecaster({self.name!r}, horizon={self.horizon}, seed={self.seed}, {args}; rounds={self.rounds})"
+
+
+def pseudo_table(table, out) -> BucketStats:
+    """The weighted BucketStats of the expected-count table: weights n_j + pw_j and outcomes
+    s_j + pwy_j over the stated values (engine.keep_pseudo keeps the difference from the
+    public table); values of zero weight left out; empty when nothing is kept."""
+    if out.pw.shape[0] == 0:
+        empty = np.empty(0)
+        return BucketStats(empty, empty.copy(), empty.copy(), empty.copy())
+    w = table.n + out.pw
+    wy = table.s + out.pwy
+    keep = w > 0
+    if not keep.any():
+        empty = np.empty(0)
+        return BucketStats(empty, empty.copy(), empty.copy(), empty.copy())
+    return BucketStats.from_table(table.q[keep], w[keep], wy[keep])
 
 
 def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, **params) -> Forecaster:
@@ -286,6 +330,10 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
     - "ftpl": follow the perturbed leader: the running mean of y (1/2 at first) plus a
       uniform one grid cell wide, rounded to j/m; m default max(2, ceil(sqrt(T / ln T)))
       (docs/ftpl.md).
+    - "klcal": the pseudo KL-calibration forecaster (Luo, Senapati, Sharan 2025): K + 1
+      grid points in (0, 1), Laplace experts, randomized rounding, a stationary
+      distribution; k default max(2, ceil((T / ln T)^(1/3))); rounds over up to K + 1
+      values, so its adversaries must declare k_points (docs/klcal.md).
     - a ForecasterSpec from fastcdl.online.plugin_forecaster, or "package.module:ATTRIBUTE".
 
     Examples

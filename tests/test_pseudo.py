@@ -1,0 +1,192 @@
+"""The expected-count table (RunResult.pseudo_stats) and the measures added to the trials:
+smce, klcal and the pseudo measures (docs/pseudo.md).
+
+References from the definitions: the expected-count table summed round by round from the
+per-round API's distributions; KL-calibration term by term (tests/reference.py kl_ref);
+every new trial column recomputed from the trial's stored tables.
+"""
+
+import dataclasses
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import user_plugins
+from fastcdl.experiments import load_preset, plan
+from fastcdl.experiments.runner import run_trial
+from fastcdl.experiments.store import TrialStore, pack_table, unpack_table
+from fastcdl.kl_calibration import kl_calibration
+from fastcdl.online import make_adversary, make_forecaster, simulate
+from fastcdl.online.versions import algorithm_version
+from fastcdl.stats import BucketStats
+from fastcdl.trial_metrics import METRICS
+from reference import REGISTRY, cdl_envelope_ref, ece_ref, k2_ref, kl_ref
+
+NEW = ("smce", "klcal", "pseudo_ece", "pseudo_k2", "pseudo_klcal", "pseudo_cdl")
+
+
+def _expected_counts(forecaster, adversary, T, seed, **params):
+    """{stated value: (sum_t P_t(j), sum_t P_t(j) y_t)} summed round by round from the per-round
+    API's published distributions, in the order of their entries."""
+    f = make_forecaster(forecaster, horizon=T, seed=seed, **params)
+    a = make_adversary(adversary, horizon=T, seed=seed)
+    w = {}
+    for _ in range(T):
+        fc = f.forecast()
+        y = a.respond(fc)
+        p = f.draw()
+        f.observe(y)
+        a.observe(p, y)
+        for prob, q in zip(fc.probs, fc.predictions):
+            old = w.get(q, (0.0, 0.0))
+            w[q] = (old[0] + prob, old[1] + (prob if y == 1 else 0.0))
+    return w
+
+
+@pytest.mark.parametrize("forecaster,adversary,params", [
+    ("kt", "contrarian", {}), ("ftpl", "bernoulli", {}), ("cdl", "greedy", {}),
+    (user_plugins.SPREAD, "contrarian", {}), (user_plugins.SPREAD, "bernoulli", {"m": 5}),
+])
+def test_the_expected_count_table_is_the_sum_of_the_rounds_distributions(forecaster, adversary, params):
+    T, seed = 700, 3
+    res = simulate(forecaster, adversary, horizon=T, seed=seed, forecaster_params=params)
+    want = _expected_counts(forecaster, adversary, T, seed, **params)
+    got = res.pseudo_stats
+    assert got.weighted
+    keep = sorted(q for q, (wj, _) in want.items() if wj > 0)
+    assert got.values.tolist() == keep
+    for q, wj, sj in zip(got.values, got.counts, got.positives):
+        # the engine keeps the difference from the public table (point-mass rounds add nothing):
+        # the same sums in another order
+        assert abs(wj - want[q][0]) <= 1e-12 * T and abs(sj - want[q][1]) <= 1e-12 * T
+    assert abs(float(got.counts.sum()) - T) <= 1e-9 * T
+    # the realised table's counts are one draw of the expected ones: same support or smaller
+    assert set(res.stats.values.tolist()) <= set(keep)
+
+
+def test_a_point_mass_forecaster_has_the_realised_table_as_its_expected_one():
+    res = simulate("frequency", "contrarian", horizon=500, seed=1)
+    assert res.pseudo_stats.values.tolist() == res.stats.values.tolist()
+    assert res.pseudo_stats.counts.tolist() == res.stats.counts.astype(float).tolist()
+    assert res.pseudo_ece == res.ece and res.pseudo_k2 == res.k2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 1.0]), st.floats(0.01, 5.0),
+                          st.floats(0.0, 1.0)), min_size=1, max_size=6))
+def test_kl_calibration_agrees_with_its_reference(entries):
+    q = [e[0] for e in entries]
+    n = [e[1] for e in entries]
+    s = [e[1] * e[2] for e in entries]
+    st_ = BucketStats.from_table(q, n, s)
+    got, want = kl_calibration(st_), kl_ref(st_.values, st_.counts, st_.positives)
+    if math.isinf(want):
+        assert got == math.inf
+    else:
+        assert abs(got - want) <= 1e-12 * max(1.0, want)
+
+
+def test_kl_calibration_at_the_ends():
+    assert kl_calibration(BucketStats.from_table([0.0, 1.0], [3, 2], [0, 2])) == 0.0
+    assert kl_calibration(BucketStats.from_table([0.0, 0.5], [3, 2], [1, 1])) == math.inf
+    assert kl_calibration(BucketStats.from_table([1.0, 0.5], [3, 2], [2, 1])) == math.inf
+    # a fair coin stated as 1/4: KL(1/2 || 1/4) = 1/2 ln 2 + 1/2 ln(2/3)
+    assert kl_calibration(BucketStats.from_table([0.25], [4], [2])) == pytest.approx(
+        0.5 * math.log(2) + 0.5 * math.log(2 / 3), abs=1e-15)
+    with pytest.raises(ValueError, match="exact buckets"):
+        import fastcdl as fc
+
+        kl_calibration(fc.bucket_stats([0, 1, 1], [0.2, 0.4, 0.9], bins=2))
+
+
+def _trial(forecaster, adversary, T=2048, seed_index=0):
+    t = plan(load_preset("quick"))[0]
+    aparams = '{"p": 0.5}' if adversary == "bernoulli" else "{}"
+    return dataclasses.replace(t, forecaster=forecaster, forecaster_label=forecaster, forecaster_params="{}",
+                               adversary=adversary, adversary_label=adversary, adversary_params=aparams, T=T,
+                               seed_index=seed_index,
+                               algorithm_version=algorithm_version(forecaster, adversary))
+
+
+@pytest.mark.parametrize("forecaster,adversary", [("ftpl", "bernoulli"), ("kt", "contrarian"),
+                                                  ("cdl", "greedy")])
+def test_every_new_trial_column_is_recomputed_from_the_trials_tables(forecaster, adversary):
+    """Each new measure recomputed independently from a trial's stored tables agrees
+    to 1e-12 (smce: its value recomputed from the stored table bit for bit, and its LP reference
+    to the LP's tolerance)."""
+    row = run_trial(_trial(forecaster, adversary))
+    st_, ps = unpack_table(row["bucket_table"]), unpack_table(row["pseudo_table"])
+    refs = {
+        "klcal": kl_ref(st_.values, st_.counts, st_.positives),
+        "pseudo_klcal": kl_ref(ps.values, ps.counts, ps.positives),
+        "pseudo_ece": ece_ref(ps.values, ps.counts, ps.positives),
+        "pseudo_k2": k2_ref(ps.values, ps.counts, ps.positives),
+        "pseudo_cdl": cdl_envelope_ref(ps.values, ps.counts, ps.positives),
+    }
+    for key, want in refs.items():
+        got = row[key]
+        assert got is not None and not (isinstance(got, float) and math.isnan(got)), key
+        if math.isinf(want):
+            assert got == math.inf, key
+        else:
+            assert abs(got - want) <= 1e-12, (key, got, want)
+    from fastcdl.sample import smce
+
+    assert row["smce"] == smce(st_)
+    assert abs(row["smce"] - REGISTRY["smce"]["reference"](st_.values, st_.counts, st_.positives)) <= 1e-8
+
+
+def test_new_measures_do_not_rekey_stored_trials_and_old_rows_read_as_null(tmp_path):
+    # the key's metrics are the five the stores were filled with
+    assert algorithm_version("kt", "bernoulli").endswith("metrics=cdl/1,ece/1,k2/1,ucal/1,vcdl/1")
+    assert all(not METRICS[k].in_key for k in NEW)
+    # a store whose rows predate the new columns opens with them NULL
+    import sqlite3
+
+    from fastcdl.experiments.store import COLUMNS
+
+    old = [(c, t) for c, t in COLUMNS if c not in NEW and c != "pseudo_table"]
+    path = tmp_path / "trials.sqlite"
+    con = sqlite3.connect(path)
+    con.execute(f"CREATE TABLE trials ({', '.join(f'{c} {t}' for c, t in old)})")
+    row = run_trial(_trial("kt", "bernoulli", T=256))
+    con.execute(f"INSERT INTO trials ({', '.join(c for c, _ in old)}) VALUES ({', '.join('?' for _ in old)})",
+                [row[c] for c, _ in old])
+    con.commit()
+    con.close()
+    with TrialStore(path) as store:
+        (got,) = store.rows()
+        assert got["key"] == row["key"] and got["cdl"] == row["cdl"]
+        assert all(got[k] is None for k in NEW) and got["pseudo_table"] is None
+
+
+def test_the_pseudo_table_round_trips_through_the_store():
+    res = simulate(user_plugins.SPREAD, "bernoulli", horizon=300, seed=2)
+    assert unpack_table(pack_table(res.pseudo_stats)) == res.pseudo_stats
+
+
+def test_a_klcal_of_inf_gives_an_infinite_mean_not_nan():
+    from fastcdl.experiments.analysis import fit_slope, mean_interval
+
+    assert mean_interval([0.1, math.inf, 0.2], rng=0) == (math.inf, math.inf, math.inf)
+    assert math.isnan(fit_slope([64, 128], [0.1, math.inf]))
+
+
+def test_the_analysis_of_a_preset_with_an_infinite_klcal_warns_nothing_and_writes_no_nan_means():
+    import warnings
+
+    from fastcdl.experiments.analysis import analyze, paired
+
+    rows = [dict(forecaster_label=f, adversary_label="coin", T=T, seed_index=i, klcal=math.inf if f == "a" else
+                 1.0 / T + 0.01 * i, ece=1.0 / T ** 0.5 + 0.01 * i)
+            for f in ("a", "b") for T in (64, 128, 256, 512) for i in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rates, slopes, _ = analyze(rows, ["klcal", "ece"], n_boot=50)
+        diffs, slope_diffs = paired(rows, ["klcal", "ece"], n_boot=50)
+    inf_rates = [r for r in rates if r["forecaster"] == "a" and r["metric"] == "klcal"]
+    assert inf_rates and all(r["mean"] == r["lo"] == r["hi"] == math.inf for r in inf_rates)
+    assert all(math.isnan(s["slope"]) for s in slopes if s["forecaster"] == "a" and s["metric"] == "klcal")
+    assert not [d for d in diffs if d["metric"] == "klcal"] and [d for d in diffs if d["metric"] == "ece"]
