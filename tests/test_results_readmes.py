@@ -584,11 +584,63 @@ def _estimators_claims():
     return claims
 
 
+def _bucket_speed_claims():
+    """docs/metrics.md's section "Speed, and when a second thread is used", from the bucket-speed
+    runs beside it (bucket-speed.json at load 16, bucket-speed-71d8227.json quiet, the znver3
+    emulation) and the variants and twins files."""
+    new, quiet, z = (_bench(n)["sections"] for n in ("bucket-speed", "bucket-speed-71d8227", "bucket-speed-znver3"))
+    var = _bench("uniform-bins-variants")["inputs"]
+    twins = _bench("envelope-twins")["rows"]
+    u = lambda d, y, k: d["uniform"][y][f"{k}/sum"]  # noqa: E731
+    np_ = [new["uniform"][y]["numpy/fastcdl_1"] for y in ("float64", "bool")]
+    simple = [u(new, y, "simplest") for y in ("float64", "bool")]
+    vr = {k: var[k]["ratios"] for k in ("random", "on the edges' grid")}
+    v = lambda name: [vr[k][name] for k in vr]  # noqa: E731
+    znp = [z["uniform"][y]["numpy/fastcdl_1"] for y in ("float64", "bool")]
+    tw = [r[k] for r in twins for k in ("curve", "ucal", "v")]
+    th = lambda d: [d["threads"][k]["two/one"] for k in d["threads"]]  # noqa: E731
+    claims = [
+        ("takes {}x (float64 outcomes) and {}x (bool outcomes) the time numpy takes to sum p and y",
+         [u(new, "float64", "fastcdl_1"), u(new, "bool", "fastcdl_1")]),
+        ("before, {}x and {}x on the quiet machine", [u(quiet, "float64", "fastcdl_1"), u(quiet, "bool", "fastcdl_1")]),
+        ("It is {}-{}x faster than numpy's searchsorted", [min(np_), max(np_)]),
+        ("(the kernel before) took {}x on random predictions and {}x on predictions on the edges' grid",
+         v("one pass, bin_of (before)")),
+        ("near an edge {}x and {}x", v("blocks, guess + correction near edges")),
+        ("the blocked loop with the computed cut {}x and {}x", v("blocks, computed cut (now)")),
+        ("no edge rule and no checks) took {}-{}x the sum in the same run", [min(simple), max(simple)]),
+        ("the binning took {}x (float64 outcomes) and {}x (bool) the sum on one thread, {}-{}x faster",
+         [u(z, "float64", "fastcdl_1"), u(z, "bool", "fastcdl_1"), min(znp), max(znp)]),
+        ("The simplest loop took {}x and {}x", [u(z, "float64", "simplest"), u(z, "bool", "simplest")]),
+        ("The exact CDL took {}x numpy's sort", [z["cdl"]["cdl/sort"]]),
+        ("time), and cdl_report {}x", [z["cdl"]["cdl_report/sort"]]),
+        ("took {}x on the quiet machine (bucket-speed-71d8227.md) and {}x at load 16",
+         [quiet["exact"]["fastcdl/simplest"], new["exact"]["fastcdl/simplest"]]),
+        ("takes {}x numpy's sort of 2 10^6 floats on the quiet machine", [quiet["cdl"]["cdl/sort"]]),
+        ("machine before), {}x at load 16 after the change below", [new["cdl"]["cdl/sort"]]),
+        ("`cdl_report` takes {}x the sort quiet and {}x at load 16",
+         [quiet["cdl"]["cdl_report/sort"], new["cdl"]["cdl_report/sort"]]),
+        ("was slower in {} of {} cases, at most {}% faster in the others",
+         [sum(r < 1 for r in tw), len(tw), 100 * (max(tw) - 1)]),
+        ("costs {}x the simplest loop playing the same game on the quiet machine (before) and {}x at load 16",
+         [quiet["online"]["simulate/simplest"], new["online"]["simulate/simplest"]]),
+        ("({}-{}x of one thread's time on the quiet machine)", [min(th(quiet)), max(th(quiet))]),
+        ("it still gained ({}-{}x)", [min(th(new)), max(th(new))]),
+    ]
+    for where, key in (("(default: numba's count)", "uniform bins"), ("| binning, quantile | the same", "quantile bins"),
+                       ("| binning, weighted | the same", "weighted uniform bins"),
+                       ("only if it starts in time", "exact table (bins=None)"),
+                       ("on the same helper thread", "smCE from rounds")):
+        claims.append((where + " | {}x | {}x |", [quiet["threads"][key]["two/one"], new["threads"][key]["two/one"]]))
+    return claims
+
+
 DOC_CLAIMS = {
     "docs/kernels.md": _kernels_claims,
     "docs/algorithm1.md": _algorithm1_claims,
     "docs/experiments.md": _coverage_claims,
     "docs/estimators.md": _estimators_claims,
+    "docs/metrics.md": _bucket_speed_claims,
 }
 
 
