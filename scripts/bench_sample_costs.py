@@ -56,9 +56,11 @@ def measure(a):
     add("np.sort of the predictions", "O(T log T)", lambda: np.sort(p))
     add("bucket_stats (the exact table)", "O(T) radix sort", lambda: fc.bucket_stats(y, p))
     for name in ("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce", "cutoff_ce_test", "smce",
-                 "atb", "atb_unbiased", "brier"):
+                 "atb", "atb_unbiased", "brier", "k2_debiased", "ece_sweep", "cdl_monotone_crossfit",
+                 "vcdl_monotone_crossfit"):
         f = getattr(fs, name)
-        add(f"{name} (from the table)", "O(m log m)" if name == "smce" else "O(m)", lambda f=f: f(st))
+        cost = {"smce": "O(m log m)", "ece_sweep": "O(m) per number of bins tried"}.get(name, "O(m)")
+        add(f"{name} (from the table)", cost, lambda f=f: f(st))
     add("ece, round(T^(1/3)) equal-mass bins (from the rounds)", "O(T)",
         lambda: fc.ece(y, p, bins="auto", strategy="quantile"))
     add("calibration_test, cutoff CE, 1000 simulations (kernel)", "O(m) per simulation",
