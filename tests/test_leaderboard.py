@@ -243,3 +243,27 @@ def test_paper_rate_slopes():
     x, y = np.log(T), np.log(np.array(T) ** -0.5 * np.log(T))
     assert p.slope_over(T) == pytest.approx(np.polyfit(x, y, 1)[0], rel=1e-12)
     assert leaderboard.PaperRate("ece", -1 / 3, 0.0, "").slope_over(T) == pytest.approx(-1 / 3, rel=1e-12)
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"forecasters": "all"}, "non-empty list or 'registered'"),
+    ({"worst": 3}, "worst must be the path of a worst.csv"),
+    ({"skip_refused": "yes"}, "skip_refused must be true or false"),
+])
+def test_bad_leaderboard_keys_are_named(change, needle):
+    from fastcdl.experiments.presets import preset_from_dict
+
+    raw = {"name": "x", "seeds": 2, "t_min": 64, "t_max": 128, "forecasters": [{"name": "cdl"}],
+           "adversaries": [{"name": "contrarian"}], **change}
+    with pytest.raises(PresetError, match=needle):
+        preset_from_dict(raw)
+
+
+def test_without_skip_refused_truthful_against_contrarian_is_still_an_error():
+    from fastcdl.experiments.presets import preset_from_dict
+
+    raw = {"name": "x", "seeds": 2, "t_min": 64, "t_max": 128, "forecasters": "registered",
+           "adversaries": [{"name": "contrarian"}]}
+    with pytest.raises(PresetError, match="stochastic"):
+        preset_from_dict(raw)
+    assert len(preset_from_dict({**raw, "skip_refused": True}).forecasters) == len(registry.forecasters())

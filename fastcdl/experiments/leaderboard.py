@@ -90,7 +90,7 @@ PAPER_RATES = {
 TABLE_COLUMNS = ("measure", "forecaster", "environment", "T", "mean", "lo", "hi", "n_seeds",
                  "slope", "slope_lo", "slope_hi", "t_min_fit", "t_max_fit")
 RANK_COLUMNS = ("measure", "forecaster", "rank", "n_ranked", "worst_environment", "T", "mean", "lo", "hi",
-                "slope", "slope_lo", "slope_hi", "environments_played", "environments_ranked")
+                "slope", "slope_lo", "slope_hi", "environments_played", "environments_ranked", "ranked_environments")
 THEORY_COLUMNS = ("forecaster", "measure", "paper_rate", "paper_slope", "slope", "slope_lo", "slope_hi",
                   "environment", "t_min_fit", "t_max_fit", "verdict")
 NOTES_START, NOTES_END = "<!-- notes: kept when the page is rebuilt -->", "<!-- /notes -->"
@@ -161,6 +161,16 @@ def _measures(rows) -> list:
     return [k for k in METRICS if any(r.get(k) is not None for r in rows)]
 
 
+def _refused(forecaster, adversary) -> bool:
+    """Whether the engine refuses (forecaster, its params JSON) against (adversary, its params JSON)."""
+    from fastcdl.experiments.presets import Component
+    from fastcdl.experiments.runner import refusal
+
+    (f, fp), (a, ap) = forecaster, adversary
+    return refusal(Component(f, tuple(sorted(json.loads(fp).items()))),
+                   Component(a, tuple(sorted(json.loads(ap).items())))) is not None
+
+
 def _finished(rows) -> list[dict]:
     """The rows of the finished cells: (forecaster, environment, T) with every seed of the grid (a
     run in progress has cells with fewer, which would enter the means and slopes unevenly)."""
@@ -197,9 +207,15 @@ def _tables(rows, *, seed):
     envs = _environment_order({e for p in played.values() for e in p})
     seeds_at = {(r["metric"], r["forecaster"], r["adversary"], r["T"]): r["n_seeds"] for r in rates}
 
+    adversary_at = {(r["adversary_label"], r["T"]): (r["adversary"], r["adversary_params"]) for r in rows}
+    forecaster_of = {r["forecaster_label"]: (r["forecaster"], r["forecaster_params"]) for r in rows}
+
     def finished(m, T):
-        """The environments every forecaster that plays them has finished at T on every seed."""
-        return [e for e in envs if all(seeds_at.get((m, f, e, T)) == full for f in forecasters if e in played[f])]
+        """The environments played at T that every forecaster has finished at T on every seed,
+        or is refused (a worst adversary found may be stochastic at one T and not at another)."""
+        return [e for e in envs if (e, T) in adversary_at and all(
+            seeds_at.get((m, f, e, T)) == full or _refused(forecaster_of[f], adversary_at[(e, T)])
+            for f in forecasters)]
 
     # T*: the largest horizon at which some environment is finished (a run in progress has one)
     T_star = max((T for T in {r["T"] for r in rows} if finished(measures[0], T)), default=max(r["T"] for r in rows))
@@ -222,7 +238,7 @@ def _tables(rows, *, seed):
         sign = 1.0 if _lower_is_better(m) else -1.0
         scores = {}
         for f in forecasters:
-            mine = [e for e in ranked_envs if e in played[f] and np.isfinite(at[(m, f, e)]["mean"])]
+            mine = [e for e in ranked_envs if (m, f, e) in at and np.isfinite(at[(m, f, e)]["mean"])]
             if not mine:
                 continue
             worst = max(mine, key=lambda e: sign * at[(m, f, e)]["mean"])
@@ -236,13 +252,15 @@ def _tables(rows, *, seed):
                                     worst_environment=worst, T=T_star, mean=r["mean"], lo=r["lo"], hi=r["hi"],
                                     slope=s.get("slope", nan), slope_lo=s.get("slope_lo", nan),
                                     slope_hi=s.get("slope_hi", nan), environments_played=n_played,
-                                    environments_ranked=len(ranked_envs)))
+                                    environments_ranked=len(ranked_envs), ranked_environments=";".join(ranked_envs)))
     for f in forecasters:
         paper = PAPER_RATES.get(f)
         if paper is None or paper.measure not in measures:
             continue
+        # over the environments whose window ends at T* (a slope over smaller horizons is another estimand)
         mine = [slope[(paper.measure, f, e)] for e in envs if (paper.measure, f, e) in slope
-                and np.isfinite(slope[(paper.measure, f, e)]["slope"])]
+                and np.isfinite(slope[(paper.measure, f, e)]["slope"])
+                and slope[(paper.measure, f, e)]["t_max_fit"] == T_star]
         if not mine:
             continue
         s = max(mine, key=lambda s: s["slope"])  # the slowest decay: a worst-case rate bounds it
@@ -457,20 +475,20 @@ def _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes) -> s
             cells.append(f"{rank} · {_g(r['mean'])} [{_g(r['lo'])}, {_g(r['hi'])}] · {r['worst_environment']} · "
                          f"{_s(r['slope'])} [{_s(r['slope_lo'])}, {_s(r['slope_hi'])}]")
         lines.append("| " + " | ".join(cells) + " |")
-    left_out = sorted({e for e in envs} - {e for m in measures for e in _ranked_envs(ranked, m)})
     lines += [""]
     if ranked:
-        n_env = ranked[0]["environments_ranked"]
-        lines.append(f"Scores over {n_env} of the {len(envs)} environments"
-                     + (f"; not finished at {_pow2(T_star)}, so not ranked: {', '.join(left_out)}." if left_out
-                        else "."))
+        in_scores = ranked[0]["ranked_environments"].split(";")
+        left_out = [e for e in envs if e not in in_scores]
+        lines.append(f"Scores over {len(in_scores)} of the {len(envs)} environments"
+                     + (f"; not finished at {_pow2(T_star)}, so not in the scores: {', '.join(left_out)}."
+                        if left_out else "."))
     lines += [
         "",
         "## The rates the papers prove, against the measured decay",
         "",
         "Per round, on the measure each paper bounds; the measured slope is the slowest decay over the "
-        "environments (a worst-case rate bounds every one of them); the paper's slope is that of its rate, "
-        "log factors included, over the same horizons. `theory.csv` has them.",
+        f"environments finished at {_pow2(T_star)} (a worst-case rate bounds every one of them); the paper's "
+        "slope is that of its rate, log factors included, over the same horizons. `theory.csv` has them.",
         "",
         "| forecaster | measure | paper | paper's slope | measured slope [95%] | environment | verdict |",
         "|---|---|---|---|---|---|---|",
@@ -500,10 +518,6 @@ def _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes) -> s
         "",
     ]
     return "\n".join(lines)
-
-
-def _ranked_envs(ranked, m):
-    return {r["worst_environment"] for r in ranked if r["measure"] == m}
 
 
 def grid_of(rows) -> list[tuple]:
