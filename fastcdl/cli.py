@@ -518,6 +518,10 @@ def cmd_leaderboard(args) -> int:
     built = leaderboard.build(folder, figures=not args.no_figures)
     print(f"leaderboard of {built['n_trials']} trials, {len(built['measures'])} measures at T = {built['T']}: "
           f"{folder}/README.md")
+    if args.pack:
+        from fastcdl.experiments.packed import pack
+
+        print(f"packed store: {pack(folder / 'trials.sqlite', '1 = 1')} (every trial's bucket table kept)")
     return 0
 
 
@@ -705,6 +709,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "results/worstcase/worst.csv)")
     lb.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     lb.add_argument("--no-figures", action="store_true", help="write the tables and the page, not the figures")
+    lb.add_argument("--pack", action="store_true",
+                    help="also write trials.sqlite.xz, the store compacted for committing (fastcdl.experiments.packed)")
     lb.add_argument("--no-progress", action="store_true", help="no progress bar")
     lb.set_defaults(func=cmd_leaderboard)
 

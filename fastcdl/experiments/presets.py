@@ -113,7 +113,7 @@ class Preset:
         (:meth:`adversaries_at`), read when the trials are planned.
     skip_refused : bool
         Skip the forecaster x adversary pairs the engine refuses (the truthful forecaster against an
-        adversary that states no probability) instead of rejecting the preset (:func:`refusal`).
+        adversary that states no probability) instead of rejecting the preset (``fastcdl.experiments.runner.refusal``).
     source : str
         Where it was loaded from ("builtin:quick", a path).
 
@@ -165,7 +165,7 @@ class Preset:
         Raises
         ------
         PresetError
-            When the worst.csv named cannot be read (:func:`worst_adversaries`).
+            When the worst.csv named cannot be read (``worst_adversaries``).
 
         Examples
         --------
