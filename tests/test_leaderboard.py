@@ -267,3 +267,26 @@ def test_without_skip_refused_truthful_against_contrarian_is_still_an_error():
     with pytest.raises(PresetError, match="stochastic"):
         preset_from_dict(raw)
     assert len(preset_from_dict({**raw, "skip_refused": True}).forecasters) == len(registry.forecasters())
+
+
+def test_a_paper_measure_the_trials_do_not_record_comes_from_the_bucket_tables(board):
+    """acrs's rate is on smCE, which trials do not record here: theory.csv's slope is the slowest,
+    over the environments, of the least-squares slope of log(mean smCE of the stored tables)."""
+    from fastcdl import sample
+    from fastcdl.experiments.store import unpack_table
+
+    if "smce" in METRICS:
+        pytest.skip("the trials record smCE")
+    row = next(r for r in _csv(board / "theory.csv") if r["forecaster"] == "acrs")
+    assert row["recorded"] == "bucket table" and row["measure"] == "smce"
+    by = defaultdict(lambda: defaultdict(list))
+    for r in _rows(board):
+        if r["forecaster_label"] == "acrs":
+            by[r["adversary_label"]][r["T"]].append(sample.smce(unpack_table(r["bucket_table"])))
+    slopes = {}
+    for env, at in by.items():
+        Ts = sorted(T for T in at if int(row["t_min_fit"]) <= T <= int(row["t_max_fit"]))
+        if len(Ts) >= 2 and Ts[-1] == 256:
+            slopes[env] = np.polyfit(np.log(Ts), np.log([np.mean(at[T]) for T in Ts]), 1)[0]
+    worst = max(slopes, key=slopes.get)
+    assert float(row["slope"]) == pytest.approx(slopes[worst], rel=1e-9, abs=1e-12)
