@@ -290,3 +290,18 @@ def test_a_paper_measure_the_trials_do_not_record_comes_from_the_bucket_tables(b
             slopes[env] = np.polyfit(np.log(Ts), np.log([np.mean(at[T]) for T in Ts]), 1)[0]
     worst = max(slopes, key=slopes.get)
     assert float(row["slope"]) == pytest.approx(slopes[worst], rel=1e-9, abs=1e-12)
+
+
+def test_pack_writes_a_store_that_unpacks_to_the_same_trials(board, tmp_path):
+    import shutil
+
+    from fastcdl.experiments.packed import unpack
+
+    assert main(["leaderboard", "--dir", str(board), "--no-figures", "--pack"]) == 0
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(board / "trials.sqlite.xz", copy / "trials.sqlite.xz")
+    shutil.copy(board / "environments.csv", copy / "environments.csv")
+    unpack(copy)
+    assert sorted(r["key"] for r in _stored(copy)) == sorted(r["key"] for r in _stored(board))
+    assert all(r["bucket_table"] is not None for r in _stored(copy))

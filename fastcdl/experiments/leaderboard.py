@@ -524,6 +524,10 @@ def _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes) -> s
         lines.append(f"| `{t['forecaster']}` | {_label(t['measure'])} | {t['paper_rate']} | {_s(t['paper_slope'])} | "
                      f"{_s(t['slope'])} [{_s(t['slope_lo'])}, {_s(t['slope_hi'])}] | {t['environment']} | "
                      f"{t['verdict']} |")
+    unrated = [f for f in forecasters if f not in PAPER_RATES]
+    if unrated:
+        lines += ["", "No paper rate for: " + ", ".join(f"`{f}`" for f in unrated)
+                  + " (baselines, ablations and plug-ins)."]
     missing = [f for f, p in PAPER_RATES.items() if f in forecasters and f not in {t["forecaster"] for t in theory}]
     if missing:
         lines += ["", "Not checked here (the trials do not record the paper's measure): "
