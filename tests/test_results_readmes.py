@@ -744,6 +744,12 @@ def _leaderboard_problems(readme, folder):
                         _close(p, float(t[c])) for p, c in zip(m.groups(), ("slope", "slope_lo", "slope_hi")))
                         and row[5] == t["environment"] and row[6] == t["verdict"]):
                     problems.append(("rates row", f, row, t))
+    table = _read(folder / "table.csv")
+    m = re.search(r"(\d+) forecasters against (\d+) environments", readme)
+    checked += 1
+    if not m or (int(m.group(1)), int(m.group(2))) != (len({r["forecaster"] for r in table}),
+                                                       len({r["environment"] for r in table})):
+        problems.append(("counts", m and m.groups()))
     start, end = readme.find("<!-- notes"), readme.find("<!-- /notes -->")
     values = [float(v) for name in ("table.csv", "ranks.csv", "theory.csv", "rates.csv", "summary.csv")
               for r in _read(folder / name) for v in r.values() if re.fullmatch(NUMBER, v or "")]
@@ -770,5 +776,8 @@ def test_leaderboard_page_matches_its_files():
     row = re.search(rf"\| `{t['forecaster']}` \|[^\n]*?\| ({NUMBER}) \[", readme)
     spoiled = readme[:row.start(1)] + "-9.999" + readme[row.end(1):]
     assert _leaderboard_problems(spoiled, LEADERBOARD)[1]
+    n = re.search(r"(\d+) forecasters against", readme).group(1)
+    assert _leaderboard_problems(readme.replace(f"{n} forecasters against", f"{int(n) + 1} forecasters against"),
+                                 LEADERBOARD)[1]
     notes = readme.find("<!-- /notes -->")
     assert _leaderboard_problems(readme[:notes] + " 12345.678 " + readme[notes:], LEADERBOARD)[1]

@@ -460,12 +460,13 @@ def build(folder, *, figures=True, notes=None) -> dict:
         from fastcdl.plot import _save_all
 
         written += _save_all([(f"rates_{m}.png", _figure(m, rates, envs, forecasters)) for m in measures], folder)
-    return {"measures": measures, "T": T_star, "n_trials": len(rows), "files": written}
+    return {"measures": measures, "T": T_star, "n_trials": len({r["key"] for r in rows}), "files": written}
 
 
 def _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes) -> str:
-    n_rounds = sum(r["T"] for r in rows)
-    seconds = sum(r["seconds"] or 0.0 for r in rows)
+    stored = list({r["key"]: r for r in rows}.values())  # a trial of several environments once
+    n_rounds = sum(r["T"] for r in stored)
+    seconds = sum(r["seconds"] or 0.0 for r in stored)
     horizons = sorted({r["T"] for r in rows})
     seeds = max(len({r["seed_index"] for r in rows if r["T"] == T}) for T in horizons)
     by = {(r["measure"], r["forecaster"]): r for r in ranked}
@@ -474,7 +475,7 @@ def _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes) -> s
         "# Leaderboard: every forecaster, every environment, every measure",
         "",
         f"{len(forecasters)} forecasters against {len(envs)} environments at T = {_pow2(horizons[0])} ... "
-        f"{_pow2(horizons[-1])}, {seeds} seeds; {len(rows):,} trials ({_sci(n_rounds)} rounds, {seconds:,.0f} "
+        f"{_pow2(horizons[-1])}, {seeds} seeds; {len(stored):,} trials ({_sci(n_rounds)} rounds, {seconds:,.0f} "
         "trial-seconds) in `trials.sqlite.xz`. The environments: each searched forecaster's worst adversary "
         "found (`worst(<forecaster>)`, results/worstcase, at the horizons its search covered), the "
         "non-stationary `segments` and `budget`, `contrarian`, `lookahead` and a fair `coin` "
