@@ -1,5 +1,5 @@
-"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl worst``, ``fastcdl plot PATH``,
-``fastcdl warmup``.
+"""Command line: ``fastcdl metrics FILE``, ``fastcdl rates``, ``fastcdl worst``, ``fastcdl leaderboard``,
+``fastcdl plot PATH``, ``fastcdl warmup``.
 
 Errors print one line on stderr and exit with status 2; nothing is written. ``rates``
 stopped by SIGINT or SIGTERM prints one line and exits with status 128 + the signal; a
@@ -498,6 +498,63 @@ def cmd_worst(args) -> int:
     return 0
 
 
+def cmd_leaderboard(args) -> int:
+    from dataclasses import replace
+
+    from fastcdl.experiments import leaderboard
+    from fastcdl.experiments.presets import load_preset, override, parse_horizon
+    from fastcdl.experiments.runner import WorkerDied, run
+
+    for option, value in (("--t-min", args.t_min), ("--t-max", args.t_max)):
+        if value is not None:
+            parse_horizon(value, option)
+    if args.seeds is not None and args.seeds < 2:
+        raise InputError(f"--seeds must be an integer >= 2 (confidence intervals need two seeds), got {args.seeds}")
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    grid = {"t_min": args.t_min, "t_max": args.t_max, "seeds": args.seeds, "worst": args.worst}
+    if not args.run and any(v is not None for v in grid.values()):
+        given = [f"--{k.replace('_', '-')}" for k, v in grid.items() if v is not None]
+        raise InputError(f"{', '.join(given)} set the grid of --run; --add plays the grid stored in --dir")
+    folder = Path(args.dir)
+    received = []
+    try:
+        with _stop_on_signals(received):
+            if args.run:
+                preset = override(load_preset(args.preset), t_min=args.t_min, t_max=args.t_max, seeds=args.seeds)
+                if args.worst is not None:
+                    preset = replace(preset, worst=args.worst)
+                summary = run(preset, folder, workers=args.workers, progress=not args.no_progress)
+                print(f"{summary['n_done']}/{summary['n_trials']} trials in {folder}/trials.sqlite "
+                      f"({summary['n_ran']} run now, {summary['n_reused']} reused)")
+            for spec in args.add or ():
+                out = leaderboard.add(folder, spec, workers=args.workers, progress=not args.no_progress)
+                print(f"{out['label']}: {out['n_trials']} trials in {folder}/trials.sqlite ({out['n_ran']} run now, "
+                      f"{out['n_reused']} reused)")
+                for env, why in out["refused"].items():
+                    print(f"  not played: {env} ({why})")
+                for line in leaderboard.rank_lines(leaderboard.ranks(folder, out["label"])):
+                    print(line)
+    except KeyboardInterrupt:
+        signum = received[0] if received else signal.SIGINT
+        print(f"fastcdl: stopped by {signal.Signals(signum).name}: finished trials are kept in {folder}/trials.sqlite; "
+              "re-run the same command to resume", file=sys.stderr)
+        return 128 + signum
+    except WorkerDied as e:
+        print(f"fastcdl: error: {e}", file=sys.stderr)
+        return 2
+    if args.add and not args.run:
+        return 0
+    built = leaderboard.build(folder, figures=not args.no_figures)
+    print(f"leaderboard of {built['n_trials']} trials, {len(built['measures'])} measures at T = {built['T']}: "
+          f"{folder}/README.md")
+    if args.pack:
+        from fastcdl.experiments.packed import pack
+
+        print(f"packed store: {pack(folder / 'trials.sqlite', '1 = 1')} (every trial's bucket table kept)")
+    return 0
+
+
 _READ_OPTIONS = ("y_col", "p_col", "p_cols", "p_prefix", "multiclass", "weight_col", "bins", "strategy", "format",
                  "delimiter", "skip_missing")
 
@@ -664,6 +721,28 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", help="folder for the PNG files (default: the run folder, or the file's folder)")
     _read_arguments(pl, plot=True)
     pl.set_defaults(func=cmd_plot)
+
+    lb = sub.add_parser("leaderboard", help="every forecaster against every environment on every measure: build "
+                        "the page from the store, run the grid (--run), or rank your forecaster (--add)")
+    lb.add_argument("--dir", default="results/leaderboard", help="the leaderboard folder (default: results/leaderboard)")
+    lb.add_argument("--run", action="store_true",
+                    help="run (or resume) the grid into --dir, then build the page; without it the page is built "
+                    "from the stored trials")
+    lb.add_argument("--add", action="append", metavar="MODULE:ATTRIBUTE",
+                    help="play this forecaster plug-in on the stored grid (every stored trial is reused) and print "
+                    "where it ranks on each measure; the page is not rewritten (repeatable)")
+    lb.add_argument("--preset", default="leaderboard", help="the grid of --run (default: leaderboard)")
+    lb.add_argument("--t-min", help="smallest horizon of --run (integer or 2^k)")
+    lb.add_argument("--t-max", help="largest horizon of --run (integer or 2^k)")
+    lb.add_argument("--seeds", type=int, help="seeds of --run")
+    lb.add_argument("--worst", help="the worst.csv whose adversaries --run plays (default: the preset's, "
+                    "results/worstcase/worst.csv)")
+    lb.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    lb.add_argument("--no-figures", action="store_true", help="write the tables and the page, not the figures")
+    lb.add_argument("--pack", action="store_true",
+                    help="also write trials.sqlite.xz, the store compacted for committing (fastcdl.experiments.packed)")
+    lb.add_argument("--no-progress", action="store_true", help="no progress bar")
+    lb.set_defaults(func=cmd_leaderboard)
 
     w = sub.add_parser("warmup", help="compile every kernel once (later processes load them from the cache)")
     w.add_argument("--only", help="comma-separated groups: metrics, binning, online (default: all)")

@@ -827,3 +827,89 @@ def test_make_test_time_comes_from_its_record():
     assert checked == 1 and not problems, problems
     wrong = readme.replace(f"took {round(record['test_s'])} s", f"took {round(record['test_s']) + 1} s")
     assert _make_test_problems(wrong, record)[1]  # the check fails on a wrong number
+
+
+# -- results/leaderboard/README.md: the rank matrix (ranks.csv), the rates table (theory.csv) and
+# every decimal number of the hand-written notes (one of the folder's CSV values, as printed)
+LEADERBOARD = RESULTS / "leaderboard"
+_CELL = re.compile(rf"^(?:\*\*(\d+)\*\*|–) · ({NUMBER}) \[({NUMBER}), ({NUMBER})\] · (.+?) · "
+                   rf"({NUMBER}|—) \[({NUMBER}|—), ({NUMBER}|—)\]$")
+
+
+def _printed_matches(printed, value):
+    return (printed == "—" and not np.isfinite(float(value))) or (printed != "—" and _close(printed, float(value)))
+
+
+def _leaderboard_problems(readme, folder):
+    """(numbers checked, [problems]) of the leaderboard page against ranks.csv, theory.csv and the CSVs."""
+    from fastcdl.measures import MEASURES
+
+    key_of = {m.label: k for k, m in MEASURES.items()}
+    ranks = {(r["measure"], r["forecaster"]): r for r in _read(folder / "ranks.csv")}
+    theory = {r["forecaster"]: r for r in _read(folder / "theory.csv")}
+    checked, problems = 0, []
+    for head, rows in _tables(readme):
+        if head[0] == "forecaster" and head[1] in key_of:
+            for row in rows:
+                f = _clean(row[0])
+                for label, cell in zip(head[1:], row[1:]):
+                    r = ranks.get((key_of[label], f))
+                    m = _CELL.match(cell)
+                    if r is None or m is None:
+                        if not (r is None and cell == "—"):
+                            problems.append(("rank cell", f, label, cell))
+                        continue
+                    rank, mean, lo, hi, env, s, s_lo, s_hi = m.groups()
+                    checked += 1
+                    if (rank or "") != r["rank"] or env != r["worst_environment"] or not all(
+                            _printed_matches(p, r[c]) for p, c in ((mean, "mean"), (lo, "lo"), (hi, "hi"),
+                                                                   (s, "slope"), (s_lo, "slope_lo"),
+                                                                   (s_hi, "slope_hi"))):
+                        problems.append(("rank cell", f, label, cell, r))
+        elif head[:2] == ["forecaster", "measure"]:
+            for row in rows:
+                f = _clean(row[0])
+                t = theory.get(f)
+                m = re.match(rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]$", row[4])
+                checked += 1
+                if t is None or m is None or not (_close(row[3], float(t["paper_slope"])) and all(
+                        _close(p, float(t[c])) for p, c in zip(m.groups(), ("slope", "slope_lo", "slope_hi")))
+                        and row[5] == t["environment"] and row[6] == t["verdict"]):
+                    problems.append(("rates row", f, row, t))
+    table = _read(folder / "table.csv")
+    m = re.search(r"(\d+) forecasters against (\d+) environments", readme)
+    checked += 1
+    if not m or (int(m.group(1)), int(m.group(2))) != (len({r["forecaster"] for r in table}),
+                                                       len({r["environment"] for r in table})):
+        problems.append(("counts", m and m.groups()))
+    start, end = readme.find("<!-- notes"), readme.find("<!-- /notes -->")
+    values = [float(v) for name in ("table.csv", "ranks.csv", "theory.csv", "rates.csv", "summary.csv")
+              for r in _read(folder / name) for v in r.values() if re.fullmatch(NUMBER, v or "")]
+    for num in re.findall(rf"(?<![\w^.]){NUMBER}", readme[start:end] if 0 <= start < end else ""):
+        if "." not in num:
+            continue  # counts, horizons, seeds: the tables' integers, not measured values
+        checked += 1
+        if not any(_close(num, v) for v in values):
+            problems.append(("notes", num))
+    return checked, problems
+
+
+@pytest.mark.skipif(not (LEADERBOARD / "ranks.csv").exists(), reason="no leaderboard built")
+def test_leaderboard_page_matches_its_files():
+    readme = (LEADERBOARD / "README.md").read_text()
+    checked, problems = _leaderboard_problems(readme, LEADERBOARD)
+    assert checked >= 20 and not problems, problems
+    # a wrong number in a rank cell, in the rates table and in the notes is reported
+    rank = next(r for r in _read(LEADERBOARD / "ranks.csv") if r["rank"])
+    cell_mean = re.search(rf"`{rank['forecaster']}` \| (?:[^|]+\| )*?\*\*{rank['rank']}\*\* · ({NUMBER})", readme)
+    spoiled = readme[:cell_mean.start(1)] + "9.99" + readme[cell_mean.end(1):]
+    assert _leaderboard_problems(spoiled, LEADERBOARD)[1]
+    t = _read(LEADERBOARD / "theory.csv")[0]
+    row = re.search(rf"\| `{t['forecaster']}` \|[^\n]*?\| ({NUMBER}) \[", readme)
+    spoiled = readme[:row.start(1)] + "-9.999" + readme[row.end(1):]
+    assert _leaderboard_problems(spoiled, LEADERBOARD)[1]
+    n = re.search(r"(\d+) forecasters against", readme).group(1)
+    assert _leaderboard_problems(readme.replace(f"{n} forecasters against", f"{int(n) + 1} forecasters against"),
+                                 LEADERBOARD)[1]
+    notes = readme.find("<!-- /notes -->")
+    assert _leaderboard_problems(readme[:notes] + " 12345.678 " + readme[notes:], LEADERBOARD)[1]

@@ -39,7 +39,11 @@ def _known(kind, name) -> bool:
             raise PresetError(str(e)) from None
         return True
     return False
-_PRESET_KEYS = {"name", "description", "master_seed", "seeds", "t_min", "t_max", "metrics", "forecasters", "adversaries"}
+_PRESET_KEYS = {"name", "description", "master_seed", "seeds", "t_min", "t_max", "metrics", "forecasters", "adversaries",
+                "worst", "skip_refused"}
+
+#: ``forecasters = "registered"`` in a preset: every forecaster of the registry, read when it loads.
+REGISTERED = "registered"
 
 
 class PresetError(ValueError):
@@ -103,6 +107,13 @@ class Preset:
         Each a registered name (or plug-in), parameters and a display label.
     metrics : tuple of str
         The trial metrics to analyse; () means every one.
+    worst : str
+        The path of a worst-case search's worst.csv (results/worstcase), or "": each forecaster's
+        worst adversary found at T joins the adversaries at T, labelled "worst(<forecaster>)"
+        (:meth:`adversaries_at`), read when the trials are planned.
+    skip_refused : bool
+        Skip the forecaster x adversary pairs the engine refuses (the truthful forecaster against an
+        adversary that states no probability) instead of rejecting the preset (``fastcdl.experiments.runner.refusal``).
     source : str
         Where it was loaded from ("builtin:quick", a path).
 
@@ -122,6 +133,8 @@ class Preset:
     forecasters: tuple
     adversaries: tuple
     metrics: tuple = ()  # () means every metric of fastcdl.trial_metrics
+    worst: str = ""
+    skip_refused: bool = False
     source: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -134,6 +147,34 @@ class Preset:
         lo = math.ceil(math.log2(self.t_min))
         hi = math.floor(math.log2(self.t_max))
         return [2**k for k in range(lo, hi + 1)]
+
+    def adversaries_at(self, T: int) -> tuple:
+        """The adversaries at horizon T: the preset's, then each searched forecaster's worst
+        adversary found at T when the preset names a worst.csv (none at a horizon the search did
+        not cover).
+
+        Parameters
+        ----------
+        T : int
+            A horizon of the grid.
+
+        Returns
+        -------
+        tuple of Component
+
+        Raises
+        ------
+        PresetError
+            When the worst.csv named cannot be read (``worst_adversaries``).
+
+        Examples
+        --------
+        >>> [a.display for a in load_preset("quick").adversaries_at(1024)]
+        ['bernoulli', 'drift', 'greedy']
+        """
+        if not self.worst:
+            return self.adversaries
+        return self.adversaries + tuple(w for (_, t), w in worst_adversaries(self.worst).items() if t == T)
 
     def to_dict(self) -> dict:
         """The preset as plain data (JSON-ready), horizons included.
@@ -159,6 +200,8 @@ class Preset:
             "metrics": list(self.metrics),
             "forecasters": [comp(c) for c in self.forecasters],
             "adversaries": [comp(c) for c in self.adversaries],
+            "worst": self.worst,
+            "skip_refused": self.skip_refused,
         }
 
     def to_toml(self) -> str:
@@ -182,6 +225,10 @@ class Preset:
             f"t_max = {self.t_max}",
             f"metrics = {json.dumps(list(self.metrics))}",
         ]
+        if self.worst:
+            lines.append(f"worst = {json.dumps(self.worst)}")
+        if self.skip_refused:
+            lines.append("skip_refused = true")
         for table, comps in (("forecasters", self.forecasters), ("adversaries", self.adversaries)):
             for c in comps:
                 lines += ["", f"[[{table}]]", f"name = {json.dumps(c.name)}"]
@@ -287,8 +334,10 @@ def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
     for key in ("name", "seeds", "t_min", "t_max", "forecasters", "adversaries"):
         if key not in raw:
             raise PresetError(f"{where}: missing {key!r} (docs/experiments.md lists a preset's keys)")
+    if raw["forecasters"] == REGISTERED:
+        raw = {**raw, "forecasters": [{"name": n} for n in _names("forecaster")]}
     if not isinstance(raw["forecasters"], list) or not raw["forecasters"]:
-        raise PresetError(f"{where}: forecasters must be a non-empty list")
+        raise PresetError(f"{where}: forecasters must be a non-empty list or {REGISTERED!r}")
     if not isinstance(raw["adversaries"], list) or not raw["adversaries"]:
         raise PresetError(f"{where}: adversaries must be a non-empty list")
     metrics = tuple(raw.get("metrics", _names("metric")))
@@ -305,9 +354,78 @@ def preset_from_dict(raw: dict, *, source: str = "") -> Preset:
         forecasters=tuple(_component(e, "forecaster", where) for e in raw["forecasters"]),
         adversaries=tuple(_component(e, "adversary", where) for e in raw["adversaries"]),
         metrics=metrics,
+        worst=_worst_path(raw.get("worst", ""), where),
+        skip_refused=_flag(raw.get("skip_refused", False), "skip_refused", where),
         source=source,
     )
     return check_preset(preset)
+
+
+def _flag(v, key, where) -> bool:
+    if not isinstance(v, bool):
+        raise PresetError(f"{where}: {key} must be true or false, got {v!r}")
+    return v
+
+
+def _worst_path(v, where) -> str:
+    if not isinstance(v, str):
+        raise PresetError(f"{where}: worst must be the path of a worst.csv (a string), got {v!r}")
+    return v
+
+
+def worst_adversaries(path) -> dict:
+    """Each searched forecaster's worst adversary per horizon, from a worst-case search's worst.csv.
+
+    Read every time it is called (the file may be rewritten by a search in progress). Cost:
+    one pass over the file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The worst.csv of ``fastcdl worst`` (columns forecaster, adversary, adversary_params, T, ...).
+
+    Returns
+    -------
+    dict of (str, int) to Component
+        {(forecaster, T): the winner at T}, labelled "worst(<forecaster>)", in the file's order.
+
+    Raises
+    ------
+    PresetError
+        A missing or unreadable file, a missing column, an unknown adversary, or two winners
+        for one forecaster and T.
+
+    Examples
+    --------
+    >>> w = worst_adversaries("results/worstcase/worst.csv")  # doctest: +SKIP
+    >>> w["cdl", 1024].display  # doctest: +SKIP
+    'worst(cdl)'
+    """
+    import csv
+
+    path = Path(path)
+    try:
+        with open(path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError as e:
+        raise PresetError(f"cannot read the worst adversaries {path}: {e.strerror} (give the worst.csv of "
+                          "`fastcdl worst`, e.g. results/worstcase/worst.csv from the repository's root)") from None
+    need = {"forecaster", "adversary", "adversary_params", "T"}
+    if rows and not need <= set(rows[0]):
+        raise PresetError(f"{path}: a worst.csv needs the columns {sorted(need)}, got {sorted(rows[0])}")
+    out = {}
+    for i, r in enumerate(rows):
+        try:
+            params = json.loads(r["adversary_params"])
+            T = int(r["T"])
+        except ValueError:
+            raise PresetError(f"{path}: row {i} (0-based) has unreadable adversary_params or T") from None
+        if not isinstance(params, dict) or not _known("adversary", r["adversary"]):
+            raise PresetError(f"{path}: row {i} (0-based) names no adversary this version knows: {r['adversary']!r}")
+        c = Component(r["adversary"], tuple(sorted(params.items())), f"worst({r['forecaster']})")
+        if out.setdefault((r["forecaster"], T), c) != c:
+            raise PresetError(f"{path}: two worst adversaries for {r['forecaster']} at T = {T}")
+    return out
 
 
 def check_preset(preset: Preset) -> Preset:
@@ -324,7 +442,7 @@ def check_preset(preset: Preset) -> Preset:
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
             raise PresetError(f"{where}: {kind} label(s) {dup} appear twice; give each entry a distinct label")
-    if any(f.name == "truthful" for f in preset.forecasters):
+    if any(f.name == "truthful" for f in preset.forecasters) and not preset.skip_refused:
         from fastcdl.online import registry
 
         bad = [a.name for a in preset.adversaries if a.name not in registry.stochastic()]

@@ -7,6 +7,7 @@ trial can be recomputed alone (:func:`run_trial`) and gives the same numbers.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -139,17 +140,44 @@ def plan(preset: Preset) -> list[Trial]:
     >>> len(plan(override(load_preset("quick"), forecasters=["cdl"], t_max=4096, seeds=2)))
     18
     """
-    trials = []
+    trials = {}
     for T in preset.horizons:
         for f in preset.forecasters:
-            for a in preset.adversaries:
+            for a in preset.adversaries_at(T):
+                if preset.skip_refused and refusal(f, a) is not None:
+                    continue
                 version = algorithm_version(f.name, a.name)
                 for i in range(preset.seeds):
-                    trials.append(
-                        Trial(f.name, f.display, params_json(f.param_dict), a.name, a.display, params_json(a.param_dict),
+                    t = Trial(f.name, f.display, params_json(f.param_dict), a.name, a.display, params_json(a.param_dict),
                               T, i, trial_seed(preset.master_seed, i), version)
-                    )
-    return trials
+                    # a worst adversary found may be one of the preset's (contrarian): one trial, stored once
+                    trials.setdefault(t.key, t)
+    return list(trials.values())
+
+
+def environments(preset: Preset) -> list[dict]:
+    """The adversary behind each label at each horizon: label, T, adversary, adversary_params.
+
+    A worst adversary found (:meth:`Preset.adversaries_at`) may be the same adversary as one of
+    the preset's, and the same trial is stored once, under one label: this list (written to a
+    run folder as environments.csv) says every label it stands for.
+
+    Parameters
+    ----------
+    preset : Preset
+
+    Returns
+    -------
+    list of dict
+
+    Examples
+    --------
+    >>> from fastcdl.experiments import load_preset
+    >>> environments(load_preset("quick"))[0]
+    {'label': 'bernoulli', 'T': 1024, 'adversary': 'bernoulli', 'adversary_params': '{"p": 0.5}'}
+    """
+    return [dict(label=a.display, T=T, adversary=a.name, adversary_params=params_json(a.param_dict))
+            for T in preset.horizons for a in preset.adversaries_at(T)]
 
 
 def run_trial(trial: Trial) -> dict:
@@ -199,13 +227,75 @@ def run_trial(trial: Trial) -> dict:
     return row
 
 
+def refusal(forecaster, adversary) -> str | None:
+    """Why the engine refuses to play forecaster against adversary (Components), or None.
+
+    A refusal is the forecaster's ValidationError on its ``adversary`` argument at the start
+    of a run (the truthful forecaster against an adversary that states no probability); any
+    other error is not a refusal and propagates. Cost: a run of 64 rounds (cached per pair).
+
+    Parameters
+    ----------
+    forecaster, adversary : Component
+        As in a preset.
+
+    Returns
+    -------
+    str or None
+        The engine's message, or None when the pair plays.
+
+    Examples
+    --------
+    >>> from fastcdl.experiments.presets import Component
+    >>> refusal(Component("truthful"), Component("contrarian"))[:45]
+    'adversary: the truthful forecaster needs a st'
+    >>> refusal(Component("cdl"), Component("contrarian")) is None
+    True
+    """
+    return _refusal(forecaster.name, forecaster.params, adversary.name, adversary.params)
+
+
+@functools.lru_cache(maxsize=4096)
+def _refusal(f, fparams, a, aparams):
+    from fastcdl._validate import ValidationError
+    from fastcdl.online import simulate
+
+    try:
+        simulate(f, a, horizon=64, seed=0, forecaster_params=dict(fparams), adversary_params=dict(aparams))
+    except ValidationError as e:
+        if e.argument == "adversary":
+            return str(e)
+        raise
+    return None
+
+
+ENVIRONMENT_COLUMNS = ("label", "T", "adversary", "adversary_params")
+
+
+def write_environments(out_dir, envs) -> None:
+    """Write environments.csv (:func:`environments`) into a run folder, atomically."""
+    import csv
+    import io
+
+    from fastcdl.experiments.analysis import _atomic_write
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=ENVIRONMENT_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(envs)
+    _atomic_write({Path(out_dir) / "environments.csv": buf.getvalue()})
+
+
 def dry_run(preset: Preset) -> None:
     """Build every forecaster x adversary once at a tiny horizon: bad parameters fail here,
-    before any work starts (and the JIT cache is warm before workers start)."""
+    before any work starts (and the JIT cache is warm before workers start). With
+    ``skip_refused`` the pairs the engine refuses (:func:`refusal`) are left out."""
     from fastcdl.online import simulate
 
     for f in preset.forecasters:
-        for a in preset.adversaries:
+        for a in dict.fromkeys(a for T in preset.horizons for a in preset.adversaries_at(T)):
+            if preset.skip_refused and refusal(f, a) is not None:
+                continue
             try:
                 simulate(f.name, a.name, horizon=preset.horizons[0], seed=0,
                          forecaster_params=f.param_dict, adversary_params=a.param_dict)
@@ -333,6 +423,68 @@ def _local(todo, workers, keep) -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def run_trials(trials, out_dir, *, workers=None, progress=False) -> tuple[int, int]:
+    """Run the given trials into out_dir/trials.sqlite, skipping those stored already.
+
+    The trials of any plan (a leaderboard's plug-in on its folder's grid, say): the folder's
+    lock is held, each trial is stored as it finishes, and nothing else is written (no
+    preset.toml, no summary). Stopped early (Ctrl-C, a failed trial), the finished trials are
+    kept and the exception propagates.
+
+    Parameters
+    ----------
+    trials : list of Trial
+        What to run.
+    out_dir : str or Path
+        The run folder.
+    workers : int, optional
+        Local worker processes (default: every CPU).
+    progress : bool, default False
+        Show a progress bar (tqdm).
+
+    Returns
+    -------
+    (n_ran, n_reused) : tuple of int
+
+    Raises
+    ------
+    StoreError
+        A locked folder or a store that cannot be read or written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from fastcdl.experiments import load_preset, override
+    >>> p = override(load_preset("quick"), forecasters=["kt"], adversaries=["bernoulli"], t_min=16, t_max=32, seeds=2)
+    >>> d = tempfile.mkdtemp()
+    >>> run_trials(plan(p), d, workers=1), run_trials(plan(p), d, workers=1)
+    ((4, 0), (0, 4))
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with run_lock(out_dir), TrialStore(out_dir / "trials.sqlite") as store:
+        done = store.done_keys()
+        todo = [t for t in trials if t.key not in done]
+        bar = _progress(sum(t.T for t in todo), progress)
+        workers = workers or os.cpu_count() or 1
+
+        def keep(row):
+            store.add(row)
+            if bar is not None:
+                bar.update(row["T"])
+
+        try:
+            if todo and workers > 1:
+                _local(todo, workers, keep)
+            else:
+                for t in todo:
+                    keep(run_trial(t))
+        finally:
+            if bar is not None:
+                bar.close()
+    return len(todo), len(trials) - len(todo)
+
+
 def _connect(address: str):
     """A distributed.Client of the scheduler at address; ValueError if none answers within
     SCHEDULER_TIMEOUT seconds (distributed's own default waits 30 s)."""
@@ -429,6 +581,8 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
             todo = [t for t in trials if t.key not in done]
             with writing_to(out_dir / "preset.toml"):
                 (out_dir / "preset.toml").write_text(preset.to_toml())
+            if preset.worst:  # the worst adversaries as they were read: the file may change later
+                write_environments(out_dir, environments(preset))
             workers = workers or os.cpu_count() or 1
             bar = _progress(sum(t.T for t in todo), progress)
             t0 = time.perf_counter()

@@ -1,0 +1,307 @@
+"""The leaderboard: its preset reads the registries and a worst.csv, the page is built from the
+store, and `fastcdl leaderboard --add` ranks a plug-in written from the README alone
+(tests/readme_plugin.py) on the stored grid, reusing every stored trial.
+
+The ranks are checked against a reference computed here from the stored rows by the
+definition (docs/leaderboard.md): a forecaster's score is its largest mean over the
+environments at the largest horizon, the rank 1 + the number of forecasters with a smaller score.
+"""
+
+import csv
+import json
+import sqlite3
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from fastcdl.cli import main
+from fastcdl.experiments import leaderboard, load_preset
+from fastcdl.experiments.presets import Component, PresetError, worst_adversaries
+from fastcdl.experiments.runner import plan, refusal
+from fastcdl.online import registry
+from fastcdl.trial_metrics import METRICS
+
+SMALL = ["--t-min", "2^6", "--t-max", "2^8", "--seeds", "2", "--workers", "1", "--no-progress"]
+
+
+def _worst_csv(path, rows):
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["forecaster", "adversary", "adversary_params", "T", "metric", "mean"])
+        for f, a, p, T in rows:
+            for m in ("cdl", "ece"):
+                w.writerow([f, a, json.dumps(p), T, m, 0.1])
+    return path
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    """A leaderboard folder of the small grid: every registered forecaster, T = 2^6 .. 2^8, 2 seeds,
+    the worst adversaries of a worst.csv naming kt at 2^6 and 2^8 and foster at 2^7."""
+    d = tmp_path_factory.mktemp("board")
+    worst = _worst_csv(d / "worst.csv", [("kt", "markov", {"p01": 0.7, "p10": 1.0}, 64),
+                                         ("kt", "bernoulli", {"p": 0.45}, 256),
+                                         ("foster", "contrarian", {}, 128)])
+    out = d / "lb"
+    assert main(["leaderboard", "--run", "--dir", str(out), "--worst", str(worst), "--no-figures", *SMALL]) == 0
+    return out
+
+
+def _csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _stored(folder):
+    con = sqlite3.connect(folder / "trials.sqlite")
+    con.row_factory = sqlite3.Row
+    rows = [dict(r) for r in con.execute("SELECT * FROM trials")]
+    con.close()
+    return rows
+
+
+def _rows(folder):
+    """The stored trials, one per environment they stand for (environments.csv)."""
+    envs = _csv(folder / "environments.csv")
+    return [{**r, "adversary_label": e["label"]} for r in _stored(folder) for e in envs
+            if (e["adversary"], e["adversary_params"], int(e["T"])) == (r["adversary"], r["adversary_params"], r["T"])]
+
+
+def _reference_ranks(rows, measure):
+    """{forecaster: (rank or None, worst environment, mean)} from the definition, every cell finished."""
+    T = max(r["T"] for r in rows)
+    values = defaultdict(list)
+    for r in rows:
+        if r["T"] == T:
+            values[(r["forecaster_label"], r["adversary_label"])].append(r[measure])
+    envs = {e for _, e in values}
+    score = {}
+    for f in {f for f, _ in values}:
+        mine = {e: float(np.mean(values[(f, e)])) for e in envs if (f, e) in values}
+        worst = max(mine, key=mine.get)
+        score[f] = (worst, mine[worst], len(mine) == len(envs))
+    complete = [f for f, (_, _, c) in score.items() if c]
+    return {f: (1 + sum(score[g][1] < v for g in complete) if c else None, w, v) for f, (w, v, c) in score.items()}
+
+
+def test_the_preset_reads_the_registries():
+    p = load_preset("leaderboard")
+    assert [f.name for f in p.forecasters] == list(registry.forecasters())
+    assert p.metrics == tuple(METRICS)
+    assert p.seeds == 16 and p.horizons[0] == 2**10 and p.horizons[-1] == 2**20
+    assert p.skip_refused and p.worst == "results/worstcase/worst.csv"
+
+
+def test_the_preset_round_trips(tmp_path):
+    p = load_preset("leaderboard")
+    f = tmp_path / "p.toml"
+    f.write_text(p.to_toml())
+    assert load_preset(str(f)) == p
+
+
+def test_worst_adversaries_join_at_their_horizons(tmp_path):
+    worst = _worst_csv(tmp_path / "w.csv", [("kt", "markov", {"p01": 0.7, "p10": 1.0}, 64),
+                                            ("foster", "contrarian", {}, 128)])
+    p = load_preset("leaderboard")
+    from dataclasses import replace
+
+    from fastcdl.experiments import override
+
+    p = replace(override(p, t_min=64, t_max=256, seeds=2), worst=str(worst))
+    labels = {T: [a.display for a in p.adversaries_at(T)] for T in p.horizons}
+    static = [a.display for a in p.adversaries]
+    assert labels == {64: static + ["worst(kt)"], 128: static + ["worst(foster)"], 256: static}
+    trials = plan(p)
+    got = {(t.forecaster, t.adversary_label, t.T) for t in trials}
+    assert ("cdl", "worst(kt)", 64) in got and ("cdl", "worst(kt)", 128) not in got
+    assert json.loads(next(t.adversary_params for t in trials if t.adversary_label == "worst(kt)")) == \
+        {"p01": 0.7, "p10": 1.0}
+    # the truthful forecaster plays the stochastic environments only: the engine refuses the others
+    truthful = {a for f, a, _ in got if f == "truthful"}
+    assert "coin" in truthful and "worst(kt)" in truthful
+    assert not truthful & {"contrarian", "lookahead", "worst(foster)"}
+
+
+def test_refusal_is_the_engines_word():
+    assert refusal(Component("truthful"), Component("lookahead")) is not None
+    assert refusal(Component("truthful"), Component("bernoulli")) is None
+    with pytest.raises(ValueError, match="p"):  # a bad parameter is an error, not a refusal
+        refusal(Component("cdl"), Component("bernoulli", (("p", 2.0),)))
+
+
+@pytest.mark.parametrize("rows, match", [
+    ([("kt", "markov", {}, 64), ("kt", "bernoulli", {}, 64)], "two worst adversaries for kt at T = 64"),
+    ([("kt", "nosuch", {}, 64)], "names no adversary"),
+])
+def test_worst_csv_errors(tmp_path, rows, match):
+    with pytest.raises(PresetError, match=match):
+        worst_adversaries(_worst_csv(tmp_path / "w.csv", rows))
+
+
+def test_a_missing_worst_csv_is_named(tmp_path):
+    with pytest.raises(PresetError, match="cannot read the worst adversaries .*nope.csv"):
+        worst_adversaries(tmp_path / "nope.csv")
+
+
+def test_a_worst_adversary_of_the_preset_is_one_trial_of_two_environments(board):
+    stored = _stored(board)
+    assert len({r["key"] for r in stored}) == len(stored)
+    cdl = {(r["adversary_label"], r["T"]) for r in _rows(board) if r["forecaster_label"] == "cdl"}
+    assert {("contrarian", 128), ("worst(foster)", 128), ("worst(kt)", 64), ("worst(kt)", 256)} <= cdl
+    assert ("worst(foster)", 64) not in cdl
+    both = [r for r in leaderboard.load_rows(board) if r["forecaster_label"] == "cdl" and r["T"] == 128
+            and r["adversary"] == "contrarian"]
+    assert sorted(r["adversary_label"] for r in both) == ["contrarian"] * 2 + ["worst(foster)"] * 2
+
+
+def test_the_page_and_ranks_match_the_definition(board):
+    rows = _rows(board)
+    ranked = _csv(board / "ranks.csv")
+    for m in METRICS:
+        ref = _reference_ranks(rows, m)
+        mine = {r["forecaster"]: r for r in ranked if r["measure"] == m}
+        assert set(mine) == set(ref)
+        for f, (rank, worst, value) in ref.items():
+            assert mine[f]["rank"] == ("" if rank is None else str(rank)), (m, f)
+            assert float(mine[f]["mean"]) == pytest.approx(value, rel=1e-12)
+            at = [r[m] for r in rows if r["forecaster_label"] == f and r["T"] == 256
+                  and r["adversary_label"] == mine[f]["worst_environment"]]
+            assert np.mean(at) == pytest.approx(value, rel=1e-12)  # ties (segments K=4 = K=T^0.25 at 2^8)
+    truthful = [r for r in ranked if r["forecaster"] == "truthful"]
+    assert truthful and all(r["rank"] == "" for r in truthful)  # refused contrarian and lookahead
+    page = (board / "README.md").read_text()
+    assert "| `cdl` |" in page and leaderboard.NOTES_START in page
+
+
+def test_the_page_keeps_its_notes(board):
+    readme = board / "README.md"
+    text = readme.read_text().replace(leaderboard.NOTES_START, leaderboard.NOTES_START + "\nA note of mine.")
+    readme.write_text(text)
+    assert main(["leaderboard", "--dir", str(board), "--no-figures"]) == 0
+    assert "A note of mine." in readme.read_text()
+
+
+def test_add_ranks_a_readme_plugin_and_reuses_the_store(board, capsys):
+    before = {r["key"]: r["finished_at"] for r in _stored(board)}
+    capsys.readouterr()
+    assert main(["leaderboard", "--dir", str(board), "--add", "readme_plugin:HALFWAY", "--workers", "1",
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = _rows(board)
+    mine = [r for r in rows if r["forecaster_label"] == "halfway"]
+    grid = {(r["adversary_label"], r["T"], r["seed_index"]) for r in rows if r["forecaster_label"] == "cdl"}
+    assert {(r["adversary_label"], r["T"], r["seed_index"]) for r in mine} == grid
+    assert {r["key"]: r["finished_at"] for r in _stored(board) if r["forecaster_label"] != "halfway"} == before
+    n_ran = sum(r["forecaster_label"] == "halfway" for r in _stored(board))
+    assert out[0] == f"halfway: {n_ran} trials in {board}/trials.sqlite ({n_ran} run now, 0 reused)"
+    ref = _reference_ranks(rows, "cdl")
+    n = sum(1 for r, _, _ in ref.values() if r is not None)
+    line = next(x for x in out if x.split()[0] == "CDL")
+    assert f"rank {ref['halfway'][0]} of {n}: worst environment " in line
+    env = line.split("worst environment ")[1].split(",")[0]  # any of the tied worst ones
+    at = [r["cdl"] for r in mine if r["adversary_label"] == env and r["T"] == 256]
+    assert np.mean(at) == pytest.approx(ref["halfway"][2], rel=1e-12)
+    # a second time every trial is reused
+    assert main(["leaderboard", "--dir", str(board), "--add", "readme_plugin:HALFWAY", "--workers", "1",
+                 "--no-progress"]) == 0
+    assert "(0 run now, " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--add", "readme_plugin:NOPE"], "readme_plugin:NOPE"),
+    (["--add", "no_such_module_here:X"], "no_such_module_here"),
+    (["--t-max", "2^9"], "--t-max set the grid of --run"),
+    (["--run", "--t-max", "2^x"], "--t-max must be an integer"),
+    (["--run", "--seeds", "1"], "--seeds must be an integer >= 2"),
+])
+def test_bad_input_is_one_line_and_status_2(board, capsys, argv, match):
+    assert main(["leaderboard", "--dir", str(board), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fastcdl: error: ") and match in err
+
+
+def test_a_folder_without_a_store(tmp_path, capsys):
+    assert main(["leaderboard", "--dir", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no trials.sqlite" in err
+
+
+def test_a_plugin_named_as_a_stored_forecaster_is_refused(board, tmp_path, capsys, monkeypatch):
+    (tmp_path / "clash_plugin.py").write_text(
+        "import readme_plugin\nfrom fastcdl.online import plugin_forecaster\n"
+        "CDL = plugin_forecaster(name='cdl', init=readme_plugin.init, forecast=readme_plugin.forecast, "
+        "observe=readme_plugin.observe, params={'m': 20})\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["leaderboard", "--dir", str(board), "--add", "clash_plugin:CDL"]) == 2
+    assert "give the plug-in another name" in capsys.readouterr().err
+
+
+def test_paper_rate_slopes():
+    p = leaderboard.PaperRate("cdl", -0.5, 1.0, "")
+    T = [2.0**k for k in range(15, 21)]
+    x, y = np.log(T), np.log(np.array(T) ** -0.5 * np.log(T))
+    assert p.slope_over(T) == pytest.approx(np.polyfit(x, y, 1)[0], rel=1e-12)
+    assert leaderboard.PaperRate("ece", -1 / 3, 0.0, "").slope_over(T) == pytest.approx(-1 / 3, rel=1e-12)
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"forecasters": "all"}, "non-empty list or 'registered'"),
+    ({"worst": 3}, "worst must be the path of a worst.csv"),
+    ({"skip_refused": "yes"}, "skip_refused must be true or false"),
+])
+def test_bad_leaderboard_keys_are_named(change, needle):
+    from fastcdl.experiments.presets import preset_from_dict
+
+    raw = {"name": "x", "seeds": 2, "t_min": 64, "t_max": 128, "forecasters": [{"name": "cdl"}],
+           "adversaries": [{"name": "contrarian"}], **change}
+    with pytest.raises(PresetError, match=needle):
+        preset_from_dict(raw)
+
+
+def test_without_skip_refused_truthful_against_contrarian_is_still_an_error():
+    from fastcdl.experiments.presets import preset_from_dict
+
+    raw = {"name": "x", "seeds": 2, "t_min": 64, "t_max": 128, "forecasters": "registered",
+           "adversaries": [{"name": "contrarian"}]}
+    with pytest.raises(PresetError, match="stochastic"):
+        preset_from_dict(raw)
+    assert len(preset_from_dict({**raw, "skip_refused": True}).forecasters) == len(registry.forecasters())
+
+
+def test_a_paper_measure_the_trials_do_not_record_comes_from_the_bucket_tables(board):
+    """acrs's rate is on smCE, which trials do not record here: theory.csv's slope is the slowest,
+    over the environments, of the least-squares slope of log(mean smCE of the stored tables)."""
+    from fastcdl import sample
+    from fastcdl.experiments.store import unpack_table
+
+    if "smce" in METRICS:
+        pytest.skip("the trials record smCE")
+    row = next(r for r in _csv(board / "theory.csv") if r["forecaster"] == "acrs")
+    assert row["recorded"] == "bucket table" and row["measure"] == "smce"
+    by = defaultdict(lambda: defaultdict(list))
+    for r in _rows(board):
+        if r["forecaster_label"] == "acrs":
+            by[r["adversary_label"]][r["T"]].append(sample.smce(unpack_table(r["bucket_table"])))
+    slopes = {}
+    for env, at in by.items():
+        Ts = sorted(T for T in at if int(row["t_min_fit"]) <= T <= int(row["t_max_fit"]))
+        if len(Ts) >= 2 and Ts[-1] == 256:
+            slopes[env] = np.polyfit(np.log(Ts), np.log([np.mean(at[T]) for T in Ts]), 1)[0]
+    worst = max(slopes, key=slopes.get)
+    assert float(row["slope"]) == pytest.approx(slopes[worst], rel=1e-9, abs=1e-12)
+
+
+def test_pack_writes_a_store_that_unpacks_to_the_same_trials(board, tmp_path):
+    import shutil
+
+    from fastcdl.experiments.packed import unpack
+
+    assert main(["leaderboard", "--dir", str(board), "--no-figures", "--pack"]) == 0
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(board / "trials.sqlite.xz", copy / "trials.sqlite.xz")
+    shutil.copy(board / "environments.csv", copy / "environments.csv")
+    unpack(copy)
+    assert sorted(r["key"] for r in _stored(copy)) == sorted(r["key"] for r in _stored(board))
+    assert all(r["bucket_table"] is not None for r in _stored(copy))
