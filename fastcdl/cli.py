@@ -22,6 +22,13 @@ import numpy as np
 from fastcdl.io import InputError, read_file, supported_formats
 
 
+
+def _json(out) -> str:
+    """Standard JSON of a report: a non-finite value (KL-calibration's +inf) as a string."""
+    from fastcdl.summary import jsonable
+
+    return json.dumps(jsonable(out), allow_nan=False)
+
 def _num(v) -> str:
     """A value with 4 significant digits (scientific below 1e-4): 0.02452, 1.234e-07, 0."""
     v = float(v)
@@ -266,7 +273,7 @@ def cmd_metrics(args) -> int:
             exact, how = _exact_multiclass(fs, args.lp_rows)
             out.update({"multiclass": "top-label", "classes": list(cols.p), "cdl_multiclass": exact})
         if args.json:
-            print(json.dumps(out))
+            print(_json(out))
             return 0
         what = (f", k = {len(cols.p)} classes ({', '.join(cols.p)}); top-label: the confidence of the "
                 "predicted class against being right," if cols.multiclass else "")
@@ -311,7 +318,7 @@ def cmd_metrics(args) -> int:
            "per_class": per, "mean": mean, "cdl_multiclass": exact, **_json_bins(fs, args),
            "advice": _advice(share, fs.per_class[0].weighted) if sparse else None, **extra}
     if args.json:
-        print(json.dumps(out))
+        print(_json(out))
         return 0
     print(f"{source}: {_rounds(fs)}, k = {k} classes; class-wise: each class's column against "
           f"y = that class{_binning_words(fs, args)}{skipped}")

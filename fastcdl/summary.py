@@ -174,7 +174,7 @@ class Summary:
         >>> summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]).to_json()[:28]
         '{"n_buckets": 2, "T": 4, "cd'
         """
-        return json.dumps(self.to_dict(), **kwargs)
+        return json.dumps(jsonable(self.to_dict()), allow_nan=False, **kwargs)
 
     def __repr__(self) -> str:
         rows = [f"Summary(T={_plain_T(self.T)}, n_buckets={self.n_buckets}"
@@ -187,6 +187,33 @@ class Summary:
             ci = f"  debiased {iv.estimate:.4g} [{iv.lo:.4g}, {iv.hi:.4g}]" if iv is not None else ""
             rows.append(f"  {m.label:<7}{'' if v is None else format(v, '.4g'):>11}{ci}   {m.text}")
         return "\n".join(rows)
+
+
+def jsonable(obj):
+    """``obj`` with every non-finite float written as a string ("inf", "-inf", "nan"), so that
+    ``json.dumps`` writes standard JSON (KL-calibration is +inf where a stated 0 or 1 meets a
+    contrary outcome; docs/pseudo.md). Cost O(size of obj).
+
+    Parameters
+    ----------
+    obj : dict, list, tuple or scalar
+
+    Returns
+    -------
+    The same structure (dicts and lists copied).
+
+    Examples
+    --------
+    >>> jsonable({"klcal": float("inf"), "cdl": 0.25})
+    {'klcal': 'inf', 'cdl': 0.25}
+    """
+    if isinstance(obj, float):
+        return obj if obj == obj and abs(obj) != float("inf") else str(obj)
+    if isinstance(obj, dict):
+        return {k: jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    return obj
 
 
 def _plain_T(T):

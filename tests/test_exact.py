@@ -160,7 +160,7 @@ def _respond(name, grid_fracs, n, s, entries, seed):
     buckets = tuple(b for _, b in entries)
     d = Forecast(tuple(grid[b] for b in buckets), probs, tuple(grid[b] for b in buckets), buckets, grid)
     a = make_adversary(name, seed=seed)
-    table = a._table_for(grid)
+    table = a._table_for(grid, 2)  # a two-point forecaster
     table.n[:] = n
     table.s[:] = s
     y = a.respond(d)

@@ -17,6 +17,9 @@ import pytest
 
 import fastcdl as fc
 import fastcdl.io
+import fastcdl.measures
+import fastcdl.measures as M
+from fastcdl.summary import jsonable
 import fastcdl.metrics
 from fastcdl.cli import main
 from fastcdl.io import InputError, read_stats
@@ -144,7 +147,9 @@ def test_multiclass_example():
 SAMPLE_KEYS = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
                "mce", "rmsce", "brier", "brier_reliability", "brier_resolution", "brier_uncertainty",
                "one_round_share", "advice", "ece_quantile", "ece_quantile_bins", "intervals"}
-KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | SAMPLE_KEYS
+# every measure of a bucket table is declared once, in fastcdl.measures: the report carries each
+KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | SAMPLE_KEYS | set(
+    fastcdl.measures.TABLE_MEASURES)
 
 
 def _expected(y, p, w, bins):
@@ -205,6 +210,11 @@ def _expected_sample(st):
         "mce": fc.mce(st), "rmsce": fc.rmsce(st), "brier": fc.brier(st) if exact else None,
         "brier_reliability": d.reliability, "brier_resolution": d.resolution, "brier_uncertainty": d.uncertainty,
         "one_round_share": share, "advice": None,
+        # the estimators and KL-calibration added to the registry since, where they apply
+        **{k: jsonable(getattr(fc, f)(st)) if M.measure(k).applies(st) else None for k, f in (
+            ("k2_debiased", "k2_debiased"), ("ece_sweep", "ece_sweep"), ("cdl_monotone_crossfit", "cdl_monotone_crossfit"),
+            ("vcdl_monotone_crossfit", "vcdl_monotone_crossfit"))},
+        "klcal": jsonable(fc.kl_calibration.kl_calibration(st)) if M.measure("klcal").applies(st) else None,
     }
 
 

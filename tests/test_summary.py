@@ -10,7 +10,7 @@ import pytest
 
 import fastcdl as fc
 from fastcdl.cli import main
-from fastcdl.measures import MEASURES
+from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
 
 
 def _data(seed=0, T=400, distinct=None):
