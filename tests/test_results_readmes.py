@@ -617,7 +617,7 @@ def _bucket_speed_claims():
         ("took {}x on the quiet machine (bucket-speed-71d8227.md) and {}x at load 16",
          [quiet["exact"]["fastcdl/simplest"], new["exact"]["fastcdl/simplest"]]),
         ("takes {}x numpy's sort of 2 10^6 floats on the quiet machine", [quiet["cdl"]["cdl/sort"]]),
-        ("machine before), {}x at load 16 after the change below", [new["cdl"]["cdl/sort"]]),
+        ("(its O(m log m) floor), {}x at load 16 after the change below", [new["cdl"]["cdl/sort"]]),
         ("`cdl_report` takes {}x the sort quiet and {}x at load 16",
          [quiet["cdl"]["cdl_report/sort"], new["cdl"]["cdl_report/sort"]]),
         ("was slower in {} of {} cases, at most {}% faster in the others",
