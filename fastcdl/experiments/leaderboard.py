@@ -263,7 +263,8 @@ def _tables(rows, *, seed):
         sign = 1.0 if _lower_is_better(m) else -1.0
         scores = {}
         for f in forecasters:
-            mine = [e for e in ranked_envs if (m, f, e) in at and np.isfinite(at[(m, f, e)]["mean"])]
+            # +inf (KL-calibration after a stated 0 or 1 met a contrary outcome) is a score, the worst one
+            mine = [e for e in ranked_envs if (m, f, e) in at and not np.isnan(at[(m, f, e)]["mean"])]
             if not mine:
                 continue
             worst = max(mine, key=lambda e: sign * at[(m, f, e)]["mean"])
@@ -330,8 +331,10 @@ def _label(key) -> str:
 def _g(v) -> str:
     """A value with 3 significant digits (scientific below 1e-3)."""
     v = float(v)
-    if not math.isfinite(v):
+    if math.isnan(v):
         return "—"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
     return "0" if v == 0 else (f"{v:.3g}" if abs(v) >= 1e-3 else f"{v:.2e}")
 
 
