@@ -986,7 +986,9 @@ def draw_new():
     >>> draw_new().probs.tolist()
     [0.0, 0.0]
     """
-    return Draw(np.zeros(2), np.zeros(2), np.zeros(2, dtype=np.int64))
+    # pw and pwy given (empty: no expected-count table): inside njit a namedtuple's defaults do
+    # not apply, and the engine's rounds read both fields
+    return Draw(np.zeros(2), np.zeros(2), np.zeros(2, dtype=np.int64), np.zeros(0), np.zeros(0))
 
 
 @kernel
