@@ -205,3 +205,18 @@ class OracleSuite:
         return cpu["cdl"] / cpu["kt"]
 
     track_cdl_round_in_refcount_free_kt_rounds.unit = "kt rounds"
+
+
+class NewForecastersSuite:
+    """The forecasters of 2024-2026 (ftpl; klcal, which states up to K values a round) next to kt,
+    whole runs against contrarian (an adversary that plays K-point forecasters)."""
+
+    params = ([2**12, 2**16], ["kt", "ftpl", "klcal"])
+    param_names = ["T", "forecaster"]
+    timeout = 600
+
+    def setup(self, T, forecaster):
+        simulate(forecaster, "contrarian", horizon=200, seed=0)  # compiled outside the timing
+
+    def time_simulate(self, T, forecaster):
+        simulate(forecaster, "contrarian", horizon=T, seed=1)
