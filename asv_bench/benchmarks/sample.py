@@ -188,3 +188,34 @@ class QuantileBinningSuite:
 
     def time_quantile_one_thread(self, T, bins):
         fc.bucket_stats(self.y, self.p, bins=bins, strategy="quantile", n_jobs=1)
+
+
+class LiteratureEstimatorsSuite:
+    """The estimators from the literature (debiased K2, the monotone-sweep ECE, the cross-fitted
+    CDL_M and VCDL_M) on the exact table of T continuous predictions, next to np.sort of them."""
+
+    params = [10**5, 10**6]
+    param_names = ["T"]
+    timeout = 900
+
+    def setup(self, T):
+        self.y, self.p = sample_rounds(T)
+        self.stats = fc.bucket_stats(self.y, self.p)
+        small = fc.bucket_stats(*sample_rounds(1000, seed=1))
+        for name in ("k2_debiased", "ece_sweep", "cdl_monotone_crossfit", "vcdl_monotone_crossfit"):
+            getattr(fs, name)(small)  # compiled outside the timing
+
+    def time_np_sort(self, T):
+        np.sort(self.p)
+
+    def time_k2_debiased(self, T):
+        fs.k2_debiased(self.stats)
+
+    def time_ece_sweep(self, T):
+        fs.ece_sweep(self.stats)
+
+    def time_cdl_monotone_crossfit(self, T):
+        fs.cdl_monotone_crossfit(self.stats)
+
+    def time_vcdl_monotone_crossfit(self, T):
+        fs.vcdl_monotone_crossfit(self.stats)
