@@ -22,6 +22,7 @@ performs the same operations in one pass.
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.hugepages import empty_huge
 from fastcdl._kernels.sort import argsort_stable, gather, merge_distinct, pairwise_sum
 
 FIXED = np.array([0.0, 0.5, 1.0])  # candidates of every envelope: 0, 1/2, 1
@@ -41,10 +42,10 @@ def sweep(x, qhat, n, s, coef, b, ox, oq, T):
     # Bucket i is an up ramp (s_i - n_i mu on (x_i, qhat_i)) when x_i < qhat_i and a down
     # ramp (n_i mu - s_i on (qhat_i, x_i]) when qhat_i < x_i. List each kind twice: in the
     # order its starts are met and in the order its ends are met.
-    us = np.empty(m, dtype=np.int64)
-    ue = np.empty(m, dtype=np.int64)
-    ds = np.empty(m, dtype=np.int64)
-    de = np.empty(m, dtype=np.int64)
+    us = empty_huge(m, np.int64)
+    ue = empty_huge(m, np.int64)
+    ds = empty_huge(m, np.int64)
+    de = empty_huge(m, np.int64)
     n_up = 0
     n_dn = 0
     for k in range(m):
@@ -67,8 +68,8 @@ def sweep(x, qhat, n, s, coef, b, ox, oq, T):
             d += 1
 
     nb = b.shape[0]
-    f_left = np.empty(nb)
-    f_right = np.empty(nb)
+    f_left = empty_huge(nb, np.float64)
+    f_right = empty_huge(nb, np.float64)
     A = 0.0  # sum of intercepts of the active ramps (+coef s up, -coef s down)
     B = 0.0  # sum of slopes of the active ramps (-coef n up, +coef n down)
     active = 0  # number of active ramps: with none, f is exactly 0 (float sums of
@@ -124,7 +125,7 @@ def upper_hull(b, h):
 
     Andrew's monotone chain; points on a hull edge are dropped. O(len(b)).
     """
-    idx = np.empty(b.shape[0], dtype=np.int64)
+    idx = empty_huge(b.shape[0], np.int64)
     k = 0
     for j in range(b.shape[0]):
         while k >= 2:
@@ -168,7 +169,7 @@ def cdl_kernel(q, qhat, n, s, coef, b, ox, oq, T):
     vcdl, jv) where j1, j2 index the worst task's kinks in b and jv the VCDL kink. O(m).
     """
     f_left, f_right = sweep(q, qhat, n, s, coef, b, ox, oq, T)
-    h = np.empty(b.shape[0])
+    h = empty_huge(b.shape[0], np.float64)
     jv = 0
     best = -1.0
     for j in range(b.shape[0]):
@@ -189,7 +190,7 @@ def ucal_kernel(x, qhat, n, s, coef, b, ox, oq, T):
     from pbar to each qhat_i (x_i = pbar); inputs as for :func:`sweep`. O(m).
     """
     g_left, g_right = sweep(x, qhat, n, s, coef, b, ox, oq, T)
-    h = np.empty(b.shape[0])
+    h = empty_huge(b.shape[0], np.float64)
     for j in range(b.shape[0]):
         h[j] = max(max(g_left[j], g_right[j]), 0.0)
     value, _, _ = envelope_at_half(b, h)
@@ -202,7 +203,7 @@ def ucal_kernel(x, qhat, n, s, coef, b, ox, oq, T):
 @kernel
 def frequencies(n, s):
     """qhat_i = s_i / n_i. O(m)."""
-    qhat = np.empty(n.shape[0])
+    qhat = empty_huge(n.shape[0], np.float64)
     for i in range(n.shape[0]):
         qhat[i] = s[i] / n[i]
     return qhat
@@ -210,7 +211,7 @@ def frequencies(n, s):
 
 @kernel
 def _identity(m):
-    idx = np.empty(m, dtype=np.int64)
+    idx = empty_huge(m, np.int64)
     for i in range(m):
         idx[i] = i
     return idx
@@ -251,11 +252,11 @@ def ucal_of_table(q, n, s):
         ones += s[i]
     pbar = ones / T
     qhat = frequencies(n, s)
-    x = np.empty(2 * m)
-    qh = np.empty(2 * m)
-    nn = np.empty(2 * m)
-    ss = np.empty(2 * m)
-    coef = np.empty(2 * m)
+    x = empty_huge(2 * m, np.float64)
+    qh = empty_huge(2 * m, np.float64)
+    nn = empty_huge(2 * m, np.float64)
+    ss = empty_huge(2 * m, np.float64)
+    coef = empty_huge(2 * m, np.float64)
     for i in range(m):
         x[i] = q[i]
         x[m + i] = pbar
@@ -280,7 +281,7 @@ def v_left(q, n, s, mus):
     om = argsort_stable(mus)
     qhat, coef, b, ox, oq, T = curve_inputs(q, n, s, gather(mus, om))
     f_left, _ = sweep(q, qhat, n, s, coef, b, ox, oq, T)
-    out = np.empty(mus.shape[0])
+    out = empty_huge(mus.shape[0], np.float64)
     for k in range(mus.shape[0]):  # searchsorted(b, mu + 0.0): mu is one of the b
         mu = mus[k] + 0.0
         lo = 0

@@ -20,6 +20,7 @@ import numba as nb
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.hugepages import empty_huge
 
 _RUN = 8  # runs sorted by insertion before merging
 
@@ -83,15 +84,63 @@ def _merge(ka, ia, kb, ib, lo, mid, hi):
 _RADIX_MIN = 512  # from this length on, an unsorted array is radix-sorted
 
 
+_DIGIT = 11  # bits of a radix digit of the float keys: six passes cover 64 bits
+_VALUES = 1 << _DIGIT
+
+
 @kernel
-def _digit_histograms(keys):
-    """Counts of each of the eight 8-bit digits of uint64 keys, in one pass: (8, 256). O(n)."""
-    hist = np.zeros((8, 256), dtype=np.int64)
-    for i in range(keys.shape[0]):
-        k = keys[i]
-        for d in range(8):
-            hist[d, (k >> nb.uint64(8 * d)) & nb.uint64(255)] += 1
-    return hist
+def _radix(x, ia):
+    """Stable LSD radix sort of the indices ``ia`` by x[ia]. Returns (x[order], order).
+
+    The keys are the float64 bits mapped to an order-preserving uint64 (negative floats
+    reversed, positive ones above them; -0.0 read as 0.0). Each key travels with its index as
+    one record of two words, so a pass scatters one stream per digit value, not two. Six passes
+    of 11-bit digits (against eight of 8 bits: 2048 destinations fit the caches and, on huge
+    pages, the TLB); a pass whose digit is the same for every key, and the passes above the
+    highest bit in which two keys differ, are skipped. O(6 (m + 2048)) time, 4m words of memory.
+    """
+    n = ia.shape[0]
+    rec = empty_huge(2 * n, np.uint64)  # (key, index) records
+    recf = rec.view(np.float64)
+    top = np.uint64(1) << np.uint64(63)
+    mask = np.uint64(_VALUES - 1)
+    for i in range(n):
+        recf[2 * i] = x[ia[i]] + 0.0  # -0.0 is 0.0, as comparisons have it
+    hist = np.zeros((6, _VALUES), dtype=np.int64)
+    first = rec[0]
+    first = ~first if first & top else first | top
+    differ = np.uint64(0)
+    for i in range(n):
+        k = rec[2 * i]
+        k = ~k if k & top else k | top
+        rec[2 * i] = k
+        rec[2 * i + 1] = np.uint64(ia[i])
+        differ |= k ^ first
+        for d in range(6):
+            hist[d, (k >> np.uint64(_DIGIT * d)) & mask] += 1
+    a = rec
+    b = empty_huge(2 * n, np.uint64)
+    pos = np.empty(_VALUES, dtype=np.int64)
+    for d in range(6):
+        shift = np.uint64(_DIGIT * d)
+        if (differ >> shift) == 0:  # every key agrees from this digit up
+            break
+        if not _digit_starts(hist, d, _VALUES, n, pos):
+            continue
+        for i in range(n):
+            k = a[2 * i]
+            j = pos[(k >> shift) & mask]
+            b[2 * j] = k
+            b[2 * j + 1] = a[2 * i + 1]
+            pos[(k >> shift) & mask] = j + 1
+        a, b = b, a
+    out = empty_huge(n, np.float64)
+    order = empty_huge(n, np.int64)
+    for i in range(n):
+        o = np.int64(a[2 * i + 1])
+        order[i] = o
+        out[i] = x[o]
+    return out, order
 
 
 @kernel
@@ -107,43 +156,6 @@ def _digit_starts(hist, row, width, n, pos):
         pos[v] = c
         c += hist[row, v]
     return True
-
-
-@kernel
-def _radix(x, ia):
-    """Stable LSD radix sort of the indices ``ia`` by x[ia] (8 passes of 8 bits over the
-    float64 bits mapped to an order-preserving uint64; a pass whose digit is the same for
-    every key is skipped). Returns (x[order], order). O(8 (m + 256))."""
-    n = ia.shape[0]
-    tmp = np.empty(n)
-    for i in range(n):
-        tmp[i] = x[ia[i]] + 0.0  # -0.0 is 0.0, as comparisons have it
-    keys = tmp.view(np.uint64)
-    top = np.uint64(1) << np.uint64(63)
-    for i in range(n):
-        k = keys[i]
-        keys[i] = ~k if k & top else k | top  # negative floats reversed, positive above them
-    hist = _digit_histograms(keys)
-    k2 = np.empty(n, dtype=np.uint64)
-    i2 = np.empty(n, dtype=np.int64)
-    pos = np.empty(256, dtype=np.int64)
-    for d in range(8):
-        if not _digit_starts(hist, d, 256, n, pos):
-            continue
-        shift = np.uint64(8 * d)
-        for i in range(n):
-            k = keys[i]
-            v = (k >> shift) & np.uint64(255)
-            j = pos[v]
-            k2[j] = k
-            i2[j] = ia[i]
-            pos[v] = j + 1
-        keys, k2 = k2, keys
-        ia, i2 = i2, ia
-    out = np.empty(n)
-    for i in range(n):
-        out[i] = x[ia[i]]
-    return out, ia
 
 
 @kernel
@@ -224,8 +236,8 @@ def sort_pairs(x):
     insertion) and merged with the sorted prefix. Every step is stable.
     """
     n = x.shape[0]
-    ka = np.empty(n)
-    ia = np.empty(n, dtype=np.int64)
+    ka = empty_huge(n, np.float64)
+    ia = empty_huge(n, np.int64)
     for i in range(n):
         ka[i] = x[i]
         ia[i] = i
@@ -265,7 +277,7 @@ def merge_distinct(a, b):
     """Sorted distinct values of two sorted arrays, -0.0 read as 0.0. O(len(a) + len(b))."""
     na = a.shape[0]
     nb = b.shape[0]
-    out = np.empty(na + nb)
+    out = empty_huge(na + nb, np.float64)
     i = 0
     j = 0
     k = 0
@@ -285,7 +297,7 @@ def merge_distinct(a, b):
 @kernel
 def gather(x, order):
     """x[order] as a new array (x in the order of an argsort). O(len(order))."""
-    out = np.empty(order.shape[0])
+    out = empty_huge(order.shape[0], np.float64)
     for k in range(order.shape[0]):
         out[k] = x[order[k]]
     return out

@@ -26,6 +26,7 @@ fastcdl.cdl and fastcdl.vcdl bit for bit (random tables, ties, float counts, emp
 import numpy as np
 
 from fastcdl._kernels._jit import kernel
+from fastcdl._kernels.hugepages import empty_huge
 from fastcdl._kernels.sort import pairwise_sum, sort_pairs
 
 _INF = np.inf
@@ -59,7 +60,7 @@ def table_cdl(q, n, s, with_vcdl):
     O(m log m) for the sort of the frequencies, then O(m).
     """
     m = q.shape[0]
-    qhat = np.empty(m)
+    qhat = empty_huge(m, np.float64)
     kind = np.zeros(m, dtype=np.int8)
     k = 0
     for i in range(m):
@@ -86,23 +87,18 @@ def table_cdl(q, n, s, with_vcdl):
         T = pairwise_sum(nf)
     qs, oq = sort_pairs(qhat)  # the frequencies sorted, and their stable argsort
     # The buckets' kinds and counts in the order of oq, gathered once: the walkers over oq
-    # then read them in sequence. Read through oq inside the sweep, each a cache miss at
-    # 10^6 buckets that the next one waited for (the sweep took most of the time). s and n
-    # travel as one record of two floats (1.0 * s_i is the float the sweep adds either way),
-    # so a bucket costs one miss, not two; its kind is read from a table of bytes, in cache.
+    # then read them in sequence (read through oq inside the sweep, each was a cache miss at
+    # 10^6 buckets that the next one waited for). 1.0 * s_i and 1.0 * n_i (the floats the
+    # sweep adds) travel as one record of two floats; the kinds are bytes, in cache.
     kind_o = np.empty(m, dtype=np.int8)
-    sn_o = np.empty(2 * m)
-    sn = np.empty(2 * m)
-    for i in range(m):
-        sn[2 * i] = 1.0 * s[i]
-        sn[2 * i + 1] = 1.0 * n[i]
+    sn_o = empty_huge(2 * m, np.float64)
     for p in range(m):
         i = oq[p]
         kind_o[p] = kind[i]
-        sn_o[2 * p] = sn[2 * i]
-        sn_o[2 * p + 1] = sn[2 * i + 1]
-    hb = np.empty(m + k + 3)  # hull vertices: candidate and h
-    hh = np.empty(m + k + 3)
+        sn_o[2 * p] = 1.0 * s[i]
+        sn_o[2 * p + 1] = 1.0 * n[i]
+    hb = empty_huge(m + k + 3, np.float64)  # hull vertices: candidate and h
+    hh = empty_huge(m + k + 3, np.float64)
     nh = 0
     A = 0.0
     B = 0.0
