@@ -109,10 +109,12 @@ def test_the_grid_is_inside_zero_one_and_holds_one_half_for_even_k():
     assert abs(klcal.grid(8)[4] - 0.5) <= 1e-15
 
 
-def test_default_k_is_the_papers():
+def test_default_k_is_the_papers_rounded_up_to_even():
+    """default_k is the paper's K; the forecaster rounds it up to an even number unless even=0."""
     for T, K in ((2**12, 8), (2**16, 19), (2**20, 43), (2, 2)):
         assert klcal.default_k(T) == K
-        assert make_forecaster("klcal", horizon=T).params["k"] == K
+        assert make_forecaster("klcal", horizon=T).params["k"] == K + K % 2
+        assert make_forecaster("klcal", horizon=T, even=0).params["k"] == K
 
 
 def test_stationary_handles_a_reducible_matrix():
@@ -140,8 +142,10 @@ def test_even_rounds_the_default_k_up_to_an_even_number():
     for T in (2**12, 2**16, 2**20):
         k = klcal.default_k(T)
         assert make_forecaster("klcal", horizon=T, even=1).params["k"] == k + (k % 2)
+        assert make_forecaster("klcal", horizon=T).params == make_forecaster("klcal", horizon=T, even=1).params
     assert make_forecaster("klcal", horizon=2**16, even=0).params["k"] == 19
-    for bad in ({"even": 2}, {"even": True}, {"even": 1, "k": 4}):
+    assert make_forecaster("klcal", horizon=2**16, k=19).params["k"] == 19  # k alone: as given, odd or not
+    for bad in ({"even": 2}, {"even": True}, {"even": 1, "k": 4}, {"even": 0, "k": 4}):
         with pytest.raises(ValueError, match="even"):
             make_forecaster("klcal", horizon=100, **bad)
 

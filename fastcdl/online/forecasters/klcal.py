@@ -19,13 +19,16 @@ four of them. The stationary distribution is computed by GTH elimination (Grassm
 and Heyman 1985: subtraction-free, so P >= 0 to rounding), skipping the zero entries of R
 (two per row before fill-in). R need not be irreducible: when the elimination reaches a
 state that cannot move to any lower one, P is the stationary distribution of the closed
-class with the largest least element (docs/klcal.md). K = max(2, ceil((T / ln T)^(1/3)))
-by default (T >= 3; 2 below); ``even=1`` rounds that K up to an even number, which puts
-1/2 on the grid (z_{K/2} = sin^2(pi/4)); or give ``k``. Cost per round: O(K^2) to build R and O(K^2) to O(K^3)
-for the elimination (its fill-in); memory O(K^2).
+class with the largest least element (docs/klcal.md). K is the paper's grid size
+max(2, ceil((T / ln T)^(1/3))) (T >= 3; 2 below) rounded up to an even number, which puts
+1/2 on the grid (z_{K/2} = sin^2(pi/4)) at every horizon; ``even=0`` keeps the paper's K as it
+is (odd at some horizons: results/klcal-rates shows the floor pi^2 / (8 K^2) a round that
+leaves); or give ``k``. Both are of the order the paper's bound needs (version 2; version 1
+kept the paper's K by default). Cost per round: O(K^2) to build R and O(K^2) to O(K^3) for
+the elimination (its fill-in); memory O(K^2).
 
->>> FORECASTER.resolve_params({}, 2**16), FORECASTER.resolve_params({"even": 1}, 2**16)
-({'k': 19}, {'k': 20})
+>>> FORECASTER.resolve_params({}, 2**16), FORECASTER.resolve_params({"even": 0}, 2**16)
+({'k': 20}, {'k': 19})
 """
 
 import math
@@ -165,16 +168,16 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
 
 
 def resolve(params, T):
-    even = params.get("even", 0)
+    even = params.get("even", 1)
     if even not in (0, 1) or isinstance(even, bool):
         raise ValidationError("even", "must be 0 or 1", value=even)
     if "k" in params:
-        if even:
+        if "even" in params:
             raise ValidationError("even", "applies to the default k only; give k or even, not both")
         return {"k": check_int(params["k"], "k", low=2)}
     k = default_k(T)
     return {"k": k + (k % 2) if even else k}
 
 
-FORECASTER = ForecasterSpec("klcal", init, forecast, observe, params={"k": None, "even": 0}, version=1, resolve=resolve,
+FORECASTER = ForecasterSpec("klcal", init, forecast, observe, params={"k": None, "even": 1}, version=2, resolve=resolve,
                             loop=simulate, doc=__doc__, support=lambda resolved: int(resolved["k"]) + 1)
