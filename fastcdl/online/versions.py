@@ -38,6 +38,8 @@ SUPERSEDED = {
                   "version 1 could skip its coin)"},
     "lookahead": {1: "compared the float expectations of CDL_K exactly; version 2 calls them a tie within 16 "
                      "units of roundoff (an exact tie rounded apart by two evaluation orders skipped the coin)"},
+    "klcal": {1: "the default grid size was the paper's K as it is (odd at some horizons); version 2 rounds it "
+                 "up to an even number, which puts 1/2 on the grid (even=0 keeps the paper's K)"},
 }
 
 # Trials stored before versions were declared carry only the source hash of the code that
