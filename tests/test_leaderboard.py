@@ -305,3 +305,20 @@ def test_pack_writes_a_store_that_unpacks_to_the_same_trials(board, tmp_path):
     unpack(copy)
     assert sorted(r["key"] for r in _stored(copy)) == sorted(r["key"] for r in _stored(board))
     assert all(r["bucket_table"] is not None for r in _stored(copy))
+
+
+def test_run_resumes_from_the_packed_store_as_committed(board, tmp_path, capsys):
+    """A committed folder holds trials.sqlite.xz, not trials.sqlite: `leaderboard --run` into it
+    reuses every packed trial (it ran them all again before: the store it opened was new)."""
+    import shutil
+
+    assert main(["leaderboard", "--dir", str(board), "--no-figures", "--pack"]) == 0
+    copy = tmp_path / "committed"
+    copy.mkdir()
+    shutil.copy(board / "trials.sqlite.xz", copy / "trials.sqlite.xz")
+    worst = board.parent / "worst.csv"
+    capsys.readouterr()
+    assert main(["leaderboard", "--run", "--dir", str(copy), "--worst", str(worst), "--no-figures",
+                 "--no-progress", *SMALL]) == 0
+    n = len(_stored(board))
+    assert f"{n}/{n} trials in {copy}/trials.sqlite (0 run now, {n} reused)" in capsys.readouterr().out

@@ -28,6 +28,7 @@ import numpy as np
 
 from fastcdl.experiments.summary_files import write_summary
 from fastcdl.experiments.presets import Preset, PresetError
+from fastcdl.experiments.packed import unpack
 from fastcdl.experiments.store import StoreError, TrialStore, params_json, run_lock, trial_key
 from fastcdl.io import writing_to
 from fastcdl.online.versions import algorithm_version
@@ -517,7 +518,8 @@ def _dask(todo, client, keep) -> None:
 def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True, dry=True) -> dict:
     """Run (or resume) a preset into out_dir.
 
-    Finished trials already in out_dir/trials.sqlite are skipped. rates.csv, summary.csv
+    Finished trials already in out_dir/trials.sqlite are skipped (a folder that holds only the
+    packed store, trials.sqlite.xz as committed, is unpacked first). rates.csv, summary.csv
     and summary.json are rewritten (atomically) only when the store holds every planned
     trial, so they never describe fewer trials than a previous run's. A run stopped early
     leaves them as they were and says how many trials are left undone: on stderr, or as
@@ -576,6 +578,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
         version = code_version()
         trials = plan(preset)
         out_dir.mkdir(parents=True, exist_ok=True)
+        unpack(out_dir)  # a committed folder keeps its store as trials.sqlite.xz: resume from it
         with run_lock(out_dir), TrialStore(out_dir / "trials.sqlite") as store:
             done = store.done_keys()
             todo = [t for t in trials if t.key not in done]
