@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl._multi import top_label
+from fastcdl._binary_views import top_label
 from fastcdl._validate import ROW_SUM_TOL, ValidationError, check_distributions
 from fastcdl.stats import BucketStats
 

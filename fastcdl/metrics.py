@@ -4,7 +4,7 @@ Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`BucketSt
 their place, validates once, builds the bucket table and calls a compiled kernel. Every
 one also takes ``pos_label=`` (labels other than 0/1), a (T, 1) or (T, 2) predict_proba
 output, and k-class forecasts y_prob (T, k) with ``multiclass="top-label" | "classwise"``
-(fastcdl._multi); :func:`swap_regret` and :func:`swap_report` take a task over k outcomes.
+(fastcdl._binary_views); :func:`swap_regret` and :func:`swap_report` take a task over k outcomes.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ import numba
 import numpy as np
 
 from fastcdl import _docstrings, _parallel, _validate
-from fastcdl._kernels import tasks as _kt
-from fastcdl._multi import ClasswiseResult, accepts_multiclass
-from fastcdl._kernels import buckets as _kb
-from fastcdl._kernels import envelope as _env
-from fastcdl._kernels.decisions import best_response, cfdl_kernel, swap_regret_kernel
-from fastcdl._kernels.errors import ece_kernel, k2_kernel
-from fastcdl._kernels.sort import sort_keys_into
-from fastcdl._kernels.tablecdl import table_cdl
+from fastcdl._compiled import tasks as _kt
+from fastcdl._binary_views import ClasswiseResult, accepts_multiclass
+from fastcdl._compiled import buckets as _kb
+from fastcdl._compiled import envelope as _env
+from fastcdl._compiled.decisions import best_response, cfdl_kernel, swap_regret_kernel
+from fastcdl._compiled.errors import ece_kernel, k2_kernel
+from fastcdl._compiled.sort import sort_keys_into
+from fastcdl._compiled.tablecdl import table_cdl
 from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.stats import BucketStats
 
@@ -310,7 +310,7 @@ _PAIRED_SORT_FROM = 1 << 16
 
 
 def sorted_outcome_keys(y, p):
-    """The rounds' outcome keys (p's bits, then y: fastcdl._kernels.buckets.outcome_keys),
+    """The rounds' outcome keys (p's bits, then y: fastcdl._compiled.buckets.outcome_keys),
     sorted: by prediction, then outcome. Checked rounds only. From _RADIX_FROM rounds on,
     the faster here of numpy's sort and the radix sort (O(T) passes), numpy's sort below. The kernels write into arrays numpy
     allocates (huge pages for large arrays, see outcome_keys)."""
@@ -796,7 +796,7 @@ def _binary_rounds(y_true, y_prob, pos_label):
         if pos_label is not None:
             raise _validate.ValidationError("pos_label", "does not apply to a BucketStats (it already holds a binary table)")
         return y_true, y_prob
-    from fastcdl._multi import reduce
+    from fastcdl._binary_views import reduce
 
     _, ((y, p),) = reduce(y_true, y_prob, None, pos_label)
     return y, p

@@ -245,7 +245,7 @@ def write(res):
               "Quantile edges are found without a sort: a count over a grid of about 64 m cells (2^16 to 2^19, "
               "fastcdl.binning.edge_grid), then the predictions of the cells that hold the quantile ranks (a small share "
               "of the rounds when they spread: 2% at 10^4 bins) are gathered and the ranks selected among them; then the "
-              "rounds are binned through a grid of about m cells (fastcdl/_kernels/buckets.py). The count and the gather "
+              "rounds are binned through a grid of about m cells (fastcdl/_compiled/buckets.py). The count and the gather "
               "run on numba's thread pool exactly when equal-width binning does (fastcdl.metrics._serial). Each row times "
               "the three calls interleaved, --repeat times, first with the default thread count, then with n_jobs=1; "
               "the ratio is the median over repeats of quantile / equal width in the same repeat, so a change of load "

@@ -13,7 +13,7 @@ import pytest
 
 import fastcdl as fc
 import fastcdl.metrics as metrics
-from fastcdl._kernels.msmwc import LAM_MAX_STEPS, LAM_STEP_TOL, solve_lam
+from fastcdl._compiled.msmwc import LAM_MAX_STEPS, LAM_STEP_TOL, solve_lam
 from fastcdl.cli import main
 from fastcdl.online import ConvergenceWarning, OnlineWarning, ParameterWarning, make_forecaster, simulate
 
@@ -47,7 +47,7 @@ def test_forecaster_warns_when_lam_hits_its_cap():
     code = textwrap.dedent(
         """
         import warnings
-        import fastcdl._kernels.msmwc as mk
+        import fastcdl._compiled.msmwc as mk
         mk.LAM_MAX_STEPS = 1
         from fastcdl.online import ConvergenceWarning, make_adversary, make_forecaster, simulate
         with warnings.catch_warnings(record=True) as w:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import fastcdl as fc
 from fastcdl import metrics
-from fastcdl._kernels.sort import sort_keys, sort_keys_into
+from fastcdl._compiled.sort import sort_keys, sort_keys_into
 
 U64 = st.integers(0, 2**64 - 1)
 
@@ -86,7 +86,7 @@ def test_the_radix_sort_is_used_from_the_switch_on(monkeypatch):
 
 
 def _want(y, p):
-    from fastcdl._kernels.buckets import outcome_keys
+    from fastcdl._compiled.buckets import outcome_keys
 
     return np.sort(outcome_keys(y, p.view(np.uint64), np.empty(p.shape[0], dtype=np.uint64)))
 
@@ -147,7 +147,7 @@ def test_six_bytes_and_ten_bits_or_eight_bytes(top_bit):
 @pytest.mark.parametrize("pivot", [0.0, 0.3, 0.5, 1.0, 2.0])
 def test_split_keys_from_the_definition(pivot):
     # the keys below the pivot's key first, the others after: the same keys as outcome_keys
-    from fastcdl._kernels.buckets import outcome_keys_split
+    from fastcdl._compiled.buckets import outcome_keys_split
 
     rng = np.random.default_rng(9)
     p = rng.choice(np.r_[0.0, -0.0, 0.3, 0.5, 1.0, rng.random(50)], 2000)

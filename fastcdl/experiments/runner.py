@@ -44,7 +44,7 @@ def code_version() -> str:
     from fastcdl import __version__
 
     h = hashlib.sha256()
-    for sub in ("_kernels", "online"):
+    for sub in ("_compiled", "online"):
         for f in sorted((_PACKAGE / sub).rglob("*.py")):
             h.update(f.relative_to(_PACKAGE).as_posix().encode())
             h.update(f.read_bytes())
