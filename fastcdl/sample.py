@@ -35,12 +35,14 @@ import numba
 import numpy as np
 
 from fastcdl import _docstrings, _parallel, _validate
+from fastcdl._binary_views import accepts_multiclass
 from fastcdl._compiled import estimators as _k
 from fastcdl._compiled.envelope import envelope_at_half
 from fastcdl._compiled.errors import k2_kernel
-from fastcdl._binary_views import accepts_multiclass
-from fastcdl.metrics import (CertificateWarning, _stats, check_sample_size, sorted_outcome_keys_and_spare,
-                              worst_task)
+from fastcdl._outcome_keys import sorted_outcome_keys_and_spare
+from fastcdl._sample_size import check_sample_size
+from fastcdl._tabulate import _stats
+from fastcdl._worst_task import CertificateWarning, worst_task
 from fastcdl.stats import BucketStats
 
 __all__ = [

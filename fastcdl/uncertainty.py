@@ -29,8 +29,9 @@ import numpy as np
 
 from fastcdl import _validate
 from fastcdl._compiled import resample as _k
+from fastcdl._sample_size import sample_size_check_off
+from fastcdl._tabulate import _stats
 from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
-from fastcdl.metrics import _stats, sample_size_check_off
 from fastcdl.stats import BucketStats, bin_cuts
 
 __all__ = ["bootstrap", "calibration_test", "interval", "BootstrapResult", "CalibrationTest", "Interval",

@@ -48,7 +48,8 @@ def code_version() -> str:
         for f in sorted((_PACKAGE / sub).rglob("*.py")):
             h.update(f.relative_to(_PACKAGE).as_posix().encode())
             h.update(f.read_bytes())
-    for f in ("metrics.py", "stats.py"):
+    for f in ("metrics.py", "_tabulate.py", "_outcome_keys.py", "_sample_size.py", "_task_losses.py", "_worst_task.py",
+              "stats.py"):
         h.update((_PACKAGE / f).read_bytes())
     return f"{__version__}+{h.hexdigest()[:12]}"
 
