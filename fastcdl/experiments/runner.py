@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl.experiments.summary_files import write_summary
+from fastcdl._writing import writing_to
 from fastcdl.experiments.presets import Preset, PresetError
 from fastcdl.experiments.store import StoreError, TrialStore, params_json, run_lock, trial_key
-from fastcdl.io import writing_to
+from fastcdl.experiments.summary_files import write_summary
 from fastcdl.online.versions import algorithm_version
 
 _PACKAGE = Path(__file__).resolve().parents[1]

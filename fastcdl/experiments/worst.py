@@ -38,15 +38,15 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import numpy as np
 
+from fastcdl._writing import writing_to
 from fastcdl.experiments.families import FAMILIES, PER_CELL, Dim, Family, carry, family_for, grid_coordinates
 from fastcdl.experiments.runner import Trial, run_trial, trial_seed
 from fastcdl.experiments.store import params_json
-from fastcdl.io import writing_to
 from fastcdl.online.versions import algorithm_version
 
 __all__ = ["FAMILIES", "Candidate", "Dim", "Family", "SearchResult", "search", "transfer"]
@@ -793,8 +793,8 @@ def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress
     from contextlib import nullcontext
     from pathlib import Path
 
-    from fastcdl.experiments.runner import _connect
     from fastcdl.experiments.packed import unpack
+    from fastcdl.experiments.runner import _connect
     from fastcdl.experiments.store import TrialStore, run_lock
 
     out = Path(out_dir)
