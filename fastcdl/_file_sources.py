@@ -159,7 +159,6 @@ def _os_reason(e) -> str:
     return " ".join(reason.split())
 
 
-
 def _first_text_line(head: bytes, source):
     """(the first non-blank line of a text file's first bytes, the number of lines up to it);
     InputError for an empty file, bytes that are not UTF-8 text, or a first line that is not
@@ -211,8 +210,6 @@ def _count_outside_quotes(line: str, d: str) -> int:
         elif ch == d and not quoted:
             n += 1
     return n
-
-
 
 
 class _CSVSource:

@@ -25,7 +25,6 @@ class CertificateWarning(UserWarning):
     """
 
 
-
 def worst_task(b, j1, j2, side):
     """The worst task from the envelope's hull vertices j1, j2 around 1/2 in the breakpoints b
     (j1 == j2: the V task at 1/2) and ``side(j)`` ("left" | "right") of each kink's value:

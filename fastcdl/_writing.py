@@ -1,5 +1,4 @@
-"""Writing files: an OSError of a failed write names the file it was writing.
-"""
+"""Writing files: an OSError of a failed write names the file it was writing."""
 
 from __future__ import annotations
 

@@ -65,9 +65,6 @@ __all__ = ["CHUNK_ROWS", "FORMATS", "Columns", "FileStats", "InputError", "detec
 #: Rows read and reduced at a time (a record batch): memory per reader is O(CHUNK_ROWS + m).
 CHUNK_ROWS = 1 << 20
 
-# -- reducing chunks into tables --------------------------------------------------------------
-
-
 @dataclass(frozen=True, eq=False)
 class FileStats:
     """What a file holds, reduced: the bucket tables and the facts the command line reports.

@@ -551,4 +551,3 @@ def cdl_report(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_wei
         payoff=payoff,
         exact=exact,
     )
-

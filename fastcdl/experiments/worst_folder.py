@@ -61,7 +61,6 @@ def family_rows(result: SearchResult, final_seeds: int) -> list[dict]:
     return out
 
 
-# -- a grid of searches: the worst-case folder ---------------------------------------------
 _BUDGET_KEYS = tuple(f.name for f in fields(Budget))  # the keys a plan file may set
 
 
@@ -308,13 +307,10 @@ def worst_slopes(results, metrics=("cdl", "ece")) -> tuple[list[dict], list[dict
     return analyze(rows, list(metrics), seed=FRESH_MASTER)[1], form_fits(rows, list(metrics), forms=ALL_FORMS)
 
 
-
-
 def _line(r: SearchResult) -> str:
     mean, lo, hi = interval([x["cdl"] for x in r.fresh], r.forecaster, "cdl", r.T)
     return (f"{r.forecaster:<8} T = {r.T:<8} worst: {r.adversary} {params_json(r.params)}  "
             f"CDL {mean:.4g} [{lo:.4g}, {hi:.4g}] on {len(r.fresh)} fresh seeds (search {r.search_mean:.4g})")
-
 
 
 def pack_folder(folder) -> Path:

@@ -49,7 +49,6 @@ def worst_figure(rows, path) -> None:
     plt.close(fig)
 
 
-
 # -- the tables of a worst-case folder's README ------------------------------------------------
 def _fmt(v: float) -> str:
     return f"{v:.4g}"

@@ -580,8 +580,6 @@ def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, fami
     return _choose(ev, sc, forecaster, T, fams, m)
 
 
-
-
 def registry_m(forecaster, T, fparams=None):
     """m of the forecaster's declared grid at horizon T (None: no grid)."""
     from fastcdl.online import registry
