@@ -1,6 +1,6 @@
 """When fastcdl may launch numba's thread pool, and with how many threads.
 
-The binning kernels (fastcdl._kernels.buckets._bin_chunks*) are ``parallel=True``. Numba's
+The binning kernels (fastcdl._compiled.buckets._bin_chunks*) are ``parallel=True``. Numba's
 ``workqueue`` threading layer is not thread-safe: two threads launching parallel
 kernels at once abort the whole process (SIGABRT), which is what Dask's threaded
 scheduler does with fastcdl.dask.bucket_stats. As numbagg does, a call made off the

@@ -5,7 +5,7 @@ problem, with the same facts as fields (argument, index, value, reason), so read
 know more about where the data came from (a file's column and row, a chunk's offset in a
 dask array) rebuild the message from the fields instead of parsing its text. Nothing is
 clipped, rescaled or guessed. The O(T) scans are compiled kernels
-(fastcdl._kernels.buckets); the hot binning kernel refuses what it cannot bin and this
+(fastcdl._compiled.buckets); the hot binning kernel refuses what it cannot bin and this
 module then says why.
 
 Sections: arrays of rounds (refuse_masked, prepare_rounds, check_rounds, check_bins,
@@ -24,7 +24,7 @@ import operator
 
 import numpy as np
 
-from fastcdl._kernels import buckets as _k
+from fastcdl._compiled import buckets as _k
 
 # The largest integer ``bins``: a binned table costs memory per bin, not per round, so a
 # typo like bins=10**9 would allocate tens of gigabytes for five rounds. The ceiling

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastcdl._kernels import buckets as _kb
+from fastcdl._compiled import buckets as _kb
 
 __all__ = ["quantile_edges_of_rounds", "quantile_edges_of_table", "edges_from_quantiles"]
 

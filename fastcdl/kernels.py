@@ -25,18 +25,18 @@ from collections import namedtuple
 import numpy as np
 
 from fastcdl import _docstrings
-from fastcdl._kernels import envelope as _env
-from fastcdl._kernels import msmwc as _msmwc
-from fastcdl._kernels import sample as _sample
-from fastcdl._kernels import step1 as _step1
-from fastcdl._kernels import stream as _stream
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.errors import ece_kernel, k2_kernel
-from fastcdl._kernels.exact import rational_grid
-from fastcdl._kernels.minimax import minimax_2xk
-from fastcdl._kernels.rng import seed_states, uniform
-from fastcdl._kernels.sort import pairwise_sum
-from fastcdl._kernels.tablecdl import table_cdl
+from fastcdl._compiled import envelope as _env
+from fastcdl._compiled import msmwc as _msmwc
+from fastcdl._compiled import estimators as _sample
+from fastcdl._compiled import step1 as _step1
+from fastcdl._compiled import stream as _stream
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.errors import ece_kernel, k2_kernel
+from fastcdl._compiled.exact import rational_grid
+from fastcdl._compiled.minimax import minimax_2xk
+from fastcdl._compiled.rng import seed_states, uniform
+from fastcdl._compiled.sort import pairwise_sum
+from fastcdl._compiled.tablecdl import table_cdl
 from fastcdl.online.engine import Draw, History, Round, Table, draw_slot, settle, view_of
 from fastcdl.online.forecasters import cdl as forecaster_cdl
 from fastcdl.online.forecasters import foster as forecaster_foster
@@ -76,7 +76,7 @@ def njit(*args, **options):
     cached function against its own file only, so after fastcdl's kernels change your
     cached functions would keep their old machine code (inlined or linked into yours).
     This decorator stamps your cache folder with a hash of fastcdl's kernel sources and
-    empties the folder when the hash differs (fastcdl/_kernels/_jit.py). Use it as
+    empties the folder when the hash differs (fastcdl/_compiled/_jit.py). Use it as
     ``@njit``, ``@njit(parallel=True)`` or ``@njit(cache=False)``; ``FASTCDL_CACHE=0``
     turns the cache off. A function typed at a prompt or exec'd has no file to cache
     beside: use numba.njit there.

@@ -20,9 +20,9 @@ measure sampling noise. The estimators here converge on samples (at rate about T
 
 Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`~fastcdl.BucketStats`,
 with ``sample_weight`` and ``bins`` as in fastcdl.metrics, and runs a compiled kernel on the
-bucket table (fastcdl/_kernels/sample.py).
+bucket table (fastcdl/_compiled/estimators.py).
 Like the metrics, every one also takes ``pos_label=``, (T, 1) or (T, 2) predict_proba outputs,
-and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._multi).
+and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._binary_views).
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ import numba
 import numpy as np
 
 from fastcdl import _docstrings, _parallel, _validate
-from fastcdl._kernels import sample as _k
-from fastcdl._kernels.envelope import envelope_at_half
-from fastcdl._kernels.errors import k2_kernel
-from fastcdl._multi import accepts_multiclass
-from fastcdl.metrics import (CertificateWarning, _stats, check_sample_size, sorted_outcome_keys_and_spare,
-                              worst_task)
+from fastcdl._binary_views import accepts_multiclass
+from fastcdl._compiled import estimators as _k
+from fastcdl._compiled.envelope import envelope_at_half
+from fastcdl._compiled.errors import k2_kernel
+from fastcdl._outcome_keys import sorted_outcome_keys_and_spare
+from fastcdl._sample_size import check_sample_size
+from fastcdl._tabulate import _stats
+from fastcdl._worst_task import CertificateWarning, worst_task
 from fastcdl.stats import BucketStats
 
 __all__ = [
@@ -1051,7 +1053,7 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
 
 
 def _smce_qr(q, r, T, checkpoints, paired):
-    """smCE of predictions q and residuals r (fastcdl._kernels.sample.smce_qr); with
+    """smCE of predictions q and residuals r (fastcdl._compiled.estimators.smce_qr); with
     ``paired`` its two programmes run side by side (fastcdl._parallel.pair). The same value
     either way, bit for bit."""
     h = np.empty(2 * max(q.shape[0] - 1, 1))  # numpy's: huge pages when large (see outcome_keys)

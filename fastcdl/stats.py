@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl._kernels.buckets import EDGE_SLACK, merge_sorted_keys
+from fastcdl._compiled.buckets import EDGE_SLACK, merge_sorted_keys
 
 __all__ = ["BucketStats", "bin_cuts"]
 
@@ -39,7 +39,7 @@ def bin_cuts(edges: np.ndarray) -> np.ndarray:
     widened by 4 to 8 ulps (EDGE_SLACK = 1 + 2^-50), so a prediction within that much above
     an edge goes to the lower bin and a grid value lands in the same bin however its last
     bits were computed (docs/metrics.md, "Binned tables"). The same products as the
-    binning kernel's (fastcdl._kernels.buckets.bin_of), bit for bit.
+    binning kernel's (fastcdl._compiled.buckets.bin_of), bit for bit.
 
     >>> bin_cuts(np.array([0.0, 0.5, 1.0])).tolist()
     [0.0, 0.5000000000000004, 1.0]

@@ -329,7 +329,7 @@ def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight
     >>> sorted(s.to_dict())[:3]
     ['T', 'advice', 'atb']
     """
-    from fastcdl.metrics import _stats
+    from fastcdl._tabulate import _stats
 
     st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     return summary_of_table(st, intervals=intervals, level=level, n_sub=n_sub, seed=seed)

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl import _validate
-from fastcdl._kernels import resample as _k
+from fastcdl._compiled import resample as _k
+from fastcdl._sample_size import sample_size_check_off
+from fastcdl._tabulate import _stats
 from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
-from fastcdl.metrics import _stats, sample_size_check_off
 from fastcdl.stats import BucketStats, bin_cuts
 
 __all__ = ["bootstrap", "calibration_test", "interval", "BootstrapResult", "CalibrationTest", "Interval",
@@ -702,7 +703,7 @@ def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, see
     metric: a callable taking a BucketStats or a fastcdl metric name (default "cutoff_ce",
     which has power against any bias that is consistent over an interval of predictions).
     For cutoff CE (the name or fastcdl.cutoff_ce) on an unweighted table the whole
-    simulation runs in one compiled kernel (fastcdl/_kernels/resample.py::cutoff_null): each
+    simulation runs in one compiled kernel (fastcdl/_compiled/resample.py::cutoff_null): each
     simulated table draws its binomials from its own stream, seeded from ``seed``, and only
     the range of its path is kept, O(m) per simulation with no table built, on all of
     numba's threads (the values do not depend on their number). Any other metric is called

@@ -41,10 +41,10 @@ def _metrics():
         st = fc.bucket_stats(y, p)
         for m in exact_measures():  # every exact measure of the registry (fastcdl.measures)
             m(st)
-        from fastcdl._kernels.sort import sort_keys_into
+        from fastcdl._compiled.sort import sort_keys_into
 
         sort_keys_into(np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))  # what sorts the exact table of 2^14 rounds or more
-        from fastcdl._kernels.sort import argsort_stable
+        from fastcdl._compiled.sort import argsort_stable
 
         frozen = np.zeros(2)
         frozen.setflags(write=False)
@@ -70,7 +70,7 @@ def _metrics():
 
     def outcome_dtypes():
         # checking y reads it in its own dtype; these are the ones arrays and files bring
-        from fastcdl._kernels.buckets import outcome_keys_split
+        from fastcdl._compiled.buckets import outcome_keys_split
 
         for dtype in (np.int64, np.int32, np.float64, np.float32, np.bool_, np.uint8):
             fc.bucket_stats(y.astype(dtype), p)
@@ -85,7 +85,7 @@ def _metrics():
         for m in sample_estimators():  # every sample estimator of the registry (fastcdl.measures)
             m(st)
         sample.cdl_monotone_report(y, p)
-        from fastcdl._kernels import sample as _k
+        from fastcdl._compiled import estimators as _k
 
         # smCE's steps when its two programmes run side by side (from SMCE_THREADS_FROM buckets)
         q, r, checkpoints, h = np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), np.array([0.0, 0.5]), np.empty(4)
@@ -104,7 +104,7 @@ def _metrics():
 
 def _binning():
     import fastcdl as fc
-    from fastcdl._kernels.buckets import CHUNK
+    from fastcdl._compiled.buckets import CHUNK
 
     rng = np.random.default_rng(0)
     small = (rng.random(64) < 0.5).astype(np.uint8), rng.random(64)

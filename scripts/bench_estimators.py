@@ -23,13 +23,12 @@ import time
 import warnings
 from pathlib import Path
 
+import benchrecord
 import numpy as np
 
-import benchrecord
-
 import fastcdl as fc
+from fastcdl import _outcome_keys
 from fastcdl import sample as fs
-from fastcdl import metrics
 from fastcdl.metrics import sorted_outcome_keys
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,12 +199,12 @@ def time_smce(T, R, no_peer):
 
 def one_thread(y, p):
     """fs.smce(y, p) with both side-by-side steps (the two halves of the sort, the two programmes) off."""
-    saved = fs.SMCE_THREADS_FROM, metrics._PAIRED_SORT_FROM
-    fs.SMCE_THREADS_FROM = metrics._PAIRED_SORT_FROM = 1 << 62
+    saved = fs.SMCE_THREADS_FROM, _outcome_keys._PAIRED_SORT_FROM
+    fs.SMCE_THREADS_FROM = _outcome_keys._PAIRED_SORT_FROM = 1 << 62
     try:
         return fs.smce(y, p)
     finally:
-        fs.SMCE_THREADS_FROM, metrics._PAIRED_SORT_FROM = saved
+        fs.SMCE_THREADS_FROM, _outcome_keys._PAIRED_SORT_FROM = saved
 
 
 def machine_lines(record):
@@ -245,8 +244,8 @@ def write(res):
               "Quantile edges are found without a sort: a count over a grid of about 64 m cells (2^16 to 2^19, "
               "fastcdl.binning.edge_grid), then the predictions of the cells that hold the quantile ranks (a small share "
               "of the rounds when they spread: 2% at 10^4 bins) are gathered and the ranks selected among them; then the "
-              "rounds are binned through a grid of about m cells (fastcdl/_kernels/buckets.py). The count and the gather "
-              "run on numba's thread pool exactly when equal-width binning does (fastcdl.metrics._serial). Each row times "
+              "rounds are binned through a grid of about m cells (fastcdl/_compiled/buckets.py). The count and the gather "
+              "run on numba's thread pool exactly when equal-width binning does (fastcdl._tabulate._serial). Each row times "
               "the three calls interleaved, --repeat times, first with the default thread count, then with n_jobs=1; "
               "the ratio is the median over repeats of quantile / equal width in the same repeat, so a change of load "
               "during the run falls on both. Bar: quantile within 2x of equal width." + loaded, "",
@@ -271,7 +270,7 @@ def write(res):
     lines += ["", "### smCE (exact LP value) against relplot's smECE on the same rounds", "",
               "relplot's smECE is a kernel-smoothed ECE (a different quantity, the nearest peer). fastcdl's smCE from "
               "rounds writes the rounds' outcome keys in two halves split at a sampled median, radix-sorts the halves "
-              f"side by side (from {metrics._PAIRED_SORT_FROM} rounds), reads the exact table's predictions and "
+              f"side by side (from {_outcome_keys._PAIRED_SORT_FROM} rounds), reads the exact table's predictions and "
               "residuals off them in one pass (no table is built) and runs two dual programmes, one from each end, "
               f"joined at a middle bucket, side by side from {fs.SMCE_THREADS_FROM} buckets (fastcdl._parallel.pair: "
               "the second on a helper thread if it starts in time, else after the first on the calling thread). "

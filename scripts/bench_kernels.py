@@ -4,7 +4,7 @@
     .venv/bin/python scripts/bench_kernels.py --render     # kernels.md from kernels.json
 
 1. A user's njit loop calling fastcdl.kernels.cdl on a bucket table, against the same loop
-   calling the internal envelope kernel (fastcdl._kernels.envelope.cdl_kernel) with the
+   calling the internal envelope kernel (fastcdl._compiled.envelope.cdl_kernel) with the
    breakpoints and argsorts that fastcdl.cdl computes with numpy beforehand, i.e. without
    the sorts that the public kernel does itself. Per-call times are medians over loops of
    calls, and the ratio is the median of ratios of loops timed back to back (robust on a
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fastcdl as fc  # noqa: E402
 import benchrecord  # noqa: E402
 from fastcdl import kernels as K  # noqa: E402
-from fastcdl._kernels import envelope as env  # noqa: E402
+from fastcdl._compiled import envelope as env  # noqa: E402
 
 # the loops, tables and arguments asv times (KernelsInNjitSuite, PythonOverheadSuite)
 D = benchrecord.definitions("kernels")
@@ -139,9 +139,9 @@ def render(doc):
         "",
         "## fastcdl.kernels.cdl in a user's njit loop, against the internal kernel",
         "",
-        "Per call. *internal* is `fastcdl._kernels.envelope.cdl_kernel` called from the same kind of loop",
+        "Per call. *internal* is `fastcdl._compiled.envelope.cdl_kernel` called from the same kind of loop",
         "with the float table, breakpoints and argsorts prepared before calling it",
-        "(`fastcdl._kernels.envelope.curve_inputs`; numpy's sorts in runs before the numpy twin was retired),",
+        "(`fastcdl._compiled.envelope.curve_inputs`; numpy's sorts in runs before the numpy twin was retired),",
         "so it does not sort; the public kernel sorts the frequencies itself and fuses the",
         "sweep, the hull and the read-out (docs/kernels.md). *Python pipeline*: what `cdl_report`",
         "runs once the table exists (the sorts, then the unfused kernel), called from Python. The ratio is the",

@@ -85,7 +85,7 @@ def rate(doc, key):
 
 def measure(args, rec):
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
-    from fastcdl._kernels.msmwc import n_copies
+    from fastcdl._compiled.msmwc import n_copies
     from fastcdl.online import simulate
 
     simulate("cdl", "greedy", horizon=1000, seed=1)  # compile the loops

@@ -84,7 +84,7 @@ def per_round_without_refcounts(name, T, repeats):
 def parts(T, repeats, n=200_000):
     from numba import njit
 
-    from fastcdl._kernels import msmwc
+    from fastcdl._compiled import msmwc
     from fastcdl.online import make_adversary, make_forecaster
     from fastcdl.online.simulate import _run_loop
 
@@ -150,7 +150,7 @@ def machine_code():
     import numpy as np
     from numba import njit
 
-    from fastcdl._kernels import msmwc
+    from fastcdl._compiled import msmwc
 
     lanes, tpad = msmwc.new_lanes.py_func(4, 11)
     G = np.array([-1.0, 2.0, 0.5, 0.0])

@@ -4,7 +4,7 @@ writes results/benchmarks/uniform-bins-variants.md and .json.
     .venv/bin/python scripts/bench_uniform_variants.py [--repeat 9] [--T 30000000]
 
 Each variant fills the packed table of one chunk after another as fastcdl's serial kernel does
-(fastcdl._kernels.buckets.chunking), with the same checks of p and y, and is checked against
+(fastcdl._compiled.buckets.chunking), with the same checks of p and y, and is checked against
 fastcdl.bucket_stats on predictions at and within ulps of every edge first. Two inputs: uniform
 random predictions, and the same predictions floored to the grid of the edges (every round on
 an edge, so every round needs the edge rule's correction).
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_buckets import emulated, emulation_note, machine, source_hash  # noqa: E402
 
 import fastcdl as fc  # noqa: E402
-from fastcdl._kernels import buckets as kb  # noqa: E402
+from fastcdl._compiled import buckets as kb  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PACK = np.int64(1) << np.int64(32)

@@ -49,7 +49,7 @@ from scipy import stats as sps
 from scipy.special import expit, logit
 
 import fastcdl as fc
-from fastcdl._kernels import resample as _rk
+from fastcdl._compiled import resample as _rk
 from fastcdl.metrics import sample_size_check_off
 from fastcdl.sample import atb_unbiased, cdl_monotone, cutoff_ce, smce, vcdl_monotone
 from fastcdl.stats import BucketStats

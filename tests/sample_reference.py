@@ -3,7 +3,7 @@
 Plain Python loops, exact rational arithmetic (fractions.Fraction of the float inputs) where
 a tie or a cancellation decides the answer, and linear programs solved by HiGHS (scipy)
 where the definition is an optimisation. Nothing here is derived from the kernels of
-fastcdl/_kernels/sample.py: the monotone CDL is the LP over proper scores with the PAV
+fastcdl/_compiled/estimators.py: the monotone CDL is the LP over proper scores with the PAV
 values as recalibration targets, smCE the LP over all pairwise Lipschitz constraints of the
 raw rounds, cutoff CE the maximum over every interval, ATB the integral over its pieces.
 """

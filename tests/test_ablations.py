@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from fastcdl._kernels.step1 import step1_from_c
+from fastcdl._compiled.step1 import step1_from_c
 from fastcdl.online import ParameterWarning, make_adversary, make_forecaster, simulate
 from fastcdl.online.forecasters.cdl import _candidate
 from fastcdl.online.simulate import trace
@@ -132,7 +132,7 @@ def test_minimax_step_equals_two_point_value_on_one_sign_change():
         for h in (f, two):
             _set_state(h, G, Q)
             if oracle == "sparse":  # the normaliser's cached terms follow (G, Q)
-                from fastcdl._kernels.msmwc import refresh_normaliser
+                from fastcdl._compiled.msmwc import refresh_normaliser
 
                 st = h.state
                 refresh_normaliser(st.G, st.Q, st.eta, st.off, st.S, st.terms)
@@ -210,7 +210,7 @@ def test_minimax_step_compiles_in_a_fresh_process():
 def test_minimax_line_order_and_the_allocation_free_solver():
     # minimax_2xk_into orders the lines by a merge sort of its own: the same permutation as
     # numpy's stable argsort (ties, -0.0 and 0.0 included), and the same solution as minimax_2xk
-    from fastcdl._kernels.minimax import _order_by_slope, minimax_2xk, minimax_2xk_into
+    from fastcdl._compiled.minimax import _order_by_slope, minimax_2xk, minimax_2xk_into
 
     rng = np.random.default_rng(12)
     for K in (1, 2, 3, 7, 8, 9, 64, 301):

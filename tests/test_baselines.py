@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import baseline_reference as R
-from fastcdl._kernels.rng import seed_states, uniform
+from fastcdl._compiled.rng import seed_states, uniform
 from fastcdl.online import make_adversary, make_forecaster
 from fastcdl.online.forecasters import Forecast
 from fastcdl.online.simulate import trace

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fastcdl as fc
-from fastcdl._kernels.buckets import CHUNK
+from fastcdl._compiled.buckets import CHUNK
 
 T = 3 * CHUNK + 17  # four chunks, the last one short
 
@@ -89,7 +89,7 @@ def test_bad_value_in_a_late_chunk_is_refused(rounds, where):
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 def test_serial_and_parallel_kernels_give_the_same_table(rounds, bins, weighted):
     # the two kernels share bin_of, including its edge rule: points a few ulps above an edge
-    from fastcdl._kernels import buckets as kb
+    from fastcdl._compiled import buckets as kb
 
     y, p, w = rounds
     y = (y == 1).view(np.uint8)

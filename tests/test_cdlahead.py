@@ -25,8 +25,8 @@ import pytest
 
 import baseline_reference as R
 import fastcdl as fc
-from fastcdl._kernels.rng import seed_states
-from fastcdl._kernels.tablecdl import table_cdl
+from fastcdl._compiled.rng import seed_states
+from fastcdl._compiled.tablecdl import table_cdl
 from fastcdl.online import engine, make_adversary, make_forecaster, simulate
 from fastcdl.online.adversaries import cdlahead
 from fastcdl.online.forecasters import Forecast

@@ -30,7 +30,7 @@ def test_curve_matches_the_definition(rows):
     if n_a.sum() + n_b.sum() == 0:
         return
     x, h = crossfit_curve(q, n_a, s_a, n_b, s_b)
-    from fastcdl._kernels.envelope import envelope_at_half
+    from fastcdl._compiled.envelope import envelope_at_half
 
     cdl, vcdl = 2 * envelope_at_half(x, h)[0], np.max(h / np.maximum(x, 1 - x))
     want_cdl, want_vcdl = crossfit_ref(q, n_a, s_a, n_b, s_b)
@@ -108,7 +108,7 @@ def test_a_block_mean_equal_to_a_prediction_opens_no_sliver():
     q = np.array([0.0, 0.1, 0.25, 0.5, 0.6])
     n_a, s_a = np.array([0, 1, 1, 3, 1]), np.array([0, 1, 1, 1, 1])
     n_b, s_b = np.array([0, 0, 0, 1, 1]), np.array([0, 0, 0, 1, 1])
-    from fastcdl._kernels.envelope import envelope_at_half
+    from fastcdl._compiled.envelope import envelope_at_half
 
     x, h = crossfit_curve(q, n_a, s_a, n_b, s_b)
     assert 2 * envelope_at_half(x, h)[0] == pytest.approx(crossfit_ref(q, n_a, s_a, n_b, s_b)[0], abs=1e-12)

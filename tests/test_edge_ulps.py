@@ -2,14 +2,14 @@
 rule"): the cuts are c_j = e_j * (1 + 2^-50) with e_j = j / m (numpy's quotient), and a prediction
 p goes to the bin of the number of cuts strictly below it, np.searchsorted(c, p, side="left").
 Also the blocked checks of y_prob and y_true: the first bad value is found wherever it sits
-relative to the blocks (fastcdl._kernels.buckets.CHECK_BLOCK).
+relative to the blocks (fastcdl._compiled.buckets.CHECK_BLOCK).
 """
 
 import numpy as np
 import pytest
 
 import fastcdl as fc
-from fastcdl._kernels import buckets as kb
+from fastcdl._compiled import buckets as kb
 
 SLACK = 1.0 + 2.0**-50
 ULPS = 12  # beyond the widening (4 to 8 ulps above an edge) on both sides

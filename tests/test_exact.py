@@ -1,4 +1,4 @@
-"""Exact decisions (fastcdl/_kernels/exact.py and its users) against rational arithmetic.
+"""Exact decisions (fastcdl/_compiled/exact.py and its users) against rational arithmetic.
 
 - the sign kernels equal the sign of the exact rational sum (fractions.Fraction), on random
   floats, on sums built to cancel exactly, and near ties (a few ulps away);
@@ -19,9 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import baseline_reference as R
-from fastcdl._kernels.exact import rational_grid, sign_dot2, sign_int_plus, sign_sum5
-from fastcdl._kernels.step1 import add_to_bias, exact_bias
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled.exact import rational_grid, sign_dot2, sign_int_plus, sign_sum5
+from fastcdl._compiled.step1 import add_to_bias, exact_bias
+from fastcdl._compiled._jit import kernel
 from fastcdl.online import make_adversary
 from fastcdl.online.forecasters import Forecast
 

@@ -251,7 +251,7 @@ def test_code_version_changes_with_kernel_source(monkeypatch, tmp_path):
     monkeypatch.setattr(runner_mod, "_PACKAGE", copy)
     v1 = runner_mod.code_version()
     assert v1 == runner_mod.code_version()
-    with (copy / "_kernels" / "envelope.py").open("a") as fh:
+    with (copy / "_compiled" / "envelope.py").open("a") as fh:
         fh.write("\n# changed\n")
     assert runner_mod.code_version() != v1
 

@@ -1,4 +1,4 @@
-"""Work arrays on huge pages (fastcdl._kernels.hugepages): the same arrays as np.empty, with
+"""Work arrays on huge pages (fastcdl._compiled.hugepages): the same arrays as np.empty, with
 numpy's advice above 4 MiB; and the radix sort that uses them, at the digits it may skip."""
 
 import sys
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fastcdl._kernels.hugepages import HUGE_MIN, advise_huge, empty_huge
-from fastcdl._kernels.sort import sort_pairs
+from fastcdl._compiled.hugepages import HUGE_MIN, advise_huge, empty_huge
+from fastcdl._compiled.sort import sort_pairs
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 

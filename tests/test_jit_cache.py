@@ -1,4 +1,4 @@
-"""The kernel cache cannot go stale across files (fastcdl/_kernels/_jit.py).
+"""The kernel cache cannot go stale across files (fastcdl/_compiled/_jit.py).
 
 numba re-validates a cached function against its own source file only. These tests edit a
 callee (online/engine.py's record, which adds a round to the public table) in a copy of the
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import fastcdl
-from fastcdl._kernels import _jit
+from fastcdl._compiled import _jit
 
 PACKAGE = Path(fastcdl.__file__).resolve().parent
 SCRIPT = (
@@ -88,7 +88,7 @@ def test_cache_switch_off_writes_nothing(package_copy, tmp_path):
 
 
 def _sources_hash_of(root):
-    code = "from fastcdl._kernels._jit import sources_hash; print(sources_hash())"
+    code = "from fastcdl._compiled._jit import sources_hash; print(sources_hash())"
     out = subprocess.run([sys.executable, "-c", code], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
                          capture_output=True, text=True, check=True)
     return out.stdout.strip()

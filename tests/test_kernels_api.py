@@ -19,9 +19,9 @@ import user_kernels as U
 from conftest import float_tables, tables
 from fastcdl import kernels as K
 from fastcdl import sample as fs
-from fastcdl._kernels import envelope as _env
-from fastcdl._kernels.rng import seed_states
-from fastcdl._kernels.sort import argsort_stable, merge_distinct, pairwise_sum, sort_pairs
+from fastcdl._compiled import envelope as _env
+from fastcdl._compiled.rng import seed_states
+from fastcdl._compiled.sort import argsort_stable, merge_distinct, pairwise_sum, sort_pairs
 from fastcdl.online import minimax, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,8 +125,8 @@ def test_large_tables_pairwise_totals_and_unsorted_frequencies():
 
 
 def test_cdl_and_vcdl_equal_the_curve_of_cdl_report():
-    """fastcdl.cdl and fastcdl.vcdl call the fused kernel (fastcdl._kernels.tablecdl); the
-    sweep over the whole curve (fastcdl._kernels.envelope.cdl_curve, which cdl_report reads) is
+    """fastcdl.cdl and fastcdl.vcdl call the fused kernel (fastcdl._compiled.tablecdl); the
+    sweep over the whole curve (fastcdl._compiled.envelope.cdl_curve, which cdl_report reads) is
     computed independently and must give the same floats, on tables with ties, grid
     frequencies, float counts and the sizes where the kernel's sort changes method."""
     rng = np.random.default_rng(11)
@@ -347,7 +347,7 @@ def test_njit_keeps_the_users_cache_in_step_with_fastcdls_kernels(tmp_path, monk
     hash differs (a plain njit(cache=True) would keep machine code built on old kernels)."""
     import importlib
 
-    from fastcdl._kernels import _jit
+    from fastcdl._compiled import _jit
 
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.delenv("FASTCDL_CACHE", raising=False)
@@ -384,7 +384,7 @@ import json, sys
 import numpy as np
 sys.path.insert(0, {here!r})
 import user_kernels as U
-from fastcdl._kernels.rng import seed_states
+from fastcdl._compiled.rng import seed_states
 rng = np.random.default_rng(11)
 p = rng.integers(0, 33, 6000) / 32
 y = (rng.random(6000) < p).astype(np.int64)

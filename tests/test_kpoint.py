@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import user_plugins
-from fastcdl._kernels.exact import sign_sum
-from fastcdl._kernels.rng import seed_states, uniform
+from fastcdl._compiled.exact import sign_sum
+from fastcdl._compiled.rng import seed_states, uniform
 from fastcdl.online import engine, make_adversary, make_forecaster, simulate, trace
 from fastcdl.online.adversaries import contrarian
 

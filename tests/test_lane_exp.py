@@ -1,4 +1,4 @@
-"""exp_lane and expm1_lane (fastcdl/_kernels/lane_exp.py) against the C library, with the
+"""exp_lane and expm1_lane (fastcdl/_compiled/lane_exp.py) against the C library, with the
 error bounds their docstrings state:
 
 - exp_lane: at most 1 ulp from math.exp for results in the normal range (z in [-708.39, 709.78]),
@@ -19,7 +19,7 @@ import pytest
 from numba import njit
 
 from conftest import host_cpu_features
-from fastcdl._kernels.lane_exp import exp_lane, expm1_lane
+from fastcdl._compiled.lane_exp import exp_lane, expm1_lane
 
 TINY = 5e-324  # 2^-1074, the smallest subnormal
 NORMAL_MIN = math.log(2.2250738585072014e-308)  # exp(z) is normal above this

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import fastcdl as fc
-import fastcdl.metrics as metrics
-from fastcdl._kernels.msmwc import LAM_MAX_STEPS, LAM_STEP_TOL, solve_lam
+import fastcdl._worst_task as worst_task_module
+from fastcdl._compiled.msmwc import LAM_MAX_STEPS, LAM_STEP_TOL, solve_lam
 from fastcdl.cli import main
 from fastcdl.online import ConvergenceWarning, OnlineWarning, ParameterWarning, make_forecaster, simulate
 
@@ -47,7 +47,7 @@ def test_forecaster_warns_when_lam_hits_its_cap():
     code = textwrap.dedent(
         """
         import warnings
-        import fastcdl._kernels.msmwc as mk
+        import fastcdl._compiled.msmwc as mk
         mk.LAM_MAX_STEPS = 1
         from fastcdl.online import ConvergenceWarning, make_adversary, make_forecaster, simulate
         with warnings.catch_warnings(record=True) as w:
@@ -91,7 +91,7 @@ def test_certificate_search_warns_when_it_gives_up(monkeypatch):
     y, p = TIE_Y, TIE_P
     rep = fc.cdl_report(y, p)  # the default cap: found, no warning (filterwarnings=error)
     assert fc.cfdl(y, p, payoff=rep.payoff) == pytest.approx(rep.value, abs=1e-12)
-    monkeypatch.setattr(metrics, "_TIE_ROUNDS", 0)
+    monkeypatch.setattr(worst_task_module, "_TIE_ROUNDS", 0)
     with pytest.warns(fc.CertificateWarning, match=r"after 0 rounds .* kinks mu1 = 0\.\d+, mu2 = 0\.\d+"):
         capped = fc.cdl_report(y, p)
     assert capped.value == rep.value  # the value never depends on the search

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fastcdl
-from fastcdl._kernels.rng import next_u64, seed_states, uniform
+from fastcdl._compiled.rng import next_u64, seed_states, uniform
 from fastcdl.online import (
     Forecast,
     RunResult,

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from fastcdl._kernels.msmwc import n_copies
+from fastcdl._compiled.msmwc import n_copies
 from fastcdl.online import ADVERSARIES, make_adversary, make_forecaster
 from online_reference import copies, msmwc_mirror_descent, regret_bound
 
@@ -60,7 +60,7 @@ def test_sparse_equals_dense_many_buckets():
 
 def test_sparse_normaliser_tracks_exact():
     """The incrementally updated F_k equals a from-scratch recomputation between refreshes."""
-    from fastcdl._kernels.msmwc import refresh_normaliser
+    from fastcdl._compiled.msmwc import refresh_normaliser
 
     f = make_forecaster("cdl", horizon=10**6, seed=1, m=500)
     adv = make_adversary("greedy", seed=1)
@@ -141,7 +141,7 @@ def test_update_lanes_equals_update_bucket_to_the_bit(shift):
     bit, also on their rare paths: shift = 100 raises every offset so that S_k < 1e-30 (the
     renormalisation), shift = -599.99 lowers them so that a term soon exceeds e^600 (the offset
     move)."""
-    from fastcdl._kernels import msmwc
+    from fastcdl._compiled import msmwc
 
     m, K = 6, 11
     rng = np.random.default_rng(5)

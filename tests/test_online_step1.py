@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastcdl._kernels.step1 import boundary_points, step1_from_c
+from fastcdl._compiled.step1 import boundary_points, step1_from_c
 from fastcdl.online import minimax
 from online_reference import minimax_lp, step1_value
 

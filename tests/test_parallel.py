@@ -16,7 +16,7 @@ import pytest
 
 import fastcdl as fc
 from fastcdl import _parallel
-from fastcdl._kernels import buckets as kb
+from fastcdl._compiled import buckets as kb
 from conftest import numba_threads
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,8 +3,8 @@
 import csv
 import os
 import shutil
-import stat
 import sqlite3
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +20,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import fastcdl as fc  # noqa: E402
+from fastcdl import _run_figures  # noqa: E402
 from fastcdl import plot as fplot  # noqa: E402
 from fastcdl.cli import main  # noqa: E402
 from fastcdl.experiments import TrialStore, load_preset, override, run  # noqa: E402
@@ -196,8 +197,8 @@ def test_plot_rates_one_file_per_adversary(run_dir, tmp_path):
 
 def test_rate_figures_show_the_run_summary(run_dir):
     """Legend slopes are those of the run's summary.csv, lines are rates.csv's means."""
-    rows, seed = fplot._read_run(run_dir)
-    figures = dict(fplot._rate_figures(rows, seed))
+    rows, seed = _run_figures._read_run(run_dir)
+    figures = dict(_run_figures._rate_figures(rows, seed))
     with open(run_dir / "summary.csv") as fh:
         summary = list(csv.DictReader(fh))
     with open(run_dir / "rates.csv") as fh:
@@ -278,9 +279,9 @@ def test_run_folder_with_trials_of_an_older_algorithm_version(run_dir, tmp_path,
                        "cdl": 2 * row["cdl"], "finished_at": "2000-01-01T00:00:00+00:00"})
             store.add({**row, "key": "legacy" + row["key"], "algorithm_version": None, "code_version": "0.0.0+old",
                        "cdl": 3 * row["cdl"], "finished_at": "2001-01-01T00:00:00+00:00"})
-    rows, seed = fplot._read_run(folder)
+    rows, seed = _run_figures._read_run(folder)
     assert all(r["algorithm_version"] is not None and not r["algorithm_version"].startswith("old") for r in rows)
-    figures = dict(fplot._rate_figures(rows, seed))
+    figures = dict(_run_figures._rate_figures(rows, seed))
     with open(run_dir / "rates.csv") as fh:
         means = [float(r["mean"]) for r in csv.DictReader(fh)
                  if (r["forecaster"], r["adversary"], r["metric"]) == ("cdl", "drift", "cdl")]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import user_plugins
+
 from fastcdl.cli import main
 from fastcdl.experiments import load_preset, plan, run
 from fastcdl.online import (
@@ -353,13 +353,13 @@ def test_plugins_in_presets_labels_tables_and_figures(tmp_path, monkeypatch, cap
     pytest.importorskip("matplotlib")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from fastcdl import plot as fplot
+    from fastcdl import _run_figures
 
-    rows, seed = fplot._read_run(tmp_path / "run")
-    figures = dict(fplot._rate_figures(rows, seed) + fplot._table_figures(rows))
-    stem = f"{fplot._slug(LONG_F)}_{fplot._slug(LONG_A)}_T1024.png"
+    rows, seed = _run_figures._read_run(tmp_path / "run")
+    figures = dict(_run_figures._rate_figures(rows, seed) + _run_figures._table_figures(rows))
+    stem = f"{_run_figures._slug(LONG_F)}_{_run_figures._slug(LONG_A)}_T1024.png"
     assert {f"reliability_{stem}", f"decision_loss_{stem}"} <= figures.keys()
-    for name in (f"rates_{fplot._slug(LONG_A)}.png", f"reliability_{stem}", f"decision_loss_{stem}"):
+    for name in (f"rates_{_run_figures._slug(LONG_A)}.png", f"reliability_{stem}", f"decision_loss_{stem}"):
         fig = figures[name]
         canvas = FigureCanvasAgg(fig)
         canvas.draw()

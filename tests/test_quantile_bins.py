@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastcdl as fc
-from fastcdl._kernels import buckets as kb
+from fastcdl._compiled import buckets as kb
 from fastcdl.binning import quantile_edges_of_rounds
 from reference import bin_index_ref, quantile_edges_ref, quantile_edges_sorted_ref, table_ref
 
@@ -197,7 +197,7 @@ def test_arbitrary_edges_through_the_grid_match_the_definition(cuts, p):
     starts, cuts = kb.cell_starts(edges), kb.cell_cuts(edges)
     got = [kb.bin_of_cells(x, edges, starts, cuts) for x in pts]
     assert got == [bin_index_ref(x, edges.tolist()) for x in pts]
-    # the unweighted binning loop writes the same search out (fastcdl._kernels.buckets._bin_span_cells)
+    # the unweighted binning loop writes the same search out (fastcdl._compiled.buckets._bin_span_cells)
     y = np.arange(pts.shape[0]) % 2 == 0
     _same_table(fc.bucket_stats(y, pts, bins=edges, n_jobs=1), table_ref(y, pts, bins=edges))
 

@@ -1,5 +1,5 @@
 """smCE's programme in detail: the two programmes joined at any bucket, the bucket queue on
-tables of thousands of buckets, and the threaded run (fastcdl/_kernels/sample.py).
+tables of thousands of buckets, and the threaded run (fastcdl/_compiled/estimators.py).
 
 The reference is the LP itself, solved by HiGHS with the full box [-1, 1] (tests/
 sample_reference.py), independent of the one-sided reduction and of the programmes.
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import fastcdl as fc
 from fastcdl import sample as fs
-from fastcdl._kernels import sample as K
+from fastcdl._compiled import estimators as K
 from conftest import float_tables, tables
 from reference import canonical_table
 from sample_reference import smce_lp_chain, smce_lp_table

@@ -2,7 +2,7 @@
 table built with it equals the one numpy's sort builds, on both sides of the switch.
 
 From _RADIX_FROM keys on, the exact table sorts with whichever of the two sorts runs faster
-on the machine (metrics.numpy_sorts_faster); these tests pin the radix sort unless they say
+on the machine (_outcome_keys.numpy_sorts_faster); these tests pin the radix sort unless they say
 otherwise, so that they check it on every machine."""
 
 import numpy as np
@@ -11,23 +11,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fastcdl as fc
-from fastcdl import metrics
-from fastcdl._kernels.sort import sort_keys, sort_keys_into
+from fastcdl import _outcome_keys
+from fastcdl._compiled.sort import sort_keys, sort_keys_into
 
 U64 = st.integers(0, 2**64 - 1)
 
 
 @pytest.fixture(autouse=True)
 def radix_sort(monkeypatch):
-    monkeypatch.setattr(metrics, "_numpy_sorts_faster", False)
+    monkeypatch.setattr(_outcome_keys, "_numpy_sorts_faster", False)
 
 
 def test_the_faster_sort_is_chosen_once(monkeypatch):
-    monkeypatch.setattr(metrics, "_numpy_sorts_faster", None)
-    choice = metrics.numpy_sorts_faster()
-    assert isinstance(choice, bool) and metrics._numpy_sorts_faster is choice
-    monkeypatch.setattr(metrics, "sort_keys_into", lambda a, b: pytest.fail("timed again"))
-    assert metrics.numpy_sorts_faster() is choice
+    monkeypatch.setattr(_outcome_keys, "_numpy_sorts_faster", None)
+    choice = _outcome_keys.numpy_sorts_faster()
+    assert isinstance(choice, bool) and _outcome_keys._numpy_sorts_faster is choice
+    monkeypatch.setattr(_outcome_keys, "sort_keys_into", lambda a, b: pytest.fail("timed again"))
+    assert _outcome_keys.numpy_sorts_faster() is choice
 
 
 @given(st.lists(U64, max_size=300))
@@ -57,7 +57,7 @@ def test_sort_keys_shapes():
 
 
 @pytest.mark.filterwarnings("ignore::fastcdl.SampleSizeWarning")  # continuous scores: tables compared, not read
-@pytest.mark.parametrize("T", [metrics._RADIX_FROM - 1, metrics._RADIX_FROM, 3 * metrics._RADIX_FROM])
+@pytest.mark.parametrize("T", [_outcome_keys._RADIX_FROM - 1, _outcome_keys._RADIX_FROM, 3 * _outcome_keys._RADIX_FROM])
 @pytest.mark.parametrize("grid", [None, 50])
 def test_exact_table_same_on_both_sides_of_the_switch(T, grid, monkeypatch):
     rng = np.random.default_rng(T)
@@ -65,9 +65,9 @@ def test_exact_table_same_on_both_sides_of_the_switch(T, grid, monkeypatch):
     p[:3] = [0.0, -0.0, 1.0]
     y = (rng.random(T) < p).astype(np.uint8)
     radix = fc.bucket_stats(y, p)
-    monkeypatch.setattr(metrics, "_numpy_sorts_faster", True)  # numpy's sort chosen above the switch
+    monkeypatch.setattr(_outcome_keys, "_numpy_sorts_faster", True)  # numpy's sort chosen above the switch
     chosen = fc.bucket_stats(y, p)
-    monkeypatch.setattr(metrics, "_RADIX_FROM", 2**62)  # numpy's sort at every size
+    monkeypatch.setattr(_outcome_keys, "_RADIX_FROM", 2**62)  # numpy's sort at every size
     numpy = fc.bucket_stats(y, p)
     for other in (numpy, chosen):
         for a, b in ((radix.values, other.values), (radix.counts, other.counts), (radix.positives, other.positives)):
@@ -77,16 +77,16 @@ def test_exact_table_same_on_both_sides_of_the_switch(T, grid, monkeypatch):
 
 def test_the_radix_sort_is_used_from_the_switch_on(monkeypatch):
     calls = []
-    monkeypatch.setattr(metrics, "sort_keys_into",
+    monkeypatch.setattr(_outcome_keys, "sort_keys_into",
                         lambda keys, scratch: calls.append(keys.shape[0]) or sort_keys_into(keys, scratch))
     rng = np.random.default_rng(1)
-    for T in (metrics._RADIX_FROM - 1, metrics._RADIX_FROM):
+    for T in (_outcome_keys._RADIX_FROM - 1, _outcome_keys._RADIX_FROM):
         fc.bucket_stats(np.zeros(T, dtype=np.uint8), rng.random(T))
-    assert calls == [metrics._RADIX_FROM]
+    assert calls == [_outcome_keys._RADIX_FROM]
 
 
 def _want(y, p):
-    from fastcdl._kernels.buckets import outcome_keys
+    from fastcdl._compiled.buckets import outcome_keys
 
     return np.sort(outcome_keys(y, p.view(np.uint64), np.empty(p.shape[0], dtype=np.uint64)))
 
@@ -95,18 +95,18 @@ def _want(y, p):
 def test_the_halves_sorted_side_by_side_give_the_same_keys(kind, monkeypatch):
     # from _PAIRED_SORT_FROM rounds the keys are split at a sampled median and the halves
     # sorted side by side: the same sorted keys, and a spare that is another buffer
-    T = metrics._PAIRED_SORT_FROM + 999
-    monkeypatch.setattr(metrics.numba.config, "NUMBA_NUM_THREADS", max(2, metrics.numba.config.NUMBA_NUM_THREADS))
+    T = _outcome_keys._PAIRED_SORT_FROM + 999
+    monkeypatch.setattr(_outcome_keys.numba.config, "NUMBA_NUM_THREADS", max(2, _outcome_keys.numba.config.NUMBA_NUM_THREADS))
     rng = np.random.default_rng(len(kind))
     p = {"uniform": rng.random(T), "sorted": np.sort(rng.random(T)), "grid": rng.integers(0, 5, T) / 4,
          "one value": np.full(T, 0.3), "zeros and ones": rng.choice([0.0, -0.0, 1.0], T),
          "tiny": rng.random(T) * 1e-300}[kind]
     y = (rng.random(T) < 0.5).astype(np.uint8)
-    for paired_from in (metrics._PAIRED_SORT_FROM, 2**62):
+    for paired_from in (_outcome_keys._PAIRED_SORT_FROM, 2**62):
         for numpy_faster in (False, True):
-            monkeypatch.setattr(metrics, "_PAIRED_SORT_FROM", paired_from)
-            monkeypatch.setattr(metrics, "_numpy_sorts_faster", numpy_faster)
-            keys, spare = metrics.sorted_outcome_keys_and_spare(y, p)
+            monkeypatch.setattr(_outcome_keys, "_PAIRED_SORT_FROM", paired_from)
+            monkeypatch.setattr(_outcome_keys, "_numpy_sorts_faster", numpy_faster)
+            keys, spare = _outcome_keys.sorted_outcome_keys_and_spare(y, p)
             assert np.array_equal(keys, _want(y, p))
             assert spare.shape == keys.shape and not np.shares_memory(keys, spare)
 
@@ -114,17 +114,17 @@ def test_the_halves_sorted_side_by_side_give_the_same_keys(kind, monkeypatch):
 def test_halves_that_end_in_different_buffers(monkeypatch):
     # below the median only p = 1/4 (the keys differ in one digit: one pass, the result in the
     # spare buffer); above it 1/2 and 3/4 (two digits: two passes, back in the first buffer)
-    T = 2 * metrics._PAIRED_SORT_FROM
+    T = 2 * _outcome_keys._PAIRED_SORT_FROM
     # the paired path runs its second half on a Python helper thread; numba's thread count only
     # decides whether it is taken, so take it on a machine with one (NUMBA_NUM_THREADS=1) too
-    monkeypatch.setattr(metrics.numba.config, "NUMBA_NUM_THREADS", max(2, metrics.numba.config.NUMBA_NUM_THREADS))
+    monkeypatch.setattr(_outcome_keys.numba.config, "NUMBA_NUM_THREADS", max(2, _outcome_keys.numba.config.NUMBA_NUM_THREADS))
     rng = np.random.default_rng(3)
     p = rng.choice([0.25, 0.25, 0.5, 0.75, 0.5, 0.75, 0.5, 0.75, 0.25, 0.25], T)
     y = (rng.random(T) < 0.5).astype(np.uint8)
     ends = []
-    monkeypatch.setattr(metrics, "sort_keys_into", lambda a, b: ends.append(sort_keys_into(a, b) is a) or
+    monkeypatch.setattr(_outcome_keys, "sort_keys_into", lambda a, b: ends.append(sort_keys_into(a, b) is a) or
                         (a if ends[-1] else b))
-    keys, spare = metrics.sorted_outcome_keys_and_spare(y, p)
+    keys, spare = _outcome_keys.sorted_outcome_keys_and_spare(y, p)
     assert sorted(ends) == [False, True]
     assert np.array_equal(keys, _want(y, p))
     assert not np.shares_memory(keys, spare)
@@ -147,7 +147,7 @@ def test_six_bytes_and_ten_bits_or_eight_bytes(top_bit):
 @pytest.mark.parametrize("pivot", [0.0, 0.3, 0.5, 1.0, 2.0])
 def test_split_keys_from_the_definition(pivot):
     # the keys below the pivot's key first, the others after: the same keys as outcome_keys
-    from fastcdl._kernels.buckets import outcome_keys_split
+    from fastcdl._compiled.buckets import outcome_keys_split
 
     rng = np.random.default_rng(9)
     p = rng.choice(np.r_[0.0, -0.0, 0.3, 0.5, 1.0, rng.random(50)], 2000)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import fastcdl as fc
-from fastcdl._kernels.decisions import best_response, prefer_sign
+from fastcdl._compiled.decisions import best_response, prefer_sign
 from fastcdl.stats import BucketStats
 
 

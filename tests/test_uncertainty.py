@@ -14,7 +14,7 @@ import pytest
 from scipy import stats as sps
 
 import fastcdl as fc
-from fastcdl._kernels import resample as _rk
+from fastcdl._compiled import resample as _rk
 from fastcdl.sample import cutoff_ce, cutoff_ce_test, smce
 from fastcdl.uncertainty import METRICS, bootstrap, calibration_test, interval
 

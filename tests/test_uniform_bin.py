@@ -1,4 +1,4 @@
-"""The branch-free bin of equal-width bins (fastcdl._kernels.buckets.uniform_bin) against the
+"""The branch-free bin of equal-width bins (fastcdl._compiled.buckets.uniform_bin) against the
 definition of the edge rule, up to the largest number of bins (2^24), and the two-pass blocked
 loop that calls it (UNIFORM_BLOCK) at the blocks' boundaries.
 
@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 
 import fastcdl as fc
-from fastcdl._kernels import buckets as kb
+from fastcdl._compiled import buckets as kb
 
 SLACK = 1.0 + 2.0**-50
 ULPS = 12

@@ -297,7 +297,7 @@ def test_every_outcome_dtype_gives_the_same_table(bins):
 def test_outcomes_reach_the_kernels_as_uint8_only():
     """Every kernel compiles for uint8 outcomes only, but for the equal-width binning, which also
     reads float64 outcomes as they are (checking them itself: one pass instead of two)."""
-    from fastcdl._kernels import buckets as kb
+    from fastcdl._compiled import buckets as kb
 
     for dt in Y_DTYPES:
         y = Y.astype(dt)

@@ -11,14 +11,14 @@ from fastcdl.warmup import GROUPS, warmup
 MISSES = """
 import numpy as np
 import fastcdl as fc
-from fastcdl import _kernels
+from fastcdl import _compiled
 import importlib, pkgutil
 y = np.array([1, 0, 1, 1, 0, 0]); p = np.array([0.3, 0.3, 0.8, 0.6, 0.1, 0.35])
 fc.cdl(y, p); fc.cdl_report(y, p); fc.ece(y, p, bins=10); fc.ucal(y, p); fc.vcdl(y, p)
 {extra}
 misses = 0
-for info in pkgutil.iter_modules(_kernels.__path__):
-    mod = importlib.import_module("fastcdl._kernels." + info.name)
+for info in pkgutil.iter_modules(_compiled.__path__):
+    mod = importlib.import_module("fastcdl._compiled." + info.name)
     for obj in vars(mod).values():
         stats = getattr(obj, "stats", None)
         if stats is not None and hasattr(stats, "cache_misses"):

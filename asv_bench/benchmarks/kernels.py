@@ -1,8 +1,8 @@
 """fastcdl.kernels from a user's njit loop, next to the internal kernel and the Python API.
 
 KernelsInNjitSuite times fastcdl.kernels.cdl called from an njit loop against the internal
-envelope kernel (fastcdl._kernels.envelope.cdl_kernel) called from the same kind of loop with
-the breakpoints and argsorts of fastcdl._kernels.envelope.curve_inputs (so without the sort the
+envelope kernel (fastcdl._compiled.envelope.cdl_kernel) called from the same kind of loop with
+the breakpoints and argsorts of fastcdl._compiled.envelope.curve_inputs (so without the sort the
 public kernel does itself); ``track_ratio`` records public / internal (target: <= 1.2 at m =
 100). PythonOverheadSuite times the Python API on small inputs next to the compiled path a
 user writes with the public kernels. The loops, tables and arguments below are the definitions
@@ -17,7 +17,7 @@ from numba import njit
 
 import fastcdl as fc
 from fastcdl import kernels as K
-from fastcdl._kernels import envelope as env
+from fastcdl._compiled import envelope as env
 
 REPS = 1000
 

@@ -118,7 +118,7 @@ class OracleSuite:
         import numpy as np
         from numba import njit
 
-        from fastcdl._kernels import msmwc
+        from fastcdl._compiled import msmwc
         from fastcdl.online import make_adversary, make_forecaster
         from fastcdl.online.simulate import _run_loop
 

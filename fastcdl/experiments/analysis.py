@@ -31,7 +31,7 @@ from itertools import combinations
 import numpy as np
 from scipy import stats as _stats
 
-from fastcdl.io import writing_to
+from fastcdl._writing import writing_to
 
 RATES_COLUMNS = ("forecaster", "adversary", "T", "metric", "mean", "lo", "hi", "n_seeds")
 SUMMARY_COLUMNS = (

@@ -460,7 +460,7 @@ def build(folder, *, figures=True, notes=None) -> dict:
     _atomic_write(texts)
     written = list(texts)
     if figures:
-        from fastcdl.plot import _save_all
+        from fastcdl._figures import _save_all
 
         written += _save_all([(f"rates_{m}.png", _figure(m, rates, envs, forecasters)) for m in measures], folder)
     return {"measures": measures, "T": T_star, "n_trials": len({r["key"] for r in rows}), "files": written}

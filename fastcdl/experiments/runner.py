@@ -26,11 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl.experiments.summary_files import write_summary
+from fastcdl._writing import writing_to
 from fastcdl.experiments.presets import Preset, PresetError
 from fastcdl.experiments.packed import unpack
 from fastcdl.experiments.store import StoreError, TrialStore, params_json, run_lock, trial_key
-from fastcdl.io import writing_to
+from fastcdl.experiments.summary_files import write_summary
 from fastcdl.online.versions import algorithm_version
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -45,11 +45,12 @@ def code_version() -> str:
     from fastcdl import __version__
 
     h = hashlib.sha256()
-    for sub in ("_kernels", "online"):
+    for sub in ("_compiled", "online"):
         for f in sorted((_PACKAGE / sub).rglob("*.py")):
             h.update(f.relative_to(_PACKAGE).as_posix().encode())
             h.update(f.read_bytes())
-    for f in ("metrics.py", "stats.py"):
+    for f in ("metrics.py", "_tabulate.py", "_outcome_keys.py", "_sample_size.py", "_task_losses.py", "_worst_task.py",
+              "stats.py"):
         h.update((_PACKAGE / f).read_bytes())
     return f"{__version__}+{h.hexdigest()[:12]}"
 

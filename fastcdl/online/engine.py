@@ -19,7 +19,7 @@ loops and in the per-round Python API, so both give identical runs.
   the stated values as exact fractions q_b = num_b / den (den <= 2^20, the least common
   denominator; den = 0 when the grid has none that small), for decisions made exactly
   (an adversary compares den * (q_b n_b - s_b) = num_b n_b - den s_b, an integer; see
-  fastcdl._kernels.exact);
+  fastcdl._compiled.exact);
 - ``par``: float64 array of the adversary's parameters, in the order they were declared;
 - ``rng``: the adversary's own generator (uint64[4]); draw with :func:`uniform`.
 
@@ -60,9 +60,9 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic, overload
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.exact import rational_grid
-from fastcdl._kernels.rng import uniform
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.exact import rational_grid
+from fastcdl._compiled.rng import uniform
 
 __all__ = ["Draw", "History", "KTable", "Round", "Table", "slot", "slots", "uniform"]
 
@@ -175,7 +175,7 @@ Examples
 
 def new_table(q, draw=None):
     """An empty public table over the stated values q (float64, increasing), with their exact
-    fractions (:func:`fastcdl._kernels.exact.rational_grid`); a :data:`KTable` showing the
+    fractions (:func:`fastcdl._compiled.exact.rational_grid`); a :data:`KTable` showing the
     arrays of ``draw`` when it has more than two slots."""
     q = np.ascontiguousarray(q, dtype=np.float64)
     num = np.zeros(q.shape[0], dtype=np.int64)
@@ -324,7 +324,7 @@ def draw_slot(out, rng):
 
     Examples
     --------
-    >>> from fastcdl._kernels.rng import seed_states
+    >>> from fastcdl._compiled.rng import seed_states
     >>> out = new_draw(); out.probs[0] = 1.0
     >>> draw_slot(out, seed_states(0)[0])
     0
@@ -356,7 +356,7 @@ def draw_slot_k(out, rng):
 
     Examples
     --------
-    >>> from fastcdl._kernels.rng import seed_states
+    >>> from fastcdl._compiled.rng import seed_states
     >>> out = new_draw(4); out.probs[2] = 1.0
     >>> draw_slot_k(out, seed_states(0)[0])
     2

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl._kernels.minimax import minimax_2xk
+from fastcdl._compiled.minimax import minimax_2xk
 from fastcdl._validate import check_gains
 
 __all__ = ["MinimaxSolution", "minimax"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastcdl._kernels.rng import seed_states
+from fastcdl._compiled.rng import seed_states
 from fastcdl._validate import ValidationError, check_outcome, check_seed
 from fastcdl.online import engine, registry
 

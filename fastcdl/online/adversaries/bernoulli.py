@@ -4,7 +4,7 @@
 {'p': 0.5}
 """
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import check_real
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec

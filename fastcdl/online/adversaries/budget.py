@@ -24,7 +24,7 @@ sum, computed when the adversary is made (``prepare`` stores A after the paramet
 
 import math
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_int, check_real
 from fastcdl.online.adversaries._nonstationary import exponent, resolve_span
 from fastcdl.online.engine import uniform

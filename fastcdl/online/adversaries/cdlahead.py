@@ -7,7 +7,7 @@ Each round, the y in {0, 1} with the larger expected CDL of the stated table aft
 
 over the round's published distribution (a point mass has prob1 = 0); a tie tosses a fair
 coin, y = 1 when ``uniform(rng) < 0.5``. CDL is the exact 2 fbar(1/2) of docs/exact-cdl.md, the
-value of fastcdl.cdl (and fastcdl._kernels.tablecdl.table_cdl) on the table after the round;
+value of fastcdl.cdl (and fastcdl._compiled.tablecdl.table_cdl) on the table after the round;
 lookahead is the same rule on the kink grid j/K only. Both tables after the round have T + 1
 rounds, so the options are compared unnormalised.
 
@@ -71,7 +71,7 @@ and option beyond.
 {}
 """
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec
 

@@ -2,12 +2,12 @@
 
 Decided exactly: with the stated values num_b / den of the table, the expected stated
 prediction is below 1/2 when p0 (2 num_0) + p1 (2 num_1) - den < 0, whose sign
-fastcdl._kernels.exact.sign_dot2 finds without rounding (p0, p1 the published
+fastcdl._compiled.exact.sign_dot2 finds without rounding (p0, p1 the published
 probabilities, as floats). An expectation of exactly 1/2 says 0. A grid with no exact
 fractions (den = 0: a plug-in's stated values that are no k/D with D <= 2^20) is compared
 in floating point. Against a forecaster with more than two stated values a round
 (support K > 2) the same sum runs over its K slots (engine.slots, engine.slot), its sign
-exact as well (:func:`fastcdl._kernels.exact.sign_sum` on the split products when the
+exact as well (:func:`fastcdl._compiled.exact.sign_sum` on the split products when the
 float sum is too close to 0 for its error bound).
 
 >>> ADVERSARY.resolve_params({})
@@ -16,8 +16,8 @@ float sum is too close to 0 for its error bound).
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.exact import _EPS, sign_dot2, sign_sum, split_times
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.exact import _EPS, sign_dot2, sign_sum, split_times
 from fastcdl.online.engine import slot, slots
 from fastcdl.online.plugins import AdversarySpec
 

@@ -5,7 +5,7 @@ given the round's distribution; ties by a fair coin.
 Decided exactly: with the stated values num_b / den of the table, den times the increase
 of |bias_b| for outcome y is the integer J_b(y) = |B_b + num_b - den y| - |B_b|, with
 B_b = num_b n_b - den s_b; so up - down has the sign of p0 (J_0(1) - J_0(0)) + p1 (J_1(1) -
-J_1(0)), found without rounding by fastcdl._kernels.exact.sign_dot2 (p0, p1 the published
+J_1(0)), found without rounding by fastcdl._compiled.exact.sign_dot2 (p0, p1 the published
 probabilities, as floats). A tie (an exact 0) tosses the coin. A grid with no exact
 fractions (den = 0) is compared in floating point.
 
@@ -13,8 +13,8 @@ fractions (den = 0) is compared in floating point.
 {}
 """
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.exact import sign_dot2
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.exact import sign_dot2
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec
 

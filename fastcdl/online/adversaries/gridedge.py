@@ -13,7 +13,7 @@ answers at the stated values (calibrated); the default, 1/2, at the buckets' mid
 {'position': 0.5}
 """
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import check_real
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec

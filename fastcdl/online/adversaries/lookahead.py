@@ -22,7 +22,7 @@ round (the envelope at 1/2 by its chords).
 {'kinks': 32}
 """
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_int
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec

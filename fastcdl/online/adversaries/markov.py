@@ -5,7 +5,7 @@ its first outcome drawn from the chain's stationary law (1/2 if it never switche
 {'p01': 0.2, 'p10': 0.1}
 """
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import check_real
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec

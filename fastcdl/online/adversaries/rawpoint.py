@@ -13,7 +13,7 @@ values; shift moves the target by a fixed amount.
 {'shift': -0.01, 'mix': 0.0}
 """
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import check_real
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec

@@ -24,7 +24,7 @@ it; memory O(K) (O(span) booleans while drawing random cuts).
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_int, check_real
 from fastcdl.online.adversaries._nonstationary import exponent, floor_power, resolve_span
 from fastcdl.online.engine import uniform

@@ -26,7 +26,7 @@ Cost: O(m) per round (m stated values), one uniform per round.
 
 import math
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec
 

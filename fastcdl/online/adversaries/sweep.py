@@ -15,7 +15,7 @@ y = 0 and >= 1 gives y = 1.
 
 import math
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_horizon, check_real
 from fastcdl.online.engine import uniform
 from fastcdl.online.plugins import AdversarySpec

@@ -41,8 +41,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.step1 import point_mass
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.step1 import point_mass
 from fastcdl._validate import ValidationError
 from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.forecasters._grid import grid, resolve_m

@@ -7,7 +7,7 @@ MsMwC oracle, sparse (O(K_eta * Newton + log m) per round, the default) or dense
 c_b formed, O(m K_eta), the reference).
 
 step="minimax" replaces the two-point rule by the 2 x K minimax solver
-(fastcdl._kernels.minimax) over the 2m points the rule can use (0, each bucket's right end
+(fastcdl._compiled.minimax) over the 2m points the rule can use (0, each bucket's right end
 (b+1)/m, and b/m + delta just inside bucket b), with the adversary's gain c_b (ptilde - y):
 every c_b is formed each round (O(m K_eta + m log m) per round) and the solver mixes at
 most two of the points. Its value max_y E[c_b (ptilde - y)] is never above the two-point
@@ -25,10 +25,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastcdl._kernels import msmwc
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.minimax import minimax_2xk_into
-from fastcdl._kernels.step1 import (add_to_bias, boundary_points, drawn_numerator, exact_bias, point_mass,
+from fastcdl._compiled import msmwc
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.minimax import minimax_2xk_into
+from fastcdl._compiled.step1 import (add_to_bias, boundary_points, drawn_numerator, exact_bias, point_mass,
                                     step1_point_mass)
 from fastcdl._validate import ValidationError, check_real
 from fastcdl.online.engine import not_outcome, play_round, settle, stopped

@@ -10,8 +10,8 @@ the two biases is zero.
 
 from collections import namedtuple
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.step1 import point_mass
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.step1 import point_mass
 from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.forecasters._grid import grid, resolve_m
 from fastcdl.online.plugins import ForecasterSpec, icbrt_up

@@ -16,8 +16,8 @@ ln T))) by default (m = 2 for T < 3). Cost per round: O(1), no state beyond the 
 import math
 from collections import namedtuple
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.step1 import point_mass
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.step1 import point_mass
 from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.forecasters._grid import grid, resolve_m
 from fastcdl.online.plugins import ForecasterSpec

@@ -36,7 +36,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_int
 from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.plugins import ForecasterSpec

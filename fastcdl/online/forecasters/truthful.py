@@ -13,8 +13,8 @@ True
 import math
 from collections import namedtuple
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.step1 import point_mass
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.step1 import point_mass
 from fastcdl._validate import ValidationError
 from fastcdl.online.adversaries import bernoulli, budget, drift, markov, segments
 from fastcdl.online.engine import Round, not_outcome, play_round, settle, stopped

@@ -25,8 +25,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.step1 import add_to_bias, boundary_points, drawn_numerator, exact_bias, step1_point_mass
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.step1 import add_to_bias, boundary_points, drawn_numerator, exact_bias, step1_point_mass
 from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.forecasters.cdl import resolve_grid
 from fastcdl.online.plugins import ForecasterSpec

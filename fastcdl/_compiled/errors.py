@@ -1,6 +1,6 @@
 """ECE and K2 of a bucket table (docs/metrics.md)."""
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 
 
 @kernel

@@ -11,8 +11,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.exact import sign_int_plus
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.exact import sign_int_plus
 
 
 @kernel

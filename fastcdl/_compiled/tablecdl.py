@@ -25,9 +25,9 @@ fastcdl.cdl and fastcdl.vcdl bit for bit (random tables, ties, float counts, emp
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.hugepages import empty_huge
-from fastcdl._kernels.sort import pairwise_sum, sort_pairs
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.hugepages import empty_huge
+from fastcdl._compiled.sort import pairwise_sum, sort_pairs
 
 _INF = np.inf
 

@@ -12,7 +12,7 @@
   folder is dropped before the first kernel is loaded, under a file lock so that
   concurrent processes (pool workers, Dask workers) agree.
 
->>> from fastcdl._kernels._jit import kernel
+>>> from fastcdl._compiled._jit import kernel
 >>> @kernel(cache=False)  # a function typed at a prompt has no file to cache beside
 ... def twice(x):
 ...     return 2 * x
@@ -40,7 +40,7 @@ def cache_enabled() -> bool:
 
 
 _PACKAGE = _HERE.parent
-_MARK = b"fastcdl._kernels._jit import kernel"
+_MARK = b"fastcdl._compiled._jit import kernel"
 
 
 def kernel_sources():

@@ -9,7 +9,7 @@ plain numbers or arrays. Nothing here sorts or validates; fastcdl/sample.py does
   (Y_j - mu N_j) minus the forecaster's own term (Y_j(mu) - mu N_j(mu)), j(mu) the first
   bucket with q >= mu. The max is read on the upper hull of the points (N_j, Y_j), whose
   edges are the PAV blocks, with a pointer walk over sorted kinks: O(m + k). The concave
-  envelope at 1/2 is envelope_at_half of fastcdl/_kernels/envelope.py, as for the exact CDL.
+  envelope at 1/2 is envelope_at_half of fastcdl/_compiled/envelope.py, as for the exact CDL.
 - cutoff_kernel: the range of the prefix sums of s_i - q_i n_i, P_0 = 0 included. O(m).
 - brier_*, murphy_kernel, mce_kernel: the classic numbers. O(m) (O(T) on raw rounds).
 - atb_kernel: the two-bin integral in closed form over the pieces between predictions. O(m).
@@ -19,8 +19,8 @@ plain numbers or arrays. Nothing here sorts or validates; fastcdl/sample.py does
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.envelope import envelope_at_half
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.envelope import envelope_at_half
 
 # --------------------------------------------------------------------------------------
 # monotone CDL and VCDL
@@ -861,7 +861,7 @@ def smce_kernel(q, n, s):
 
 @kernel
 def keys_residuals(keys, r, checkpoints):
-    """Sorted outcome keys (fastcdl._kernels.buckets.outcome_keys) -> the exact table's
+    """Sorted outcome keys (fastcdl._compiled.buckets.outcome_keys) -> the exact table's
     distinct predictions, as bit patterns in keys[:m], residuals r_i = s_i - q_i n_i in
     r[:m] and their checkpoints (:func:`smce_split`; ``checkpoints`` as long as for m = T),
     in one pass; returns m. The same numbers as :func:`table_residuals` on the table (bit

@@ -9,7 +9,7 @@ import numba as nb
 import numpy as np
 from numba import prange
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 
 # Rounds per chunk of the parallel binning kernels. The chunking depends only on T
 # and the number of bins, never on the thread count, so float sums are reproducible.

@@ -23,8 +23,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.buckets import bin_of
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.buckets import bin_of
 
 BucketTable = namedtuple("BucketTable", ["q", "n", "s", "size"])
 BinnedTable = namedtuple("BinnedTable", ["edges", "uniform", "n", "s", "ps"])

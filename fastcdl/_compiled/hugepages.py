@@ -22,7 +22,7 @@ import sys
 import numpy as np
 from numba import types
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 
 HUGE_MIN = 1 << 22  # numpy's threshold for the advice: 4 MiB
 _PAGE = 4096

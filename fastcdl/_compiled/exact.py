@@ -21,7 +21,7 @@ floating-point arithmetic and fast robust geometric predicates, Discrete Comput.
 True
 """
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 
 _SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter, a 53-bit significand into 26 + 27 bits
 _EPS = 2.0**-53  # unit roundoff

@@ -39,8 +39,8 @@ import math
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.lane_exp import exp_lane, expm1_lane
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.lane_exp import exp_lane, expm1_lane
 
 RESCALE = 600.0  # keep exp(new - off_k) below e^600 in the scaled sums S_k
 TINY_S = 1e-30  # renormalise S_k below this, so S_k stays in [1e-30, (m+1) e^600]

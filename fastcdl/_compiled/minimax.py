@@ -10,7 +10,7 @@ points.
 """
 
 import numpy as np
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 
 
 @kernel

@@ -11,8 +11,8 @@ underflows below 2^-969.
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.decisions import _grow, _two_prod, _two_sum, best_response
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.decisions import _grow, _two_prod, _two_sum, best_response
 
 _EPS = 2.0**-53
 

@@ -1,6 +1,6 @@
 """Sorting and summing in compiled code, bit for bit as numpy does it.
 
-The envelope kernels (fastcdl._kernels.envelope, tablecdl) sort here, from the Python API and
+The envelope kernels (fastcdl._compiled.envelope, tablecdl) sort here, from the Python API and
 from a user's njit function (fastcdl.kernels) alike: numba's own np.sort and np.argsort cost
 seconds to compile, these plain loops a fraction of one:
 
@@ -19,8 +19,8 @@ seconds to compile, these plain loops a fraction of one:
 import numba as nb
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.hugepages import empty_huge
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.hugepages import empty_huge
 
 _RUN = 8  # runs sorted by insertion before merging
 

@@ -7,7 +7,7 @@ arrays, which is what makes the two paths give identical runs.
 """
 
 import numpy as np
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 
 _U5 = np.uint64(5)
 _U9 = np.uint64(9)

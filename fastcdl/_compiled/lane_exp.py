@@ -36,7 +36,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 
 LOG2E = 1.4426950408889634  # 1 / ln 2
 LN2_HI = 0.6931471803691238  # 0x3fe62e42fee00000: ln 2 to 32 bits

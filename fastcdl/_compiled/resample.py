@@ -16,8 +16,8 @@ import math
 import numpy as np
 from numba import prange
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.rng import uniform
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.rng import uniform
 
 
 @kernel
@@ -60,7 +60,7 @@ def scatter_positives(draws, cell_bucket, cell_w, m):
 
 @kernel
 def binomial(state, n, p):
-    """One draw of Binomial(n, p) from the xoshiro256** stream ``state`` (fastcdl/_kernels/rng.py).
+    """One draw of Binomial(n, p) from the xoshiro256** stream ``state`` (fastcdl/_compiled/rng.py).
 
     n <= 16: the sum of n Bernoulli draws. Larger n: inversion by a chop-down search from the
     mode (Kemp 1986), the probabilities formed by the ratio recursion
@@ -114,7 +114,7 @@ def cutoff_null(q, n, states):
     """Cutoff CE of n_sim tables simulated under perfect calibration, s_i ~ Binomial(n_i, q_i)
     independently: one replicate per row of ``states`` (its own xoshiro256** stream), so the
     values do not depend on the number of threads. The range of the prefix sums is formed as
-    in fastcdl/_kernels/sample.py::cutoff_kernel, bit for bit. n integer counts as float64.
+    in fastcdl/_compiled/estimators.py::cutoff_kernel, bit for bit. n integer counts as float64.
     O(m) per replicate (plus the binomial draws of buckets of more than one round)."""
     m = q.shape[0]
     T = 0.0

@@ -10,7 +10,7 @@ hence exact below 2^53. The sweep takes the sorted breakpoints and the argsorts 
 caller.
 
 The entry points from a bucket table (q sorted, float64 counts: what BucketStats.table()
-gives) sort with fastcdl's own stable sorts (fastcdl._kernels.sort) and call the sweep. They
+gives) sort with fastcdl's own stable sorts (fastcdl._compiled.sort) and call the sweep. They
 replaced a numpy twin that sorted with np.unique and np.argsort in Python (fastcdl/_envelope.py,
 retired): the same floats, and 0.78-1.08x its time from 10^3 to 10^6 buckets (faster in 10 of 12 cases)
 (results/benchmarks/envelope-twins.md). The entry points are
@@ -21,9 +21,9 @@ performs the same operations in one pass.
 
 import numpy as np
 
-from fastcdl._kernels._jit import kernel
-from fastcdl._kernels.hugepages import empty_huge
-from fastcdl._kernels.sort import argsort_stable, gather, merge_distinct, pairwise_sum
+from fastcdl._compiled._jit import kernel
+from fastcdl._compiled.hugepages import empty_huge
+from fastcdl._compiled.sort import argsort_stable, gather, merge_distinct, pairwise_sum
 
 FIXED = np.array([0.0, 0.5, 1.0])  # candidates of every envelope: 0, 1/2, 1
 

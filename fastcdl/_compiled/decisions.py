@@ -14,7 +14,7 @@ underflows below 2^-969, which payoffs in [0, 1] and beliefs >= 2^-400 never do.
 """
 
 import numpy as np
-from fastcdl._kernels._jit import kernel
+from fastcdl._compiled._jit import kernel
 
 _EPS = 2.0**-53
 _SPLITTER = 134217729.0  # 2^27 + 1
