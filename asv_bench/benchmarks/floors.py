@@ -117,6 +117,9 @@ class SimplestExactTableSuite:
     def time_numpy_sort(self):
         np.sort(self.p)
 
+    def time_numpy_unique(self):
+        np.unique(self.p, return_counts=True)
+
 
 class SimplestGameSuite:
     """simulate('truthful', 'bernoulli') next to the simplest loop playing the same game, T = 2^22."""
