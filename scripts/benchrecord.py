@@ -168,6 +168,8 @@ class Recorder:
         out = {}
         for name, seconds in timings.seconds.items():
             extra = {"calls_per_repeat": timings.calls[name]} if timings.calls[name] != 1 else {}
+            if timings.cpu_seconds:
+                extra["thread_cpu_seconds"] = timings.cpu_seconds[name]
             out[name] = self.add(f"{prefix}/{name}" if prefix else name, seconds, clock=timings.clock,
                                  **extra, **info)
         return out
@@ -207,7 +209,7 @@ class Timings(NamedTuple):
     cpu_seconds: dict[str, list[float]] = {}
 
 
-_REPEAT_OPTIONS = ("calls", "n_inner", "seconds", "timer", "rotate")
+_REPEAT_OPTIONS = ("calls", "n_inner", "seconds", "timer", "rotate", "cpu")
 
 
 def _split(options: dict) -> tuple[dict, dict]:
