@@ -50,8 +50,13 @@ docs: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fastcdl tests scripts asv_bench docs
 
+# every table of results/benchmarks/ (asv_bench/README.md: the one harness); 13-29 min on 2 busy cores
 bench: $(STAMP)
-	FASTCDL_BENCH=1 $(PY) -m pytest tests/bench --benchmark-enable -q
+	$(PY) scripts/bench_all.py
+
+# the tracked suite, checked against the working tree (imports, setup, names; nothing timed)
+asv: $(STAMP)
+	cd asv_bench && ../$(VENV)/bin/asv check --python=same
 
 peers: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev,peers]"

@@ -43,10 +43,8 @@ RUNS = {
     "kernels": ("bench_kernels.py", ["--repeat", "21"]),
     "startup": ("bench_startup.py", ["--repeat", "3"]),
     "sample-costs": ("bench_sample_costs.py", []),
-    "bucket-speed": ("bench_buckets.py", ["--repeat", "15"]),
+    "bucket-speed": ("bench_buckets.py", ["--repeat", "15"]),  # --render: bucket-speed.md only
 }
-# written while measuring, with no --render: left as they are by --render
-MEASURE_ONLY = {"bucket-speed"}
 
 
 def main():
@@ -61,8 +59,6 @@ def main():
     t0 = time.perf_counter()
     for name in names:
         script, extra = RUNS[name]
-        if args.render and name in MEASURE_ONLY:
-            continue
         if args.render:
             extra = ["--parts", ""] if name == "estimators" else ["--render"]
         t = time.perf_counter()

@@ -38,19 +38,21 @@ import os
 import platform
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import benchrecord
 import numba
 import numpy as np
-from numba import njit
 
 import fastcdl as fc
 from fastcdl import sample as fs
 from fastcdl.online import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
+# asv_bench/benchmarks: the rounds, table and numpy binning (data.py), the simplest codes (floors.py)
+D = benchrecord.definitions("data")
+F = benchrecord.definitions("floors")
 
 # Extensions a pre-AVX-512 x86 target lacks: removed from the host's features for --emulate-cpu.
 NOT_EMULATED = ("avx512", "avxvnni", "gfni", "amx")
@@ -120,37 +122,11 @@ def source_hash() -> str:
     return h + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
-def alternate(fs_: dict, repeat: int) -> dict:
-    """name -> list of seconds, the callables run back to back in rotating order each repeat."""
-    for f in fs_.values():
-        f()
-    names = list(fs_)
-    ts = {k: [] for k in names}
-    for r in range(repeat):
-        for k in names[r % len(names):] + names[: r % len(names)]:
-            t = time.perf_counter()
-            fs_[k]()
-            ts[k].append(time.perf_counter() - t)
-    return ts
-
-
-def alternate_cpu(fs_: dict, repeat: int) -> tuple[dict, dict]:
-    """As :func:`alternate`, recording each call's wall time and the calling thread's CPU time
-    (time.thread_time: for a kernel on one thread, the time it ran, whatever else the shared
-    machine runs meanwhile)."""
-    for f in fs_.values():
-        f()
-    names = list(fs_)
-    wall = {k: [] for k in names}
-    cpu = {k: [] for k in names}
-    for r in range(repeat):
-        for k in names[r % len(names):] + names[: r % len(names)]:
-            c = time.thread_time()
-            t = time.perf_counter()
-            fs_[k]()
-            wall[k].append(time.perf_counter() - t)
-            cpu[k].append(time.thread_time() - c)
-    return wall, cpu
+def alternate(fs_: dict, repeat: int, cpu: bool = False):
+    """name -> list of seconds (benchrecord.repeats: one warm-up call each, then the callables back
+    to back in an order rotating each repeat); with cpu, also the thread's CPU seconds."""
+    timings = benchrecord.repeats(fs_, repeat, rotate=True, cpu=cpu)
+    return (timings.seconds, timings.cpu_seconds) if cpu else timings.seconds
 
 
 def med(ts):
@@ -160,65 +136,6 @@ def med(ts):
 def ratio(ts, a, b):
     """Median over repeats of ts[a] / ts[b] (times taken back to back)."""
     return float(np.median(np.array(ts[a]) / np.array(ts[b])))
-
-
-@njit(cache=False)
-def simplest_binning(y, p, m):
-    """The loop a numba user writes: no edge rule, no checks, three scattered adds."""
-    n = np.zeros(m, dtype=np.int64)
-    s = np.zeros(m)
-    ps = np.zeros(m)
-    for t in range(p.shape[0]):
-        x = p[t]
-        j = max(0, min(int(np.ceil(x * m)) - 1, m - 1))
-        n[j] += 1
-        s[j] += y[t]
-        ps[j] += x
-    return n, s, ps
-
-
-@njit(cache=False)
-def runs_of_sorted_keys(keys):
-    """Exact table from sorted outcome keys (bits of p, then y): values' bits, counts, positives."""
-    m = 0
-    for i in range(keys.shape[0]):
-        if i == 0 or (keys[i] >> 1) != (keys[i - 1] >> 1):
-            m += 1
-    v = np.empty(m, dtype=np.uint64)
-    n = np.zeros(m, dtype=np.int64)
-    s = np.zeros(m, dtype=np.int64)
-    j = -1
-    for i in range(keys.shape[0]):
-        if i == 0 or (keys[i] >> 1) != (keys[i - 1] >> 1):
-            j += 1
-            v[j] = keys[i] >> 1
-        n[j] += 1
-        s[j] += keys[i] & 1
-    return v, n, s
-
-
-def simplest_exact(y, p):
-    """The exact table (values, counts, positives, prediction sums) the plain way."""
-    keys = (p.view(np.uint64) << np.uint64(1)) | y.view(np.uint8).astype(np.uint64)
-    keys.sort()
-    v, n, s = runs_of_sorted_keys(keys)
-    q = v.view(np.float64)
-    return q, n, s, q * n
-
-
-@njit(cache=False)
-def simplest_truthful_game(T, m, prob, seed):
-    """truthful against bernoulli(prob), written plainly: state the grid point nearest the
-    probability, draw the outcome, count it in the table."""
-    np.random.seed(seed)
-    n = np.zeros(m + 1, dtype=np.int64)
-    s = np.zeros(m + 1, dtype=np.int64)
-    for t in range(T):
-        j = min(max(int(np.floor(prob * m + 0.5)), 0), m)
-        y = 1 if np.random.random() < prob else 0
-        n[j] += 1
-        s[j] += y
-    return n, s
 
 
 def serial_pairs(f):
@@ -243,8 +160,15 @@ def main():
     ap.add_argument("--m", type=int, default=10**6)
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--out", default="bucket-speed")
+    ap.add_argument("--out-dir", type=Path, default=benchrecord.OUT_DIR,
+                    help="folder of the .json and .md (default results/benchmarks)")
+    ap.add_argument("--render", action="store_true", help="only write OUT.md from OUT.json")
     ap.add_argument("--emulate-cpu", default=None, help="compile for this older LLVM CPU, without AVX-512")
     args = ap.parse_args()
+    if args.render:
+        o = {**json.loads((args.out_dir / f"{args.out}.json").read_text()), "out": args.out}  # as renamed
+        (args.out_dir / f"{args.out}.md").write_text(render(o))
+        return
     if args.emulate_cpu and os.environ.get("NUMBA_CPU_NAME") != args.emulate_cpu:
         os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **emulation_env(args.emulate_cpu)})
     command = "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:])
@@ -252,11 +176,9 @@ def main():
     load_before = os.getloadavg()
     mach = machine()
     T, bins, R = args.T, args.bins, args.repeat
-    rng = np.random.default_rng(0)
-    p = rng.random(T)
-    y_bool = rng.random(T) < p
+    y_bool, p = D.sample_rounds(T)
     y_f64 = y_bool.astype(np.float64)
-    w = rng.random(T)
+    w = np.random.default_rng(1).random(T)  # as asv's BucketStatsThreadsSuite
     edges = np.linspace(0.0, 1.0, bins + 1)
     out = {"machine": mach, "command": command, "source": source_hash(), "started": started.isoformat(),
            "load_before": load_before, "out": args.out, "emulated": emulated(), "T": T, "bins": bins, "m": args.m, "repeat": R, "sections": {}}
@@ -268,20 +190,14 @@ def main():
             "sum": lambda y=y: (p.sum(), y.sum()),
             "fastcdl_1": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
             "fastcdl_2": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=2),
-            "simplest_loop": lambda y=y: simplest_binning(y, p, bins),
+            "simplest_loop": lambda y=y: F.simplest_binning(y, p, bins),
         }, R)
         st = fc.bucket_stats(y, p, bins=bins)
-        ref = simplest_binning(y, p, bins)
+        ref = F.simplest_binning(y, p, bins)
         assert np.array_equal(st.counts, ref[0][ref[0] > 0])  # no prediction of this data lies near an edge
-
-        def numpy_binning(y=y):
-            j = np.searchsorted(edges[1:-1], p)
-            return (np.bincount(j, minlength=bins), np.bincount(j, weights=y, minlength=bins),
-                    np.bincount(j, weights=p, minlength=bins))
-
         tn = alternate({"sum": lambda y=y: (p.sum(), y.sum()),
                         "fastcdl_1": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
-                        "numpy": numpy_binning}, max(3, R // 5))
+                        "numpy": lambda y=y: D.numpy_binning(edges, y, p)}, max(3, R // 5))
         sec1[label] = {
             "times": ts, "numpy_times": tn,
             "fastcdl_1/sum": ratio(ts, "fastcdl_1", "sum"), "fastcdl_2/sum": ratio(ts, "fastcdl_2", "sum"),
@@ -311,41 +227,38 @@ def main():
 
     # 3. exact CDL of m buckets against np.sort of 2 m floats
     M = args.m
-    q = np.sort(rng.random(M))
-    n = rng.integers(1, 100, M)
-    s = rng.binomial(n, q)
-    table = fc.BucketStats(q, n, s, q * n)
-    x2 = rng.random(2 * M)
+    table = D.table(M)  # as asv's CDLSuite
+    x2 = np.random.default_rng(2).random(2 * M)
     # each on one thread: the CPU-time ratio holds on a shared machine, where the wall time also
     # counts the waits for a core
-    ts, cpu = alternate_cpu({"sort": lambda: np.sort(x2), "cdl": lambda: fc.cdl(table), "vcdl": lambda: fc.vcdl(table),
-                             "cdl_report": lambda: fc.cdl_report(table)}, R)
+    ts, cpu = alternate({"sort": lambda: np.sort(x2), "cdl": lambda: fc.cdl(table), "vcdl": lambda: fc.vcdl(table),
+                             "cdl_report": lambda: fc.cdl_report(table)}, R, cpu=True)
     out["sections"]["cdl"] = {"times": ts, "cpu_times": cpu,
                               **{f"{k}/sort": ratio(ts, k, "sort") for k in ("cdl", "vcdl", "cdl_report")},
                               **{f"{k}/sort cpu": ratio(cpu, k, "sort") for k in ("cdl", "vcdl", "cdl_report")}}
 
     # 4. exact table against the simplest code
-    ts = alternate({"fastcdl": lambda: fc.bucket_stats(y2, p2), "simplest": lambda: simplest_exact(y2, p2),
+    ts = alternate({"fastcdl": lambda: fc.bucket_stats(y2, p2), "simplest": lambda: F.simplest_exact(y2, p2),
                     "sort": lambda: np.sort(p2)}, R)
     st = fc.bucket_stats(y2, p2)
-    v, nn, ss, _ = simplest_exact(y2, p2)
+    v, nn, ss, _ = F.simplest_exact(y2, p2)
     assert np.array_equal(st.values, v) and np.array_equal(st.counts, nn) and np.array_equal(st.positives, ss)
     out["sections"]["exact"] = {"times": ts, "rounds": T2, "fastcdl/simplest": ratio(ts, "fastcdl", "simplest"),
                                 "fastcdl/sort": ratio(ts, "fastcdl", "sort")}
 
     # 5. the online engine's round against the simplest loop
-    TO = 1 << 22
+    TO, prob = F.GAME_T, F.GAME_PROB
     grid_m = int(np.ceil(np.sqrt(TO)))
-    prob = 0.3
     simulate("truthful", "bernoulli", horizon=1024, seed=0, adversary_params={"p": prob})
     ts = alternate({"simulate": lambda: simulate("truthful", "bernoulli", horizon=TO, seed=1, adversary_params={"p": prob}),
-                    "simplest": lambda: simplest_truthful_game(TO, grid_m, prob, 1)}, max(5, R // 3))
+                    "simplest": lambda: F.simplest_truthful_game(TO, grid_m, prob, 1)}, max(5, R // 3))
     out["sections"]["online"] = {"times": ts, "rounds": TO, "simulate/simplest": ratio(ts, "simulate", "simplest"),
                                  "ns_per_round": {k: med(v) / TO * 1e9 for k, v in ts.items()}}
 
     out["load_after"] = os.getloadavg()
     out["finished"] = datetime.now(UTC).isoformat()
-    folder = ROOT / "results" / "benchmarks"
+    folder = args.out_dir
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{args.out}.json").write_text(json.dumps(out, indent=1) + "\n")
     (folder / f"{args.out}.md").write_text(render(out))
     print((folder / f"{args.out}.md").read_text())
@@ -434,10 +347,10 @@ def render(o) -> str:
         lines.append(row)
     e = o["sections"]["exact"]
     on = o["sections"]["online"]
+    lines += ["", "Bar (issue 28): cdl within 5x of the sort." + (
+        "" if cpu is None else " Each runs on one thread; the CPU time (the thread's own, time.thread_time) "
+        "leaves out the waits for a core on the shared machine.")]
     lines += [
-        "",
-        "Bar (issue 28): cdl within 5x of the sort. Each runs on one thread; the CPU time (the thread's own, "
-        "time.thread_time) leaves out the waits for a core on the shared machine.",
         "",
         f"## 4. Exact table (bins=None), T = {e['rounds']:.0e}",
         "",

@@ -7,8 +7,10 @@ the code at --before (checked out into a temporary git worktree) and the working
 both meet the same machine load; and, in the working tree, the plug-in adversary `coin` of
 tests/user_plugins.py (a user's module, entering the loop as a first-class function) next
 to the built-in `bernoulli` it re-implements (the same draws, hence the same runs).
-Figures are medians over --repeat processes of rounds/s (JIT excluded). Writes
-results/benchmarks/engine.md.
+Figures are medians over --repeat processes of rounds/s (JIT excluded; each run's rounds/s is
+simulate's own timer of its compiled loop), the processes alternating through
+benchrecord.repeats (the one timing loop of scripts/). Writes results/benchmarks/engine.md
+(--out elsewhere; --scale 0.001 runs every T a thousandth as long, to check the script).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "benchmarks" / "engine.md"
 sys.path.insert(0, str(ROOT / "scripts"))
-from bench_metrics import machine  # noqa: E402
+import benchrecord  # noqa: E402
 
 PAIRS = [("cdl", "bernoulli", 10**6), ("cdl", "greedy", 10**6), ("kt", "bernoulli", 4 * 10**6),
          ("kt", "greedy", 4 * 10**6), ("foster", "bernoulli", 10**7), ("foster", "greedy", 10**7),
@@ -43,6 +45,12 @@ for f, a, T in json.loads(sys.argv[1]):
                                    forecaster_params=fp).rounds_per_second
 print(json.dumps(out))
 """
+
+
+def machine() -> str:
+    """The CPU, its vector extensions and its logical CPUs (benchrecord.cpu)."""
+    c = benchrecord.cpu()
+    return f"{c['model']} ({', '.join(c['vector']) or 'no vector extensions'}), {c['logical_cpus']} logical CPUs"
 
 
 def measure(tree, pairs, plugin=False, plugin_forecaster=False):
@@ -62,18 +70,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", required=True, help="git revision of the engine before")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--scale", type=float, default=1.0, help="run every T times this (a quick check)")
     args = ap.parse_args()
+    pairs = [(f, a, max(1000, int(T * args.scale))) for f, a, T in PAIRS]
+    freq = [("frequency", "greedy", max(1000, int(10**7 * args.scale)))]
     with tempfile.TemporaryDirectory() as tmp:
         old = Path(tmp) / "before"
         subprocess.run(["git", "worktree", "add", "-q", "--detach", str(old), args.before], cwd=ROOT, check=True)
         try:
-            before, after, plug, plugf, after_freq = [], [], [], [], []
-            for _ in range(args.repeat):
-                before.append(measure(old, PAIRS))
-                after.append(measure(ROOT, PAIRS))
-                plug.append(measure(ROOT, [p for p in PAIRS if p[1] == "bernoulli"], plugin=True))
-                plugf.append(measure(ROOT, [("frequency", "greedy", 10**7)], plugin_forecaster=True))
-                after_freq.append(measure(ROOT, [("frequency", "greedy", 10**7)]))
+            # one fresh process per call, alternating; each call keeps its rounds/s by pair
+            calls = {"before": lambda: measure(old, pairs), "after": lambda: measure(ROOT, pairs),
+                     "plug": lambda: measure(ROOT, [p for p in pairs if p[1] == "bernoulli"], plugin=True),
+                     "plugf": lambda: measure(ROOT, freq, plugin_forecaster=True),
+                     "after_freq": lambda: measure(ROOT, freq)}
+            runs = {k: [] for k in calls}
+            benchrecord.repeats({k: (lambda k=k, f=f: runs[k].append(f())) for k, f in calls.items()},
+                                args.repeat, warmup=False)
+            before, after, plug, plugf, after_freq = runs.values()
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, check=True)
     med = lambda runs, k: float(np.median([r[k] for r in runs]))  # noqa: E731
@@ -83,7 +97,8 @@ def main():
         f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the end of the run (other jobs "
         "shared the machine: compare the alternating columns, not absolute rates).",
         "",
-        f"Command: `.venv/bin/python scripts/bench_engine.py --before {args.before} --repeat {args.repeat}` "
+        f"Command: `.venv/bin/python scripts/bench_engine.py --before {args.before} --repeat {args.repeat}"
+        f"{'' if args.scale == 1 else f' --scale {args.scale:g}'}` "
         f"(rounds/s, median of {args.repeat} fresh processes per cell, before/after alternating; JIT excluded).",
         "",
         f"## Built-in forecasters and adversaries: {args.before} (integer-coded adversaries) vs the working tree "
@@ -92,7 +107,7 @@ def main():
         "| forecaster | adversary | T | before (rounds/s) | after (rounds/s) | after / before |",
         "|---|---|---|---|---|---|",
     ]
-    for f, a, T in PAIRS:
+    for f, a, T in pairs:
         b, n = med(before, (f, a, T)), med(after, (f, a, T))
         lines.append(f"| {f} | {a} | {T:.0e} | {b:.3g} | {n:.3g} | {n / b:.2f} |")
     lines += [
@@ -104,26 +119,26 @@ def main():
         "| forecaster | T | bernoulli (rounds/s) | plug-in coin (rounds/s) | plug-in time / built-in time |",
         "|---|---|---|---|---|",
     ]
-    for f, a, T in PAIRS:
+    for f, a, T in pairs:
         if a != "bernoulli":
             continue
         n, p = med(after, (f, a, T)), med(plug, (f, a, T))
         lines.append(f"| {f} | {T:.0e} | {n:.3g} | {p:.3g} | {n / p:.2f}x |")
     lines += ["", "Target: a plug-in adversary within 1.5x of the built-in Bernoulli's time.", ""]
-    key = ("frequency", "greedy", 10**7)
+    key = freq[0]
     b, p = float(np.median([r[key] for r in after_freq])), float(np.median([r[key] for r in plugf]))
     lines += [
         "## A plug-in forecaster (tests/user_plugins.py `running`) next to the built-in it re-implements",
         "",
         "| forecaster | adversary | T | m | rounds/s | plug-in time / built-in time |",
         "|---|---|---|---|---|---|",
-        f"| built-in frequency | greedy | 1e+07 | 3163 | {b:.3g} | |",
-        f"| plug-in running (engine's generic loop) | greedy | 1e+07 | 3163 | {p:.3g} | {b / p:.2f}x |",
+        f"| built-in frequency | greedy | {key[2]:.0e} | 3163 | {b:.3g} | |",
+        f"| plug-in running (engine's generic loop) | greedy | {key[2]:.0e} | 3163 | {p:.3g} | {b / p:.2f}x |",
         "",
         "Target: a plug-in forecaster within 1.5x of the equivalent built-in's time.",
         "",
     ]
-    OUT.write_text("\n".join(lines))
+    args.out.write_text("\n".join(lines))
     print("\n".join(lines))
 
 

@@ -78,12 +78,25 @@ def overhead_rows(rec, t_max, repeat):
 
 
 COLD = r"""
-import json, time
-t0 = time.perf_counter()
-import numpy as np
-from numba import njit
-import fastcdl.kernels as K
-out = {"import fastcdl.kernels": time.perf_counter() - t0}
+import json, sys
+sys.path.insert(0, {scripts!r})
+import benchrecord
+
+
+def first(f):  # seconds of one first call of f (one repeat, no warm-up) and its value
+    t = benchrecord.repeats({"f": f}, 1, warmup=False)
+    return t.seconds["f"][0], t.values["f"]
+
+
+def imports():
+    import numpy as np
+    from numba import njit
+    import fastcdl.kernels as K
+    return np, njit, K
+
+
+seconds, (np, njit, K) = first(imports)
+out = {"import fastcdl.kernels": seconds}
 q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
 
 @njit
@@ -99,11 +112,9 @@ for name, f in (("cdl from Python", lambda: K.cdl(q, n, s)),
                 ("vcdl, ece, k2", lambda: (K.vcdl(q, n, s), K.ece(q, n, s), K.k2(q, n, s))),
                 ("ucal", lambda: K.ucal(q, n, s)),
                 ("msmwc_init, msmwc_lam, msmwc_c", lambda: K.msmwc_c(K.msmwc_init(4, 100), 0) + K.msmwc_lam(K.msmwc_init(4, 100)))):
-    t0 = time.perf_counter()
-    f()
-    out[name] = time.perf_counter() - t0
+    out[name] = first(f)[0]
 print(json.dumps(out))
-"""
+""".replace("{scripts!r}", repr(str(Path(__file__).resolve().parent)))
 
 
 def cold_rows():

@@ -20,51 +20,23 @@ import json
 import math
 import multiprocessing as mp
 import sys
-import time
+from pathlib import Path
 
 import benchrecord
 import numpy as np
 
-
-
-def synthetic(m, k=10, per=20, seed=0):
-    rng = np.random.default_rng(seed)
-    Q = np.round(rng.dirichlet(np.full(k, 0.5), size=m), 2)
-    Q[:, -1] = 0.0
-    Q[:, -1] = 1.0 - Q.sum(axis=1)
-    Q = Q[(Q >= 0).all(axis=1)]
-    P = Q[rng.integers(0, Q.shape[0], per * m)]
-    truth = 0.7 * P + 0.3 / k
-    y = np.minimum((rng.random(P.shape[0])[:, None] > np.cumsum(truth, axis=1)).sum(axis=1), k - 1)
-    return y, P
-
-
-def digits():
-    from sklearn.datasets import load_digits
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import train_test_split
-
-    X, y = load_digits(return_X_y=True)
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, random_state=0)
-    P = LogisticRegression(max_iter=5000).fit(Xtr, ytr).predict_proba(Xte)
-    R = np.round(P, 2)
-    return yte, R / R.sum(axis=1, keepdims=True)
-
-
-def _case(name):
-    if name == "digits":
-        return digits()
-    return synthetic(int(name))
+# asv_bench/benchmarks/multiclass.py: the cases (synthetic rows, digits) MulticlassCDLSuite times
+M = benchrecord.definitions("multiclass")
 
 
 def _run_one(which, name, queue):
     import fastcdl as fc
     from fastcdl.multiclass import _cdl_lp_all_pairs
 
-    y, P = _case(name)
-    t0 = time.perf_counter()
-    v = fc.cdl_multiclass(y, P) if which == "new" else _cdl_lp_all_pairs(y, P)
-    queue.put((v, time.perf_counter() - t0))
+    y, P = M.case(name)
+    f = fc.cdl_multiclass if which == "new" else _cdl_lp_all_pairs
+    timings = benchrecord.repeats({which: lambda: f(y, P)}, 1, warmup=False)  # one call: its first
+    queue.put((timings.values[which], timings.seconds[which][0]))
 
 
 def timed(which, name, timeout):
@@ -82,7 +54,7 @@ def timed(which, name, timeout):
 
 def measure(args, rec):
     for name in args.cases.split(","):
-        y, P = _case(name)
+        y, P = M.case(name)
         m = np.unique(P, axis=0).shape[0]
         new_v, new_t = timed("new", name, None)
         old_v, old_t = timed("old", name, args.old_timeout)
@@ -135,12 +107,14 @@ def main():
     ap.add_argument("--old-timeout", type=float, default=60.0)
     ap.add_argument("--cases", default="50,100,200,400,digits")
     ap.add_argument("--render", action="store_true", help="only write multiclass.md from multiclass.json")
+    ap.add_argument("--out-dir", type=Path, default=benchrecord.OUT_DIR,
+                    help="folder of multiclass.json and multiclass.md (default results/benchmarks)")
     args = ap.parse_args()
     if not args.render:
         rec = benchrecord.Recorder("multiclass", old_timeout=args.old_timeout, cases=args.cases)
         measure(args, rec)
-        rec.save()
-    print(benchrecord.write_md("multiclass", render(benchrecord.load("multiclass"))))
+        rec.save(args.out_dir / "multiclass.json")
+    print(benchrecord.write_md("multiclass", render(benchrecord.load("multiclass", args.out_dir)), args.out_dir))
 
 
 if __name__ == "__main__":

@@ -5,9 +5,11 @@
     nice -n 10 .venv/bin/python scripts/bench_oracle.py --one cdl 1e9   # one long trial, CPU and wall time
 
 Prints a markdown section (appended by hand to results/benchmarks/online.md). All times are
-CPU seconds of this process (time.process_time), medians of --repeats, so that other load on
-a shared machine inflates them less than wall time; every figure is also given as a ratio to
-the kt round measured in the same run.
+CPU seconds of this process (time.process_time; with a wall time beside them, the calling
+thread's, time.thread_time: every loop here runs on one thread), medians of --repeats through
+benchrecord.repeats (the one timing loop of scripts/), so that other load on a shared machine
+inflates them less than wall time; every figure is also given as a ratio to the kt round
+measured in the same run.
 
 1. Whole runs against greedy (simulate): cdl, kt, and sign (step 1 with r = 1/2: the round
    without any oracle), per round; and kt and sign with their loops compiled without numba's
@@ -33,22 +35,24 @@ import argparse
 import os
 import re
 import time
+from pathlib import Path
 
 os.environ.setdefault("FASTCDL_CACHE", "1")
 
+import benchrecord  # noqa: E402
 import numpy as np  # noqa: E402
+
+
+def cpu_seconds(f, repeats, per=1):
+    """Every repeat's CPU seconds of f() (time.process_time) over per, f compiled beforehand."""
+    return benchrecord.repeats({"f": f}, repeats, warmup=False, clock=time.process_time, n_inner=per).seconds["f"]
 
 
 def per_round(name, T, repeats):
     from fastcdl.online import simulate
 
     simulate(name, "greedy", horizon=1000, seed=0)
-    ts = []
-    for _ in range(repeats):
-        t0 = time.process_time()
-        simulate(name, "greedy", horizon=T, seed=1)
-        ts.append((time.process_time() - t0) / T)
-    return float(np.median(ts))
+    return float(np.median(cpu_seconds(lambda: simulate(name, "greedy", horizon=T, seed=1), repeats, T)))
 
 
 def per_round_without_refcounts(name, T, repeats):
@@ -62,23 +66,22 @@ def per_round_without_refcounts(name, T, repeats):
     spec = make_forecaster(name, horizon=1000, seed=0).spec
     options = {k: v for k, v in spec.loop.targetoptions.items() if k not in ("cache", "_nrt", "nopython")}
     loop = njit(_nrt=False, **options)(spec.loop.py_func)
-    ts = []
-    for rep in range(repeats + 1):
-        n = 1000 if rep == 0 else T
+
+    def fresh(n):
+        """The loop's arguments for n rounds from a new forecaster and adversary (seed 1)."""
         f = make_forecaster(name, horizon=n, seed=1)
         a = make_adversary("greedy", horizon=n, seed=1)
-        args = (n, f.state, f.table, f.out, f._rng, a.spec.compiled(), a._par, a._rng, f.hist,
-                np.zeros(0), np.zeros(0, dtype=np.int8))
-        run = _entry(loop, args, 5)
-        t0 = time.process_time()
-        run(*args)
-        if rep:
-            ts.append((time.process_time() - t0) / n)
-        else:  # the same rounds as simulate's loop
-            g = make_forecaster(name, horizon=n, seed=1)
-            _run_loop(g, make_adversary("greedy", horizon=n, seed=1), n, np.zeros(0), np.zeros(0, dtype=np.int8))
-            assert np.array_equal(f.table.n, g.table.n) and np.array_equal(f.table.s, g.table.s)
-    return float(np.median(ts))
+        return f, (n, f.state, f.table, f.out, f._rng, a.spec.compiled(), a._par, a._rng, f.hist,
+                   np.zeros(0), np.zeros(0, dtype=np.int8))
+
+    f, args = fresh(1000)
+    run = _entry(loop, args, 5)
+    run(*args)  # compiles; the same rounds as simulate's loop
+    g = make_forecaster(name, horizon=1000, seed=1)
+    _run_loop(g, make_adversary("greedy", horizon=1000, seed=1), 1000, np.zeros(0), np.zeros(0, dtype=np.int8))
+    assert np.array_equal(f.table.n, g.table.n) and np.array_equal(f.table.s, g.table.s)
+    states = iter([fresh(T)[1] for _ in range(repeats)])  # built off the clock
+    return float(np.median(cpu_seconds(lambda: run(*next(states)), repeats, T)))
 
 
 def parts(T, repeats, n=200_000):
@@ -134,14 +137,9 @@ def parts(T, repeats, n=200_000):
              "ln|c| at the two buckets": (logc_pair, (st, lo)),
              "update of one bucket": (update, (st, bs, gs))}
     out = {}
-    for label, (fn, args) in cases.items():
+    for label, (fn, args) in cases.items():  # one after another: the update changes the state
         fn(10, *(args if fn is not update else (st, bs[:10], gs[:10])))
-        ts = []
-        for _ in range(repeats):
-            t0 = time.process_time()
-            fn(n, *args)
-            ts.append((time.process_time() - t0) / n)
-        out[label] = float(np.median(ts))
+        out[label] = float(np.median(cpu_seconds(lambda fn=fn, args=args: fn(n, *args), repeats, n)))
     return out, st.G.shape[0], st.eta.shape[0], st.lanes.shape[1]
 
 
@@ -180,13 +178,15 @@ def one(name, T):
     import subprocess
     import sys
 
-    code = ("import resource, json, time\n"
+    code = ("import resource, json, sys\n"
+            f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+            "import benchrecord\n"
             "from fastcdl.online import simulate\n"
             f"simulate({name!r}, 'greedy', horizon=1000, seed=0)\n"
-            "c0, w0 = time.process_time(), time.perf_counter()\n"
-            f"r = simulate({name!r}, 'greedy', horizon={T}, seed=1)\n"
-            "print(json.dumps({'cpu': time.process_time() - c0, 'wall': time.perf_counter() - w0, "
-            "'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 'cdl': r.cdl}))\n")
+            f"t = benchrecord.repeats({{'r': lambda: simulate({name!r}, 'greedy', horizon={T}, seed=1)}}, 1, "
+            "warmup=False, cpu=True)\n"
+            "print(json.dumps({'cpu': t.cpu_seconds['r'][0], 'wall': t.seconds['r'][0], "
+            "'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 'cdl': t.values['r'].cdl}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -197,30 +197,18 @@ def targets(repeats):
     for name in ("cdl", "kt"):
         simulate(name, "greedy", horizon=1000, seed=0)
     simulate("cdl", "greedy", horizon=1000, seed=0, forecaster_params={"oracle": "dense"})
-    res = {"cdl": [], "kt": []}
-    for _ in range(repeats):
-        for name in ("cdl", "kt"):
-            c0, w0 = time.process_time(), time.perf_counter()
-            simulate(name, "greedy", horizon=10**7, seed=1)
-            res[name].append((time.process_time() - c0, time.perf_counter() - w0))
-    cpu = {k: float(np.median([c for c, _ in v])) / 1e7 for k, v in res.items()}
-    wall = {k: float(np.median([w for _, w in v])) / 1e7 for k, v in res.items()}
-    small = []
-    for _ in range(repeats):
-        c0 = time.process_time()
-        simulate("cdl", "greedy", horizon=10**5, seed=1)
-        small.append((time.process_time() - c0) / 1e5)
-    c0 = time.process_time()
-    simulate("cdl", "greedy", horizon=10**8, seed=1)
-    big = (time.process_time() - c0) / 1e8
+    res = benchrecord.repeats({name: (lambda name=name: simulate(name, "greedy", horizon=10**7, seed=1))
+                               for name in ("cdl", "kt")}, repeats, warmup=False, cpu=True, n_inner=10**7)
+    cpu = {k: float(np.median(v)) for k, v in res.cpu_seconds.items()}
+    wall = {k: float(np.median(v)) for k, v in res.seconds.items()}
+    small = cpu_seconds(lambda: simulate("cdl", "greedy", horizon=10**5, seed=1), repeats, 10**5)
+    big = cpu_seconds(lambda: simulate("cdl", "greedy", horizon=10**8, seed=1), 1, 10**8)[0]
     kt_free = per_round_without_refcounts("kt", 10**7, repeats)
     f = make_forecaster("cdl", horizon=10**7, seed=1, oracle="dense")
     a = make_adversary("greedy", horizon=10**7, seed=1)
     from fastcdl.online.simulate import _run_loop
 
-    c0 = time.process_time()
-    _run_loop(f, a, 2 * 10**5, np.zeros(0), np.zeros(0, dtype=np.int8))
-    dense = (time.process_time() - c0) / (2 * 10**5)
+    dense = cpu_seconds(lambda: _run_loop(f, a, 2 * 10**5, np.zeros(0), np.zeros(0, dtype=np.int8)), 1, 2 * 10**5)[0]
     mem = {T: one("cdl", T) for T in (10**6, 10**8)}
     print("| measure | value | target |\n|---|---|---|")
     print(f"| cdl / kt per round at T = 1e7, CPU time (medians of {repeats}) | "

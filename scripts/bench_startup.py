@@ -25,18 +25,17 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import benchrecord  # noqa: E402
 
+S = benchrecord.definitions("startup")  # asv's StartupSuite: the same programs, as timeraw_ benchmarks
 MODULE_DIR = tempfile.mkdtemp(prefix="fastcdl-trivial-")
 Path(MODULE_DIR, "trivial_numba.py").write_text(
     "import numba\n\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\n")
-TRIVIAL = "import trivial_numba\ntrivial_numba.f(1)\n"  # a cached function needs a file
-CDL = "import fastcdl as fc\nfc.cdl([0, 1, 1, 0, 1], [0.1, 0.5, 0.5, 0.9, 0.3])\n"
+TRIVIAL, CDL = S.TRIVIAL, S.CDL
 EXAMPLE = str(ROOT / "examples" / "forecasts.csv")
 
 COMMANDS = {
@@ -60,16 +59,15 @@ TARGETS = [
 
 
 def run_once(args, cache_dir):
+    """One fresh process running args with NUMBA_CACHE_DIR=cache_dir (a new empty one if None)."""
+    cache_dir = cache_dir or tempfile.mkdtemp(prefix="fastcdl-cold-")
     with tempfile.TemporaryDirectory() as tmp:
         argv = [a.replace("{tmp}", tmp) for a in args]
         env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "MPLBACKEND": "Agg",
                "PYTHONPATH": os.pathsep.join([MODULE_DIR, os.environ.get("PYTHONPATH", "")])}
-        t0 = time.perf_counter()
         out = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, cwd=ROOT)
-        dt = time.perf_counter() - t0
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {out.stderr.strip().splitlines()[-1:]}")
-    return dt
 
 
 def render(doc):
@@ -103,22 +101,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--render", action="store_true", help="only write startup.md from startup.json")
+    ap.add_argument("--out-dir", type=Path, default=benchrecord.OUT_DIR,
+                    help="folder of startup.json and startup.md (default results/benchmarks)")
     args = ap.parse_args()
     if not args.render:
         rec = benchrecord.Recorder("startup", repeat=args.repeat)
         warm_cache = tempfile.mkdtemp(prefix="fastcdl-warm-")
-        for _, cmd in COMMANDS.values():  # fill the shared cache
-            run_once(cmd, warm_cache)
-        times = {name: [] for name in COMMANDS}
-        for _ in range(args.repeat):  # interleaved, so load on the machine hits every command alike
-            for name, (kind, cmd) in COMMANDS.items():
-                cache = tempfile.mkdtemp(prefix="fastcdl-cold-") if kind == "cold" else warm_cache
-                times[name].append(run_once(cmd, cache))
-        for name, ts in times.items():
-            rec.add(name, ts, clock="perf_counter around a fresh process", interleaved=True)
-        rec.save()
-    lines = render(benchrecord.load("startup"))
-    benchrecord.write_md("startup", lines)
+        # the warm-up call of each fills the shared cache; then interleaved, so load on the
+        # machine hits every command alike; a cold process gets a new empty cache each time
+        funcs = {name: (lambda cmd=cmd, kind=kind: run_once(cmd, None if kind == "cold" else warm_cache))
+                 for name, (kind, cmd) in COMMANDS.items()}
+        rec.record("", benchrecord.repeats(funcs, args.repeat), interleaved=True, process="fresh, wall time around it")
+        rec.save(args.out_dir / "startup.json")
+    lines = render(benchrecord.load("startup", args.out_dir))
+    benchrecord.write_md("startup", lines, args.out_dir)
     print("\n".join(lines))
 
 

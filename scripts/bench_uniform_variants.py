@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import benchrecord  # noqa: E402
 from bench_buckets import emulated, emulation_note, machine, source_hash  # noqa: E402
 
 import fastcdl as fc  # noqa: E402
@@ -125,6 +125,8 @@ def main():
     ap.add_argument("--T", type=int, default=3 * 10**7)
     ap.add_argument("--bins", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--out-dir", type=Path, default=ROOT / "results" / "benchmarks",
+                    help="folder of the .json and .md (default results/benchmarks)")
     args = ap.parse_args()
     m, T = args.bins, args.T
     edges = np.arange(m + 1) / m
@@ -153,20 +155,14 @@ def main():
         fs = {"sum": lambda pv=pv: (pv.sum(), y.sum())}
         for v in VARIANTS:
             fs[VARIANTS[v]] = lambda pv=pv, v=v: _chunked(y, pv, edges, cuts, v)
-        for f in fs.values():
-            f()
         names = list(fs)
-        ts = {k: [] for k in names}
-        for r in range(args.repeat):
-            for k in names[r % len(names):] + names[: r % len(names)]:
-                t0 = time.perf_counter()
-                fs[k]()
-                ts[k].append(time.perf_counter() - t0)
+        ts = benchrecord.repeats(fs, args.repeat, rotate=True).seconds  # a warm-up call each, rotating order
         out["inputs"][label] = {"times": ts, "ratios": {k: float(np.median(np.array(ts[k]) / np.array(ts["sum"])))
                                                         for k in names if k != "sum"}, "load": os.getloadavg()}
     out["load_after"] = os.getloadavg()
     name = "uniform-bins-variants" + (f"-{out['emulated']['cpu_name']}" if out["emulated"] else "")
-    folder = ROOT / "results" / "benchmarks"
+    folder = args.out_dir
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.json").write_text(json.dumps(out, indent=1) + "\n")
     (folder / f"{name}.md").write_text(render(out, name))
     print(render(out, name))

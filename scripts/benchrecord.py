@@ -168,6 +168,8 @@ class Recorder:
         out = {}
         for name, seconds in timings.seconds.items():
             extra = {"calls_per_repeat": timings.calls[name]} if timings.calls[name] != 1 else {}
+            if timings.cpu_seconds:
+                extra["thread_cpu_seconds"] = timings.cpu_seconds[name]
             out[name] = self.add(f"{prefix}/{name}" if prefix else name, seconds, clock=timings.clock,
                                  **extra, **info)
         return out
@@ -197,15 +199,17 @@ MIN_BATCH = 0.05  # seconds: with calls="auto", a shorter call is timed in a bat
 
 class Timings(NamedTuple):
     """What :func:`repeats` measured: per name, the seconds of every repeat (per call), the calls
-    per timing, and the value of the last call; the clock's name."""
+    per timing, and the value of the last call; the clock's name; with ``cpu=True``, the calling
+    thread's CPU seconds of every repeat too (per call)."""
 
     seconds: dict[str, list[float]]
     calls: dict[str, int]
     values: dict[str, object]
     clock: str
+    cpu_seconds: dict[str, list[float]] = {}
 
 
-_REPEAT_OPTIONS = ("calls", "n_inner", "seconds", "timer")
+_REPEAT_OPTIONS = ("calls", "n_inner", "seconds", "timer", "rotate", "cpu")
 
 
 def _split(options: dict) -> tuple[dict, dict]:
@@ -216,9 +220,17 @@ def _split(options: dict) -> tuple[dict, dict]:
 
 def repeats(funcs: dict[str, Callable[[], object]], repeat: int, warmup: bool = True,
             clock: Callable[[], float] = time.perf_counter, calls: int | str = 1, n_inner: int = 1,
-            seconds: Callable[[object], float] | None = None, timer: str = "the function's own timer") -> Timings:
+            seconds: Callable[[object], float] | None = None, timer: str = "the function's own timer",
+            rotate: bool = False, cpu: bool = False) -> Timings:
     """The one timing loop of every benchmark script: `repeat` rounds in which each function of
     funcs runs in turn (one warm-up call each first, unless warmup is False).
+
+    clock: time.perf_counter (wall, the default), time.process_time (the process's CPU time) or
+    any clock of the time module; its name goes into the JSON. rotate: each round starts one
+    function later in funcs' order (a burst of load does not always fall on the same neighbour).
+    cpu: also record the calling thread's CPU seconds of each timing (time.thread_time: for a
+    kernel on one thread, the time it ran, whatever else the shared machine runs meanwhile), in
+    Timings.cpu_seconds.
 
     calls: how many calls one timing covers, back to back ("auto": as many as last MIN_BATCH
     seconds, from the warm-up call, like timeit's autorange, so microsecond calls are not timed
@@ -237,24 +249,28 @@ def repeats(funcs: dict[str, Callable[[], object]], repeat: int, warmup: bool = 
             values[name] = f()
             if calls == "auto":
                 batch[name] = max(1, int(MIN_BATCH / max(clock() - t, 1e-9)))
-    ts = {name: [] for name in funcs}
-    for _ in range(repeat):
-        for name, f in funcs.items():
+    names = list(funcs)
+    ts = {name: [] for name in names}
+    cpu_ts = {name: [] for name in names} if cpu else {}
+    for r in range(repeat):
+        k = r % len(names) if rotate else 0
+        for name in names[k:] + names[:k]:
+            f = funcs[name]
+            c = time.thread_time() if cpu else 0.0
             t = clock()
             for _ in range(batch[name]):
                 values[name] = f()
             elapsed = clock() - t if seconds is None else seconds(values[name])
+            if cpu:
+                cpu_ts[name].append((time.thread_time() - c) / batch[name] / n_inner)
             ts[name].append(elapsed / batch[name] / n_inner)
-    if seconds is not None:
-        name = timer
-    else:
-        name = "process_time" if clock is time.process_time else "perf_counter"
+    name = timer if seconds is not None else getattr(clock, "__name__", "perf_counter")
     calls_out = {k: batch[k] * n_inner for k in funcs}
-    return Timings(ts, calls_out, values, name)
+    return Timings(ts, calls_out, values, name, cpu_ts)
 
 
-def load(name: str) -> dict:
-    return json.loads((OUT_DIR / f"{name}.json").read_text())
+def load(name: str, folder: Path = OUT_DIR) -> dict:
+    return json.loads((Path(folder) / f"{name}.json").read_text())
 
 
 def median(doc: dict, key: str) -> float:
@@ -284,8 +300,8 @@ def header(doc: dict, title: str) -> list[str]:
             "", machine_line(doc) + "", ""]
 
 
-def write_md(name: str, lines: list[str]) -> Path:
-    path = OUT_DIR / f"{name}.md"
+def write_md(name: str, lines: list[str], folder: Path = OUT_DIR) -> Path:
+    path = Path(folder) / f"{name}.md"
     tmp = path.with_suffix(".mdtmp")
     tmp.write_text("\n".join(lines).rstrip("\n") + "\n")
     tmp.replace(path)

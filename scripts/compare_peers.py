@@ -19,7 +19,8 @@ Every repeat, the machine, load and source are kept in results/benchmarks/peers.
 (scripts/benchrecord.py) and peers.md is written from it (`--render` rewrites it alone).
 Algorithm 1's sparse and dense oracles are timed by scripts/bench_online.py.
 
-tests/bench/test_peers_bench.py imports ECE_PEERS from here.
+The peers' calls and bin conventions are asv's (asv_bench/benchmarks/peers.py, ECEPeersSuite),
+so this table and the tracked suite time the same code.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import argparse
 import importlib
 import importlib.metadata
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -40,7 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchrecord, also wh
 import benchrecord  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "benchmarks" / "peers.md"
-BINS = 15
 BARS = {"netcal": 50.0, "relplot": 3.0, "ece_abs": 1e-12, "lp": 1e4, "lp_abs": 1e-8}
 ONE_THREAD = "fastcdl.ece, 1 numba thread"
 MEMORY = "reading y and p once (numpy sum; the memory bound, not an ECE)"
@@ -87,118 +86,13 @@ def threads() -> str:
     return out
 
 
-# -- binned ECE: the peers and their bin conventions ------------------------------------------
+# -- binned ECE: the peers and their bin conventions (asv_bench/benchmarks/peers.py, whose
+# ECEPeersSuite times the same calls) ----------------------------------------------------------
 
-
-def ece_fastcdl(y, p):
-    return fc.ece(y, p, bins=BINS)
-
-
-def ece_fastcdl_1thread(y, p):
-    import numba
-
-    before = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        return fc.ece(y, p, bins=BINS)
-    finally:
-        numba.set_num_threads(before)
-
-
-def ece_sklearn(y, p):
-    from sklearn.calibration import calibration_curve
-
-    prob_true, prob_pred = calibration_curve(y, p, n_bins=BINS, strategy="uniform")
-    counts = np.bincount(bins_sklearn(p), minlength=BINS)
-    counts = counts[counts > 0]
-    return float(np.sum(counts * np.abs(prob_true - prob_pred)) / p.shape[0])
-
-
-def ece_relplot(y, p):
-    from relplot.metrics import binnedECE
-
-    return float(binnedECE(p, y.astype(np.float64), nbins=BINS))
-
-
-def ece_netcal(y, p):
-    from netcal.metrics import ECE
-
-    return float(ECE(bins=BINS).measure(p, y))
-
-
-def ece_torchmetrics(y, p):
-    import torch
-    from torchmetrics.functional.classification import binary_calibration_error
-
-    return float(binary_calibration_error(torch.from_numpy(p), torch.from_numpy(y), n_bins=BINS, norm="l1"))
-
-
-# Each peer's bin of p, written from its source; ece_by_bin of these reproduces the peer.
-
-
-def bins_fastcdl(p):
-    return np.searchsorted(np.arange(1, BINS) / BINS, p, side="left")
-
-
-def bins_sklearn(p):
-    return np.searchsorted(np.linspace(0.0, 1.0, BINS + 1)[1:-1], p, side="left")
-
-
-def bins_relplot(p):
-    return (p / (1.0 / BINS)).astype(np.int64)
-
-
-def bins_netcal(p):
-    eps = np.finfo(np.float64).eps
-    return np.searchsorted(np.linspace(0.0, 1.0, BINS + 1)[1:-1], np.clip(p, eps, 1 - eps), side="right")
-
-
-def bins_torchmetrics(p):
-    import torch
-
-    edges = torch.linspace(0, 1, BINS + 1, dtype=torch.float64).numpy()
-    return np.searchsorted(edges, p, side="right") - 1
-
-
-def ece_by_bin(y, p, j):
-    """(1/T) sum over bins of |sum of (p - y)| for the bin index j of every round."""
-    return float(np.abs(np.bincount(j, weights=p - y)).sum() / p.shape[0])
-
-
-@dataclass(frozen=True)
-class Peer:
-    name: str
-    module: str  # imported to see whether the peer is installed
-    dist: str  # distribution name, for the version
-    ece: Callable
-    bins: Callable
-    convention: str
-
-
-FASTCDL = Peer("fastcdl.ece", "fastcdl", "fastcdl", ece_fastcdl, bins_fastcdl,
-               "[0, 1/m], ((k-1)/m, k/m] with edges k/m correctly rounded; mean prediction per bin")
-ECE_PEERS = [
-    Peer("scikit-learn calibration_curve", "sklearn", "scikit-learn", ece_sklearn, bins_sklearn,
-         "right-closed like fastcdl, but edges from np.linspace (k * fl(1/m), can be an ulp off k/m)"),
-    Peer("relplot binnedECE", "relplot", "relplot", ece_relplot, bins_relplot,
-         "bin int(p / fl(1/m)): left-closed [k/m, (k+1)/m) up to rounding of the division; p = 1 alone in bin m"),
-    Peer("netcal ECE", "netcal", "netcal", ece_netcal, bins_netcal,
-         "np.histogramdd on np.linspace edges: left-closed, last bin [14/15, 1]; p clipped to [eps, 1 - eps]"),
-    Peer("torchmetrics binary_calibration_error", "torchmetrics", "torchmetrics", ece_torchmetrics,
-         bins_torchmetrics,
-         "torch.bucketize(right=True) on torch.linspace edges: left-closed; p = 1 alone in a hidden bin m"),
-]
-
-
-def uniform_rounds(T, rng):
-    p = rng.random(T)
-    return (rng.random(T) < p).astype(np.int64), p
-
-
-def grid_rounds(T, rng):
-    """p in {k/30}: every other grid point is an interior edge k/15 of the 15 bins."""
-    p = rng.integers(0, 31, T) / 30
-    return (rng.random(T) < p).astype(np.int64), p
+P = benchrecord.definitions("peers")
+BINS, Peer, FASTCDL, ECE_PEERS = P.BINS, P.Peer, P.FASTCDL, P.ECE_PEERS
+ece_fastcdl, ece_fastcdl_1thread, ece_by_bin, bins_fastcdl = P.ece_fastcdl, P.ece_fastcdl_1thread, P.ece_by_bin, P.bins_fastcdl
+uniform_rounds, grid_rounds = P.uniform_rounds, P.grid_rounds
 
 
 def ece_timings(rec, T, rng, repeat):

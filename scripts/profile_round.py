@@ -23,6 +23,8 @@ import re
 import time
 from pathlib import Path
 
+import benchrecord
+
 
 def _mapped_end(addr):
     for line in open("/proc/self/maps"):
@@ -66,9 +68,9 @@ def main():
     simulate(args.forecaster, "greedy", horizon=1000, seed=0)
     path = write_perf_map(registry.forecaster(args.forecaster).loop, args.dump)
     T = int(args.T)
-    t0 = time.process_time()
-    simulate(args.forecaster, "greedy", horizon=T, seed=1)
-    print(f"{args.forecaster} vs greedy, T = {T}: {(time.process_time() - t0) / T * 1e9:.0f} ns of CPU per round "
+    cpu = benchrecord.repeats({"run": lambda: simulate(args.forecaster, "greedy", horizon=T, seed=1)}, 1,
+                              warmup=False, clock=time.process_time, n_inner=T).seconds["run"][0]
+    print(f"{args.forecaster} vs greedy, T = {T}: {cpu * 1e9:.0f} ns of CPU per round "
           f"(under perf); map {path}")
 
 

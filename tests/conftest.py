@@ -154,11 +154,6 @@ def payoffs(draw, max_actions=5, grid=False):
     return np.array(rows, dtype=np.float64)
 
 
-# tests/bench times code (pytest-benchmark); its few agreement checks repeat the reference
-# tests. It runs with `make bench` (FASTCDL_BENCH=1), not in the default run.
-collect_ignore = [] if os.environ.get("FASTCDL_BENCH") == "1" else ["bench"]
-
-
 # -- the tests `make test` leaves to `make test-slow` ------------------------------------------
 # pytest's `slow` marker (pyproject.toml): `make test` runs `-m "not slow"`, `make test-slow` (and so
 # `make test-all` and CI) runs `-m slow`. Besides the tests marked at their definition, the ones
