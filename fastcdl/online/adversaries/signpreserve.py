@@ -100,10 +100,9 @@ def mean_k(view, table):
 
 @kernel
 def respond(view, table, par, rng):
-    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
-        c = target(table.q, table.n, table.s, mean_k(view, table))
-        return 1 if uniform(rng) < c else 0
     mean = view.prob0 * view.stated0 + view.prob1 * view.stated1
+    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
+        mean = mean_k(view, table)
     c = target(table.q, table.n, table.s, mean)
     return 1 if uniform(rng) < c else 0
 
