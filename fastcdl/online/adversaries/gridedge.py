@@ -8,9 +8,10 @@ edges, so every stated value is too high by about one bucket width, the largest 
 forecaster that states the upper end of its buckets can be made to carry (Algorithm 1
 then never leaves its first raw point 0, whose bucket's lower edge is 0); position = 1
 answers at the stated values (calibrated); the default, 1/2, at the buckets' midpoints.
+
 Against a forecaster whose rounds put mass on more than two stated values (support K > 2,
-engine.slots and engine.slot) the sum runs over its K
-slots (a slot of probability 0 adds nothing). O(K) a round; the two-point code is unchanged.
+engine.slots and engine.slot) the sum runs over its K slots (a slot of probability 0 adds
+nothing). O(K) a round; the two-point code is unchanged.
 
 >>> ADVERSARY.resolve_params({})
 {'position': 0.5}

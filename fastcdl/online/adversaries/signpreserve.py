@@ -19,10 +19,9 @@ tied midpoint to the round's expected stated prediction. So it starts where the 
 predicts and then holds the established signs that weigh most. Its state is the public table: no memory.
 
 Against a forecaster whose rounds put mass on more than two stated values (support K > 2,
-engine.slots and engine.slot) the round's expected
-stated prediction is sum_i p_i q_{b_i} over its K slots (a slot of probability 0 adds
-nothing); the table, and so the gaps and their flippable bias, are what they are for two
-points. The two-point code is unchanged.
+engine.slots and engine.slot) the round's expected stated prediction is sum_i p_i q_{b_i}
+over its K slots (a slot of probability 0 adds nothing); the table, and so the gaps and
+their flippable bias, are what they are for two points. The two-point code is unchanged.
 
 Cost: O(m) per round (m stated values; O(m + K) against K slots), one uniform per round.
 

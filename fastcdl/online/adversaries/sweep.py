@@ -10,9 +10,9 @@ buckets hold small biases at once, the situation where an expert algorithm's wei
 y = 0 and >= 1 gives y = 1.
 
 Against a forecaster whose rounds put mass on more than two stated values (support K > 2,
-engine.slots and engine.slot) the likelier slot is
-the slot of the largest probability, the first of them on a tie (for two slots: slot 0 on a
-tie, as above). O(K) a round; the two-point code is unchanged.
+engine.slots and engine.slot) the likelier slot is the slot of the largest probability,
+the first of them on a tie (for two slots: slot 0 on a tie, as above). O(K) a round; the
+two-point code is unchanged.
 
 >>> ADVERSARY.resolve_params({}, horizon=800)
 {'low': 0.1, 'high': 0.9, 'amp': 0.05, 'period': 100.0}
