@@ -137,7 +137,7 @@ def _online():
             for a, aspec in registry.adversaries().items():
                 if spec.needs_adversary and not aspec.stochastic:
                     continue
-                if spec.k_point and not aspec.k_points:  # the engine refuses the pair (plugins.check_pairing)
+                if spec.k_point and not aspec.k_points:  # refused (plugins.check_pairing); no built-in is now
                     continue
                 simulate(f, a, horizon=64, seed=0)
 
@@ -145,8 +145,7 @@ def _online():
         for f, spec in registry.forecasters().items():
             extra = {"adversary": ("bernoulli", {})} if spec.needs_adversary else {}
             fc_ = make_forecaster(f, horizon=16, seed=0, **extra)
-            # greedy reads two-point rounds only; contrarian plays every forecaster
-            adv = make_adversary("contrarian" if spec.k_point else "greedy", horizon=16, seed=0)
+            adv = make_adversary("greedy", horizon=16, seed=0)  # both signatures: two-point and K-point tables
             for _ in range(4):
                 d = fc_.forecast()
                 y = adv.respond(d)

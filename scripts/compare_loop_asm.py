@@ -4,7 +4,11 @@ source trees: whether a change left the two-point loops instruction for instruct
 Each tree runs in a fresh process with the on-disk cache off (FASTCDL_CACHE=0, so numba
 compiles and can show the assembly). Symbol names, labels, comments and the names of pickled
 constants (exception messages, which carry source locations) are dropped; what is left is
-compared line by line.
+compared line by line, and function by function: the functions of a compiled module (the
+kernel itself, the kernels it calls and numba's helpers) in the order of their instructions,
+so that a module that only lists the same functions in another order counts as the same
+(the order is where the linker places them, not what runs). ``--dump DIR`` writes both
+trees' cleaned instructions there for a diff.
 
     python scripts/compare_loop_asm.py BEFORE_TREE AFTER_TREE --forecasters truthful kt cdl ftpl \
         --adversaries bernoulli contrarian
@@ -26,9 +30,16 @@ from fastcdl.online.plugins import ADVERSARY_SIGNATURE
 from fastcdl.online.simulate import _entry
 
 def clean(asm):
-    lines = [re.sub(r"_Z\S+|\.LBB\S+|\.L\S+|#.*|\.const\.pickle(data|buf)\.[0-9a-f]+", "", l).strip()
-             for l in asm.splitlines()]
-    return [l for l in lines if l and not l.startswith(".")]
+    funcs, cur = [], []
+    for l in asm.splitlines():
+        if re.match(r"^[A-Za-z_$][\w.$]*:", l) and cur:  # a function's label (local labels start with .L)
+            funcs.append(cur)
+            cur = []
+        l = re.sub(r"_Z\S+|\.LBB\S+|\.L\S+|#.*|\.const\.pickle(data|buf)\.[0-9a-f]+", "", l).strip()
+        if l and not l.startswith(".") and not l.endswith(":"):
+            cur.append(l)
+    funcs.append(cur)
+    return [l for f in sorted(funcs) for l in f]
 
 out = {}
 for name in sys.argv[1].split(","):
@@ -60,9 +71,16 @@ def main(argv=None):
     ap.add_argument("after")
     ap.add_argument("--forecasters", nargs="+", default=["truthful", "kt", "cdl", "ftpl"])
     ap.add_argument("--adversaries", nargs="+", default=["bernoulli", "contrarian"])
+    ap.add_argument("--dump", help="a folder for both trees' cleaned instructions (one file per tree and code)")
     a = ap.parse_args(argv)
     before = _asm(a.before, a.forecasters, a.adversaries)
     after = _asm(a.after, a.forecasters, a.adversaries)
+    if a.dump:
+        os.makedirs(a.dump, exist_ok=True)
+        for which, asm in (("before", before), ("after", after)):
+            for k, lines in asm.items():
+                with open(os.path.join(a.dump, f"{k.replace(' ', '-')}.{which}"), "w") as fh:
+                    fh.write("\n".join(lines) + "\n")
     for k in before:
         diff = sum(x != y for x, y in zip(before[k], after[k])) + abs(len(before[k]) - len(after[k]))
         print(f"{k:24s} {len(before[k]):6d} instructions before, {len(after[k]):6d} after, {diff} differing")

@@ -2,15 +2,25 @@
 alternating biases (sweep) and look ahead on the CDL (lookahead), against the exact
 references of tests/adversary_reference.py, round by round, on fixed forecast sequences
 whose raw points differ from the stated values (as Algorithm 1's do); then through simulate.
+
+K-point rounds (docs/engine.md): those four and greedy and signpreserve (references in
+tests/baseline_reference.py) against the same references on fixed K-slot forecast sequences
+(slots of probability 0, slot 0 among them; stated values 0, 1/2 and 1; dyadic weights that
+make exact ties) and in whole games against klcal (K-point) and kt (two-point), compiled
+loop, per-round API and reference round by round; and a K-point table whose round has two
+slots gives what a two-point table gives (cdlahead: tests/test_cdlahead.py).
 """
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import adversary_reference as A
 import baseline_reference as R
-from fastcdl.online import make_adversary, simulate
+from fastcdl.online import make_adversary, make_forecaster, simulate
 from fastcdl.online.forecasters import Forecast
+from fastcdl.online.simulate import trace
 
 
 def _words(state):
@@ -197,3 +207,157 @@ def test_plugin_scratch_persists_within_a_run_and_starts_at_zero():
         assert list(ys) == [1 if (t + 1) % 3 == 0 else 0 for t in range(30)]
     with pytest.raises(ValueError, match="scratch"):
         plugin_adversary(every_third, name="x", params={"every": 3.0}, scratch=2)
+
+
+# -- K-point rounds ----------------------------------------------------------------------------
+def _reference(name, T, params):
+    """respond(t, prev_y, entries, table_q, n, s, rng) of the adversary's reference; greedy's and
+    signpreserve's (tests/baseline_reference.py) read (probability, bucket) and exact stated values."""
+    if name in ("greedy", "signpreserve"):
+        ra = R.make_adversary(name, T, **params)
+
+        def respond(t, prev_y, entries, table_q, n, s, rng):
+            stated = [Fraction(float(v)) for v in table_q]
+            return ra.respond(t, prev_y, [(p, b) for p, x, b in entries], stated, n, s, rng)
+        return respond
+    return A.make(name, T, **params).respond
+
+
+def _kpoint_forecasts(m, rounds, seed, K=5):
+    """K-slot distributions over the grid j/m (0, 1/2 and 1 stated for even m): 2 to K slots
+    of positive probability on distinct buckets, the others of probability 0 at random
+    positions (slot 0 too) and buckets; dyadic weights (exact ties) or random ones; raw points
+    at the stated values or up to a bucket below; a point mass now and then."""
+    g = np.random.default_rng(seed)
+    q = np.arange(m + 1) / m
+    out = []
+    for _ in range(rounds):
+        used = int(g.integers(1, K + 1))
+        buckets = [int(b) for b in g.choice(m + 1, size=used, replace=False)]
+        if used == 1:
+            probs = [1.0]
+        elif g.random() < 0.5:
+            probs = [1.0 / used] * used if used in (2, 4) else [0.5] + [0.5 / (used - 1)] * (used - 1)
+            if used == 3 and g.random() < 0.5:
+                probs = [0.25, 0.5, 0.25]
+        else:
+            w = g.random(used)
+            probs = [float(v) for v in w / w.sum()]
+        points = [float(q[b]) - (float(g.random()) / m if g.random() < 0.5 and b > 0 else 0.0) for b in buckets]
+        while len(probs) < K:  # unused slots, anywhere
+            i = int(g.integers(len(probs) + 1))
+            probs.insert(i, 0.0)
+            buckets.insert(i, int(g.integers(m + 1)))
+            points.insert(i, float(q[buckets[i]]))
+        out.append((tuple(points), tuple(probs), tuple(buckets)))
+    return q, out
+
+
+K_CASES = [("rawpoint", {}), ("rawpoint", {"shift": -0.03, "mix": 0.25}), ("gridedge", {}), ("gridedge", {"position": 0.0}),
+           ("sweep", {}), ("sweep", {"low": 0.4, "high": 0.4, "amp": 0.5, "period": 10.0}),
+           ("lookahead", {"kinks": 8}), ("lookahead", {"kinks": 32}), ("greedy", {}), ("signpreserve", {})]
+
+
+def _scratch(name, a):
+    """The kept summary of an adversary with one (lookahead's grid values F_0..F_K), else None."""
+    if name == "lookahead":
+        return list(a._par[1:int(a._par[0]) + 2])
+    return None
+
+
+@pytest.mark.parametrize("m", [8, 9])
+@pytest.mark.parametrize("adversary,aparams", K_CASES, ids=[_id(a, p) for a, p in K_CASES])
+def test_k_point_rounds_against_reference(adversary, aparams, m):
+    """Fixed K-slot forecasts (per-round API, KTable): every outcome and the generator after it
+    equal the reference's; lookahead's grid values equal the ones recomputed from the table."""
+    rounds, seed, T = 300 if adversary == "lookahead" else 1000, 7, 400
+    q, forecasts = _kpoint_forecasts(m, rounds, 5)
+    a = make_adversary(adversary, horizon=T, seed=seed, **aparams)
+    ra = _reference(adversary, T, aparams)
+    _, arng = R.streams(seed)
+    pick = np.random.default_rng(98)
+    n, s, prev_y, ys = [0] * len(q), [0] * len(q), -1, []
+    for t, (points, ps, buckets) in enumerate(forecasts, start=1):
+        stated = tuple(float(q[b]) for b in buckets)
+        y = a.respond(Forecast(points, ps, stated, buckets, q, support=len(ps)))
+        ry = ra(t, prev_y, list(zip(ps, points, buckets)), list(q), n, s, arng)
+        assert (y, _words(a._rng)) == (ry, arng.s), f"round {t}: {points} {ps} {buckets}: kernel {y}, reference {ry}"
+        k = int(np.searchsorted(np.cumsum(ps), pick.random() * sum(ps), side="right"))
+        k = min(k, len(ps) - 1)
+        while ps[k] == 0.0:
+            k -= 1
+        a.observe(stated[k], y)
+        if adversary == "lookahead" and t % 25 == 0:  # as of the previous round (folded in the next)
+            assert _scratch(adversary, a) == [float(v) for v in ra.__self__.f_scaled(list(q), n, s)]
+        n[buckets[k]] += 1
+        s[buckets[k]] += y
+        prev_y = y
+        ys.append(y)
+    assert 0 < sum(ys) < rounds
+
+
+@pytest.mark.parametrize("forecaster", ["klcal", "kt"])
+@pytest.mark.parametrize("adversary,aparams", K_CASES, ids=[_id(a, p) for a, p in K_CASES])
+def test_game_against_reference(adversary, aparams, forecaster):
+    """A whole game against klcal (K-point rounds; stated values without exact fractions) and
+    kt (two-point): simulate's compiled loop, the per-round API and the reference agree on
+    every outcome and stated prediction, the reference's generator on every word."""
+    T, seed = (150 if adversary == "lookahead" else 400), 2
+    res, tp, ty = trace(forecaster, adversary, horizon=T, seed=seed, adversary_params=aparams)
+    f = make_forecaster(forecaster, horizon=T, seed=seed)
+    a = make_adversary(adversary, horizon=T, seed=seed, **aparams)
+    ra = _reference(adversary, T, aparams)
+    _, arng = R.streams(seed)
+    q = list(f.table.q)
+    n, s, prev_y, wide = [0] * len(q), [0] * len(q), -1, 0
+    for t in range(1, T + 1):
+        d = f.forecast()
+        wide += len(d.probs) > 2
+        y = a.respond(d)
+        ry = ra(t, prev_y, list(zip(d.probs, d.points, d.buckets)), q, n, s, arng)
+        assert (y, _words(a._rng)) == (ry, arng.s), f"round {t}: {d}: kernel {y}, reference {ry}"
+        p = f.draw()
+        f.observe(y)
+        a.observe(p, y)
+        assert (p, y) == (tp[t - 1], ty[t - 1]), f"round {t}: simulate and the per-round API differ"
+        b = d.buckets[list(d.predictions).index(p)]
+        n[b] += 1
+        s[b] += y
+        prev_y = y
+    assert res.stats == f.stats()
+    if forecaster == "kt":
+        assert wide == 0
+    elif (adversary, aparams) != K_CASES[5]:  # against that sweep (targets -0.1 and 0.9) klcal mixes two values
+        assert wide >= T // 20  # rounds of three or more stated values
+
+
+TWO_AS_K = [("rawpoint", {"shift": -0.03, "mix": 0.25}), ("gridedge", {"position": 0.3}), ("sweep", {}),
+            ("lookahead", {"kinks": 16}), ("greedy", {}), ("signpreserve", {}), ("cdlahead", {})]
+
+
+@pytest.mark.parametrize("grid", ["algorithm1", "foster"])
+@pytest.mark.parametrize("adversary,aparams", TWO_AS_K, ids=[a for a, _ in TWO_AS_K])
+def test_two_slots_of_a_k_point_table_play_as_two_points(adversary, aparams, grid):
+    """The K-point rule on a round with two slots (the others of probability 0) is the two-point
+    rule: the same outcomes, the same generator, the same kept summary (lookahead's F, cdlahead's
+    H, caught up through the weighted count in the K-point run) round after round."""
+    from fastcdl.online.adversaries import cdlahead
+
+    rounds, seed, T = 400, 4, 400
+    q, forecasts = (_algorithm1_forecasts(9, rounds, 6) if grid == "algorithm1" else _foster_forecasts(8, rounds, 6))
+    two = make_adversary(adversary, horizon=T, seed=seed, **aparams)
+    wide = make_adversary(adversary, horizon=T, seed=seed, **aparams)
+    pick = np.random.default_rng(97)
+    for t, (points, ps, buckets) in enumerate(forecasts, start=1):
+        stated = tuple(float(q[b]) for b in buckets)
+        y = two.respond(Forecast(points, ps, stated, buckets, q))
+        yk = wide.respond(Forecast(points, ps, stated, buckets, q, support=4))
+        assert (y, _words(two._rng)) == (yk, _words(wide._rng)), f"round {t}"
+        if adversary == "lookahead":
+            assert _scratch(adversary, two) == _scratch(adversary, wide)
+        if adversary == "cdlahead":
+            H = slice(cdlahead._H, cdlahead._H + len(q))
+            assert np.array_equal(two._par[H], wide._par[H]), f"round {t}"
+        k = 0 if len(buckets) == 1 or pick.random() < ps[0] else 1
+        two.observe(stated[k], y)
+        wide.observe(stated[k], y)

@@ -386,6 +386,106 @@ def test_simulate_equals_per_round(forecaster):
     assert simulate(forecaster, "cdlahead", horizon=T, seed=seed).stats == res.stats
 
 
+# -- K-point rounds ----------------------------------------------------------------------------
+def _random_k_entries(m, g, K=5):
+    """A K-slot round over m stated values: 1 to K slots of positive probability on distinct
+    buckets (dyadic weights now and then: exact ties), the rest of probability 0 at random
+    positions (slot 0 too)."""
+    used = int(g.integers(1, min(K, m) + 1))
+    buckets = [int(b) for b in g.choice(m, size=used, replace=False)]
+    if used == 1:
+        probs = [1.0]
+    elif used in (2, 4) and g.random() < 0.5:
+        probs = [1.0 / used] * used
+    else:
+        w = g.random(used)
+        probs = [float(v) for v in w / w.sum()]
+    while len(probs) < K:
+        i = int(g.integers(len(probs) + 1))
+        probs.insert(i, 0.0)
+        buckets.insert(i, int(g.integers(m)))
+    return list(zip(probs, buckets))
+
+
+@pytest.mark.parametrize("grid", GRIDS)
+def test_k_point_forecasts_with_the_reference(grid):
+    """Per-round API on fixed K-slot forecast sequences (a KTable): the expectation over every
+    slot, against the exact reference with its generator (rational grids; the kept H_j equal the
+    exact den T h(q_j), caught up through the table's weighted count) or fastcdl.cdl's (floats:
+    H rebuilt every round)."""
+    g = np.random.default_rng(40 + len(grid))
+    q, stated = _grid(grid, 7, g)
+    m = len(q)
+    a = make_adversary("cdlahead", seed=6)
+    ref = ExactCdlAhead(6)
+    n, s = [0] * m, [0] * m
+    for t in range(200):
+        entries = _random_k_entries(m, g)
+        if stated is not None:
+            ry, _ = ref.respond(stated, n, s, entries)
+        else:
+            ry = float_decision(*float_expectations(q, n, s, entries))
+        ps, bs = zip(*entries)
+        stated_t = tuple(float(q[b]) for b in bs)
+        y = a.respond(Forecast(stated_t, ps, stated_t, bs, q, support=len(ps)))
+        assert ry is None or y == ry, f"round {t + 1}: {entries}"
+        if stated is not None:
+            assert [int(w) for w in a._rng] == ref.rng.s
+            if t % 20 == 0:
+                den = int(a._table.den)
+                want = [den * max(losses(stated, n, s, x, False), losses(stated, n, s, x, True)) for x in stated]
+                assert list(a._par[cdlahead._H:cdlahead._H + m]) == [float(v) for v in want], f"round {t + 1}"
+        k = int(np.searchsorted(np.cumsum(ps), g.random(), side="right"))
+        k = min(k, len(ps) - 1)
+        while ps[k] == 0.0:
+            k -= 1
+        a.observe(stated_t[k], y)
+        n[bs[k]] += 1
+        s[bs[k]] += y
+
+
+@pytest.mark.parametrize("forecaster", ["klcal", "spread"])
+def test_k_point_game_replayed_with_the_reference(forecaster):
+    """Whole games against K-point forecasters: klcal (stated values without exact fractions:
+    fastcdl.cdl's expectations decide wherever they differ by more than GAP) and the test plug-in
+    spread (the grid j/8 with 0, 1/2 and 1: the exact reference with its generator, coin tosses
+    included); simulate's compiled loop and the per-round API agree on every round."""
+    import user_plugins
+
+    spec = "klcal" if forecaster == "klcal" else user_plugins.SPREAD
+    T, seed = 300, 3
+    res, tp, ty = trace(spec, "cdlahead", horizon=T, seed=seed)
+    f = make_forecaster(spec, horizon=T, seed=seed)
+    a = make_adversary("cdlahead", horizon=T, seed=seed)
+    ref = ExactCdlAhead(seed)
+    q = f.table.q
+    m = len(q)
+    exact = int(f.table.den) > 0
+    stated = [Fraction(float(v)) for v in q]
+    n, s = [0] * m, [0] * m
+    wide = 0
+    for t in range(T):
+        d = f.forecast()
+        wide += len(d.probs) > 2
+        entries = list(zip(d.probs, d.buckets))
+        y = a.respond(d)
+        if exact:
+            ry, _ = ref.respond(stated, n, s, entries)
+            assert y == ry and [int(w) for w in a._rng] == ref.rng.s, f"round {t + 1}: {d}"
+        else:
+            fy = float_decision(*float_expectations(q, n, s, entries))
+            assert fy is None or fy == y, f"round {t + 1}: {d}"
+        p = f.draw()
+        assert (p, y) == (tp[t], ty[t])
+        f.observe(y)
+        a.observe(p, y)
+        b = d.buckets[list(d.predictions).index(p)]
+        n[b] += 1
+        s[b] += y
+    assert res.stats == f.stats() and wide > T // 2
+    assert 0 < int(ty.sum()) < T
+
+
 # -- (3) edge cases ---------------------------------------------------------------------------
 def _coin(seed):
     """The outcome of the coin on a fresh generator of this seed, and its words after the toss."""

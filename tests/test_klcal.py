@@ -130,10 +130,15 @@ def test_stationary_handles_a_reducible_matrix():
 
 
 def test_klcal_is_refused_against_an_adversary_reading_two_points_and_runs_against_k_point_ones():
-    with pytest.raises(ValueError, match="adversary 'greedy'.*forecaster 'klcal'"):
-        simulate("klcal", "greedy", horizon=10)
+    import user_plugins
+    from fastcdl.online import registry
+
+    with pytest.raises(ValueError, match="adversary 'spite'.*forecaster 'klcal'"):
+        simulate("klcal", user_plugins.SPITE, horizon=10)
     res = simulate("klcal", "segments", horizon=2000, seed=1)
     assert int(res.stats.total) == 2000 and np.isfinite(res.pseudo_klcal)
+    for name in registry.adversaries():  # every built-in plays it (tests/test_adversaries_strong.py: their rules)
+        assert int(simulate("klcal", name, horizon=64, seed=0).stats.total) == 64
     with pytest.raises(ValueError, match="k"):
         make_forecaster("klcal", horizon=100, k=1)
 

@@ -142,12 +142,20 @@ def test_sign_sum_at_cancellation():
 
 
 def test_an_adversary_reading_two_slots_is_refused_naming_both():
-    for adversary in ("greedy", "lookahead", user_plugins.SPITE):
-        with pytest.raises(ValueError, match=r"adversary '(greedy|lookahead|spite)'.*forecaster 'spread'"):
-            simulate(user_plugins.SPREAD, adversary, horizon=10)
+    with pytest.raises(ValueError, match=r"adversary 'spite'.*forecaster 'spread'"):
+        simulate(user_plugins.SPREAD, user_plugins.SPITE, horizon=10)
     f = make_forecaster(user_plugins.SPREAD, horizon=10)
-    with pytest.raises(ValueError, match="adversary 'greedy' reads only two-point rounds"):
-        make_adversary("greedy", horizon=10).respond(f.forecast())
+    with pytest.raises(ValueError, match="adversary 'spite' reads only two-point rounds"):
+        make_adversary(user_plugins.SPITE, horizon=10).respond(f.forecast())
+
+
+def test_every_built_in_adversary_plays_k_point_rounds():
+    """Each reads the round's distribution through slots and slot (or not at all); the refusal
+    is left for plug-ins that read view.prob0/prob1 only (user_plugins.SPITE)."""
+    from fastcdl.online import registry
+
+    assert [a for a, spec in registry.adversaries().items() if not spec.k_points] == []
+    assert not user_plugins.SPITE.k_points
 
 
 def test_slot_of_a_two_point_table_is_the_views_slots():

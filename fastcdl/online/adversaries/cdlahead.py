@@ -43,6 +43,17 @@ alternations per option at T = 2^14 and 1.0002 at 2^18 (measured). So a round is
 options (2 outcomes x 2 slots), each about one scan of the m + 2 points, and the update: O(m),
 allocating nothing (the simulate loops are compiled without numba's reference counting).
 
+**K-point rounds.** Against a forecaster whose rounds put mass on more than two stated values
+(support K > 2, engine.slots and engine.slot) the expectation runs over every slot of
+positive probability,
+
+    E(y) = sum_i p_i CDL(table, bucket b_i + one round with outcome y),
+
+in slot order (for two slots the sum above, to the bit): up to 2K options a round. The
+scratch memory cannot hold K slots, so the bucket whose H_j contributions changed is found
+from the table's weighted count W = sum_b (b + 1) n_b (fastcdl.online.adversaries._lastround:
+O(m) a round, which the update costs anyway). The two-point code is unchanged.
+
 **Ties.** The expectations are rationals, evaluated in floats with a few roundings of the
 chords, so (as lookahead's version 2) they are a tie when they differ by at most TIE_REL = 16
 units of roundoff relative to the larger: an exact tie that two evaluation orders round apart
@@ -72,7 +83,8 @@ and option beyond.
 """
 
 from fastcdl._compiled._jit import kernel
-from fastcdl.online.engine import uniform
+from fastcdl.online.adversaries._lastround import gained_bucket
+from fastcdl.online.engine import slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 TIE_REL = 16.0 * 2.0**-53  # expectations this close (relative) are a tie: docstring
@@ -80,7 +92,8 @@ CAPACITY = 2**15 + 1  # stated values whose H_j fit in the scratch memory
 
 # scratch layout (no parameters: par is all scratch): the two slots seen last round (bucket,
 # n, s each) and a flag that they are set; the warm start of the bridge (left and right point);
-# then H_j = den T h(q_j), j = 0..m-1
+# then H_j = den T h(q_j), j = 0..m-1 (against a K-point forecaster: the table's weighted
+# count W in _SLOTS, and the flag)
 _SLOTS = 0
 _SET = 6
 _A = 7
@@ -286,7 +299,52 @@ def remember(par, table, view):
 
 
 @kernel
+def fold(par, table, b, n_old, s_old):
+    """H after bucket b's counts moved from (n_old, s_old) to the table's. O(m)."""
+    n = table.n[b]
+    s = table.s[b]
+    for j in range(table.q.shape[0]):
+        if j == b:
+            par[_H + j] += own(table, j, n, s) - own(table, j, n_old, s_old)
+        else:
+            par[_H + j] += ramp(table, b, n, s, j) - ramp(table, b, n_old, s_old, j)
+
+
+@kernel
+def expected_k(par, table, view, y, direct):
+    """den T' times E(y)/2 over the round's K slots (those of positive probability)."""
+    v = 0.0
+    for i in range(slots(view, table)):
+        p, q, b, x = slot(view, table, i)
+        if p > 0.0:
+            v += p * envelope(par, table, b, y, direct)
+    return v
+
+
+@kernel
+def respond_k(view, table, par, rng):
+    """respond against a K-point forecaster's table: H caught up through the weighted count."""
+    direct = table.q.shape[0] > CAPACITY
+    if not direct:
+        b, w = gained_bucket(table, par[_SLOTS])
+        if table.den > 0 and par[_SET] != 0.0:
+            if b >= 0:
+                fold(par, table, b, table.n[b] - 1, table.s[b] - view.prev_y)
+        else:  # the first round, or a grid without exact fractions (every round)
+            rebuild(par, table)
+        par[_SLOTS] = float(w)
+        par[_SET] = 1.0
+    up = expected_k(par, table, view, 1, direct)
+    down = expected_k(par, table, view, 0, direct)
+    if abs(up - down) <= TIE_REL * max(abs(up), abs(down)):
+        return 1 if uniform(rng) < 0.5 else 0
+    return 1 if up > down else 0
+
+
+@kernel
 def respond(view, table, par, rng):
+    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
+        return respond_k(view, table, par, rng)
     direct = table.q.shape[0] > CAPACITY
     if not direct:
         if table.den > 0 and par[_SET] != 0.0:
@@ -301,4 +359,5 @@ def respond(view, table, par, rng):
     return 1 if up > down else 0
 
 
-ADVERSARY = AdversarySpec("cdlahead", respond, {}, version=1, doc=__doc__, scratch=lambda resolved: SCRATCH)
+ADVERSARY = AdversarySpec("cdlahead", respond, {}, version=1, doc=__doc__, scratch=lambda resolved: SCRATCH,
+                          k_points=True)

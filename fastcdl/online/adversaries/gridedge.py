@@ -9,13 +9,17 @@ forecaster that states the upper end of its buckets can be made to carry (Algori
 then never leaves its first raw point 0, whose bucket's lower edge is 0); position = 1
 answers at the stated values (calibrated); the default, 1/2, at the buckets' midpoints.
 
+Against a forecaster whose rounds put mass on more than two stated values (support K > 2,
+engine.slots and engine.slot) the sum runs over its K slots (a slot of probability 0 adds
+nothing). O(K) a round; the two-point code is unchanged.
+
 >>> ADVERSARY.resolve_params({})
 {'position': 0.5}
 """
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._validate import check_real
-from fastcdl.online.engine import uniform
+from fastcdl.online.engine import slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 
@@ -34,7 +38,19 @@ def target(view, table, par):
 
 
 @kernel
+def target_k(view, table, par):
+    """x over the round's K slots."""
+    x = 0.0
+    for i in range(slots(view, table)):
+        p, q, b, point = slot(view, table, i)
+        x += p * edge_point(table, b, par[0])
+    return x
+
+
+@kernel
 def respond(view, table, par, rng):
+    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
+        return 1 if uniform(rng) < target_k(view, table, par) else 0
     return 1 if uniform(rng) < target(view, table, par) else 0
 
 
@@ -42,4 +58,5 @@ def resolve(params, horizon):
     return {"position": check_real(params.get("position", 0.5), "position", 0.0, 1.0)}
 
 
-ADVERSARY = AdversarySpec("gridedge", respond, {"position": 0.5}, version=1, resolve=resolve, doc=__doc__)
+ADVERSARY = AdversarySpec("gridedge", respond, {"position": 0.5}, version=1, resolve=resolve, doc=__doc__,
+                          k_points=True)

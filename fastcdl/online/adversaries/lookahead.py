@@ -18,17 +18,26 @@ by at most one unit), so an exact tie that two evaluation orders round apart sti
 coin; two expectations that truly differ by less than that are also a tie. Cost O(K^2) per
 round (the envelope at 1/2 by its chords).
 
+Against a forecaster whose rounds put mass on more than two stated values (support K > 2,
+engine.slots and engine.slot) the expectation runs over every slot of positive probability,
+sum_i p_i CDL_K(table with bucket b_i gaining one round with outcome y), in slot order (for
+two slots the sum above, to the bit). Its scratch memory cannot hold K slots, so the bucket
+that gained the previous round is found from the table's weighted count W = sum_b (b + 1) n_b
+(fastcdl.online.adversaries._lastround: O(m) a round more). The two-point code is unchanged.
+
 >>> ADVERSARY.resolve_params({})
 {'kinks': 32}
 """
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_int
-from fastcdl.online.engine import uniform
+from fastcdl.online.adversaries._lastround import gained_bucket
+from fastcdl.online.engine import slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 # scratch layout after par[0] = K: F_0..F_K, then the two slots seen last round (bucket,
-# n, s each) and a flag that they are set
+# n, s each) and a flag that they are set (against a K-point forecaster: the table's weighted
+# count W in the first of those slots, and the flag)
 _F = 1
 TIE_REL = 16.0 * 2.0**-53  # expectations this close (relative) are a tie: docstring
 
@@ -92,7 +101,47 @@ def expected_value(par, table, view, y, K):
 
 
 @kernel
+def catch_up_k(par, table, K, prev_y):
+    """Fold the previous round of a K-point run into the grid values: the bucket whose
+    weighted count moved, from (n - 1, s - prev_y) to (n, s); remember W. O(m + K)."""
+    base = _F + K + 1
+    b, w = gained_bucket(table, par[base])
+    if par[base + 6] != 0.0 and b >= 0:
+        n, s = table.n[b], table.s[b]
+        for j in range(K + 1):
+            par[_F + j] += (scaled_loss(table.q[b], n, s, j, K)
+                            - scaled_loss(table.q[b], n - 1, s - prev_y, j, K))
+    par[base] = float(w)
+    par[base + 6] = 1.0
+
+
+@kernel
+def expected_value_k(par, table, view, y, K):
+    """The expectation over the round's K slots (those of positive probability)."""
+    v = 0.0
+    for i in range(slots(view, table)):
+        p, q, b, x = slot(view, table, i)
+        if p > 0.0:
+            v += p * envelope_at_half(par, K, b, 1, y, q, table.n[b], table.s[b])
+    return v
+
+
+@kernel
+def respond_k(view, table, par, rng):
+    """respond against a K-point forecaster's table."""
+    K = int(par[0])
+    catch_up_k(par, table, K, view.prev_y)
+    up = expected_value_k(par, table, view, 1, K)
+    down = expected_value_k(par, table, view, 0, K)
+    if abs(up - down) <= TIE_REL * max(abs(up), abs(down)):
+        return 1 if uniform(rng) < 0.5 else 0
+    return 1 if up > down else 0
+
+
+@kernel
 def respond(view, table, par, rng):
+    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
+        return respond_k(view, table, par, rng)
     K = int(par[0])
     catch_up(par, table, K)
     up = expected_value(par, table, view, 1, K)
@@ -120,4 +169,4 @@ def resolve(params, horizon):
 # version 2: ties within TIE_REL (version 1 compared the float expectations exactly, so an exact
 # tie rounded apart by the two evaluations skipped the coin)
 ADVERSARY = AdversarySpec("lookahead", respond, {"kinks": 32}, version=2, resolve=resolve, doc=__doc__,
-                          scratch=lambda resolved: int(resolved["kinks"]) + 1 + 7)
+                          scratch=lambda resolved: int(resolved["kinks"]) + 1 + 7, k_points=True)

@@ -18,7 +18,12 @@ the tied gaps it takes the lowest whose midpoint is within 1e-12 of the least di
 tied midpoint to the round's expected stated prediction. So it starts where the forecaster
 predicts and then holds the established signs that weigh most. Its state is the public table: no memory.
 
-Cost: O(m) per round (m stated values), one uniform per round.
+Against a forecaster whose rounds put mass on more than two stated values (support K > 2,
+engine.slots and engine.slot) the round's expected stated prediction is sum_i p_i q_{b_i}
+over its K slots (a slot of probability 0 adds nothing); the table, and so the gaps and
+their flippable bias, are what they are for two points. The two-point code is unchanged.
+
+Cost: O(m) per round (m stated values; O(m + K) against K slots), one uniform per round.
 
 >>> ADVERSARY.resolve_params({})
 {}
@@ -27,7 +32,7 @@ Cost: O(m) per round (m stated values), one uniform per round.
 import math
 
 from fastcdl._compiled._jit import kernel
-from fastcdl.online.engine import uniform
+from fastcdl.online.engine import slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 REL_TIE = 1e-9  # F_j within REL_TIE (1 + sum |bias|) of the least: tied
@@ -83,10 +88,22 @@ def target(q, n, s, mean):
 
 
 @kernel
+def mean_k(view, table):
+    """The round's expected stated prediction over its K slots."""
+    mean = 0.0
+    for i in range(slots(view, table)):
+        p, q, b, x = slot(view, table, i)
+        mean += p * q
+    return mean
+
+
+@kernel
 def respond(view, table, par, rng):
     mean = view.prob0 * view.stated0 + view.prob1 * view.stated1
+    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
+        mean = mean_k(view, table)
     c = target(table.q, table.n, table.s, mean)
     return 1 if uniform(rng) < c else 0
 
 
-ADVERSARY = AdversarySpec("signpreserve", respond, {}, version=1, doc=__doc__)
+ADVERSARY = AdversarySpec("signpreserve", respond, {}, version=1, doc=__doc__, k_points=True)

@@ -9,6 +9,11 @@ buckets hold small biases at once, the situation where an expert algorithm's wei
 (rather than the signs of the biases alone) decide what is stated. x + amp sign <= 0 gives
 y = 0 and >= 1 gives y = 1.
 
+Against a forecaster whose rounds put mass on more than two stated values (support K > 2,
+engine.slots and engine.slot) the likelier slot is the slot of the largest probability,
+the first of them on a tie (for two slots: slot 0 on a tie, as above). O(K) a round; the
+two-point code is unchanged.
+
 >>> ADVERSARY.resolve_params({}, horizon=800)
 {'low': 0.1, 'high': 0.9, 'amp': 0.05, 'period': 100.0}
 """
@@ -17,7 +22,7 @@ import math
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_horizon, check_real
-from fastcdl.online.engine import uniform
+from fastcdl.online.engine import slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 
@@ -37,7 +42,21 @@ def target(view, par):
 
 
 @kernel
+def target_k(view, table, par):
+    """The target over the round's K slots: the bucket of the first slot of the largest probability."""
+    best_p, best_b = -1.0, 0
+    for i in range(slots(view, table)):
+        p, q, b, x = slot(view, table, i)
+        if p > best_p:
+            best_p, best_b = p, b
+    sign = 1.0 if best_b % 2 == 0 else -1.0
+    return wave(view, par) + par[2] * sign
+
+
+@kernel
 def respond(view, table, par, rng):
+    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
+        return 1 if uniform(rng) < target_k(view, table, par) else 0
     return 1 if uniform(rng) < target(view, par) else 0
 
 
@@ -59,4 +78,4 @@ def resolve(params, horizon):
 
 
 ADVERSARY = AdversarySpec("sweep", respond, {"low": 0.1, "high": 0.9, "amp": 0.05, "period": None}, version=1,
-                          resolve=resolve, doc=__doc__)
+                          resolve=resolve, doc=__doc__, k_points=True)
