@@ -40,6 +40,8 @@ class A:
 class B:
     """B(l, r, b, tau): phase 1 hands requests to the halves' labelers; phase 2 to a shifted one."""
 
+    shifted_made = 0  # shifted labelers made so far (all instances), for the coverage test
+
     def __init__(self, l, r, b, tau):
         self.l, self.r, self.b, self.tau = l, r, b, tau
         self.mid = (l + r) // 2
@@ -58,6 +60,7 @@ class B:
                 self.tc = 0
                 self.phase = 2
                 if self.L > 0:
+                    B.shifted_made += 1
                     self.shifted = A(self.l, self.r, self.b + 1 if h == 0 else self.b - 1)
             return sigma
         if self.tc == self.L:
@@ -94,7 +97,7 @@ class Game:
 
 
 def levels(T):
-    """(tau, i0, h): tau = ceil(log2 T), i0 = floor(tau / (3 + 2 eps)), h = tau - 2 i0."""
+    """(tau, i0, h): tau the least integer with 2^tau >= T, i0 = floor(tau / (3 + 2 eps)), h = tau - 2 i0."""
     tau = 0
     while 2**tau < T:
         tau += 1
@@ -105,8 +108,9 @@ def levels(T):
 class SPRReference:
     """The forecaster: predict(e) states the round's prediction given the true mean e."""
 
-    def __init__(self, T):
-        tau, i0, h = levels(T)
+    def __init__(self, T, tau=None):
+        """Levels of T = 2^tau; tau the least integer with 2^tau >= T unless given."""
+        tau, i0, h = levels(T if tau is None else 2**tau)
         self.i0, self.h = i0, h
         self.pairs = [(i, j) for i in range(i0, i0 + h)
                       for j in (range(i0 + 1, i0 + h + 1) if i == i0 else [i0 + h])]

@@ -3,7 +3,8 @@ game of Dagan et al. 2024; docs/spr.md). A forecaster for environments that stat
 true mean e_t = E[y_t | past] (``needs_mean``): it plays only adversaries that declare
 ``true_mean`` (bernoulli, drift, markov, segments, budget) and states one value a round.
 
-Levels from T = 2^tau (tau = ceil(log2 T) when T is not a power of two): i0 = floor(tau /
+Levels from T = 2^tau (``tau``, default ceil(log2 T): the least power of two at least T, so
+that a horizon between powers of two gets the levels of the next one): i0 = floor(tau /
 (3 + 2 eps)), h = tau - 2 i0, eps = 0.0342855641. Levels i = i0..i0+h-1; thresholds j in
 i0+1..i0+h at level i0, j = i0+h above it; per (i, j) two games G(i, j, l), l in {0, 1}, of
 2^i cells: cell c (1-based) is [m, m + 1) 2^-(i+1) with m = 2(c - 1) + l. A cell holds a sign
@@ -31,7 +32,9 @@ descent, one node per level of the labeler's tree it reaches (O(i + log T)); mem
 O(2^(i0+h)) cells, the labeler's nodes (made, never freed: O(pointings x depth) at worst) and a
 table of 2^(i0+h+1) + 1 stated values.
 
->>> f = FORECASTER.init(1024, {}, None)[0]
+>>> FORECASTER.resolve_params({}, 1000)
+{'tau': 10}
+>>> f = FORECASTER.init(1024, {"tau": 10}, None)[0]
 >>> [choose(f, 0.3) for _ in range(2)], f.games.level.tolist()
 ([64, 64], [3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 5, 5, 6, 6])
 """
@@ -44,7 +47,7 @@ from numba import typed
 
 from fastcdl._kernels._jit import kernel
 from fastcdl._kernels.step1 import point_mass
-from fastcdl._validate import check_horizon
+from fastcdl._validate import ValidationError, check_horizon, check_int
 from fastcdl.online.engine import bad_mean, mean_stopped, not_outcome, play_round, settle, stopped
 from fastcdl.online.plugins import ForecasterSpec
 
@@ -70,11 +73,18 @@ SPRState = namedtuple("SPRState", ["games", "sign", "rec_plus", "rec_minus", "he
                                    "heavy_minus", "n_heavy", "anodes", "bnodes", "used", "res"])
 
 
-def levels(T):
-    """(tau, i0, h) for a horizon T: tau = ceil(log2 T), i0 = floor(tau / (3 + 2 eps)), h = tau - 2 i0."""
-    tau = (int(T) - 1).bit_length()
+TAU_MAX = 30  # 2^21 cells and a table of 2^22 + 1 stated values; beyond, memory runs out
+
+
+def default_tau(T):
+    """ceil(log2 T): the least tau with 2^tau >= T."""
+    return (int(T) - 1).bit_length()
+
+
+def levels(tau):
+    """(i0, h) for T = 2^tau: i0 = floor(tau / (3 + 2 eps)), h = tau - 2 i0."""
     i0 = math.floor(tau / (3.0 + 2.0 * EPS))
-    return tau, i0, tau - 2 * i0
+    return i0, tau - 2 * i0
 
 
 def pairs(i0, h):
@@ -84,8 +94,7 @@ def pairs(i0, h):
 
 
 def init(horizon, params, adversary=None):
-    T = check_horizon(horizon)
-    _, i0, h = levels(T)
+    i0, h = levels(int(params["tau"]))
     level, threshold, first, word = [], [], [0], [0]
     for i, j in pairs(i0, h):
         for _ in (0, 1):
@@ -351,8 +360,20 @@ def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace
 
 
 def resolve(params, T):
-    return {}
+    T = check_horizon(T)
+    tau = params.get("tau")
+    tau = default_tau(T) if tau is None else check_int(tau, "tau", low=0)
+    if tau > TAU_MAX:
+        raise ValidationError("tau", f"must be at most {TAU_MAX} (the cells and stated values grow like 2^(2 tau / 3))",
+                              value=tau)
+    return {"tau": tau}
 
 
-FORECASTER = ForecasterSpec("spr", init, forecast, observe, params={}, version=1, resolve=resolve, loop=simulate,
-                            doc=__doc__, needs_mean=True)
+def _grid_m(resolved):
+    """R = 2^(i0+h+1): the stated values are k / R."""
+    i0, h = levels(int(resolved["tau"]))
+    return 2 ** (i0 + h + 1)
+
+
+FORECASTER = ForecasterSpec("spr", init, forecast, observe, params={"tau": None}, version=1, resolve=resolve,
+                            loop=simulate, grid=_grid_m, doc=__doc__, needs_mean=True)
