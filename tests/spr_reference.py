@@ -6,6 +6,8 @@ signs, and the removal step scans every cell of every game in order. Nothing her
 from fastcdl/online/forecasters/spr.py; tests compare the two round by round.
 """
 
+# ruff: noqa: E741 -- l is the notes' name: a range's left end, a game's parity
+
 from __future__ import annotations
 
 import math

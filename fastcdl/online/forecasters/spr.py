@@ -39,6 +39,8 @@ table of 2^(i0+h+1) + 1 stated values.
 ([64, 64], [3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 5, 5, 6, 6])
 """
 
+# ruff: noqa: E741 -- l is the notes' name: a range's left end, a game's parity
+
 import math
 from collections import namedtuple
 
@@ -218,27 +220,31 @@ def _bit(c0):
     return np.uint64(1) << np.uint64(c0 & 63)
 
 
-@kernel
-def set_heavy(st, g, c0):
-    """Set cell c0 of game g's heavy bits from its sign and records (counts kept)."""
-    cell = st.games.first[g] + c0
-    w = st.games.word[g] + (c0 >> 6)
+# The kernels below take the state's arrays one by one: numba takes and releases a reference to
+# every array of a namedtuple each time one is passed (about 0.3 us a call here, measured), and
+# these run every round. Cells: sign, rec_plus, rec_minus (by cell), heavy_plus, heavy_minus
+# (bitsets by game word), n_heavy (by game); games' first cell and first word.
+@kernel(inline="always")
+def set_heavy(first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, g, c0):
+    """Set cell c0 of game g's heavy bits from its sign and records (the count kept)."""
+    cell = first[g] + c0
+    w = word[g] + (c0 >> 6)
     bit = _bit(c0)
-    was = ((st.heavy_plus[w] | st.heavy_minus[w]) & bit) != 0
-    st.heavy_plus[w] &= ~bit
-    st.heavy_minus[w] &= ~bit
-    sg = st.sign[cell]
+    was = ((heavy_plus[w] | heavy_minus[w]) & bit) != 0
+    heavy_plus[w] &= ~bit
+    heavy_minus[w] &= ~bit
+    sg = sign[cell]
     now = False
-    if sg == 1 and st.rec_plus[cell] > 1.0:
-        st.heavy_plus[w] |= bit
+    if sg == 1 and rec_plus[cell] > 1.0:
+        heavy_plus[w] |= bit
         now = True
-    elif sg == -1 and st.rec_minus[cell] < -1.0:
-        st.heavy_minus[w] |= bit
+    elif sg == -1 and rec_minus[cell] < -1.0:
+        heavy_minus[w] |= bit
         now = True
-    st.n_heavy[g] += int(now) - int(was)
+    n_heavy[g] += int(now) - int(was)
 
 
-@kernel
+@kernel(inline="always")
 def next_bit(bits, word, n, c0):
     """The least set bit >= c0 among the n bits from word ``word`` on, or -1."""
     if c0 >= n:
@@ -260,77 +266,82 @@ def next_bit(bits, word, n, c0):
 
 
 @kernel
-def add(st, cell, sg, e, p):
-    """record of the cell's sign += e - p."""
-    if sg == 1:
-        st.rec_plus[cell] += e - p
-    else:
-        st.rec_minus[cell] += e - p
-
-
-@kernel
-def point(st, g, c0):
+def point(level, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, anodes, bnodes,
+          used, g, c0):
     """Point at empty cell c0 of game g: erase every '-' left of it and every '+' right of it,
     then write the labeler's sign. O(2^i) plus the labeler's descent."""
-    first = st.games.first[g]
-    n = 1 << st.games.level[g]
-    for c in range(n):
-        sg = st.sign[first + c]
+    f = first[g]
+    for c in range(1 << level[g]):
+        sg = sign[f + c]
         if (c < c0 and sg == -1) or (c > c0 and sg == 1):
-            st.sign[first + c] = 0
-            set_heavy(st, g, c)
-    st.sign[first + c0] = label(st.anodes, st.bnodes, st.used, st.games.root[g], c0 + 1)
+            sign[f + c] = 0
+            set_heavy(first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, g, c)
+    sign[f + c0] = label(anodes, bnodes, used, root[g], c0 + 1)
 
 
 @kernel
-def choose(st, e):
-    """k of the round's prediction k / R (R = 2^(i0+h+1)) for the true mean e, with the
-    removal, placement and fallback steps; updates the state."""
-    R = st.res
-    games = st.games
-    G = games.level.shape[0]
+def step(level, threshold, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy,
+         anodes, bnodes, used, R, e):
+    """k of the round's prediction k / R (R = 2^(i0+h+1)) for the true mean e: the removal,
+    placement and fallback steps over the state's arrays, which it updates."""
+    G = level.shape[0]
     # (1) removal
     for g in range(G):
-        if st.n_heavy[g] == 0:
+        if n_heavy[g] == 0:
             continue
-        i = games.level[g]
+        i = level[g]
         l = g & 1
         n = 1 << i
         x = e * (2 << i)  # e / w, exact: w = 2^-(i+1)
-        cp = next_bit(st.heavy_plus, games.word[g], n, max(0, int(math.ceil((x - l) / 2.0))))
-        cm = next_bit(st.heavy_minus, games.word[g], n, 0)
+        cp = next_bit(heavy_plus, word[g], n, max(0, int(math.ceil((x - l) / 2.0))))
+        cm = next_bit(heavy_minus, word[g], n, 0)
         if cm >= 0 and cm > math.floor((x - l - 1.0) / 2.0):
             cm = -1
         if cp < 0 and cm < 0:
             continue
         if cm < 0 or (cp >= 0 and cp < cm):
-            c0, sg, m = cp, 1, 2 * cp + l
+            c0, m = cp, 2 * cp + l
+            k = m * (R >> (i + 1))
+            rec_plus[first[g] + c0] += e - k / R
         else:
-            c0, sg, m = cm, -1, 2 * cm + l + 1
-        k = m * (R >> (i + 1))
-        add(st, games.first[g] + c0, sg, e, k / R)
-        set_heavy(st, g, c0)
+            c0, m = cm, 2 * cm + l + 1
+            k = m * (R >> (i + 1))
+            rec_minus[first[g] + c0] += e - k / R
+        set_heavy(first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, g, c0)
         return k
     # (2) placement
     for g0 in range(0, G, 2):
-        i = games.level[g0]
+        i = level[g0]
         m = min(int(math.floor(e * (2 << i))), (2 << i) - 1)
         l = m & 1
         g = g0 + l
         c0 = (m - l) // 2
-        cell = games.first[g] + c0
-        sg = st.sign[cell]
-        active = st.rec_plus[cell] if sg == 1 else st.rec_minus[cell] if sg == -1 else 0.0
-        if abs(active) < games.threshold[g]:
+        cell = first[g] + c0
+        sg = sign[cell]
+        active = rec_plus[cell] if sg == 1 else rec_minus[cell] if sg == -1 else 0.0
+        if abs(active) < threshold[g]:
             if sg == 0:
-                point(st, g, c0)
-                sg = st.sign[cell]
-            k = (m if sg == 1 else m + 1) * (R >> (i + 1))
-            add(st, cell, sg, e, k / R)
-            set_heavy(st, g, c0)
+                point(level, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy,
+                      anodes, bnodes, used, g, c0)
+                sg = sign[cell]
+            if sg == 1:
+                k = m * (R >> (i + 1))
+                rec_plus[cell] += e - k / R
+            else:
+                k = (m + 1) * (R >> (i + 1))
+                rec_minus[cell] += e - k / R
+            set_heavy(first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, g, c0)
             return k
     # (3) the nearest multiple of 1 / R, ties down
     return int(math.ceil(e * R - 0.5))
+
+
+@kernel(inline="always")
+def choose(st, e):
+    """k of the round's prediction k / R for the true mean e (:func:`step` on the state's arrays)."""
+    gm = st.games
+    return step(gm.level, gm.threshold, gm.first, gm.word, gm.root, st.sign, st.rec_plus, st.rec_minus,
+                st.heavy_plus, st.heavy_minus, st.n_heavy, st.anodes, st.bnodes, st.used, st.res, e)
 
 
 @kernel(inline="always")  # into the simulate loop: no per-round state passing
