@@ -279,11 +279,16 @@ def point(level, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy
     sign[f + c0] = label(anodes, bnodes, used, root[g], c0 + 1)
 
 
-@kernel
-def step(level, threshold, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy,
-         anodes, bnodes, used, R, e):
+# _nrt=False: it allocates nothing; without numba's reference counting a call does not take and
+# release a reference to each of its arrays (28 atomic operations a round, about 0.3 us here)
+@kernel(_nrt=False)
+def step(level, threshold, first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, R, e):
     """k of the round's prediction k / R (R = 2^(i0+h+1)) for the true mean e: the removal,
-    placement and fallback steps over the state's arrays, which it updates."""
+    placement and fallback steps over the state's arrays, which it updates; or, when the
+    placement reaches an empty cell, -1 - (g 2^32 + c0) for game g and cell c0, with nothing
+    changed: the caller points at that cell (:func:`point`, which allocates the labeler's
+    nodes) and calls it again, which then places the round there (pointing changes no record
+    and only empties cells of that game, so the steps before it find what they found)."""
     G = level.shape[0]
     # (1) removal
     for g in range(G):
@@ -321,9 +326,7 @@ def step(level, threshold, first, word, root, sign, rec_plus, rec_minus, heavy_p
         active = rec_plus[cell] if sg == 1 else rec_minus[cell] if sg == -1 else 0.0
         if abs(active) < threshold[g]:
             if sg == 0:
-                point(level, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy,
-                      anodes, bnodes, used, g, c0)
-                sg = sign[cell]
+                return -1 - ((g << 32) + c0)
             if sg == 1:
                 k = m * (R >> (i + 1))
                 rec_plus[cell] += e - k / R
@@ -337,11 +340,26 @@ def step(level, threshold, first, word, root, sign, rec_plus, rec_minus, heavy_p
 
 
 @kernel(inline="always")
+def choose_in(level, threshold, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy,
+              anodes, bnodes, used, R, e):
+    """:func:`choose` over the state's arrays (the loop unpacks them once, before its first round)."""
+    k = step(level, threshold, first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, R, e)
+    if k < 0:
+        g = (-1 - k) >> 32
+        c0 = (-1 - k) & 0xFFFFFFFF
+        point(level, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, anodes, bnodes,
+              used, g, c0)
+        k = step(level, threshold, first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, R, e)
+    return k
+
+
+@kernel
 def choose(st, e):
-    """k of the round's prediction k / R for the true mean e (:func:`step` on the state's arrays)."""
+    """k of the round's prediction k / R for the true mean e: :func:`step` on the state's arrays,
+    pointing where it asks (:func:`choose_in`)."""
     gm = st.games
-    return step(gm.level, gm.threshold, gm.first, gm.word, gm.root, st.sign, st.rec_plus, st.rec_minus,
-                st.heavy_plus, st.heavy_minus, st.n_heavy, st.anodes, st.bnodes, st.used, st.res, e)
+    return choose_in(gm.level, gm.threshold, gm.first, gm.word, gm.root, st.sign, st.rec_plus, st.rec_minus,
+                     st.heavy_plus, st.heavy_minus, st.n_heavy, st.anodes, st.bnodes, st.used, st.res, e)
 
 
 @kernel(inline="always")  # into the simulate loop: no per-round state passing
@@ -355,18 +373,26 @@ def observe(st, table, hist, out, slot, y):
     pass  # every record is of means: the outcome teaches nothing
 
 
+# The loop unpacks the state once: numba's reference counting (on here: the labeler's tables grow)
+# would otherwise take and release a reference to each of the state's arrays every round.
 @kernel
 def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y, mean):
+    gm = st.games
+    level, threshold, first, word, root = gm.level, gm.threshold, gm.first, gm.word, gm.root
+    sign, rec_plus, rec_minus, heavy_plus, heavy_minus = st.sign, st.rec_plus, st.rec_minus, st.heavy_plus, st.heavy_minus
+    n_heavy, anodes, bnodes, used, R = st.n_heavy, st.anodes, st.bnodes, st.used, st.res
+    q = table.q
     for t in range(T):
         e = mean(hist, apar)
         if bad_mean(e):
             return mean_stopped(hist)
-        forecast(st, table, hist, out, e)
+        k = choose_in(level, threshold, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus,
+                      n_heavy, anodes, bnodes, used, R, e)
+        point_mass(q[k], k, out.points, out.probs, out.buckets)  # forecast's, with the state unpacked
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
         if not_outcome(y):
             return stopped(hist, y)
-        observe(st, table, hist, out, slot, y)
-        hist = settle(table, out, slot, y, hist)
+        hist = settle(table, out, slot, y, hist)  # observe does nothing
     return hist
 
 
