@@ -226,6 +226,11 @@ def newer_forecasters() -> list[str]:
             f, T = key.split(" T=")
             ratio = next(v for k, v in row.items() if k.startswith("ratio_to_"))
             out.append(f"| {T} | {f} | {row['ns_per_round']:.1f} | {ratio:.2f} |")
+        if name.startswith("spr"):
+            out += ["", "spr's loop runs with numba's reference counting on (its labeler's node tables grow "
+                    "as cells are pointed at, docs/spr.md), which the other loops compile without; the round's "
+                    "removal, placement and fallback run in a kernel without it, and the loop unpacks the state "
+                    "once, yet each round still takes and releases references to the run's tables."]
     return out
 
 
