@@ -139,16 +139,20 @@ def _online():
                     continue
                 if spec.k_point and not aspec.k_points:  # the engine refuses the pair (plugins.check_pairing)
                     continue
+                if spec.needs_mean and aspec.true_mean is None:  # refused as well: no mean to hand over
+                    continue
                 simulate(f, a, horizon=64, seed=0)
 
     def per_round():
         for f, spec in registry.forecasters().items():
             extra = {"adversary": ("bernoulli", {})} if spec.needs_adversary else {}
             fc_ = make_forecaster(f, horizon=16, seed=0, **extra)
-            # greedy reads two-point rounds only; contrarian plays every forecaster
-            adv = make_adversary("contrarian" if spec.k_point else "greedy", horizon=16, seed=0)
+            # greedy reads two-point rounds only; contrarian plays every forecaster; a forecaster that
+            # needs the round's mean plays a coin, which states it
+            name = "bernoulli" if spec.needs_mean else "contrarian" if spec.k_point else "greedy"
+            adv = make_adversary(name, horizon=16, seed=0)
             for _ in range(4):
-                d = fc_.forecast()
+                d = fc_.forecast(mean=adv.mean()) if spec.needs_mean else fc_.forecast()
                 y = adv.respond(d)
                 p = fc_.draw()
                 fc_.observe(y)
