@@ -320,7 +320,7 @@ class AdversarySpec:
         return self.respond
 
     def compiled_mean(self):
-        """``true_mean`` compiled for the engine's signature (:data:`MEAN_SIGNATURE`), or None.
+        """``true_mean`` compiled for the engine's signature (``MEAN_SIGNATURE``), or None.
 
         Returns
         -------
@@ -388,7 +388,7 @@ class ForecasterSpec:
         It reads the round's true mean e_t = E[y_t | past] from the adversary: its forecast
         kernel is ``forecast(state, table, hist, out, e)``, its runs hand it the adversary's
         ``true_mean`` each round before the forecast, and an adversary without one is
-        refused (:func:`check_pairing`). False for every forecaster but spr.
+        refused (``check_pairing``). False for every forecaster but spr.
 
     Examples
     --------
