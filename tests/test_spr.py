@@ -387,3 +387,12 @@ def test_a_preset_that_skips_refused_pairs_drops_spr_against_contrarian():
     p = preset_from_dict({**raw, "skip_refused": True})
     pairs = {(t.forecaster, t.adversary) for t in plan(p)}
     assert pairs == {("spr", "bernoulli"), ("kt", "contrarian"), ("kt", "bernoulli")}
+
+
+def test_the_worst_case_search_offers_spr_the_families_that_state_a_mean():
+    from fastcdl.experiments.worst import _families
+
+    assert [f.name for f in _families(None, "spr", 2**12)] == ["bernoulli", "drift", "markov"]
+    assert len(_families(None, "kt", 2**12)) == len(_families(None, "cdl", 2**12)) > 3
+    with pytest.raises(ValidationError, match="needs the round's true mean"):
+        _families(["bernoulli", "contrarian"], "spr", 2**12)
