@@ -139,15 +139,19 @@ def _online():
                     continue
                 if spec.k_point and not aspec.k_points:  # refused (plugins.check_pairing); no built-in is now
                     continue
+                if spec.needs_mean and aspec.true_mean is None:  # refused as well: no mean to hand over
+                    continue
                 simulate(f, a, horizon=64, seed=0)
 
     def per_round():
         for f, spec in registry.forecasters().items():
             extra = {"adversary": ("bernoulli", {})} if spec.needs_adversary else {}
             fc_ = make_forecaster(f, horizon=16, seed=0, **extra)
-            adv = make_adversary("greedy", horizon=16, seed=0)  # both signatures: two-point and K-point tables
+            # greedy plays two-point and K-point tables (both signatures); a forecaster that needs the
+            # round's mean plays a coin, which states it
+            adv = make_adversary("bernoulli" if spec.needs_mean else "greedy", horizon=16, seed=0)
             for _ in range(4):
-                d = fc_.forecast()
+                d = fc_.forecast(mean=adv.mean()) if spec.needs_mean else fc_.forecast()
                 y = adv.respond(d)
                 p = fc_.draw()
                 fc_.observe(y)

@@ -141,7 +141,7 @@ def render(doc):
         "(The open engine's cost and a plug-in adversary next to the built-in bernoulli: `engine.md`. "
         "Where a cdl round's time goes, its machine code and the replays of the vectorised oracle "
         "(cdl version 2): `oracle.md`. The newer forecasters (klcal) next to kt in the same "
-        "run: `new-forecasters.md`. Rounds over more than two stated values and the expected-count table, "
+        "run: `new-forecasters.md`, and spr below. Rounds over more than two stated values and the expected-count table, "
         "what they cost the two-point loops: `kpoint.md`.)",
         "",
         "## Per-round cost is flat in T (cdl, sparse oracle, against greedy)",
@@ -199,7 +199,39 @@ def render(doc):
         f"run within the --budget of {doc['params']['budget']:.0f} s; memory does not grow with T). Most "
         "of it is the interpreter, numpy, scipy and numba; the forecaster's state is O(m K_eta) floats.",
     ]
-    return lines
+    return lines + newer_forecasters()
+
+
+# the cost runs of the newer forecasters next to kt (scripts/bench_cost_per_round.py --json), rendered
+# below the measurements of this script when their JSON is beside online.json
+COST_RUNS = ("spr-cost-bernoulli", "spr-cost-drift")
+
+
+def newer_forecasters() -> list[str]:
+    """A section per cost run of COST_RUNS present in results/benchmarks: ns per round of each
+    forecaster next to the first (kt) in the same run, with its command and load."""
+    out = []
+    for name in COST_RUNS:
+        path = benchrecord.OUT_DIR / f"{name}.json"
+        if not path.exists():
+            continue
+        doc = json.loads(path.read_text())
+        out += ["", f"## Cost per round next to kt in the same run ({name})", "",
+                f"Command: `{doc['command']}` (every repeat in `{name}.json` beside this file; each repeat times "
+                "every forecaster at each horizon, their order rotating; medians; JIT excluded). Load average "
+                f"(1, 5, 15 min) {', '.join(f'{x:.1f}' for x in doc['load_before'])} before and "
+                f"{', '.join(f'{x:.1f}' for x in doc['load_after'])} after, on the machine above.", "",
+                "| T | forecaster | ns per round (median) | ratio to the first |", "|---|---|---|---|"]
+        for key, row in doc["summary"].items():
+            f, T = key.split(" T=")
+            ratio = next(v for k, v in row.items() if k.startswith("ratio_to_"))
+            out.append(f"| {T} | {f} | {row['ns_per_round']:.1f} | {ratio:.2f} |")
+        if name.startswith("spr"):
+            out += ["", "spr's loop runs with numba's reference counting on (its labeler's node tables grow "
+                    "as cells are pointed at, docs/spr.md), which the other loops compile without; the round's "
+                    "removal, placement and fallback run in a kernel without it, and the loop unpacks the state "
+                    "once, yet each round still takes and releases references to the run's tables."]
+    return out
 
 
 def main():

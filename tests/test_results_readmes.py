@@ -37,7 +37,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
 BENCH = RESULTS / "benchmarks"
-FOLDERS = ("paper", "paper-wide", "msweep")
+FOLDERS = ("paper", "paper-wide", "msweep", "spr-rates")
 METRICS = {"CDL": "cdl", "ECE": "ece", "VCDL": "vcdl", "K2": "k2", "UCal": "ucal"}
 NUMBER = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
 

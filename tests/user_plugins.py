@@ -90,8 +90,14 @@ def faulty(view, table, par, rng):
     return 1 if uniform(rng) < 0.5 else 0
 
 
+@njit(cache=True)
+def faulty_mean(hist, par):
+    return 0.5
+
+
 FAULTY = plugin_adversary(faulty, name="faulty", params={"value": 2, "at": 17}, prob=faulty_prob,
-                          k_points=True)  # never reads the distribution: it plays K-point forecasters too
+                          k_points=True,  # never reads the distribution: it plays K-point forecasters too
+                          true_mean=faulty_mean)  # and spr, which needs the round's mean
 
 
 # -- an adversary whose worker dies: a coin whose parameter check kills its own process (as the

@@ -220,3 +220,18 @@ class NewForecastersSuite:
 
     def time_simulate(self, T, forecaster):
         simulate(forecaster, "contrarian", horizon=T, seed=1)
+
+
+class MeanForecastersSuite:
+    """spr (handed each round's true mean, docs/spr.md) next to kt in whole runs against drift,
+    which states its mean (contrarian, NewForecastersSuite's adversary, states none)."""
+
+    params = ([2**12, 2**16], ["kt", "spr"])
+    param_names = ["T", "forecaster"]
+    timeout = 600
+
+    def setup(self, T, forecaster):
+        simulate(forecaster, "drift", horizon=200, seed=0)  # compiled outside the timing
+
+    def time_simulate(self, T, forecaster):
+        simulate(forecaster, "drift", horizon=T, seed=1)

@@ -448,7 +448,29 @@ def check_preset(preset: Preset) -> Preset:
         bad = [a.name for a in preset.adversaries if a.name not in registry.stochastic()]
         if bad:
             raise PresetError(f"{where}: the truthful forecaster needs a stochastic adversary, not {bad}")
+    if not preset.skip_refused:
+        _check_pairings(preset, where)
     return preset
+
+
+def _check_pairings(preset, where) -> None:
+    """The pairs the engine refuses by the specs alone (fastcdl.online.plugins.check_pairing: a
+    forecaster that needs the true mean against an adversary without one, a K-point forecaster
+    against a two-point adversary), named in a PresetError; a name the registries do not know is
+    left to the run's own error."""
+    from fastcdl._validate import ValidationError
+    from fastcdl.online import plugins, registry
+
+    for f in preset.forecasters:
+        for a in preset.adversaries:
+            try:
+                fs, as_ = registry.forecaster(f.name), registry.adversary(a.name)
+            except ValidationError:
+                continue
+            try:
+                plugins.check_pairing(fs, as_)
+            except ValidationError as e:
+                raise PresetError(f"{where}: {e} (or set skip_refused = true)") from None
 
 
 def parse_horizon(text, name="horizon") -> int:

@@ -305,9 +305,30 @@ def _design(d, n, seed):
 
 
 def _families(names, forecaster, T, ranges=None):
+    """The families searched: those named (a pair the engine refuses is an error naming both), or
+    every family, but for a forecaster that needs the round's true mean (spr) only those whose
+    adversary states one."""
+    from fastcdl.online import plugins, registry
+
     ranges = ranges or {}
-    fams = [family_for(n, forecaster, T, ranges=ranges.get(n)) for n in (names or FAMILIES)]
+    fspec = registry.forecaster(forecaster)
+    fams = []
+    for n in names or FAMILIES:
+        f = family_for(n, forecaster, T, ranges=ranges.get(n))
+        if names:
+            plugins.check_pairing(fspec, registry.adversary(f.adversary))
+        elif not _plays(fspec, f.adversary):
+            continue
+        fams.append(f)
     return [f for f in fams if f.max_T is None or T <= f.max_T]
+
+
+def _plays(fspec, adversary) -> bool:
+    """False when the forecaster (its spec) needs the round's true mean and the adversary (by
+    name) states none: the default families leave it out."""
+    from fastcdl.online import registry
+
+    return not fspec.needs_mean or registry.adversary(adversary).true_mean is not None
 
 
 def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, budget=None, pool=None,

@@ -46,6 +46,14 @@ counting per array and round (measured), a third of an indirect call.
 with y = 1, prev_y) and ``out`` (:data:`Draw`). ``observe`` runs before the engine
 records the round in the table.
 
+**The true mean.** A forecaster whose spec declares ``needs_mean`` (spr) forecasts with
+``forecast(state, table, hist, out, e)``: its loop asks the adversary's ``true_mean(hist,
+par)`` for e = P(y = 1) of the round about to be played, from the past only, before the
+forecast (:func:`run_rounds_mean`); the adversary then draws y with that same probability.
+A mean outside [0, 1] (or NaN) stops the run before the forecast (:func:`bad_mean`,
+:func:`mean_stopped`). Only the loops of such forecasters call it: the two-point loops are
+unchanged.
+
 >>> Round._fields[:3]
 ('t', 'prev_y', 'm')
 """
@@ -64,7 +72,7 @@ from fastcdl._compiled._jit import kernel
 from fastcdl._compiled.exact import rational_grid
 from fastcdl._compiled.rng import uniform
 
-__all__ = ["Draw", "History", "KTable", "Round", "Table", "slot", "slots", "uniform"]
+__all__ = ["Draw", "History", "KTable", "Round", "Table", "next_round", "slot", "slots", "uniform"]
 
 Round = namedtuple("Round", ["t", "prev_y", "m", "point0", "point1", "prob0", "prob1",
                              "stated0", "stated1", "bucket0", "bucket1"])
@@ -504,6 +512,69 @@ def settle(table, out, slot, y, hist):
     record(table, out.buckets[slot], y)
     keep_pseudo(out, slot, y)
     return History(hist.t + 1, hist.ones + y, y)
+
+
+@kernel(inline="always")
+def next_round(hist):
+    """The adversary's view of round hist.t + 1 before any forecast: t and prev_y; the
+    distribution's fields NaN (raw points, probabilities, stated values) and -1 (m, buckets).
+
+    For an adversary's ``true_mean`` built on its ``prob`` (numba), when that prob reads only
+    the round and the last outcome, as the stochastic built-ins' do: ``prob(next_round(hist),
+    par)`` is then exactly the probability respond draws the round's y with.
+
+    Parameters
+    ----------
+    hist : History
+
+    Returns
+    -------
+    Round
+
+    Examples
+    --------
+    >>> v = next_round(History(4, 2, 1))
+    >>> v.t, v.prev_y, v.bucket0
+    (5, 1, -1)
+    """
+    nan = np.nan
+    return Round(hist.t + 1, hist.prev_y, -1, nan, nan, nan, nan, nan, nan, -1, -1)
+
+
+
+@kernel(inline="always")
+def bad_mean(e):
+    """True when a true mean e is not a probability (outside [0, 1], or NaN); expected never to be."""
+    return _rarely(not (e >= 0.0 and e <= 1.0))
+
+
+@kernel(inline="always")
+def mean_stopped(hist):
+    """What a loop returns when the adversary's true mean of round hist.t + 1 is not a
+    probability: t = -(that round), ones = -1 (marks a bad mean, not a bad outcome; the caller
+    recounts the ones from the table) and the last outcome."""
+    return History(-(hist.t + 1), -1, hist.prev_y)
+
+
+@kernel(cache=False)
+def run_rounds_mean(T, forecast, observe, state, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y,
+                    mean):
+    """:func:`run_rounds` for a plug-in forecaster that declares ``needs_mean``: each round
+    e = mean(hist, apar), the adversary's true mean (a numba function), then
+    ``forecast(state, table, hist, out, e)``. Returns the History after the run, or
+    :func:`stopped`'s or :func:`mean_stopped`'s.
+    """
+    for t in range(T):
+        e = mean(hist, apar)
+        if bad_mean(e):
+            return mean_stopped(hist)
+        forecast(state, table, hist, out, e)
+        slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not_outcome(y):
+            return stopped(hist, y)
+        observe(state, table, hist, out, slot, y)
+        hist = settle(table, out, slot, y, hist)
+    return hist
 
 
 @kernel(cache=False)

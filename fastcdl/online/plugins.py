@@ -84,10 +84,15 @@ ADVERSARY_TYPE = types.FunctionType(ADVERSARY_SIGNATURE)
 K_TABLE_TYPE = numba.typeof(engine.new_table(np.zeros(1), engine.new_draw(3)))
 ADVERSARY_K_SIGNATURE = types.int64(ROUND_TYPE, K_TABLE_TYPE, _F64, _U64)
 ADVERSARY_K_TYPE = types.FunctionType(ADVERSARY_K_SIGNATURE)
+# an adversary's true mean: true_mean(hist, par) -> P(y = 1) of the round about to be played
+HISTORY_TYPE = numba.typeof(engine.History(0, 0, -1))
+MEAN_SIGNATURE = types.float64(HISTORY_TYPE, _F64)
+MEAN_TYPE = types.FunctionType(MEAN_SIGNATURE)
 
 
 def check_pairing(forecaster, adversary) -> None:
-    """Refuse an adversary that reads only two-point rounds against a K-point forecaster.
+    """Refuse an adversary that reads only two-point rounds against a K-point forecaster, and
+    one that states no true mean against a forecaster that needs it.
 
     Parameters
     ----------
@@ -97,8 +102,9 @@ def check_pairing(forecaster, adversary) -> None:
     Raises
     ------
     ValidationError
-        (a ValueError) naming both, when the forecaster's support is above 2 and the
-        adversary does not declare ``k_points``.
+        (a ValueError, argument ``adversary``) naming both, when the forecaster's support
+        is above 2 and the adversary does not declare ``k_points``, or when the forecaster
+        declares ``needs_mean`` and the adversary declares no ``true_mean``.
 
     Examples
     --------
@@ -112,6 +118,12 @@ def check_pairing(forecaster, adversary) -> None:
             f"forecaster {forecaster.name!r} puts mass on more than two stated values a round; "
             "pair it with an adversary that declares k_points=True (it reads the distribution through "
             "engine.slots and engine.slot)")
+    if forecaster.needs_mean and adversary.true_mean is None:
+        raise ValidationError(
+            "adversary", "states no true mean", value=adversary.name,
+            message=f"forecaster {forecaster.name!r} needs the round's true mean E[y_t | past] and adversary "
+            f"{adversary.name!r} states none; pair it with an adversary that declares true_mean (bernoulli, "
+            "drift, markov, segments, budget, or a plug-in made with plugin_adversary(..., true_mean=...))")
 
 
 def _check_dispatcher(func, what):
@@ -183,6 +195,13 @@ class AdversarySpec:
         and ``fastcdl.online.slot`` (or not at all), so it also plays forecasters
         whose rounds put mass on more than two stated values (their spec's ``support``);
         against those, an adversary without it is refused.
+    true_mean : numba dispatcher or None
+        ``true_mean(hist, par) -> e``: e = P(y = 1) of round hist.t + 1 given the past
+        (:class:`History`: rounds done, ones, the last outcome; ``par`` as the run has it),
+        computed before the forecast and without drawing: the very probability with which
+        respond draws that round's y. Handed each round to a forecaster that declares
+        ``needs_mean`` (spr); against those, an adversary without it is refused. The
+        stochastic built-ins declare it (their ``prob`` reads only t and the last outcome).
 
     Examples
     --------
@@ -202,6 +221,7 @@ class AdversarySpec:
     scratch: Callable | None = None
     prepare: Callable | None = None
     k_points: bool = False
+    true_mean: Callable | None = None
 
     @property
     def stochastic(self) -> bool:
@@ -299,6 +319,24 @@ class AdversarySpec:
             self.prob.compile(PROB_SIGNATURE)
         return self.respond
 
+    def compiled_mean(self):
+        """``true_mean`` compiled for the engine's signature (``MEAN_SIGNATURE``), or None.
+
+        Returns
+        -------
+        numba dispatcher or None
+
+        Examples
+        --------
+        >>> from fastcdl.online import registry
+        >>> registry.adversary("contrarian").compiled_mean() is None
+        True
+        """
+        if self.true_mean is None:
+            return None
+        self.true_mean.compile(MEAN_SIGNATURE)
+        return self.true_mean
+
 
 @dataclass(frozen=True, eq=False)
 class ForecasterSpec:
@@ -346,6 +384,11 @@ class ForecasterSpec:
         klcal, whose runs use a :data:`fastcdl.online.engine.KTable` and adversaries that
         declare ``k_points``. A built-in whose K depends on its parameters gives
         ``support(resolved) -> K`` (:meth:`slots`).
+    needs_mean : bool
+        It reads the round's true mean e_t = E[y_t | past] from the adversary: its forecast
+        kernel is ``forecast(state, table, hist, out, e)``, its runs hand it the adversary's
+        ``true_mean`` each round before the forecast, and an adversary without one is
+        refused (``check_pairing``). False for every forecaster but spr.
 
     Examples
     --------
@@ -368,6 +411,7 @@ class ForecasterSpec:
     doc: str = ""
     grid: Callable | None = None
     support: int | Callable = 2
+    needs_mean: bool = False
 
     @property
     def k_point(self) -> bool:
@@ -456,7 +500,7 @@ class ForecasterSpec:
 
 
 def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None,
-                     prepare=None, k_points=False) -> AdversarySpec:
+                     prepare=None, k_points=False, true_mean=None) -> AdversarySpec:
     """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
 
     Decorate the kernels with ``numba.njit(cache=True)`` so that processes load them from
@@ -489,6 +533,11 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
         respond reads the round's distribution only through ``engine.slots`` and
         ``engine.slot`` (or not at all): it may then play forecasters whose rounds state more
         than two values (docs/engine.md).
+    true_mean : numba dispatcher, optional
+        ``true_mean(hist, par) -> e``, the probability of y = 1 of round hist.t + 1 given the
+        past, computed without drawing: exactly the probability respond draws that round's
+        y with. Forecasters that need the round's mean (``needs_mean``, as spr) play only
+        adversaries that give it.
 
     Returns
     -------
@@ -522,12 +571,14 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
         raise ValidationError("prepare", "must be a function (resolved, par, rng) -> None")
     if not isinstance(k_points, bool):
         raise ValidationError("k_points", "must be True or False", value=k_points)
+    if true_mean is not None:
+        _check_dispatcher(true_mean, "true_mean")
     return AdversarySpec(name, respond, _check_params(params, f"adversary {name!r}"), version, prob, resolve,
-                         respond.py_func.__doc__ or "", scratch, prepare, k_points)
+                         respond.py_func.__doc__ or "", scratch, prepare, k_points, true_mean)
 
 
 def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, resolve=None,
-                      report=None, grid=None, support=2) -> ForecasterSpec:
+                      report=None, grid=None, support=2, needs_mean=False) -> ForecasterSpec:
     """A forecaster from ``init(horizon, params) -> (state, q)`` and numba kernels
     ``forecast(state, table, hist, out)`` and ``observe(state, table, hist, out, slot, y)``.
 
@@ -564,6 +615,9 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
         K, the length of ``out``'s arrays: the most stated values a round puts mass on
         (unused slots keep probability 0). Above 2 the adversaries it plays must declare
         ``k_points`` (docs/engine.md).
+    needs_mean : bool, default False
+        It reads the round's true mean: ``forecast(state, table, hist, out, e)`` with e the
+        adversary's ``true_mean`` for the round; it plays only adversaries that declare one.
 
     Returns
     -------
@@ -607,8 +661,10 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
     init3.__wrapped__ = init  # code_hash reads the user's init, not this wrapper
 
     support = check_int(support, "support", low=2)
+    if not isinstance(needs_mean, bool):
+        raise ValidationError("needs_mean", "must be True or False", value=needs_mean)
     return ForecasterSpec(name, init3, forecast, observe, _check_params(params, f"forecaster {name!r}"), version,
-                          resolve, None, False, report, init.__doc__ or "", grid, support)
+                          resolve, None, False, report, init.__doc__ or "", grid, support, needs_mean)
 
 
 _HASHES: dict = {}
@@ -643,9 +699,13 @@ def code_hash(spec) -> str:
     seen = set()
     if getattr(spec, "prepare", None) is not None:  # only when given: older plug-ins keep their hashes
         names += ("prepare",)
+    if getattr(spec, "true_mean", None) is not None:
+        names += ("true_mean",)
     for name in names:
         h.update(name.encode())
         _feed(getattr(spec, name), h, seen)
+    if getattr(spec, "needs_mean", False):  # its forecast kernel takes the mean: another contract
+        h.update(b"needs_mean")
     digest = h.hexdigest()[:12]
     _HASHES[id(spec)] = (spec, digest)
     return digest

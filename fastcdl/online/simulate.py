@@ -124,14 +124,16 @@ def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_pa
 _ENTRIES = {}
 
 
-def _entry(loop, args, adversary_at, k_points=False):
-    """The loop compiled for these argument types with the adversary (args[adversary_at]) as a
-    first-class function: one machine-code loop per forecaster serves every adversary, and
-    numba caches it. Compiling (or loading) happens here, before any timing."""
+def _entry(loop, args, adversary_at, k_points=False, mean_at=None):
+    """The loop compiled for these argument types with the adversary (args[adversary_at]) and,
+    for a forecaster that needs it, the adversary's true mean (args[mean_at]) as first-class
+    functions: one machine-code loop per forecaster serves every adversary, and numba caches
+    it. Compiling (or loading) happens here, before any timing."""
     import numba
 
     adv = plugins.ADVERSARY_K_TYPE if k_points else plugins.ADVERSARY_TYPE
-    types = [adv if i == adversary_at else numba.typeof(x) for i, x in enumerate(args)]
+    types = [adv if i == adversary_at else plugins.MEAN_TYPE if i == mean_at else numba.typeof(x)
+             for i, x in enumerate(args)]
     key = (id(loop), tuple(types))
     if key not in _ENTRIES:
         _ENTRIES[key] = loop.compile(tuple(types))
@@ -142,16 +144,20 @@ def _run_loop(f, a, T, trace_p, trace_y):
     """T rounds of f against a in compiled code, continuing their state; returns the seconds."""
     k = f.out.probs.shape[0] > 2
     respond = a.spec.compiled(k)
+    mean = (a.spec.compiled_mean(),) if f.spec.needs_mean else ()  # plugins.check_pairing: not None
     if f.spec.loop is not None:
-        args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y)
-        run = _entry(f.spec.loop, args, 5, k)
+        args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y) + mean
+        run = _entry(f.spec.loop, args, 5, k, 11 if mean else None)
     else:  # a plug-in forecaster: the engine's generic loop
         args = (T, f.spec.forecast, f.spec.observe, f.state, f.table, f.out, f._rng, respond, a._par, a._rng,
-                f.hist, trace_p, trace_y)
-        run = _entry(engine.run_rounds, args, 7, k)
+                f.hist, trace_p, trace_y) + mean
+        run = _entry(engine.run_rounds_mean if mean else engine.run_rounds, args, 7, k, 13 if mean else None)
     t0 = time.perf_counter()
     hist = run(*args)
     seconds = time.perf_counter() - t0
+    if hist.t < 0 and hist.ones < 0:  # stopped before round -t: its true mean was no probability
+        f.hist = engine.History(-hist.t - 1, int(f.table.s.sum()), hist.prev_y)
+        raise a.bad_mean(f.hist)
     if hist.t < 0:  # the loop stopped at round -t, whose answer was not 0 or 1 (engine.stopped)
         # the rounds before it stay recorded (the run is over: the previous outcome is not kept)
         f.hist = engine.History(-hist.t - 1, hist.ones, -1)

@@ -66,6 +66,7 @@ class Adversary:
         self._table = None
         self._last = None
         self._t = 0
+        self._ones = 0
         self._prev = -1
 
     def _table_for(self, grid, support):
@@ -166,8 +167,52 @@ class Adversary:
             raise ValidationError("p", "is not a stated prediction of the round's forecast", value=p)
         engine.record(self._table, where[0], y)
         self._t += 1
+        self._ones += y
         self._prev = y
         self._last = None
+
+    def mean(self) -> float:
+        """The true mean of the next round: P(y = 1) given the rounds observed so far, the
+        probability its outcome will be drawn with (the spec's ``true_mean``).
+
+        What a forecaster that needs the mean (spr) is handed each round:
+        ``f.forecast(mean=a.mean())``.
+
+        Returns
+        -------
+        float
+            In [0, 1].
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) when the adversary states no true mean, or its true_mean returns
+            something other than a probability.
+
+        Examples
+        --------
+        >>> make_adversary("bernoulli", p=0.25).mean()
+        0.25
+        """
+        if self.spec.true_mean is None:
+            raise ValidationError("adversary", "states no true mean", value=self.name,
+                                  message=f"adversary {self.name!r} states no true mean (its spec declares no "
+                                  "true_mean)")
+        hist = engine.History(self._t, self._ones, self._prev)
+        e = float(self.spec.compiled_mean()(hist, self._par))
+        if not 0.0 <= e <= 1.0:
+            raise self.bad_mean(hist, e)
+        return e
+
+    def bad_mean(self, hist, e=None) -> ValidationError:
+        """The error of a true mean that is not a probability, for round hist.t + 1 (recomputed
+        from ``hist`` when e is not given)."""
+        if e is None:
+            e = float(self.spec.compiled_mean()(hist, self._par))
+        t = int(hist.t) + 1
+        return ValidationError("true_mean", "must return a probability in [0, 1]", index=t, value=e,
+                               message=f"adversary {self.name!r}: true_mean returned {e} for round {t}, not a "
+                               "probability in [0, 1]; the run stopped there")
 
     def __repr__(self) -> str:
         args = "".join(f", {k}={v!r}" for k, v in self.params.items())

@@ -27,7 +27,7 @@ import math
 from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_int, check_real
 from fastcdl.online.adversaries._nonstationary import exponent, resolve_span
-from fastcdl.online.engine import uniform
+from fastcdl.online.engine import next_round, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 PARAMS = {"c": None, "c_exponent": None, "center": 0.5, "cycles": 4, "span": None}
@@ -48,6 +48,12 @@ def prob(view, par):
 @kernel
 def respond(view, table, par, rng):
     return 1 if uniform(rng) < prob(view, par) else 0
+
+
+@kernel
+def true_mean(hist, par):
+    """P(y = 1) of round hist.t + 1: prob of that round (which reads only t and the last outcome)."""
+    return prob(next_round(hist), par)
 
 
 @kernel
@@ -103,4 +109,5 @@ def prepare(resolved, par, rng):
 
 
 ADVERSARY = AdversarySpec("budget", respond, dict(PARAMS), version=1, prob=prob, resolve=resolve, doc=__doc__,
-                          scratch=scratch, prepare=prepare, k_points=True)  # never reads the distribution
+                          scratch=scratch, prepare=prepare, k_points=True,
+                          true_mean=true_mean)  # respond never reads the distribution

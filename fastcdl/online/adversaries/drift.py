@@ -8,7 +8,7 @@ import math
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_horizon, check_real
-from fastcdl.online.engine import uniform
+from fastcdl.online.engine import next_round, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 
@@ -20,6 +20,12 @@ def prob(view, par):
 @kernel
 def respond(view, table, par, rng):
     return 1 if uniform(rng) < prob(view, par) else 0
+
+
+@kernel
+def true_mean(hist, par):
+    """P(y = 1) of round hist.t + 1: prob of that round (which reads only t and the last outcome)."""
+    return prob(next_round(hist), par)
 
 
 def resolve(params, horizon):
@@ -35,4 +41,5 @@ def resolve(params, horizon):
 
 
 ADVERSARY = AdversarySpec("drift", respond, {"amplitude": 0.4, "period": None}, version=1, prob=prob,
-                          resolve=resolve, doc=__doc__, k_points=True)  # never reads the distribution
+                          resolve=resolve, doc=__doc__, k_points=True,
+                          true_mean=true_mean)  # respond never reads the distribution

@@ -27,7 +27,7 @@ import numpy as np
 from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_int, check_real
 from fastcdl.online.adversaries._nonstationary import exponent, floor_power, resolve_span
-from fastcdl.online.engine import uniform
+from fastcdl.online.engine import next_round, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 PARAMS = {"k": 4, "k_exponent": None, "random": 0, "low": 0.0, "high": 1.0, "means": "", "span": None}
@@ -53,6 +53,12 @@ def prob(view, par):
 @kernel
 def respond(view, table, par, rng):
     return 1 if uniform(rng) < prob(view, par) else 0
+
+
+@kernel
+def true_mean(hist, par):
+    """P(y = 1) of round hist.t + 1: prob of that round (which reads only t and the last outcome)."""
+    return prob(next_round(hist), par)
 
 
 @kernel
@@ -148,4 +154,5 @@ def prepare(resolved, par, rng):
 
 
 ADVERSARY = AdversarySpec("segments", respond, dict(PARAMS), version=1, prob=prob, resolve=resolve, doc=__doc__,
-                          scratch=scratch, prepare=prepare, k_points=True)  # never reads the distribution
+                          scratch=scratch, prepare=prepare, k_points=True,
+                          true_mean=true_mean)  # respond never reads the distribution

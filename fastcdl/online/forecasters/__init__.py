@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl._compiled.rng import seed_states
-from fastcdl._validate import ValidationError, check_outcome, check_seed
+from fastcdl._validate import ValidationError, check_outcome, check_real, check_seed
 from fastcdl.online import engine, registry
 from fastcdl.stats import BucketStats
 
@@ -126,20 +126,46 @@ class Forecaster:
         self._reported = 0
 
     # -- the round protocol -------------------------------------------------------------
-    def forecast(self) -> Forecast:
+    def forecast(self, mean=None) -> Forecast:
         """This round's distribution (computed once per round).
+
+        Parameters
+        ----------
+        mean : float, optional
+            The round's true mean e_t = P(y_t = 1 | past), in [0, 1]: needed by (and only
+            taken by) a forecaster whose spec declares ``needs_mean`` (spr), as the
+            adversary states it (:meth:`fastcdl.online.Adversary.mean`). Read in the
+            round's first call.
 
         Returns
         -------
         Forecast
 
+        Raises
+        ------
+        ValidationError
+            (a ValueError) for a mean missing where it is needed, given where it is not,
+            or outside [0, 1].
+
         Examples
         --------
         >>> make_forecaster("cdl", horizon=1000, seed=1).forecast().points
         (0.0,)
+        >>> make_forecaster("spr", horizon=1024).forecast(mean=0.3).predictions
+        (0.25,)
         """
         if self._phase == 0:
-            self.spec.forecast(self.state, self.table, self.hist, self.out)
+            if self.spec.needs_mean:
+                if mean is None:
+                    raise ValidationError("mean", "is needed", message=f"mean: the {self.name} forecaster needs "
+                                          "the round's true mean: forecast(mean=adversary.mean()) before draw()")
+                e = check_real(mean, "mean", 0.0, 1.0)
+                self.spec.forecast(self.state, self.table, self.hist, self.out, e)
+            elif mean is not None:
+                raise ValidationError("mean", f"is not taken by forecaster {self.name!r} (it does not "
+                                      "declare needs_mean)", value=mean)
+            else:
+                self.spec.forecast(self.state, self.table, self.hist, self.out)
             self._report(self.rounds + 1)
             self._phase = 1
         out, q = self.out, self.table.q
@@ -334,6 +360,9 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
       grid points in (0, 1), Laplace experts, randomized rounding, a stationary
       distribution; k default max(2, ceil((T / ln T)^(1/3))); rounds over up to K + 1
       values, so its adversaries must declare k_points (docs/klcal.md).
+    - "spr": sign preservation with reuse (Dai & Fishelson 2026): needs the round's true
+      mean, ``forecast(mean=...)``; plays the adversaries that declare true_mean
+      (docs/spr.md).
     - a ForecasterSpec from fastcdl.online.plugin_forecaster, or "package.module:ATTRIBUTE".
 
     Examples
