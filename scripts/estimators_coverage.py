@@ -51,7 +51,9 @@ from scipy.special import expit, logit
 import fastcdl as fc
 from fastcdl._kernels import resample as _rk
 from fastcdl.metrics import sample_size_check_off
-from fastcdl.sample import atb_unbiased, cdl_monotone, cutoff_ce, smce, vcdl_monotone
+from fastcdl.measures import MEASURES
+from fastcdl.sample import (atb_unbiased, cdl_monotone, cdl_monotone_crossfit, cutoff_ce, ece_sweep, k2_debiased,
+                            smce, vcdl_monotone, vcdl_monotone_crossfit)
 from fastcdl.stats import BucketStats
 from fastcdl.uncertainty import _bca, _cells
 
@@ -75,6 +77,12 @@ ESTIMATORS = {
     "smce": smce,
     "atb_unbiased": atb_unbiased,
     "ece_quantile": _ece_quantile,
+    # added from the literature after the first run: `run` computes them on the same samples
+    # and resamples (the seed is per (model, n, replication), not per estimator)
+    "k2_debiased": k2_debiased,
+    "ece_sweep": ece_sweep,
+    "cdl_monotone_crossfit": cdl_monotone_crossfit,
+    "vcdl_monotone_crossfit": vcdl_monotone_crossfit,
 }
 
 
@@ -145,36 +153,36 @@ LATER = {"k2_debiased": true_k2, "ece_sweep": true_ece}
 
 
 def populations(out):
-    """Population value of every estimator on every model (cached in populations.csv)."""
+    """Population value of every estimator on every model (cached in populations.csv; the
+    estimators of LATER appended to it; the cross-fitted ones take TARGET's)."""
     path = out / "populations.csv"
-    if path.exists():
-        with open(path) as fh:
-            rows = list(csv.DictReader(fh))
-        have = {r["estimator"] for r in rows}
-        extra = [{"shape": sh.name, "estimator": est, "value": f(sh, M_FINE), "value_M250k": f(sh, M_CHECK),
-                  "model": sh.words} for est, f in LATER.items() if est not in have for sh in SHAPES]
-        if extra:
-            with open(path, "a", newline="") as fh:
-                csv.DictWriter(fh, fieldnames=list(rows[0])).writerows(extra)
-            rows += extra
-        return {(r["shape"], r["estimator"]): float(r["value"]) for r in rows}
-    rows = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for sh in SHAPES:
-            vals = {}
-            for M in (M_CHECK, M_FINE):
-                st = sh.table(M)
-                vals[M] = {"cdl_monotone": cdl_monotone(st), "vcdl_monotone": vcdl_monotone(st),
-                           "cutoff_ce": cutoff_ce(st), "smce": smce(st), "atb_unbiased": fc.atb(st),
-                           "ece_quantile": true_ece(sh, M)}
-            for est in ESTIMATORS:
-                rows.append({"shape": sh.name, "estimator": est, "value": vals[M_FINE][est],
-                             "value_M250k": vals[M_CHECK][est], "model": sh.words})
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    if not path.exists():
+        rows = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for sh in SHAPES:
+                vals = {}
+                for M in (M_CHECK, M_FINE):
+                    st = sh.table(M)
+                    vals[M] = {"cdl_monotone": cdl_monotone(st), "vcdl_monotone": vcdl_monotone(st),
+                               "cutoff_ce": cutoff_ce(st), "smce": smce(st), "atb_unbiased": fc.atb(st),
+                               "ece_quantile": true_ece(sh, M)}
+                for est in vals[M_FINE]:
+                    rows.append({"shape": sh.name, "estimator": est, "value": vals[M_FINE][est],
+                                 "value_M250k": vals[M_CHECK][est], "model": sh.words})
+        with open(path, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
+    have = {r["estimator"] for r in rows}
+    extra = [{"shape": sh.name, "estimator": est, "value": f(sh, M_FINE), "value_M250k": f(sh, M_CHECK),
+              "model": sh.words} for est, f in LATER.items() if est not in have for sh in SHAPES]
+    if extra:
+        with open(path, "a", newline="") as fh:
+            csv.DictWriter(fh, fieldnames=list(rows[0])).writerows(extra)
+        rows += extra
     return {(r["shape"], r["estimator"]): float(r["value"]) for r in rows}
 
 
@@ -191,23 +199,27 @@ def _table_from_counts(st, n, s):
     return BucketStats(q, n[keep], s[keep], q * n[keep], None, None)
 
 
-def one_sample(sh, n, r, B, H):
+def one_sample(sh, n, r, B, H, names=None):
+    """The raw rows of one sample for the estimators ``names`` (default: all). The draws (sample,
+    bootstrap counts, permutations) do not depend on ``names``, so estimators computed in
+    separate calls see the same sample and the same resamples."""
+    ests = {k: ESTIMATORS[k] for k in (ESTIMATORS if names is None else names)}
     rng = np.random.default_rng([SHAPES.index(sh), n, r])
     y, p = sh.sample(n, rng)
     cells = _cells(y, p, None, None, by_outcome=True)
     st = cells.stats
     m = st.n_buckets
-    est = {k: f(st) for k, f in ESTIMATORS.items()}
-    boot = {k: np.empty(B) for k in ESTIMATORS}
-    half = {k: np.empty(H) for k in ESTIMATORS}
-    quarter = {k: np.empty(H) for k in ESTIMATORS}
+    est = {k: f(st) for k, f in ests.items()}
+    boot = {k: np.empty(B) for k in ests}
+    half = {k: np.empty(H) for k in ests}
+    quarter = {k: np.empty(H) for k in ests}
     if B:
         counts = rng.multinomial(n, cells.count / n, size=B)
         nb, sb = _rk.scatter_cells(counts, cells.bucket, cells.y, cells.weight, m)
         nb, sb = nb.astype(np.int64), sb.astype(np.int64)
         for b in range(B):
             t = _table_from_counts(st, nb[b], sb[b])
-            for k, f in ESTIMATORS.items():
+            for k, f in ests.items():
                 boot[k][b] = f(t)
     rounds = np.repeat(np.arange(cells.count.shape[0]), cells.count)  # the cell of every round
     for j in range(H // 2):
@@ -217,10 +229,10 @@ def one_sample(sh, n, r, B, H):
             c = np.bincount(perm[part * size:(part + 1) * size], minlength=cells.count.shape[0])
             nb, sb = _rk.scatter_cells(c[None, :].astype(np.int64), cells.bucket, cells.y, cells.weight, m)
             t = _table_from_counts(st, nb[0].astype(np.int64), sb[0].astype(np.int64))
-            for k, f in ESTIMATORS.items():
+            for k, f in ests.items():
                 store[k][2 * j + part] = f(t)
     rows = []
-    for k, f in ESTIMATORS.items():
+    for k, f in ests.items():
         row = {"estimate": est[k]}
         row.update(_summ(boot[k], "boot"))
         row["bca_lo"] = row["bca_hi"] = math.nan
@@ -238,14 +250,19 @@ FIELDS = ["shape", "n", "rep", "estimator", "truth", "estimate", "boot_mean", "b
           "quarter_mean", "quarter_sd", "quarter_q025", "quarter_q975", "B", "H", "seconds"]
 
 
-def run(out, budget):
+def run(out, budget, plan=None, names=None):
+    """Append to raw.csv the rows missing for the estimators ``names`` (default: all) under
+    ``plan`` ({n: replications}, default PLAN's; the resampling sizes are PLAN's). A row is keyed
+    by (model, n, replication, estimator): the rows already there are kept, never recomputed."""
     out.mkdir(parents=True, exist_ok=True)
     pop = populations(out)
+    names = list(ESTIMATORS) if names is None else list(names)
+    reps = {n: PLAN[n][0] for n in N_GRID} if plan is None else plan
     raw = out / "raw.csv"
     done = set()
     if raw.exists():
         with open(raw) as fh:
-            done = {(r["shape"], int(r["n"]), int(r["rep"])) for r in csv.DictReader(fh)}
+            done = {(r["shape"], int(r["n"]), int(r["rep"]), r["estimator"]) for r in csv.DictReader(fh)}
     new = not raw.exists()
     start = time.time()
     with open(raw, "a", newline="") as fh, warnings.catch_warnings(), sample_size_check_off():
@@ -253,20 +270,22 @@ def run(out, budget):
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         if new:
             w.writeheader()
-        for n in N_GRID:
-            R, B, H = PLAN[n]
+        for n, R in reps.items():
+            _, B, H = PLAN[n]
             for r in range(R):  # replications interleaved over models: a stopped run stays balanced
                 for sh in SHAPES:
-                    if (sh.name, n, r) in done:
+                    todo = [k for k in names if (sh.name, n, r, k) not in done]
+                    if not todo:
                         continue
                     if time.time() - start > budget:
                         print("budget spent", flush=True)
                         return
                     t0 = time.time()
-                    rows = one_sample(sh, n, r, B, H)
+                    rows = one_sample(sh, n, r, B, H, todo)
                     dt = time.time() - t0
                     for k, row in rows:
-                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": k, "truth": pop[(sh.name, k)],
+                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": k,
+                                    "truth": pop[(sh.name, TARGET.get(k, k))],
                                     **row, "B": B, "H": H, "seconds": round(dt, 3)})
                     fh.flush()
             print(f"n = {n} done at {time.time() - start:.0f} s", flush=True)
@@ -335,9 +354,11 @@ def methods(d):
     hi = np.maximum(c12, c23) + Z * f * d["quarter_sd"]
     out["quarter_band"] = (c23, np.maximum(lo, 0.0), np.maximum(hi, 0.0))
     out["quarter_2/3c"] = clipped("quarter_2/3")
-    # fastcdl.interval's rule: quarter-samples, the union over bias rates 1/2 to 2/3 (point estimate
-    # at 2/3), no correction for atb_unbiased (unbiased)
-    out["default"] = out["quarter_none"] if d["estimator"] == "atb_unbiased" else out["quarter_band"]
+    # fastcdl.interval's rule: quarter-samples, the union over the Measure's bias rates 1/2 to 2/3
+    # (point estimate at 2/3), no correction for the unbiased ones (atb_unbiased, k2_debiased)
+    rate = MEASURES[d["estimator"]].bias_rate if d["estimator"] in MEASURES else (0.5, 2.0 / 3.0)
+    assert rate in (None, (0.5, 2.0 / 3.0)), (d["estimator"], rate)
+    out["default"] = out["quarter_none"] if rate is None else out["quarter_band"]
     r = _rate_est(d)
     c = d["estimate"] - (d["half_mean"] - d["estimate"]) / (2.0**r - 1.0)
     out["hs_rate_est"] = (c, c - Z * d["half_sd"], c + Z * d["half_sd"])
@@ -565,8 +586,10 @@ def main():
     ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table", "validation-summary"))
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--budget", type=float, default=math.inf, help="stop starting samples after this many seconds")
-    ap.add_argument("--plan", default=None, help="validate: n:replications,... (default: VALIDATE_PLAN)")
-    ap.add_argument("--estimators", default=None, help="validate: comma-separated (default: VALIDATED)")
+    ap.add_argument("--plan", default=None,
+                    help="run, validate: n:replications,... (default: PLAN's replications, VALIDATE_PLAN)")
+    ap.add_argument("--estimators", default=None,
+                    help="run, validate: comma-separated (default: every estimator of ESTIMATORS, VALIDATED)")
     ap.add_argument("--file", default="validation.csv", help="validate, validation-table: the file in --out")
     a = ap.parse_args()
     out = Path(a.out)
@@ -585,7 +608,8 @@ def main():
         validation_summary(out)
         return
     if a.what == "run":
-        run(out, a.budget)
+        plan = None if a.plan is None else {int(k): int(v) for k, v in (x.split(":") for x in a.plan.split(","))}
+        run(out, a.budget, plan, None if a.estimators is None else a.estimators.split(","))
     summarise(out)
 
 
