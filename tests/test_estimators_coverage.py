@@ -1,0 +1,80 @@
+"""scripts/estimators_coverage.py: an interrupted or extended run keeps the rows it has and adds
+the same rows a run of everything at once would have written; the default interval method is
+the one fastcdl.interval applies to each estimator (its Measure's bias_rate)."""
+
+import csv
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fastcdl.measures import MEASURES
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "estimators_coverage.py"
+
+
+@pytest.fixture
+def ec(monkeypatch):
+    spec = importlib.util.spec_from_file_location("estimators_coverage_under_test", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    # a small study: coarse population tables, one size, few resamples
+    monkeypatch.setattr(mod, "M_FINE", 4000)
+    monkeypatch.setattr(mod, "M_CHECK", 1000)
+    monkeypatch.setattr(mod, "N_GRID", (1000,))
+    monkeypatch.setattr(mod, "PLAN", {1000: (2, 12, 4)})
+    monkeypatch.setattr(mod, "SHAPES", mod.SHAPES[:2])
+    return mod
+
+
+def _rows(path):
+    with open(path) as fh:
+        return {(r["shape"], r["n"], r["rep"], r["estimator"]): {k: v for k, v in r.items() if k != "seconds"}
+                for r in csv.DictReader(fh)}
+
+
+def test_run_in_parts_writes_what_one_run_writes(ec, tmp_path):
+    one, parts = tmp_path / "one", tmp_path / "parts"
+    ec.run(one, budget=np.inf)
+    first = ["cdl_monotone", "k2_debiased"]
+    ec.run(parts, budget=np.inf, names=first)
+    assert {k[3] for k in _rows(parts / "raw.csv")} == set(first)
+    kept = (parts / "raw.csv").read_text()
+    ec.run(parts, budget=np.inf)  # the rest, on the same samples and resamples
+    assert (parts / "raw.csv").read_text().startswith(kept)  # appended, nothing rewritten
+    whole, pieced = _rows(one / "raw.csv"), _rows(parts / "raw.csv")
+    assert len(whole) == 2 * 2 * len(ec.ESTIMATORS) and whole == pieced
+    # a finished run adds nothing
+    size = (parts / "raw.csv").stat().st_size
+    ec.run(parts, budget=np.inf)
+    assert (parts / "raw.csv").stat().st_size == size
+
+
+def test_run_plan_extends_replications_only(ec, tmp_path):
+    ec.run(tmp_path, budget=np.inf, plan={1000: 1}, names=["smce"])
+    assert {k[2] for k in _rows(tmp_path / "raw.csv")} == {"0"}
+    ec.run(tmp_path, budget=np.inf, plan={1000: 2}, names=["smce"])
+    assert sorted(k[2] for k in _rows(tmp_path / "raw.csv")) == ["0", "0", "1", "1"]
+
+
+def test_crossfit_rows_carry_the_population_value_they_estimate(ec, tmp_path):
+    ec.run(tmp_path, budget=np.inf, plan={1000: 1}, names=["cdl_monotone", "cdl_monotone_crossfit",
+                                                            "vcdl_monotone", "vcdl_monotone_crossfit"])
+    rows = _rows(tmp_path / "raw.csv")
+    for (shape, n, rep, est), r in rows.items():
+        if est.endswith("_crossfit"):
+            assert r["truth"] == rows[(shape, n, rep, est[: -len("_crossfit")])]["truth"]
+
+
+@pytest.mark.parametrize("estimator", ["cdl_monotone", "atb_unbiased", "k2_debiased", "ece_sweep",
+                                       "cdl_monotone_crossfit"])
+def test_default_method_is_the_measures_rule(ec, estimator):
+    rng = np.random.default_rng(0)
+    d = {f: rng.random(5) for f in ec.FIELDS if f not in ("shape", "estimator")}
+    d["estimator"] = estimator
+    out = ec.methods(d)
+    want = "quarter_none" if MEASURES[estimator].bias_rate is None else "quarter_band"
+    other = "quarter_band" if want == "quarter_none" else "quarter_none"
+    assert all(np.array_equal(a, b) for a, b in zip(out["default"], out[want]))
+    assert not all(np.array_equal(a, b) for a, b in zip(out["default"], out[other]))
