@@ -1,6 +1,8 @@
 """Coverage study of the sample estimators and their intervals (results/estimators-coverage/).
 
     python scripts/estimators_coverage.py run [--out DIR] [--budget SECONDS]
+    python scripts/estimators_coverage.py run [--plan N:R|N:A-B,...] [--estimators A,B,...]
+    python scripts/estimators_coverage.py merge --from DIR [--out DIR]
     python scripts/estimators_coverage.py summary [--out DIR]
     python scripts/estimators_coverage.py tables [--out DIR]
     python scripts/estimators_coverage.py validate [--out DIR] [--budget SECONDS]
@@ -253,11 +255,14 @@ FIELDS = ["shape", "n", "rep", "estimator", "truth", "estimate", "boot_mean", "b
 def run(out, budget, plan=None, names=None):
     """Append to raw.csv the rows missing for the estimators ``names`` (default: all) under
     ``plan`` ({n: replications}, default PLAN's; the resampling sizes are PLAN's). A row is keyed
-    by (model, n, replication, estimator): the rows already there are kept, never recomputed."""
+    by (model, n, replication, estimator): the rows already there are kept, never recomputed.
+    A plan's value is a number of replications R (0 to R - 1) or a range of them: two processes
+    can share the replications of one n, each writing its own --out, merged by `merge`."""
     out.mkdir(parents=True, exist_ok=True)
     pop = populations(out)
     names = list(ESTIMATORS) if names is None else list(names)
     reps = {n: PLAN[n][0] for n in N_GRID} if plan is None else plan
+    reps = {n: R if isinstance(R, range) else range(R) for n, R in reps.items()}
     raw = out / "raw.csv"
     done = set()
     if raw.exists():
@@ -272,7 +277,7 @@ def run(out, budget, plan=None, names=None):
             w.writeheader()
         for n, R in reps.items():
             _, B, H = PLAN[n]
-            for r in range(R):  # replications interleaved over models: a stopped run stays balanced
+            for r in R:  # replications interleaved over models: a stopped run stays balanced
                 for sh in SHAPES:
                     todo = [k for k in names if (sh.name, n, r, k) not in done]
                     if not todo:
@@ -581,9 +586,29 @@ def tables(out):
             print(f"| {est} | {sh} | {'' if truth is None else f'{1000 * truth:.3f}'} | " + " | ".join(cells) + " |")
 
 
+def _reps(text):
+    """"R": replications 0 to R - 1; "a-b": a to b - 1."""
+    a, _, b = text.partition("-")
+    return range(int(a)) if not b else range(int(a), int(b))
+
+
+def merge(out, other):
+    """Append to out/raw.csv the rows of other/raw.csv whose (model, n, replication, estimator)
+    it lacks (a second process's share of the replications)."""
+    with open(out / "raw.csv") as fh:
+        done = {(r["shape"], r["n"], r["rep"], r["estimator"]) for r in csv.DictReader(fh)}
+    with open(other / "raw.csv") as fh:
+        new = [r for r in csv.DictReader(fh) if (r["shape"], r["n"], r["rep"], r["estimator"]) not in done]
+    with open(out / "raw.csv", "a", newline="") as fh:
+        csv.DictWriter(fh, fieldnames=FIELDS).writerows(new)
+    print(f"{len(new)} rows merged from {other / 'raw.csv'}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table", "validation-summary"))
+    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table", "validation-summary",
+                                     "merge"))
+    ap.add_argument("--from", dest="other", default=None, help="merge: the --out of the other run")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--budget", type=float, default=math.inf, help="stop starting samples after this many seconds")
     ap.add_argument("--plan", default=None,
@@ -607,8 +632,10 @@ def main():
     if a.what == "validation-summary":
         validation_summary(out)
         return
+    if a.what == "merge":
+        merge(out, Path(a.other))
     if a.what == "run":
-        plan = None if a.plan is None else {int(k): int(v) for k, v in (x.split(":") for x in a.plan.split(","))}
+        plan = None if a.plan is None else {int(k): _reps(v) for k, v in (x.split(":") for x in a.plan.split(","))}
         run(out, a.budget, plan, None if a.estimators is None else a.estimators.split(","))
     summarise(out)
 

@@ -113,3 +113,23 @@ def test_a_block_mean_equal_to_a_prediction_opens_no_sliver():
     x, h = crossfit_curve(q, n_a, s_a, n_b, s_b)
     assert 2 * envelope_at_half(x, h)[0] == pytest.approx(crossfit_ref(q, n_a, s_a, n_b, s_b)[0], abs=1e-12)
     assert crossfit_ref(q, n_a, s_a, n_b, s_b)[0] == pytest.approx(0.25)  # 2 f(1/2), f(1/2) = 1/8
+
+
+def test_crossfit_cdl_interval_warns_at_every_size():
+    """The study saw CDL_Mcf's interval cover the non-monotone model below 0.90 at 5,000 and at
+    50,000 rounds (results/estimators-coverage): interval says so on every call, at 50,000 too,
+    and names CDL_M's interval instead; VCDL_Mcf's is validated there."""
+    assert fc.MEASURES["cdl_monotone_crossfit"].interval_fails
+    assert not fc.MEASURES["vcdl_monotone_crossfit"].interval_fails
+    rng = np.random.default_rng(3)
+    p = rng.random(50000)
+    y = rng.random(50000) < p
+    for metric in ("cdl_monotone_crossfit", fc.cdl_monotone_crossfit):
+        with pytest.warns(fc.CoverageWarning, match=r"no valid interval for cdl_monotone_crossfit.*'cdl_monotone'"):
+            r = fc.interval(metric, y, p, n_sub=100, seed=0)
+        assert r.validated is False
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", fc.CoverageWarning)
+        assert fc.interval("vcdl_monotone_crossfit", y, p, n_sub=100, seed=0).validated is True

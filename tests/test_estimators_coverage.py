@@ -78,3 +78,40 @@ def test_default_method_is_the_measures_rule(ec, estimator):
     other = "quarter_band" if want == "quarter_none" else "quarter_none"
     assert all(np.array_equal(a, b) for a, b in zip(out["default"], out[want]))
     assert not all(np.array_equal(a, b) for a, b in zip(out["default"], out[other]))
+
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "estimators-coverage"
+VALIDATION_FILES = ("validation.csv", "validation-large.csv", "validation-binned.csv", "validation-crossfit.csv")
+ENOUGH = 50  # samples per model for a coverage to speak about 0.90 (Wilson half-width about 0.08)
+
+
+def _validated_counts():
+    """{(estimator, n, model): (covered, samples)} of fastcdl.interval called with its defaults."""
+    counts = {}
+    for name in VALIDATION_FILES:
+        with open(RESULTS / name) as fh:
+            for r in csv.DictReader(fh):
+                if "@" in r["estimator"]:
+                    continue  # run with rate=None, not the default
+                key = (r["estimator"], int(r["n"]), r["shape"])
+                k, N = counts.get(key, (0, 0))
+                counts[key] = (k + (float(r["lo"]) <= float(r["truth"]) <= float(r["hi"])), N + 1)
+    return counts
+
+
+def _silent_misses(measures, counts):
+    """The cells where fastcdl.interval would call its interval valid (the estimator's
+    validated_from reached, no interval_fails) but it covered below 0.90 on ENOUGH samples."""
+    return [(est, n, model, k, N) for (est, n, model), (k, N) in counts.items()
+            if est in measures and measures[est].studied and not measures[est].interval_fails
+            and n >= measures[est].validated_from and N >= ENOUGH and k / N < 0.90]
+
+
+def test_interval_warns_wherever_the_validation_saw_it_miss():
+    """Issue 26, item 3: where the default interval covered below 0.90 on a model of the study at a
+    size it was validated at, fastcdl.interval warns (validated_from, or interval_fails)."""
+    counts = _validated_counts()
+    assert sum(N for (_, n, _), (_, N) in counts.items() if n == 50000) >= 6 * 60 * 7
+    assert not _silent_misses(MEASURES, counts)
+    # the check reports a miss it is shown
+    assert _silent_misses(MEASURES, {**counts, ("cdl_monotone", 50000, "calibrated"): (44, 50)})
