@@ -115,3 +115,15 @@ def test_interval_warns_wherever_the_validation_saw_it_miss():
     assert not _silent_misses(MEASURES, counts)
     # the check reports a miss it is shown
     assert _silent_misses(MEASURES, {**counts, ("cdl_monotone", 50000, "calibrated"): (44, 50)})
+
+
+def test_two_processes_share_replications_and_merge(ec, tmp_path):
+    one, a, b = tmp_path / "one", tmp_path / "a", tmp_path / "b"
+    ec.run(one, budget=np.inf, plan={1000: 2}, names=["smce", "ece_sweep"])
+    ec.run(a, budget=np.inf, plan={1000: ec._reps("1")}, names=["smce", "ece_sweep"])
+    ec.run(b, budget=np.inf, plan={1000: ec._reps("1-2")}, names=["smce", "ece_sweep"])
+    assert {k[2] for k in _rows(b / "raw.csv")} == {"1"}
+    ec.merge(a, b)
+    ec.merge(a, b)  # merging twice adds nothing
+    assert _rows(a / "raw.csv") == _rows(one / "raw.csv")
+    assert len((a / "raw.csv").read_text().splitlines()) == 1 + 2 * 2 * 2
