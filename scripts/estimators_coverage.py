@@ -556,7 +556,7 @@ def tables(out):
                 cells.append("" if s is None else
                              f"{float(s['coverage']):.2f} [{float(s['coverage_lo']):.2f}, {float(s['coverage_hi']):.2f}]")
             print(f"| {est} | {sh} | " + " | ".join(cells) + " |")
-    print("\nLowest coverage over the six models, by method (samples per model in brackets):\n")
+    print("\nLowest coverage over the six models, by method (samples per model in brackets, the least to the most):\n")
     for n in ns:
         print(f"\nn = {n}:\n")
         meths = [m for m in SHOWN_METHODS if any((sh, n, e, m) in by for sh in shapes for e in ESTIMATORS)]
@@ -567,8 +567,10 @@ def tables(out):
             for m in meths:
                 cov = [float(by[(sh, n, est, m)]["coverage"]) for sh in shapes if (sh, n, est, m) in by]
                 cells.append(f"{min(cov):.2f}" if cov else "")
-            k = by.get((shapes[0], n, est, "percentile")) or by.get((shapes[0], n, est, "default"))
-            print(f"| {est} ({k['samples'] if k else '?'}) | " + " | ".join(cells) + " |")
+            if not any(cells):
+                continue  # not run at this n
+            R = sorted({int(by[(sh, n, est, "default")]["samples"]) for sh in shapes if (sh, n, est, "default") in by})
+            print(f"| {est} ({R[0] if len(R) == 1 else f'{R[0]} to {R[-1]}'}) | " + " | ".join(cells) + " |")
     print("\nBias and RMSE of the plug-in estimate and of the default debiased estimate (x 1000):\n")
     print("| estimator | model | truth | " + " | ".join(f"n = {n}: bias plug-in / debiased" for n in ns) + " |")
     print("|---|---|---|" + "---|" * len(ns))
