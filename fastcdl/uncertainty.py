@@ -498,7 +498,7 @@ class Interval:
         The metric on each subsample.
     validated : bool or None
         For fastcdl's sample estimators: False when the table has fewer rounds than the
-        estimator's ``Measure.validated_from`` (5,000; 50,000 for the cross-fitted ones),
+        estimator's ``Measure.validated_from`` (5,000; 50,000 for the cross-fitted CDL_M),
         below the sizes at which this interval was seen to cover, or when the study found no
         valid interval for it (``Measure.interval_fails``; a CoverageWarning says so), else
         True; None for other metrics, which the coverage study did not cover.
@@ -594,11 +594,12 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
     CoverageWarning
         For the sample estimators below 5,000 rounds (the interval was not seen to cover at
         0.90 on every model there: 0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000;
-        50,000 for the cross-fitted CDL_M and VCDL_M),
+        50,000 for the cross-fitted CDL_M),
         for a binned ECE, which estimates the ECE of the binned model: biased for the
         ECE of the scores by an amount no resampling sees, so its interval need not cover
-        that; and on every call for ece_sweep, whose interval did not cover in the study
-        (``Measure.interval_fails`` says what it missed).
+        that; and on every call for ece_sweep and the cross-fitted VCDL_M, whose intervals
+        were not seen to cover at 0.90 on every model at any size of the study
+        (``Measure.interval_fails`` says what each missed, and what to use instead).
 
     Examples
     --------

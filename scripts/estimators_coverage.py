@@ -1,6 +1,8 @@
 """Coverage study of the sample estimators and their intervals (results/estimators-coverage/).
 
     python scripts/estimators_coverage.py run [--out DIR] [--budget SECONDS]
+    python scripts/estimators_coverage.py run [--plan N:R|N:A-B,...] [--estimators A,B,...]
+    python scripts/estimators_coverage.py merge --from DIR [--out DIR]
     python scripts/estimators_coverage.py summary [--out DIR]
     python scripts/estimators_coverage.py tables [--out DIR]
     python scripts/estimators_coverage.py validate [--out DIR] [--budget SECONDS]
@@ -51,7 +53,9 @@ from scipy.special import expit, logit
 import fastcdl as fc
 from fastcdl._compiled import resample as _rk
 from fastcdl.metrics import sample_size_check_off
-from fastcdl.sample import atb_unbiased, cdl_monotone, cutoff_ce, smce, vcdl_monotone
+from fastcdl.measures import MEASURES
+from fastcdl.sample import (atb_unbiased, cdl_monotone, cdl_monotone_crossfit, cutoff_ce, ece_sweep, k2_debiased,
+                            smce, vcdl_monotone, vcdl_monotone_crossfit)
 from fastcdl.stats import BucketStats
 from fastcdl.uncertainty import _bca, _cells
 
@@ -75,6 +79,12 @@ ESTIMATORS = {
     "smce": smce,
     "atb_unbiased": atb_unbiased,
     "ece_quantile": _ece_quantile,
+    # added from the literature after the first run: `run` computes them on the same samples
+    # and resamples (the seed is per (model, n, replication), not per estimator)
+    "k2_debiased": k2_debiased,
+    "ece_sweep": ece_sweep,
+    "cdl_monotone_crossfit": cdl_monotone_crossfit,
+    "vcdl_monotone_crossfit": vcdl_monotone_crossfit,
 }
 
 
@@ -145,36 +155,36 @@ LATER = {"k2_debiased": true_k2, "ece_sweep": true_ece}
 
 
 def populations(out):
-    """Population value of every estimator on every model (cached in populations.csv)."""
+    """Population value of every estimator on every model (cached in populations.csv; the
+    estimators of LATER appended to it; the cross-fitted ones take TARGET's)."""
     path = out / "populations.csv"
-    if path.exists():
-        with open(path) as fh:
-            rows = list(csv.DictReader(fh))
-        have = {r["estimator"] for r in rows}
-        extra = [{"shape": sh.name, "estimator": est, "value": f(sh, M_FINE), "value_M250k": f(sh, M_CHECK),
-                  "model": sh.words} for est, f in LATER.items() if est not in have for sh in SHAPES]
-        if extra:
-            with open(path, "a", newline="") as fh:
-                csv.DictWriter(fh, fieldnames=list(rows[0])).writerows(extra)
-            rows += extra
-        return {(r["shape"], r["estimator"]): float(r["value"]) for r in rows}
-    rows = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for sh in SHAPES:
-            vals = {}
-            for M in (M_CHECK, M_FINE):
-                st = sh.table(M)
-                vals[M] = {"cdl_monotone": cdl_monotone(st), "vcdl_monotone": vcdl_monotone(st),
-                           "cutoff_ce": cutoff_ce(st), "smce": smce(st), "atb_unbiased": fc.atb(st),
-                           "ece_quantile": true_ece(sh, M)}
-            for est in ESTIMATORS:
-                rows.append({"shape": sh.name, "estimator": est, "value": vals[M_FINE][est],
-                             "value_M250k": vals[M_CHECK][est], "model": sh.words})
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    if not path.exists():
+        rows = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for sh in SHAPES:
+                vals = {}
+                for M in (M_CHECK, M_FINE):
+                    st = sh.table(M)
+                    vals[M] = {"cdl_monotone": cdl_monotone(st), "vcdl_monotone": vcdl_monotone(st),
+                               "cutoff_ce": cutoff_ce(st), "smce": smce(st), "atb_unbiased": fc.atb(st),
+                               "ece_quantile": true_ece(sh, M)}
+                for est in vals[M_FINE]:
+                    rows.append({"shape": sh.name, "estimator": est, "value": vals[M_FINE][est],
+                                 "value_M250k": vals[M_CHECK][est], "model": sh.words})
+        with open(path, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
+    have = {r["estimator"] for r in rows}
+    extra = [{"shape": sh.name, "estimator": est, "value": f(sh, M_FINE), "value_M250k": f(sh, M_CHECK),
+              "model": sh.words} for est, f in LATER.items() if est not in have for sh in SHAPES]
+    if extra:
+        with open(path, "a", newline="") as fh:
+            csv.DictWriter(fh, fieldnames=list(rows[0])).writerows(extra)
+        rows += extra
     return {(r["shape"], r["estimator"]): float(r["value"]) for r in rows}
 
 
@@ -191,23 +201,27 @@ def _table_from_counts(st, n, s):
     return BucketStats(q, n[keep], s[keep], q * n[keep], None, None)
 
 
-def one_sample(sh, n, r, B, H):
+def one_sample(sh, n, r, B, H, names=None):
+    """The raw rows of one sample for the estimators ``names`` (default: all). The draws (sample,
+    bootstrap counts, permutations) do not depend on ``names``, so estimators computed in
+    separate calls see the same sample and the same resamples."""
+    ests = {k: ESTIMATORS[k] for k in (ESTIMATORS if names is None else names)}
     rng = np.random.default_rng([SHAPES.index(sh), n, r])
     y, p = sh.sample(n, rng)
     cells = _cells(y, p, None, None, by_outcome=True)
     st = cells.stats
     m = st.n_buckets
-    est = {k: f(st) for k, f in ESTIMATORS.items()}
-    boot = {k: np.empty(B) for k in ESTIMATORS}
-    half = {k: np.empty(H) for k in ESTIMATORS}
-    quarter = {k: np.empty(H) for k in ESTIMATORS}
+    est = {k: f(st) for k, f in ests.items()}
+    boot = {k: np.empty(B) for k in ests}
+    half = {k: np.empty(H) for k in ests}
+    quarter = {k: np.empty(H) for k in ests}
     if B:
         counts = rng.multinomial(n, cells.count / n, size=B)
         nb, sb = _rk.scatter_cells(counts, cells.bucket, cells.y, cells.weight, m)
         nb, sb = nb.astype(np.int64), sb.astype(np.int64)
         for b in range(B):
             t = _table_from_counts(st, nb[b], sb[b])
-            for k, f in ESTIMATORS.items():
+            for k, f in ests.items():
                 boot[k][b] = f(t)
     rounds = np.repeat(np.arange(cells.count.shape[0]), cells.count)  # the cell of every round
     for j in range(H // 2):
@@ -217,10 +231,10 @@ def one_sample(sh, n, r, B, H):
             c = np.bincount(perm[part * size:(part + 1) * size], minlength=cells.count.shape[0])
             nb, sb = _rk.scatter_cells(c[None, :].astype(np.int64), cells.bucket, cells.y, cells.weight, m)
             t = _table_from_counts(st, nb[0].astype(np.int64), sb[0].astype(np.int64))
-            for k, f in ESTIMATORS.items():
+            for k, f in ests.items():
                 store[k][2 * j + part] = f(t)
     rows = []
-    for k, f in ESTIMATORS.items():
+    for k, f in ests.items():
         row = {"estimate": est[k]}
         row.update(_summ(boot[k], "boot"))
         row["bca_lo"] = row["bca_hi"] = math.nan
@@ -238,14 +252,22 @@ FIELDS = ["shape", "n", "rep", "estimator", "truth", "estimate", "boot_mean", "b
           "quarter_mean", "quarter_sd", "quarter_q025", "quarter_q975", "B", "H", "seconds"]
 
 
-def run(out, budget):
+def run(out, budget, plan=None, names=None):
+    """Append to raw.csv the rows missing for the estimators ``names`` (default: all) under
+    ``plan`` ({n: replications}, default PLAN's; the resampling sizes are PLAN's). A row is keyed
+    by (model, n, replication, estimator): the rows already there are kept, never recomputed.
+    A plan's value is a number of replications R (0 to R - 1) or a range of them: two processes
+    can share the replications of one n, each writing its own --out, merged by `merge`."""
     out.mkdir(parents=True, exist_ok=True)
     pop = populations(out)
+    names = list(ESTIMATORS) if names is None else list(names)
+    reps = {n: PLAN[n][0] for n in N_GRID} if plan is None else plan
+    reps = {n: R if isinstance(R, range) else range(R) for n, R in reps.items()}
     raw = out / "raw.csv"
     done = set()
     if raw.exists():
         with open(raw) as fh:
-            done = {(r["shape"], int(r["n"]), int(r["rep"])) for r in csv.DictReader(fh)}
+            done = {(r["shape"], int(r["n"]), int(r["rep"]), r["estimator"]) for r in csv.DictReader(fh)}
     new = not raw.exists()
     start = time.time()
     with open(raw, "a", newline="") as fh, warnings.catch_warnings(), sample_size_check_off():
@@ -253,20 +275,22 @@ def run(out, budget):
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         if new:
             w.writeheader()
-        for n in N_GRID:
-            R, B, H = PLAN[n]
-            for r in range(R):  # replications interleaved over models: a stopped run stays balanced
+        for n, R in reps.items():
+            _, B, H = PLAN[n]
+            for r in R:  # replications interleaved over models: a stopped run stays balanced
                 for sh in SHAPES:
-                    if (sh.name, n, r) in done:
+                    todo = [k for k in names if (sh.name, n, r, k) not in done]
+                    if not todo:
                         continue
                     if time.time() - start > budget:
                         print("budget spent", flush=True)
                         return
                     t0 = time.time()
-                    rows = one_sample(sh, n, r, B, H)
+                    rows = one_sample(sh, n, r, B, H, todo)
                     dt = time.time() - t0
                     for k, row in rows:
-                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": k, "truth": pop[(sh.name, k)],
+                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": k,
+                                    "truth": pop[(sh.name, TARGET.get(k, k))],
                                     **row, "B": B, "H": H, "seconds": round(dt, 3)})
                     fh.flush()
             print(f"n = {n} done at {time.time() - start:.0f} s", flush=True)
@@ -335,9 +359,11 @@ def methods(d):
     hi = np.maximum(c12, c23) + Z * f * d["quarter_sd"]
     out["quarter_band"] = (c23, np.maximum(lo, 0.0), np.maximum(hi, 0.0))
     out["quarter_2/3c"] = clipped("quarter_2/3")
-    # fastcdl.interval's rule: quarter-samples, the union over bias rates 1/2 to 2/3 (point estimate
-    # at 2/3), no correction for atb_unbiased (unbiased)
-    out["default"] = out["quarter_none"] if d["estimator"] == "atb_unbiased" else out["quarter_band"]
+    # fastcdl.interval's rule: quarter-samples, the union over the Measure's bias rates 1/2 to 2/3
+    # (point estimate at 2/3), no correction for the unbiased ones (atb_unbiased, k2_debiased)
+    rate = MEASURES[d["estimator"]].bias_rate if d["estimator"] in MEASURES else (0.5, 2.0 / 3.0)
+    assert rate in (None, (0.5, 2.0 / 3.0)), (d["estimator"], rate)
+    out["default"] = out["quarter_none"] if rate is None else out["quarter_band"]
     r = _rate_est(d)
     c = d["estimate"] - (d["half_mean"] - d["estimate"]) / (2.0**r - 1.0)
     out["hs_rate_est"] = (c, c - Z * d["half_sd"], c + Z * d["half_sd"])
@@ -530,7 +556,7 @@ def tables(out):
                 cells.append("" if s is None else
                              f"{float(s['coverage']):.2f} [{float(s['coverage_lo']):.2f}, {float(s['coverage_hi']):.2f}]")
             print(f"| {est} | {sh} | " + " | ".join(cells) + " |")
-    print("\nLowest coverage over the six models, by method (samples per model in brackets):\n")
+    print("\nLowest coverage over the six models, by method (samples per model in brackets, the least to the most):\n")
     for n in ns:
         print(f"\nn = {n}:\n")
         meths = [m for m in SHOWN_METHODS if any((sh, n, e, m) in by for sh in shapes for e in ESTIMATORS)]
@@ -541,8 +567,10 @@ def tables(out):
             for m in meths:
                 cov = [float(by[(sh, n, est, m)]["coverage"]) for sh in shapes if (sh, n, est, m) in by]
                 cells.append(f"{min(cov):.2f}" if cov else "")
-            k = by.get((shapes[0], n, est, "percentile")) or by.get((shapes[0], n, est, "default"))
-            print(f"| {est} ({k['samples'] if k else '?'}) | " + " | ".join(cells) + " |")
+            if not any(cells):
+                continue  # not run at this n
+            R = sorted({int(by[(sh, n, est, "default")]["samples"]) for sh in shapes if (sh, n, est, "default") in by})
+            print(f"| {est} ({R[0] if len(R) == 1 else f'{R[0]} to {R[-1]}'}) | " + " | ".join(cells) + " |")
     print("\nBias and RMSE of the plug-in estimate and of the default debiased estimate (x 1000):\n")
     print("| estimator | model | truth | " + " | ".join(f"n = {n}: bias plug-in / debiased" for n in ns) + " |")
     print("|---|---|---|" + "---|" * len(ns))
@@ -560,13 +588,35 @@ def tables(out):
             print(f"| {est} | {sh} | {'' if truth is None else f'{1000 * truth:.3f}'} | " + " | ".join(cells) + " |")
 
 
+def _reps(text):
+    """"R": replications 0 to R - 1; "a-b": a to b - 1."""
+    a, _, b = text.partition("-")
+    return range(int(a)) if not b else range(int(a), int(b))
+
+
+def merge(out, other):
+    """Append to out/raw.csv the rows of other/raw.csv whose (model, n, replication, estimator)
+    it lacks (a second process's share of the replications)."""
+    with open(out / "raw.csv") as fh:
+        done = {(r["shape"], r["n"], r["rep"], r["estimator"]) for r in csv.DictReader(fh)}
+    with open(other / "raw.csv") as fh:
+        new = [r for r in csv.DictReader(fh) if (r["shape"], r["n"], r["rep"], r["estimator"]) not in done]
+    with open(out / "raw.csv", "a", newline="") as fh:
+        csv.DictWriter(fh, fieldnames=FIELDS).writerows(new)
+    print(f"{len(new)} rows merged from {other / 'raw.csv'}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table", "validation-summary"))
+    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table", "validation-summary",
+                                     "merge"))
+    ap.add_argument("--from", dest="other", default=None, help="merge: the --out of the other run")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--budget", type=float, default=math.inf, help="stop starting samples after this many seconds")
-    ap.add_argument("--plan", default=None, help="validate: n:replications,... (default: VALIDATE_PLAN)")
-    ap.add_argument("--estimators", default=None, help="validate: comma-separated (default: VALIDATED)")
+    ap.add_argument("--plan", default=None,
+                    help="run, validate: n:replications,... (default: PLAN's replications, VALIDATE_PLAN)")
+    ap.add_argument("--estimators", default=None,
+                    help="run, validate: comma-separated (default: every estimator of ESTIMATORS, VALIDATED)")
     ap.add_argument("--file", default="validation.csv", help="validate, validation-table: the file in --out")
     a = ap.parse_args()
     out = Path(a.out)
@@ -584,8 +634,11 @@ def main():
     if a.what == "validation-summary":
         validation_summary(out)
         return
+    if a.what == "merge":
+        merge(out, Path(a.other))
     if a.what == "run":
-        run(out, a.budget)
+        plan = None if a.plan is None else {int(k): _reps(v) for k, v in (x.split(":") for x in a.plan.split(","))}
+        run(out, a.budget, plan, None if a.estimators is None else a.estimators.split(","))
     summarise(out)
 
 

@@ -640,12 +640,141 @@ def _bucket_speed_claims():
     return claims
 
 
+def _vsum(name, est, n, shape="all"):
+    """A row of results/estimators-coverage/validation_summary.csv."""
+    return next(r for r in _read(RESULTS / "estimators-coverage" / "validation_summary.csv")
+                if (r["file"], r["estimator"], int(r["n"]), r["shape"]) == (name, est, n, shape))
+
+
+def _same_samples(est, n, reps, shape=None):
+    """(covered, samples) of validation.csv's rows of est at n with replication below reps."""
+    rows = [r for r in _read(RESULTS / "estimators-coverage" / "validation.csv")
+            if r["estimator"] == est and int(r["n"]) == n and int(r["rep"]) < reps and shape in (None, r["shape"])]
+    return sum(float(r["lo"]) <= float(r["truth"]) <= float(r["hi"]) for r in rows), len(rows)
+
+
+def _crossfit_claims():
+    """The cross-fit validation numbers the coverage README and docs/estimators.md quote."""
+    cf, cv, base = "validation-crossfit.csv", "validation.csv", "cdl_monotone_crossfit"
+    a5, a50 = _vsum(cf, base, 5000), _vsum(cf, base, 50000)
+    v5, v50 = _vsum(cf, "vcdl_monotone_crossfit", 5000), _vsum(cf, "vcdl_monotone_crossfit", 50000)
+    b5, b50 = _vsum(cv, "cdl_monotone", 5000), _vsum(cv, "cdl_monotone", 50000)
+    nm5 = _vsum(cf, base, 5000, "nonmonotone")
+    vnm50 = _vsum(cf, "vcdl_monotone_crossfit", 50000, "nonmonotone")
+    same_vnm = _same_samples("vcdl_monotone", 50000, int(vnm50["samples"]), "nonmonotone")
+    low = min((_vsum(cf, base, 50000, m) for m in MODELS), key=lambda r: float(r["coverage"]))
+    low50 = (float(low["covered"]), float(low["samples"]))
+    n = lambda r, f: float(r[f])  # noqa: E731
+    return [
+        ("With the default correction it covered {}/{} (Wilson [{}, {}]) at 5,000 and {}/{} ([{}, {}]) at 50,000 "
+         "for CDL, {}/{} and {}/{} for VCDL",
+         [n(a5, "covered"), n(a5, "samples"), n(a5, "coverage_lo"), n(a5, "coverage_hi"), n(a50, "covered"),
+          n(a50, "samples"), n(a50, "coverage_lo"), n(a50, "coverage_hi"), n(v5, "covered"), n(v5, "samples"),
+          n(v50, "covered"), n(v50, "samples")]),
+        ("plug-in bias of `cdl_monotone_crossfit` was {} at 5,000 rounds and {} at 50,000, against {} and {}",
+         [n(a5, "bias_plugin"), n(a50, "bias_plugin"), n(b5, "bias_plugin"), n(b50, "bias_plugin")]),
+        ("(VCDL: {} and {} against {} and {})",
+         [n(v5, "bias_plugin"), n(v50, "bias_plugin"), n(_vsum(cv, "vcdl_monotone", 5000), "bias_plugin"),
+          n(_vsum(cv, "vcdl_monotone", 50000), "bias_plugin")]),
+        ("the debiased estimate's RMSE was {} and {}, against {} and {} for `cdl_monotone`'s",
+         [n(a5, "rmse_estimate"), n(a50, "rmse_estimate"), n(b5, "rmse_estimate"), n(b50, "rmse_estimate")]),
+        ("`vcdl_monotone_crossfit`'s default interval covered the non-monotone model {}/{} at 50,000 rounds "
+         "(Wilson [{}, {}]), where `vcdl_monotone`'s own covered {}/{} on the same samples",
+         [n(vnm50, "covered"), n(vnm50, "samples"), n(vnm50, "coverage_lo"), n(vnm50, "coverage_hi"), *same_vnm]),
+        ("`cdl_monotone_crossfit`'s covered the non-monotone model {}/{} at 5,000 rounds and every model {}/{} or "
+         "more at 50,000", [n(nm5, "covered"), n(nm5, "samples"), *low50]),
+    ]
+
+
+def _lowest_default(est, n, method="default"):
+    """The lowest coverage over the models of a method of the study (summary.csv)."""
+    rows = [r for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
+            if (r["estimator"], int(r["n"]), r["method"]) == (est, n, method)]
+    return min(float(r["coverage"]) for r in rows)
+
+
+def _count(est, n, model, method="default"):
+    """(covered, samples) of a method of the study at one model (summary.csv)."""
+    r = next(r for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
+             if (r["estimator"], int(r["n"]), r["shape"], r["method"]) == (est, n, model, method))
+    return round(float(r["coverage"]) * int(r["samples"])), int(r["samples"])
+
+
+NS = (1000, 10000, 100000)
+SHOWN = ("default", "percentile", "basic", "normal_bootstrap_bc", "subsample_n/4", "hs_1/2", "hs_2/3", "quarter_1/2",
+         "quarter_2/3", "quarter_band")
+
+
+def _study_prose_claims(doc):
+    """The numbers the coverage README (doc="readme") and docs/estimators.md (doc="docs") quote of
+    the third round's study of the four estimators from the literature, from summary.csv."""
+    k2 = "k2_debiased"
+    cf = [_lowest_default("cdl_monotone_crossfit", n) for n in NS] + \
+        [_lowest_default("vcdl_monotone_crossfit", n) for n in NS]
+    pct = [_lowest_default(k2, n, "percentile") for n in NS]
+    k2def = min(_lowest_default(k2, n) for n in NS)
+    sweep = max(_lowest_default("ece_sweep", 10000, m) for m in SHOWN)
+    if doc == "docs":
+        rows = [r for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
+                if (r["estimator"], int(r["n"]), r["method"]) == (k2, 100000, "default")]
+        low = min(rows, key=lambda r: float(r["coverage"]))
+        return [("covered {} or more on every model at 10^3 to 10^5 rounds ({} is {} of {} samples at 10^5, a Wilson "
+                 "interval [{}, {}]), where the percentile bootstrap's lowest was {}, {}, {};",
+                 [k2def, float(low["coverage"]), *_count(k2, 100000, low["shape"]), float(low["coverage_lo"]),
+                  float(low["coverage_hi"]), *pct]),
+                ("no method's lowest coverage over the models passed {} at 10^4 rounds", [sweep]),
+                ("the study's rule covered {}, {}, {} (lowest model at 10^3, 10^4, 10^5 rounds) for CDL_Mcf and "
+                 "{}, {}, {} for VCDL_Mcf", cf)]
+    return [("covered {} or more on every model at 10^3, 10^4 and 10^5 rounds", [k2def]),
+            ("The bootstrap did not: percentile {}, {}, {} at the same sizes", pct),
+            ("BCa {} at 10^3", [_lowest_default(k2, 1000, "bca")]),
+            ("Every method's lowest coverage over the models was {} or less at 10^4 rounds (the default {})",
+             [sweep, _lowest_default("ece_sweep", 10000)]),
+            ("The default covered {}, {}, {} (lowest model, at 10^3, 10^4, 10^5 rounds) for CDL_Mcf and {}, {}, {} "
+             "for VCDL_Mcf", cf),
+            ("at 10^4 the non-monotone model was the lowest for both, at {}/{} and {}/{}",
+             [*_count("cdl_monotone_crossfit", 10000, "nonmonotone"),
+              *_count("vcdl_monotone_crossfit", 10000, "nonmonotone")]
+             if all(min((_count(e, 10000, m) for m in MODELS), key=lambda c: c[0] / c[1])
+                    == _count(e, 10000, "nonmonotone") for e in ("cdl_monotone_crossfit", "vcdl_monotone_crossfit"))
+             else [float("nan")] * 4)]
+
+
+def _crossfit_docs_claims():
+    """docs/estimators.md's cross-fit validation numbers (validation files)."""
+    cf, cv = "validation-crossfit.csv", "validation.csv"
+    a5, a50 = _vsum(cf, "cdl_monotone_crossfit", 5000), _vsum(cf, "cdl_monotone_crossfit", 50000)
+    b5, b50 = _vsum(cv, "cdl_monotone", 5000), _vsum(cv, "cdl_monotone", 50000)
+    nm5 = _vsum(cf, "cdl_monotone_crossfit", 5000, "nonmonotone")
+    vnm50 = _vsum(cf, "vcdl_monotone_crossfit", 50000, "nonmonotone")
+    same_vnm = _same_samples("vcdl_monotone", 50000, int(vnm50["samples"]), "nonmonotone")
+    n = lambda r, f: float(r[f])  # noqa: E731
+    return [
+        ("rounds for CDL_Mcf (the non-monotone model {}/{} at 5,000", [n(nm5, "covered"), n(nm5, "samples")]),
+        ("but the non-monotone model only {}/{} at 50,000 rounds for VCDL_Mcf, where `vcdl_monotone`'s own covered "
+         "{}/{} on the same samples", [n(vnm50, "covered"), n(vnm50, "samples"), *same_vnm]),
+        ("({} to {} pooled at 5,000 rounds, {} to {} at 50,000)",
+         [n(b5, "bias_plugin"), n(a5, "bias_plugin"), n(b50, "bias_plugin"), n(a50, "bias_plugin")]),
+        ("(RMSE {} against {} for CDL_M's at 5,000, {} against {} at 50,000)",
+         [n(a5, "rmse_estimate"), n(b5, "rmse_estimate"), n(a50, "rmse_estimate"), n(b50, "rmse_estimate")]),
+    ]
+
+
+def _coverage_readme_claims():
+    return _crossfit_claims() + _study_prose_claims("readme")
+
+
+def _estimators_doc_claims():
+    return _estimators_claims() + _crossfit_docs_claims() + _study_prose_claims("docs")
+
+
 DOC_CLAIMS = {
     "docs/kernels.md": _kernels_claims,
     "docs/algorithm1.md": _algorithm1_claims,
     "docs/experiments.md": _coverage_claims,
-    "docs/estimators.md": _estimators_claims,
+    "docs/estimators.md": _estimators_doc_claims,
     "docs/metrics.md": _bucket_speed_claims,
+    "results/estimators-coverage/README.md": _coverage_readme_claims,
 }
 
 
@@ -918,3 +1047,157 @@ def test_leaderboard_page_matches_its_files():
                                  LEADERBOARD)[1]
     notes = readme.find("<!-- /notes -->")
     assert _leaderboard_problems(readme[:notes] + " 12345.678 " + readme[notes:], LEADERBOARD)[1]
+
+
+# The study's tables (summary.csv, `estimators_coverage.py tables`) in the README, and the coverage
+# table of docs/estimators.md against summary.csv and the validation files.
+
+MODELS = ("calibrated", "overconfident", "underconfident", "nonmonotone", "point_mass", "heavy_tails")
+
+
+def _study():
+    """{(model, n, estimator, method): summary.csv row}."""
+    return {(r["shape"], int(r["n"]), r["estimator"], r["method"]): r for r in _read(COVERAGE / "summary.csv")}
+
+
+def _lowest(summ, est, n, method):
+    cov = [float(summ[(m, n, est, method)]["coverage"]) for m in MODELS if (m, n, est, method) in summ]
+    return min(cov) if cov else None
+
+
+def _study_table_problems(text, summ):
+    """(numbers checked, [wrong ones]) of the README's study tables: the default interval's coverage
+    "c [lo, hi]" per estimator, model and n; the lowest coverage over the models per method, under
+    a line "n = N:", with the samples per model in brackets; and the bias "plug-in / debiased"
+    (x 1000) with the population value."""
+    checked, wrong = 0, []
+
+    def check(printed, want, where):
+        nonlocal checked
+        checked += 1
+        if want is None or not _close(printed, want):
+            wrong.append((where, printed, want))
+
+    parts = re.split(r"^n = (\d+):$", text, flags=re.M)
+    sections = [(None, parts[0])] + [(int(parts[i]), parts[i + 1]) for i in range(1, len(parts), 2)]
+    for n_here, part in sections:
+        for header, rows in _tables(part):
+            if header[:2] == ["estimator", "model"] and header[2].startswith("n = "):
+                ns = [int(re.match(r"n = (\d+)", h).group(1)) for h in header[2:]]
+                for row in rows:
+                    est, model = _clean(row[0]), _clean(row[1])
+                    for n, cell in zip(ns, row[2:]):
+                        for printed, field in zip(re.findall(NUMBER, cell), ("coverage", "coverage_lo", "coverage_hi")):
+                            r = summ.get((model, n, est, "default"))
+                            check(printed, None if r is None else float(r[field]), (est, model, n, field))
+            elif header[:3] == ["estimator", "model", "truth"]:
+                ns = [int(re.match(r"n = (\d+)", h).group(1)) for h in header[3:]]
+                for row in rows:
+                    est, model = _clean(row[0]), _clean(row[1])
+                    some = next((summ[(model, n, est, "default")] for n in ns if (model, n, est, "default") in summ),
+                                None)
+                    check(row[2], None if some is None else 1000 * float(some["truth"]), (est, model, "truth"))
+                    for n, cell in zip(ns, row[3:]):
+                        for printed, method in zip(re.findall(NUMBER, cell), ("percentile", "default")):
+                            r = summ.get((model, n, est, method))
+                            check(printed, None if r is None else 1000 * float(r["bias"]), (est, model, n, method))
+            elif n_here is not None and header[:2] == ["estimator", "default"]:
+                for row in rows:
+                    m = re.fullmatch(r"(\w+) \((\d+)(?: to (\d+))?\)", _clean(row[0]))
+                    est = m.group(1)
+                    R = [float(summ[(mod, n_here, est, "default")]["samples"]) for mod in MODELS
+                         if (mod, n_here, est, "default") in summ]
+                    check(m.group(2), min(R) if R else None, (est, n_here, "samples"))
+                    check(m.group(3) or m.group(2), max(R) if R else None, (est, n_here, "samples"))
+                    for method, cell in zip(header[1:], row[1:]):
+                        if cell:
+                            check(cell, _lowest(summ, est, n_here, method), (est, n_here, method))
+    return checked, wrong
+
+
+def test_estimators_coverage_study_tables_match_summary():
+    text = (COVERAGE / "README.md").read_text()
+    summ = _study()
+    checked, wrong = _study_table_problems(text, summ)
+    assert checked >= 1000 and not wrong, (checked, wrong[:10])
+    # a wrong coverage, a wrong lowest coverage and a wrong bias are each reported
+    for pattern in (r"^\| k2_debiased \| calibrated \| (\d\.\d\d) \[", r"^\| ece_sweep \(\d+\) \| (\d\.\d\d) \|",
+                    r"^\| cdl_monotone_crossfit \| overconfident \| [\d.]+ \| (-?\d+\.\d\d) /"):
+        m = re.search(pattern, text, flags=re.M)
+        assert m, pattern
+        spoiled = text[:m.start(1)] + f"{float(m.group(1)) + 0.37:.2f}" + text[m.end(1):]
+        assert _study_table_problems(spoiled, summ)[1], pattern
+
+
+def _lowest_validated(counts, est, n):
+    """(lowest coverage over the models, [(model, covered, samples)] at it) of fastcdl.interval's
+    validation files."""
+    cells = [(m, *counts[(est, n, m)]) for m in MODELS if (est, n, m) in counts]
+    if not cells:
+        return None, []
+    low = min(k / N for _, k, N in cells)
+    return low, [c for c in cells if c[1] / c[2] == low]
+
+
+def _docs_coverage_problems(text, summ, counts):
+    """(numbers checked, [wrong ones]) of docs/estimators.md's coverage table: the lowest coverage
+    over the models of the percentile bootstrap at 10^3 / 10^4 / 10^5 rounds, of BCa at 10^3, of
+    the study's default at 10^3 / 10^4 / 10^5 (summary.csv), and of fastcdl.interval itself at
+    5,000 and 50,000 rounds with the count and the model(s) where it was lowest (validation files)."""
+    checked, wrong = 0, []
+    tables = [t for t in _tables(text) if t[0][:2] == ["estimator", "percentile bootstrap, n = 10^3 / 10^4 / 10^5"]]
+    if len(tables) != 1:
+        return 0, [("docs/estimators.md", "coverage table not found")]
+    header, rows = tables[0]
+    for row in rows:
+        est = _clean(row[0])
+        study = [("percentile", (1000, 10000, 100000), row[1]), ("bca", (1000,), row[2]),
+                 ("default", (1000, 10000, 100000), row[3])]
+        for method, ns, cell in study:
+            nums = re.findall(NUMBER, cell)
+            checked += 1
+            if len(nums) != len(ns):
+                wrong.append((est, method, cell))
+                continue
+            for printed, n in zip(nums, ns):
+                want = _lowest(summ, est, n, method)
+                if want is None or not _close(printed, want):
+                    wrong.append((est, method, n, printed, want))
+        for n, cell in zip((5000, 50000), row[4:6]):
+            cell = _clean(cell)
+            low, where = _lowest_validated(counts, est, n)
+            if cell.startswith("(not validated"):
+                checked += 1
+                if low is not None:
+                    wrong.append((est, n, cell, low))
+                continue
+            m = re.fullmatch(r"(\d\.\d\d) \((\d+)/(\d+), ([\w, ]+?)(?:; warns)?\)", cell)
+            checked += 1
+            if not m or low is None:
+                wrong.append((est, n, cell, low))
+                continue
+            said = (float(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4).split(", "))
+            if not (_close(m.group(1), low) and {w[0] for w in where} == set(said[3])
+                    and all((w[1], w[2]) == said[1:3] for w in where)):
+                wrong.append((est, n, cell, low, where))
+    return checked, wrong
+
+
+def test_estimators_docs_coverage_table_matches_the_study():
+    text = (ROOT / "docs" / "estimators.md").read_text()
+    summ, counts = _study(), _coverage_counts()
+    checked, wrong = _docs_coverage_problems(text, summ, counts)
+    assert checked >= 50 and not wrong, (checked, wrong)
+    row = next(ln for ln in text.splitlines() if ln.startswith("| k2_debiased |"))
+    cells = row.split(" | ")
+    first = re.search(NUMBER, cells[1])
+    count = re.search(r"\((\d+)/", cells[4])
+    model = re.search(r", (\w+)\)", cells[4])
+    for i, (m, new) in enumerate(((first, f"{float(first.group()) + 0.37:.2f}"), (count, str(int(count.group(1)) + 1)),
+                                  (model, "heavy_tails" if model.group(1) != "heavy_tails" else "calibrated"))):
+        k = 1 if i == 0 else 4
+        g = 0 if i == 0 else 1
+        bad = cells.copy()
+        bad[k] = cells[k][:m.start(g)] + new + cells[k][m.end(g):]
+        spoiled = text.replace(row, " | ".join(bad), 1)
+        assert _docs_coverage_problems(spoiled, summ, counts)[1], bad[k]
