@@ -48,8 +48,15 @@ from fastcdl.sample import (
 from fastcdl.measures import MEASURES, Measure
 from fastcdl.stats import BucketStats
 from fastcdl.summary import Summary, summary
-from fastcdl.uncertainty import (BootstrapResult, CalibrationTest, CoverageWarning, Interval, bootstrap, calibration_test,
-                                 interval)
+from fastcdl.uncertainty import (
+    BootstrapResult,
+    CalibrationTest,
+    CoverageWarning,
+    Interval,
+    bootstrap,
+    calibration_test,
+    interval,
+)
 
 __version__ = "0.1.0"
 

@@ -117,14 +117,18 @@ def binary_outcomes(y_true, pos_label) -> np.ndarray:
     shown = ", ".join(repr(v.item() if isinstance(v, np.generic) else v) for v in labels[:5])
     if labels.shape[0] > 2:
         raise ValidationError(
-            "y_true", "must hold at most two labels when pos_label is given", value=int(labels.shape[0]),
+            "y_true",
+            "must hold at most two labels when pos_label is given",
+            value=int(labels.shape[0]),
             message=f"y_true holds {labels.shape[0]} labels ({shown}{', ...' if labels.shape[0] > 5 else ''}); "
             "pos_label makes a binary problem of two labels. For more classes pass y_prob with one "
             "column per class (labels 0..k-1) and multiclass='top-label' or 'classwise'",
         )
     if labels.shape[0] == 2 and not np.any(labels == pos_label):
         raise ValidationError(
-            "pos_label", f"must be one of the labels of y_true ({shown})", value=_plain(pos_label),
+            "pos_label",
+            f"must be one of the labels of y_true ({shown})",
+            value=_plain(pos_label),
         )
     return y == pos_label
 
@@ -144,13 +148,20 @@ def _positive_column(y_true, k: int, pos_label) -> int:
         (hit,) = np.flatnonzero(labels == pos_label)[:1].tolist() or [None]
         if hit is None:
             shown = ", ".join(repr(_plain(v)) for v in labels)
-            raise ValidationError("pos_label", f"must be one of the labels of y_true ({shown})", value=_plain(pos_label))
+            raise ValidationError(
+                "pos_label", f"must be one of the labels of y_true ({shown})", value=_plain(pos_label)
+            )
         return int(hit)  # scikit-learn's classes_ are the sorted labels
-    if isinstance(pos_label, (bool, np.bool_, int, np.integer)) and int(pos_label) in (0, 1) and \
-            np.all(np.isin(labels, [0, 1])):
+    if (
+        isinstance(pos_label, (bool, np.bool_, int, np.integer))
+        and int(pos_label) in (0, 1)
+        and np.all(np.isin(labels, [0, 1]))
+    ):
         return int(pos_label)
     raise ValidationError(
-        "pos_label", "does not say which column of y_prob is the positive class", value=_plain(pos_label),
+        "pos_label",
+        "does not say which column of y_prob is the positive class",
+        value=_plain(pos_label),
         message=f"y_true holds only the label(s) {[_plain(v) for v in labels]}, so it cannot tell which "
         f"column of y_prob is pos_label={_plain(pos_label)!r}'s; pass that column alone, y_prob[:, j]",
     )
@@ -161,7 +172,8 @@ def _binary_column(y_true, P: np.ndarray, pos_label, name: str) -> np.ndarray:
     n_y = np.shape(y_true)[0] if np.ndim(y_true) >= 1 else None
     if n_y is not None and n_y != P.shape[0]:
         raise ValidationError(
-            "y_true", "has a different length from y_prob",
+            "y_true",
+            "has a different length from y_prob",
             message=f"y_true and {name} have different lengths ({n_y} and {P.shape[0]} rows)",
         )
     if k == 1:
@@ -185,7 +197,8 @@ def reduce(y_true, y_prob, multiclass, pos_label, name="y_prob"):
     if P is not None and P.ndim == 2 and multiclass is not None:
         if pos_label is not None:
             raise ValidationError(
-                "pos_label", "applies to binary problems, not to y_prob with one column per class",
+                "pos_label",
+                "applies to binary problems, not to y_prob with one column per class",
                 message="pos_label applies to binary problems; with multiclass=..., y_true holds the "
                 "labels 0..k-1 of y_prob's columns",
             )
@@ -194,7 +207,8 @@ def reduce(y_true, y_prob, multiclass, pos_label, name="y_prob"):
     if P is not None and P.ndim == 2:
         if P.shape[1] > 2:
             raise ValidationError(
-                name, f"has {P.shape[1]} columns: pass multiclass='top-label' or 'classwise'",
+                name,
+                f"has {P.shape[1]} columns: pass multiclass='top-label' or 'classwise'",
                 message=f"{name} has {P.shape[1]} columns (one per class): pass multiclass='top-label' "
                 "(the confidence of the predicted class against being right) or multiclass='classwise' "
                 "(each class against the rest)",
@@ -242,7 +256,7 @@ def accepts_multiclass(kind: str = "value"):
                 return fn(y_true, y_prob, *args, **kw)
             form, views = reduce(y_true, y_prob, multiclass, pos_label)
             if form != "classwise":
-                (y, p), = views
+                ((y, p),) = views
                 return fn(y, p, *args, **kw)
             if kind == "curve":
                 if kw.get("kinks") is None:

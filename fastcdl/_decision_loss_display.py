@@ -92,8 +92,9 @@ class DecisionLossDisplay:
         return cls(mu, v, cdl_report(stats), name=name).plot(ax=ax)
 
     @classmethod
-    def from_predictions(cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None,
-                         name=None, monotone=False):
+    def from_predictions(
+        cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None, name=None, monotone=False
+    ):
         """Decision-loss curve of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does.
 
         Parameters
@@ -148,18 +149,40 @@ class DecisionLossDisplay:
         name = name or self.name
         rep = self.report
         M = "_M" if self.monotone else ""
-        curve = (r"$f_M(\mu)/\max(\mu, 1-\mu)$, V task with kink $\mu$"
-                 if self.monotone else r"CFDL$_\mu$ of the V-shaped task with kink $\mu$")
+        curve = (
+            r"$f_M(\mu)/\max(\mu, 1-\mu)$, V task with kink $\mu$"
+            if self.monotone
+            else r"CFDL$_\mu$ of the V-shaped task with kink $\mu$"
+        )
         (self.line_,) = ax.plot(self.kinks, self.values, color="C0", linewidth=1.4, label=curve)
-        ax.axhline(rep.value, color="C3", linewidth=1.2, linestyle="--",
-                   label=f"CDL{M} = {rep.value:.4g} (worst task, any number of actions)")
+        ax.axhline(
+            rep.value,
+            color="C3",
+            linewidth=1.2,
+            linestyle="--",
+            label=f"CDL{M} = {rep.value:.4g} (worst task, any number of actions)",
+        )
         one = len(rep.kinks) == 1
         for j, (k, w) in enumerate(zip(rep.kinks, rep.weights), start=1):
             idx = "" if one else f"$_{j}$"
-            ax.axvline(k, color="C2", linewidth=1.0, linestyle=":",
-                       label=rf"worst task: kink $\mu${idx} = {k:.4g}, weight c{idx} = {w:.3g}")
-        ax.plot([rep.vcdl_kink], [rep.vcdl], marker="*", markersize=13, color="C1", markeredgecolor="k",
-                linestyle="none", zorder=4, label=rf"VCDL{M} = {rep.vcdl:.4g} at $\mu$ = {rep.vcdl_kink:.4g}")
+            ax.axvline(
+                k,
+                color="C2",
+                linewidth=1.0,
+                linestyle=":",
+                label=rf"worst task: kink $\mu${idx} = {k:.4g}, weight c{idx} = {w:.3g}",
+            )
+        ax.plot(
+            [rep.vcdl_kink],
+            [rep.vcdl],
+            marker="*",
+            markersize=13,
+            color="C1",
+            markeredgecolor="k",
+            linestyle="none",
+            zorder=4,
+            label=rf"VCDL{M} = {rep.vcdl:.4g} at $\mu$ = {rep.vcdl_kink:.4g}",
+        )
         top = max(rep.value, float(self.values.max(initial=0.0)))
         # a little room on both sides: worst-task kinks at 0 or 1 would hide under the spines
         ax.set_xlim(-0.02, 1.02)
@@ -170,8 +193,9 @@ class DecisionLossDisplay:
         title = "Monotone decision-loss curve" if self.monotone else "Decision-loss curve"
         ax.set_title(f"{title}\n{name}" if name else title, fontsize="medium", wrap=True)
         # under the axes: the curve's peaks and the kinks can be anywhere in [0, 1]
-        ax.legend(loc="upper left", bbox_to_anchor=(-0.01, -0.14), fontsize="small", ncols=2, frameon=False,
-                  borderaxespad=0)
+        ax.legend(
+            loc="upper left", bbox_to_anchor=(-0.01, -0.14), fontsize="small", ncols=2, frameon=False, borderaxespad=0
+        )
         ax.grid(True, color="0.92")
         self.ax_ = ax
         self.figure_ = fig

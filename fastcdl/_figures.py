@@ -79,8 +79,10 @@ def _temporary(folder: Path, name: str):
         except FileExistsError:
             continue
         except OSError as e:  # a read-only folder (a committed run folder, a read-only mount)
-            raise InputError(f"{folder}: cannot write figures into this folder ({e.strerror}); write them into "
-                             "another folder (--out)") from None
+            raise InputError(
+                f"{folder}: cannot write figures into this folder ({e.strerror}); write them into "
+                "another folder (--out)"
+            ) from None
 
 
 def _save_all(named_figures, out_dir: Path) -> list[Path]:

@@ -50,7 +50,7 @@ def _numbered(names, prefix):
     """Columns prefix0, prefix1, ... (sorted by number); InputError if the numbers have gaps."""
     found = {}
     for n in names:
-        rest = n[len(prefix):]
+        rest = n[len(prefix) :]
         if n.startswith(prefix) and rest.isdigit():
             found[int(rest)] = n
     if not found:
@@ -58,13 +58,16 @@ def _numbered(names, prefix):
     idx = sorted(found)
     if idx != list(range(len(idx))):
         missing = next(i for i in range(len(idx) + 1) if i not in found)
-        raise InputError(f"the columns {prefix}0, {prefix}1, ... must be numbered from 0 without gaps: "
-                         f"{prefix}{missing} is missing (the file has {[found[i] for i in idx]})")
+        raise InputError(
+            f"the columns {prefix}0, {prefix}1, ... must be numbered from 0 without gaps: "
+            f"{prefix}{missing} is missing (the file has {[found[i] for i in idx]})"
+        )
     return [found[i] for i in idx]
 
 
-def resolve_columns(names, source, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, weight_col=None,
-                    multiclass=None) -> Columns:
+def resolve_columns(
+    names, source, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, weight_col=None, multiclass=None
+) -> Columns:
     """Which columns of a file to read.
 
     Parameters
@@ -127,8 +130,9 @@ def resolve_columns(names, source, *, y_col="y", p_col=None, p_cols=None, p_pref
         raise InputError(_missing_columns(source, missing, names, y_col, weight_col))
     if classes is None:
         if multiclass is not None:
-            raise InputError("--multiclass applies to files with one probability column per class "
-                             "(--p-cols or --p-prefix)")
+            raise InputError(
+                "--multiclass applies to files with one probability column per class (--p-cols or --p-prefix)"
+            )
         cols = Columns(y_col, (p_col or "p",), weight_col, None)
     else:
         if len(classes) < 2:
@@ -147,12 +151,12 @@ def _missing_columns(source, missing, names, y_col, weight_col) -> str:
     """One line: every missing column, the columns the file has, and the options that name them."""
     options = []
     for c in missing:
-        opt = {y_col: "--y-col", weight_col: "--weight-col"}.get(c, "--p-col (or one column per class: --p-cols, "
-                                                                    "--p-prefix)")
+        opt = {y_col: "--y-col", weight_col: "--weight-col"}.get(
+            c, "--p-col (or one column per class: --p-cols, --p-prefix)"
+        )
         if opt not in options:
             options.append(opt)
-    return (f"{source}: missing column(s) {missing}; the file has {_shown(names)} "
-            f"(name them with {', '.join(options)})")
+    return f"{source}: missing column(s) {missing}; the file has {_shown(names)} (name them with {', '.join(options)})"
 
 
 def _shown(names, most=20) -> str:

@@ -15,22 +15,54 @@ _NPY_MAGIC = b"\x93NUMPY"
 #: File suffix -> format ("csv", "jsonl", "parquet", ...); compressed text formats add one of
 #: COMPRESSIONS.
 FORMATS = {
-    ".csv": "csv", ".tsv": "csv", ".txt": "csv",
-    ".jsonl": "jsonl", ".ndjson": "jsonl",
-    ".parquet": "parquet", ".pq": "parquet",
-    ".feather": "arrow", ".arrow": "arrow", ".ipc": "arrow",
-    ".npz": "npz", ".npy": "npy",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".feather": "arrow",
+    ".arrow": "arrow",
+    ".ipc": "arrow",
+    ".npz": "npz",
+    ".npy": "npy",
 }
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".zstd": "zstd"}
 # names accepted by fmt= (and the command line's --format)
-FORMAT_NAMES = {"csv": "csv", "tsv": "csv", "txt": "csv", "jsonl": "jsonl", "ndjson": "jsonl",
-                "parquet": "parquet", "feather": "arrow", "arrow": "arrow", "ipc": "arrow",
-                "npz": "npz", "npy": "npy"}
-DELIMITERS = {",": ",", "comma": ",", "\t": "\t", "\\t": "\t", "tab": "\t", ";": ";", "semicolon": ";",
-              "|": "|", "pipe": "|"}
+FORMAT_NAMES = {
+    "csv": "csv",
+    "tsv": "csv",
+    "txt": "csv",
+    "jsonl": "jsonl",
+    "ndjson": "jsonl",
+    "parquet": "parquet",
+    "feather": "arrow",
+    "arrow": "arrow",
+    "ipc": "arrow",
+    "npz": "npz",
+    "npy": "npy",
+}
+DELIMITERS = {
+    ",": ",",
+    "comma": ",",
+    "\t": "\t",
+    "\\t": "\t",
+    "tab": "\t",
+    ";": ";",
+    "semicolon": ";",
+    "|": "|",
+    "pipe": "|",
+}
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none"})
-_KIND_NAMES = {"csv": "CSV", "jsonl": "JSON-lines", "parquet": "Parquet", "arrow": "Feather/Arrow IPC",
-               "npz": ".npz", "npy": ".npy"}
+_KIND_NAMES = {
+    "csv": "CSV",
+    "jsonl": "JSON-lines",
+    "parquet": "Parquet",
+    "arrow": "Feather/Arrow IPC",
+    "npz": ".npz",
+    "npy": ".npy",
+}
 
 
 class InputError(ValueError):
@@ -60,8 +92,10 @@ def supported_formats() -> str:
     >>> supported_formats().split(",")[0]
     '.csv'
     """
-    return (".csv, .tsv, .txt, .jsonl, .ndjson (each also .gz, .bz2, .zst), .parquet, .pq, "
-            ".feather, .arrow, .ipc, .npz, .npy, or - for standard input")
+    return (
+        ".csv, .tsv, .txt, .jsonl, .ndjson (each also .gz, .bz2, .zst), .parquet, .pq, "
+        ".feather, .arrow, .ipc, .npz, .npy, or - for standard input"
+    )
 
 
 def detect_format(path, fmt=None):
@@ -98,8 +132,9 @@ def detect_format(path, fmt=None):
         comp = COMPRESSIONS.get("." + parts[-1]) if len(parts) > 1 else None
         kind = FORMAT_NAMES.get(parts[0])
         if kind is None or (len(parts) > 1 and comp is None) or len(parts) > 2:
-            raise InputError(f"--format {fmt!r} is not one of {', '.join(sorted(FORMAT_NAMES))} "
-                             "(optionally with .gz, .bz2 or .zst)")
+            raise InputError(
+                f"--format {fmt!r} is not one of {', '.join(sorted(FORMAT_NAMES))} (optionally with .gz, .bz2 or .zst)"
+            )
         if comp and kind not in ("csv", "jsonl"):
             raise InputError(f"--format {fmt!r}: only text formats (csv, jsonl) are read compressed")
         return kind, comp
@@ -111,6 +146,8 @@ def detect_format(path, fmt=None):
     kind = FORMATS.get(base)
     if kind is None or (comp and kind not in ("csv", "jsonl")):
         shown = "".join(suffixes[-2:] if comp else suffixes[-1:]) or "(none)"
-        raise InputError(f"{path}: unsupported format {shown}: fastcdl reads {supported_formats()} "
-                         "(--format names the format of a file with another name)")
+        raise InputError(
+            f"{path}: unsupported format {shown}: fastcdl reads {supported_formats()} "
+            "(--format names the format of a file with another name)"
+        )
     return kind, comp

@@ -85,9 +85,10 @@ class _Text:
                     if not block or _first_line_end(data) is not None or len(data) > _HEAD_LIMIT:
                         break
         except (OSError, pa.ArrowException) as e:
-            raise InputError(f"{self.path}: not a readable {self.compression}-compressed file ({_os_reason(e)})") from None
+            raise InputError(
+                f"{self.path}: not a readable {self.compression}-compressed file ({_os_reason(e)})"
+            ) from None
         return data
-
 
     def _compressed_stdin_head(self, n) -> bytes:
         """The first decompressed bytes of compressed standard input, up to the end of the first
@@ -111,8 +112,9 @@ class _Text:
                 return data
             if not block:
                 if error is not None:
-                    raise InputError(f"standard input: not a readable {self.compression}-compressed file "
-                                     f"({_os_reason(error)})") from None
+                    raise InputError(
+                        f"standard input: not a readable {self.compression}-compressed file ({_os_reason(error)})"
+                    ) from None
                 return data
             n *= 2
 
@@ -169,9 +171,11 @@ def _first_text_line(head: bytes, source):
         text = head.decode("utf-8")
     except UnicodeDecodeError as e:
         if e.start < len(head) - 4:  # not just a character cut at the end of the sample
-            raise InputError(f"{source}: not a readable text file (not UTF-8: byte {e.start} is "
-                             f"{head[e.start:e.start + 1]!r}; binary files need their own suffix: "
-                             f"{supported_formats()})") from None
+            raise InputError(
+                f"{source}: not a readable text file (not UTF-8: byte {e.start} is "
+                f"{head[e.start : e.start + 1]!r}; binary files need their own suffix: "
+                f"{supported_formats()})"
+            ) from None
         text = head[: e.start].decode("utf-8")
     lines = text.split("\n")
     at = next((i for i, ln in enumerate(lines) if ln.strip()), None)
@@ -179,11 +183,15 @@ def _first_text_line(head: bytes, source):
         raise InputError(f"{source}: the file is empty")
     line = lines[at].rstrip("\r")
     if "\x00" in line:  # a binary file, or a sparse one (all zero bytes)
-        raise InputError(f"{source}: not a readable text file: its first line holds NUL bytes (binary files need "
-                         f"their own suffix: {supported_formats()})")
+        raise InputError(
+            f"{source}: not a readable text file: its first line holds NUL bytes (binary files need "
+            f"their own suffix: {supported_formats()})"
+        )
     if at == len(lines) - 1 and len(head) > _HEAD_LIMIT:
-        raise InputError(f"{source}: the first line is longer than {_HEAD_LIMIT >> 20} MiB: not the start of a "
-                         "text file of predictions")
+        raise InputError(
+            f"{source}: the first line is longer than {_HEAD_LIMIT >> 20} MiB: not the start of a "
+            "text file of predictions"
+        )
     return line, at + 1
 
 
@@ -196,9 +204,11 @@ def _sniff(head: bytes, source, delimiter=None):
     try:
         names = [h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
     except csv.Error:  # a field longer than csv.field_size_limit() (131,072 characters)
-        raise InputError(f"{source}: the header line holds a field of more than {csv.field_size_limit()} "
-                         f"characters with delimiter {delimiter!r}: not a header of column names (is the "
-                         "delimiter another one? --delimiter names it)") from None
+        raise InputError(
+            f"{source}: the header line holds a field of more than {csv.field_size_limit()} "
+            f"characters with delimiter {delimiter!r}: not a header of column names (is the "
+            "delimiter another one? --delimiter names it)"
+        ) from None
     return names, delimiter, skip
 
 
@@ -268,12 +278,16 @@ class _CSVSource:
         try:
             reader = pcsv.open_csv(
                 stream,
-                read_options=pcsv.ReadOptions(column_names=self.names, skip_rows=self.skip,
-                                              block_size=1 << 22, use_threads=False),
+                read_options=pcsv.ReadOptions(
+                    column_names=self.names, skip_rows=self.skip, block_size=1 << 22, use_threads=False
+                ),
                 parse_options=pcsv.ParseOptions(delimiter=self.delimiter, invalid_row_handler=on_invalid),
                 convert_options=pcsv.ConvertOptions(
-                    include_columns=cols.names, column_types={c: pa.string() for c in cols.names},
-                    strings_can_be_null=False, quoted_strings_can_be_null=False, null_values=[],
+                    include_columns=cols.names,
+                    column_types={c: pa.string() for c in cols.names},
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                    null_values=[],
                 ),
             )
         except (pa.ArrowInvalid, OSError) as e:  # OSError: a truncated or corrupt compressed stream
@@ -293,8 +307,9 @@ class _CSVSource:
                     if bad_rows:
                         raise InputError(f"{self.path}: {self._bad_row(bad_rows[0])}") from None
                     what = f"{self.text.compression}-compressed " if self.text.compression else ""
-                    raise InputError(f"{self.path}: not a readable {what}CSV file after its first {start} rows "
-                                     f"({_os_reason(e)})") from None
+                    raise InputError(
+                        f"{self.path}: not a readable {what}CSV file after its first {start} rows ({_os_reason(e)})"
+                    ) from None
                 n = batch.num_rows
                 rows = np.arange(start, start + n, dtype=np.int64)
                 start += n
@@ -314,8 +329,9 @@ class _CSVSource:
                 arrays, bad = {}, []
                 for c in cols.names:
                     try:
-                        arrays[c] = _text_column(batch.column(c), c, kinds[c], self.path, rows, self.where,
-                                                 self.delimiter)
+                        arrays[c] = _text_column(
+                            batch.column(c), c, kinds[c], self.path, rows, self.where, self.delimiter
+                        )
                     except _CellError as e:
                         bad.append(e)
                 if bad:  # the first bad row, whichever column it is in
@@ -332,8 +348,10 @@ class _CSVSource:
         fields = row.actual_columns
         # pyarrow counts the rows it skipped (the header and the lines before it) from 1
         where = self.where(row.number - self.skip - 1) if row.number is not None else "a row"
-        return (f"{where} has {fields} field{'s' * (fields != 1)}, the header has {row.expected_columns} "
-                f"(delimiter {self.delimiter!r}): {row.text[:60]!r}")
+        return (
+            f"{where} has {fields} field{'s' * (fields != 1)}, the header has {row.expected_columns} "
+            f"(delimiter {self.delimiter!r}): {row.text[:60]!r}"
+        )
 
 
 class _JSONSource:
@@ -361,11 +379,14 @@ class _JSONSource:
                 reader = pj.open_json(stream, read_options=pj.ReadOptions(block_size=1 << 22))
             else:  # older pyarrow reads the whole file, then hands out its batches
                 reader = pa.RecordBatchReader.from_batches(
-                    *(lambda t: (t.schema, t.to_batches(max_chunksize=self.chunk_rows)))(pj.read_json(stream)))
+                    *(lambda t: (t.schema, t.to_batches(max_chunksize=self.chunk_rows)))(pj.read_json(stream))
+                )
         except (pa.ArrowInvalid, OSError) as e:  # OSError: a truncated or corrupt compressed stream
             stream.close()
             what = f"{self.text.compression}-compressed " if self.text.compression else ""
-            raise InputError(f"{self.path}: not a readable {what}JSON-lines file ({_json_reason(e, 0, self.where)})") from None
+            raise InputError(
+                f"{self.path}: not a readable {what}JSON-lines file ({_json_reason(e, 0, self.where)})"
+            ) from None
         return reader, stream, True
 
     def where(self, record) -> str:
@@ -434,8 +455,9 @@ class _JSONSource:
                 except StopIteration:
                     return
                 except (pa.ArrowInvalid, OSError) as e:
-                    raise InputError(f"{self.path}: not a readable JSON-lines file "
-                                     f"({_json_reason(e, start, self.where)})") from None
+                    raise InputError(
+                        f"{self.path}: not a readable JSON-lines file ({_json_reason(e, start, self.where)})"
+                    ) from None
                 n = batch.num_rows
                 rows = np.arange(start, start + n, dtype=np.int64)
                 start += n
@@ -524,8 +546,9 @@ class _ParquetSource:
                 except StopIteration:
                     return
                 except Exception as e:  # a corrupt page surfaces here, mid-file
-                    raise InputError(f"{self.path}: not a readable Parquet file after its first {start} rows "
-                                     f"({_os_reason(e)})") from None
+                    raise InputError(
+                        f"{self.path}: not a readable Parquet file after its first {start} rows ({_os_reason(e)})"
+                    ) from None
                 rows = np.arange(start, start + batch.num_rows, dtype=np.int64)
                 start += batch.num_rows
                 yield from _typed_batch(self, batch, cols, rows, skip_missing)
@@ -572,8 +595,9 @@ class _ArrowSource:
             except StopIteration:
                 return
             except (pa.ArrowInvalid, OSError) as e:
-                raise InputError(f"{self.path}: not a readable Arrow IPC file after its first {start} rows "
-                                 f"({_os_reason(e)})") from None
+                raise InputError(
+                    f"{self.path}: not a readable Arrow IPC file after its first {start} rows ({_os_reason(e)})"
+                ) from None
             batch = batch.select(cols.names)
             for lo in range(0, batch.num_rows, self.chunk_rows):
                 part = batch.slice(lo, self.chunk_rows)
@@ -631,7 +655,8 @@ class _NpySource:
             raise InputError(
                 f"{path}: a .npy file must hold a structured array with named fields (y, p, ...); this one "
                 f"holds a plain {self.array.dtype} array of shape {self.array.shape}, whose columns have no "
-                "names. Save named columns with np.savez(path, y=y, p=p) or a structured array")
+                "names. Save named columns with np.savez(path, y=y, p=p) or a structured array"
+            )
         if self.array.ndim != 1:
             raise InputError(f"{path}: the structured array must be 1-D, got shape {self.array.shape}")
         self.names = list(self.array.dtype.names)
@@ -725,16 +750,22 @@ def open_source(path, fmt=None, delimiter=None, *, chunk_rows):
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise InputError("reading text files needs pyarrow (a dependency of fastcdl, missing here): pip install pyarrow") from None
+            raise InputError(
+                "reading text files needs pyarrow (a dependency of fastcdl, missing here): pip install pyarrow"
+            ) from None
         return _CSVSource(path, comp, delimiter, chunk_rows) if kind == "csv" else _JSONSource(path, comp, chunk_rows)
     if str(path) == "-":
-        raise InputError(f"standard input is read as CSV or JSON lines (--format csv or jsonl), not as "
-                         f"{_KIND_NAMES[kind]}: pass the file's path")
+        raise InputError(
+            f"standard input is read as CSV or JSON lines (--format csv or jsonl), not as "
+            f"{_KIND_NAMES[kind]}: pass the file's path"
+        )
     if kind in ("parquet", "arrow"):
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            raise InputError(f"reading {_KIND_NAMES[kind]} needs pyarrow (a dependency of fastcdl, missing here): pip install pyarrow") from None
+            raise InputError(
+                f"reading {_KIND_NAMES[kind]} needs pyarrow (a dependency of fastcdl, missing here): pip install pyarrow"
+            ) from None
         return _ParquetSource(path, chunk_rows) if kind == "parquet" else _ArrowSource(path, chunk_rows)
     if kind == "npy":
         return _NpySource(path, chunk_rows)

@@ -62,6 +62,7 @@ def sort_outcome_keys(keys, spare):
         return keys
     return sort_keys_into(keys, spare)
 
+
 # From this many rounds on the two halves of the keys are sorted side by side (see
 # sorted_outcome_keys_and_spare); below, handing one over costs about what it saves.
 _PAIRED_SORT_FROM = 1 << 16

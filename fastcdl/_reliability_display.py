@@ -90,8 +90,9 @@ class ReliabilityDisplay:
     max_points = 100  # more buckets than this are drawn as equal-mass bins
     hist_bins = 50
 
-    def __init__(self, values, frequencies, counts, *, ece, cdl, name=None, stats=None, cdl_monotone=None,
-                 n_boot=0, seed=0):
+    def __init__(
+        self, values, frequencies, counts, *, ece, cdl, name=None, stats=None, cdl_monotone=None, n_boot=0, seed=0
+    ):
         self.values = np.asarray(values, dtype=np.float64)
         self.frequencies = np.asarray(frequencies, dtype=np.float64)
         self.counts = np.asarray(counts, dtype=np.float64)
@@ -146,21 +147,35 @@ class ReliabilityDisplay:
         if n_boot and stats.weighted:
             from fastcdl._validate import ValidationError
 
-            raise ValidationError("n_boot", "needs unweighted rounds",
-                                  message="the bootstrap band (n_boot > 0) resamples rounds: it needs unweighted rounds")
+            raise ValidationError(
+                "n_boot",
+                "needs unweighted rounds",
+                message="the bootstrap band (n_boot > 0) resamples rounds: it needs unweighted rounds",
+            )
         with warnings.catch_warnings():  # the figure says it: CDL_M stands beside the exact CDL
             warnings.simplefilter("ignore", SampleSizeWarning)
             e, c = ece(stats), cdl(stats)
         sparse = one_round_share(stats) >= 0.5
-        disp = cls(stats.values, stats.frequencies, stats.counts, ece=e, cdl=c, name=name, stats=stats,
-                   cdl_monotone=cdl_monotone(stats) if sparse else None, n_boot=n_boot, seed=seed)
+        disp = cls(
+            stats.values,
+            stats.frequencies,
+            stats.counts,
+            ece=e,
+            cdl=c,
+            name=name,
+            stats=stats,
+            cdl_monotone=cdl_monotone(stats) if sparse else None,
+            n_boot=n_boot,
+            seed=seed,
+        )
         if sparse:
             disp.cdl_monotone_interval = _monotone_interval(stats, seed)
         return disp.plot(ax=ax)
 
     @classmethod
-    def from_predictions(cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None,
-                         name=None, n_boot=0, seed=0):
+    def from_predictions(
+        cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None, name=None, n_boot=0, seed=0
+    ):
         """Reliability diagram of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does.
 
         Parameters
@@ -252,8 +267,14 @@ class ReliabilityDisplay:
         # the predictions' histogram along the bottom (share of rounds per 1/50 of [0, 1])
         hist_ax = ax.inset_axes([0.0, 0.0, 1.0, 0.14], zorder=0)
         weights, _ = np.histogram(self.values, bins=self.hist_bins, range=(0.0, 1.0), weights=self.counts)
-        self.hist_ = hist_ax.bar(np.arange(self.hist_bins) / self.hist_bins, weights / weights.sum(),
-                                 width=1.0 / self.hist_bins, align="edge", color="0.7", edgecolor="none")
+        self.hist_ = hist_ax.bar(
+            np.arange(self.hist_bins) / self.hist_bins,
+            weights / weights.sum(),
+            width=1.0 / self.hist_bins,
+            align="edge",
+            color="0.7",
+            edgecolor="none",
+        )
         hist_ax.set_xlim(0, 1)
         hist_ax.set_ylim(0, max(float(weights.max() / weights.sum()), 1e-12) * 1.05)
         hist_ax.axis("off")
@@ -262,31 +283,62 @@ class ReliabilityDisplay:
         if self.n_boot > 0:
             lo, hi = self._band(shown)
             # over the discs (a band under them would show only between them), and see-through
-            self.band_ = ax.fill_between(q, lo, hi, facecolor=to_rgba("C0", 0.2), edgecolor=to_rgba("C0", 0.6),
-                                         linewidth=0.6, zorder=4)
+            self.band_ = ax.fill_between(
+                q, lo, hi, facecolor=to_rgba("C0", 0.2), edgecolor=to_rgba("C0", 0.6), linewidth=0.6, zorder=4
+            )
         sizes = counts * (self.max_area / counts.max())
         self.scatter_ = ax.scatter(
-            q, qhat, s=sizes, facecolor="C0", alpha=0.55,
-            edgecolor="C0", linewidth=0.8, zorder=3, clip_on=False,  # whole discs at q = 0 or 1
+            q,
+            qhat,
+            s=sizes,
+            facecolor="C0",
+            alpha=0.55,
+            edgecolor="C0",
+            linewidth=0.8,
+            zorder=3,
+            clip_on=False,  # whole discs at q = 0 or 1
         )
         if binned:
             ax.plot(q, qhat, color="C0", linewidth=0.8, zorder=3)
         total = self.counts.sum()
         t_text = f"{int(total)}" if float(total).is_integer() else f"{total:.4g}"
-        what = (f"{shown.n_buckets} equal-mass bins (area ∝ rounds)" if binned
-                else f"bucket (area ∝ rounds; largest n = {counts.max():.6g})")
+        what = (
+            f"{shown.n_buckets} equal-mass bins (area ∝ rounds)"
+            if binned
+            else f"bucket (area ∝ rounds; largest n = {counts.max():.6g})"
+        )
         handles = [
             Line2D([], [], color="0.45", linestyle="--", label="perfect calibration"),
-            Line2D([], [], linestyle="none", marker="o", markersize=9, markerfacecolor=to_rgba("C0", 0.55),
-                   markeredgecolor="C0", label=what),
+            Line2D(
+                [],
+                [],
+                linestyle="none",
+                marker="o",
+                markersize=9,
+                markerfacecolor=to_rgba("C0", 0.55),
+                markeredgecolor="C0",
+                label=what,
+            ),
             Patch(facecolor="0.7", label="share of predictions (histogram)"),
         ]
         if self.band_ is not None:
-            handles.append(Patch(facecolor=to_rgba("C0", 0.2), edgecolor=to_rgba("C0", 0.6), linewidth=0.6,
-                                 label=f"90% bootstrap band ({self.n_boot} resamples)"))
+            handles.append(
+                Patch(
+                    facecolor=to_rgba("C0", 0.2),
+                    edgecolor=to_rgba("C0", 0.6),
+                    linewidth=0.6,
+                    label=f"90% bootstrap band ({self.n_boot} resamples)",
+                )
+            )
         # legend and values go under the axes: buckets can sit anywhere in the unit square
-        legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.02, -0.11), fontsize="small",
-                           frameon=False, borderaxespad=0)
+        legend = ax.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(-0.02, -0.11),
+            fontsize="small",
+            frameon=False,
+            borderaxespad=0,
+        )
         numbers = f"ECE = {self.ece:.4f}\nCDL = {self.cdl:.4f}"
         if self.cdl_monotone is not None:
             # continuous scores: lead with the numbers that mean something on a sample
@@ -294,25 +346,32 @@ class ReliabilityDisplay:
             ci = self.cdl_monotone_interval
             if ci is not None:
                 rough = "" if ci.validated else ", rough at this T"
-                lead += (f", debiased {ci.estimate:.4f}\n  {100 * ci.level:g}% interval "
-                         f"[{ci.lo:.4f}, {ci.hi:.4f}]{rough}")
+                lead += (
+                    f", debiased {ci.estimate:.4f}\n  {100 * ci.level:g}% interval [{ci.lo:.4f}, {ci.hi:.4f}]{rough}"
+                )
             if self.shown.edges is not None:
                 lead += f"\nECE ({self.shown.n_buckets} equal-mass bins) = {ece(self.shown):.4f}"
-            numbers = (f"{lead}\nexact buckets (noise: one-round buckets):\n"
-                       f"  ECE = {self.ece:.4f}, CDL = {self.cdl:.4f}")
+            numbers = f"{lead}\nexact buckets (noise: one-round buckets):\n  ECE = {self.ece:.4f}, CDL = {self.cdl:.4f}"
         # the values' top right corner: the axes' right edge, at the legend's top (beside it)
         self.numbers_ = ax.annotate(
             f"{numbers}\nT = {t_text} rounds\n{self.values.shape[0]} buckets",
-            xy=(1.0, 1.0), xycoords=("axes fraction", legend), xytext=(0, 0), textcoords="offset points",
-            ha="right", va="top", fontsize="small", annotation_clip=False,
+            xy=(1.0, 1.0),
+            xycoords=("axes fraction", legend),
+            xytext=(0, 0),
+            textcoords="offset points",
+            ha="right",
+            va="top",
+            fontsize="small",
+            annotation_clip=False,
         )
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_aspect("equal")
         ax.set_xlabel("stated probability q (bucket prediction)")
         ax.set_ylabel("observed frequency of y = 1")
-        ax.set_title(f"Reliability diagram\n{name}" if name else "Reliability diagram", fontsize="medium",
-                     wrap=True)  # a long name wraps within the figure
+        ax.set_title(
+            f"Reliability diagram\n{name}" if name else "Reliability diagram", fontsize="medium", wrap=True
+        )  # a long name wraps within the figure
         ax.grid(True, color="0.92", zorder=0)
         _clear_of(self.numbers_, legend)
         self.ax_ = ax

@@ -25,7 +25,17 @@ def _metric_names() -> dict:
     from fastcdl.trial_metrics import METRICS
 
     return {k: m.label for k, m in METRICS.items()}
-_LINESTYLES = {"cdl": "-", "ece": "--", "vcdl": "-.", "k2": ":", "ucal": (0, (1, 1)), "pseudo_klcal": "-", "klcal": "--"}
+
+
+_LINESTYLES = {
+    "cdl": "-",
+    "ece": "--",
+    "vcdl": "-.",
+    "k2": ":",
+    "ucal": (0, (1, 1)),
+    "pseudo_klcal": "-",
+    "klcal": "--",
+}
 _MARKERS = {"cdl": "o", "ece": "s", "vcdl": "^", "k2": "v", "ucal": "D", "pseudo_klcal": "o", "klcal": "s"}
 # largest replay horizon: a trial of 2^20 rounds re-simulates in about a second
 _REPLAY_T_MAX = 2**20
@@ -83,6 +93,7 @@ def _read_run(run_dir: Path):
         rows = store.rows()
     if not rows:
         raise InputError(f"{db}: holds no finished trials")
+
     # A run resumed after an algorithm's version was bumped holds its trials once per
     # version; per forecaster x adversary, use the version finished last (rows stored before
     # versions were declared, and never verified, count under their code version).
@@ -148,9 +159,16 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
                 hi = np.array([p["hi"] for p in pts])
                 s = slope_of.get((f, a, m))
                 fit = "" if s is None else f": slope {s['slope']:.2f} [{s['slope_lo']:.2f}, {s['slope_hi']:.2f}]"
-                ax.plot(T, mean, color=colour[f], linestyle=_LINESTYLES.get(m, "-"), marker=_MARKERS.get(m, "x"),
-                        markersize=4,
-                        linewidth=1.4, label=_wrap(f"{f}, {_metric_names()[m]}{fit}"))
+                ax.plot(
+                    T,
+                    mean,
+                    color=colour[f],
+                    linestyle=_LINESTYLES.get(m, "-"),
+                    marker=_MARKERS.get(m, "x"),
+                    markersize=4,
+                    linewidth=1.4,
+                    label=_wrap(f"{f}, {_metric_names()[m]}{fit}"),
+                )
                 ax.fill_between(T, lo, hi, color=colour[f], alpha=0.15, linewidth=0)
                 if mean[0] > 0:
                     first_means.append(mean[0])
@@ -163,8 +181,15 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
         for expo, text, ls in refs if first_means else ():
             y = np.exp(np.mean(np.log(first_means))) * (T_ref / t_lo) ** expo
             ax.plot(T_ref, y, color="0.55", linestyle=ls, linewidth=1.1, label=f"reference {text}")
-            ax.annotate(text, (T_ref[-1], y[-1]), xytext=(4, 0), textcoords="offset points",
-                        color="0.4", fontsize="small", va="center")
+            ax.annotate(
+                text,
+                (T_ref[-1], y[-1]),
+                xytext=(4, 0),
+                textcoords="offset points",
+                color="0.4",
+                fontsize="small",
+                va="center",
+            )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlim(t_lo / 1.3, t_hi * 1.6)
@@ -173,16 +198,24 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
         ax.set_ylabel("metric value (mean over seeds)")
         params = adv_params.get(a, "")
         ax.set_title(
-            f"Calibration error vs horizon against the adversary '{a}'" + (f" ({params})" if params else "")
+            f"Calibration error vs horizon against the adversary '{a}'"
+            + (f" ({params})" if params else "")
             + f"\nmean over {n_seeds} seeds, band: bootstrap-t 95% interval; slope: least squares on the upper half of T [jackknife-t 95%]",
-            fontsize="medium", wrap=True,  # long labels wrap within the figure, never clipped
+            fontsize="medium",
+            wrap=True,  # long labels wrap within the figure, never clipped
         )
         ax.grid(True, which="major", color="0.9")
         ax.grid(True, which="minor", axis="y", color="0.96")
         # outside the axes: rate lines cross the whole plot, any corner would hide data
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False,
-                  title="forecaster, metric: fitted slope [95% interval]", title_fontsize="small",
-                  alignment="left")
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            fontsize="small",
+            frameon=False,
+            title="forecaster, metric: fitted slope [95% interval]",
+            title_fontsize="small",
+            alignment="left",
+        )
         out.append((f"rates_{_slug(a)}.png", fig))
 
     if ratios:
@@ -195,8 +228,15 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
             for f in forecasters:
                 pts = by.get((f, a))
                 if pts:
-                    ax.plot([p["T"] for p in pts], [p["cdl_over_ece"] for p in pts], color=colour[f],
-                            marker="o", markersize=4, linewidth=1.4, label=_wrap(f))
+                    ax.plot(
+                        [p["T"] for p in pts],
+                        [p["cdl_over_ece"] for p in pts],
+                        color=colour[f],
+                        marker="o",
+                        markersize=4,
+                        linewidth=1.4,
+                        label=_wrap(f),
+                    )
             ax.axhline(2.0, color="0.55", linestyle="--", linewidth=1.0, label="bound CDL ≤ 2 ECE")
             ax.set_xscale("log", base=2)
             ax.set_title(_wrap(f"adversary '{a}'", 36), fontsize="medium")
@@ -210,8 +250,15 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-        fig.legend(handles, labels, loc="outside right upper", fontsize="small", title="forecaster",
-                   title_fontsize="small", frameon=False)
+        fig.legend(
+            handles,
+            labels,
+            loc="outside right upper",
+            fontsize="small",
+            title="forecaster",
+            title_fontsize="small",
+            frameon=False,
+        )
         fig.suptitle("CDL / ECE vs horizon", fontsize="medium")
         out.append(("cdl_over_ece.png", fig))
     return out
@@ -228,8 +275,12 @@ def _table_figures(rows):
 
     pick = {}
     for r in rows:
-        if ((r["forecaster"] == "cdl" or ":" in r["forecaster"]) and r["seed_index"] == 0 and r["T"] <= _REPLAY_T_MAX
-                and r.get("bucket_table") is not None):
+        if (
+            (r["forecaster"] == "cdl" or ":" in r["forecaster"])
+            and r["seed_index"] == 0
+            and r["T"] <= _REPLAY_T_MAX
+            and r.get("bucket_table") is not None
+        ):
             k = (r["forecaster_label"], r["adversary_label"])
             if k not in pick or r["T"] > pick[k]["T"]:
                 pick[k] = r
@@ -251,8 +302,10 @@ def _table_pair(st, row, f, a):
         )
     name = f"forecaster '{f}' vs adversary '{a}', T = {_horizon_text(row['T'])}, seed index 0"
     stem = f"{_slug(f)}_{_slug(a)}_T{row['T']}"
-    return [(f"reliability_{stem}.png", ReliabilityDisplay.from_stats(st, name=name).figure_),
-            (f"decision_loss_{stem}.png", DecisionLossDisplay.from_stats(st, name=name).figure_)]
+    return [
+        (f"reliability_{stem}.png", ReliabilityDisplay.from_stats(st, name=name).figure_),
+        (f"decision_loss_{stem}.png", DecisionLossDisplay.from_stats(st, name=name).figure_),
+    ]
 
 
 def _out_dir(out_dir, default: Path) -> Path:

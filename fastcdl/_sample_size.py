@@ -41,8 +41,10 @@ class SampleSizeWarning(UserWarning):
     """
 
 
-SAMPLE_SIZE_ADVICE = ("for a model's continuous scores use cdl_monotone (or cutoff_ce, smce, atb), "
-                      "or bin the predictions (bins='auto', strategy='quantile')")
+SAMPLE_SIZE_ADVICE = (
+    "for a model's continuous scores use cdl_monotone (or cutoff_ce, smce, atb), "
+    "or bin the predictions (bins='auto', strategy='quantile')"
+)
 
 # Rate experiments measure the exact CDL of an online sequence, which is what they study
 # whatever the bucket sizes, and resampling evaluates a metric on many tables after the
@@ -91,9 +93,13 @@ def warn_sample_size(share: float, name: str, what: str, stacklevel: int) -> Non
     ``stacklevel`` counts from this function's caller, as warnings.warn's from its own."""
     if getattr(_quiet, "on", False) or not share >= 0.5:
         return
-    warnings.warn(SampleSizeWarning(
-        f"{name}: {100 * share:.0f}% of {what} sit in buckets of one round (each distinct prediction is its own "
-        f"bucket), so the exact {name} measures sampling noise; " + SAMPLE_SIZE_ADVICE), stacklevel=stacklevel + 1)
+    warnings.warn(
+        SampleSizeWarning(
+            f"{name}: {100 * share:.0f}% of {what} sit in buckets of one round (each distinct prediction is its own "
+            f"bucket), so the exact {name} measures sampling noise; " + SAMPLE_SIZE_ADVICE
+        ),
+        stacklevel=stacklevel + 1,
+    )
 
 
 def check_sample_size(stats: BucketStats, name: str, stacklevel: int = 4) -> None:

@@ -185,12 +185,27 @@ def _binned_table(y, p, w, edges, uniform, n_jobs) -> BucketStats:
 def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform") -> BucketStats:
     if isinstance(y_true, BucketStats):
         strategy = None if strategy == "uniform" else strategy
-        if y_prob is not None or bins is not None or sample_weight is not None or n_jobs is not None \
-                or strategy is not None:
-            extra = next(name for name, v in (("y_prob", y_prob), ("bins", bins), ("sample_weight", sample_weight),
-                                              ("n_jobs", n_jobs), ("strategy", strategy)) if v is not None)
+        if (
+            y_prob is not None
+            or bins is not None
+            or sample_weight is not None
+            or n_jobs is not None
+            or strategy is not None
+        ):
+            extra = next(
+                name
+                for name, v in (
+                    ("y_prob", y_prob),
+                    ("bins", bins),
+                    ("sample_weight", sample_weight),
+                    ("n_jobs", n_jobs),
+                    ("strategy", strategy),
+                )
+                if v is not None
+            )
             raise _validate.ValidationError(
-                extra, "is not accepted with a BucketStats",
+                extra,
+                "is not accepted with a BucketStats",
                 message=f"{extra} is not accepted with a BucketStats: pass either a BucketStats alone or y_true and "
                 "y_prob (with bins, strategy, sample_weight and n_jobs); an exact BucketStats is rebinned with its "
                 "rebin(bins, strategy=...)",
@@ -198,8 +213,9 @@ def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform")
         return y_true
     if y_prob is None:
         raise _validate.ValidationError("y_prob", "is required unless the first argument is a BucketStats")
-    return bucket_stats.__wrapped__(y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight,
-                                    n_jobs=n_jobs)
+    return bucket_stats.__wrapped__(
+        y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight, n_jobs=n_jobs
+    )
 
 
 def _table(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform"):

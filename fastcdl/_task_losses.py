@@ -21,7 +21,9 @@ from fastcdl.stats import BucketStats
 
 @accepts_multiclass()
 @_docstrings.fill
-def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
+def cfdl(
+    y_true, y_prob=None, *, payoff=None, kink=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None
+) -> float:
     """Calibration fixed decision loss of one task (docs/metrics.md).
 
     What one decision maker gains per round by acting on each bucket's empirical frequency
@@ -68,7 +70,8 @@ def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, strategy="un
     """
     if (payoff is None) == (kink is None):
         raise _validate.ValidationError(
-            "payoff", "or kink is needed, not both",
+            "payoff",
+            "or kink is needed, not both",
             message="pass exactly one of payoff= (a matrix) or kink= (a V-shaped task)",
         )
     if payoff is not None:
@@ -81,8 +84,18 @@ def cfdl(y_true, y_prob=None, *, payoff=None, kink=None, bins=None, strategy="un
 
 
 @_docstrings.fill
-def swap_regret(y_true, y_prob=None, *, payoff, bins=None, strategy="uniform", sample_weight=None, n_jobs=None,
-                multiclass=None, pos_label=None) -> float:
+def swap_regret(
+    y_true,
+    y_prob=None,
+    *,
+    payoff,
+    bins=None,
+    strategy="uniform",
+    sample_weight=None,
+    n_jobs=None,
+    multiclass=None,
+    pos_label=None,
+) -> float:
     """Swap regret of task U: ``(1/T) sum_a max_a' sum_{t: a*(p_t)=a} [U(a',y_t) - U(a,y_t)]``.
 
     Two outcomes: payoff (n_actions, 2), y_prob the probability of y = 1 (or a BucketStats);
@@ -126,20 +139,38 @@ def swap_regret(y_true, y_prob=None, *, payoff, bins=None, strategy="uniform", s
     """
     if np.ndim(payoff) == 2 and np.shape(payoff)[1] > 2:
         if multiclass is not None or bins is not None or n_jobs is not None or strategy != "uniform":
-            extra = ("multiclass" if multiclass is not None else "bins" if bins is not None
-                     else "n_jobs" if n_jobs is not None else "strategy")
+            extra = (
+                "multiclass"
+                if multiclass is not None
+                else "bins"
+                if bins is not None
+                else "n_jobs"
+                if n_jobs is not None
+                else "strategy"
+            )
             raise _validate.ValidationError(
-                extra, "does not apply to a task over k outcomes",
+                extra,
+                "does not apply to a task over k outcomes",
                 message=f"{extra} does not apply to a task over k outcomes (payoff with {np.shape(payoff)[1]} columns)",
             )
         return swap_report(y_true, y_prob, payoff=payoff, sample_weight=sample_weight, pos_label=pos_label).value
-    return _swap_regret_binary(y_true, y_prob, payoff=payoff, bins=bins, strategy=strategy,
-                               sample_weight=sample_weight, n_jobs=n_jobs, multiclass=multiclass, pos_label=pos_label)
+    return _swap_regret_binary(
+        y_true,
+        y_prob,
+        payoff=payoff,
+        bins=bins,
+        strategy=strategy,
+        sample_weight=sample_weight,
+        n_jobs=n_jobs,
+        multiclass=multiclass,
+        pos_label=pos_label,
+    )
 
 
 @accepts_multiclass()
-def _swap_regret_binary(y_true, y_prob=None, *, payoff, bins=None, strategy="uniform", sample_weight=None,
-                        n_jobs=None) -> float:
+def _swap_regret_binary(
+    y_true, y_prob=None, *, payoff, bins=None, strategy="uniform", sample_weight=None, n_jobs=None
+) -> float:
     u = _validate.check_payoff(payoff)
     return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs, strategy), u))
 
@@ -191,8 +222,7 @@ class SwapReport:
 
     def __repr__(self) -> str:
         moved = int(np.sum(self.swap_to != np.arange(self.swap_to.shape[0])))
-        return (f"SwapReport(value={self.value:.6g}, {self.payoff.shape[0]} actions, "
-                f"{moved} of them better replaced)")
+        return f"SwapReport(value={self.value:.6g}, {self.payoff.shape[0]} actions, {moved} of them better replaced)"
 
 
 def _check_task(payoff, k: int) -> np.ndarray:
@@ -201,7 +231,8 @@ def _check_task(payoff, k: int) -> np.ndarray:
         raise _validate.ValidationError("payoff", f"must be numeric, got dtype {u.dtype}")
     if u.ndim != 2 or u.shape[0] < 1 or u.shape[1] != k:
         raise _validate.ValidationError(
-            "payoff", f"must have shape (n_actions, {k}): rows = actions, one column per outcome; got shape {u.shape}")
+            "payoff", f"must have shape (n_actions, {k}): rows = actions, one column per outcome; got shape {u.shape}"
+        )
     u = np.ascontiguousarray(u, dtype=np.float64)
     bad = ~((u >= 0.0) & (u <= 1.0))
     if bad.any():
@@ -264,7 +295,8 @@ def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=No
         return _swap_summary(u, counts, outcomes, pred, float(n.sum()))
     if pos_label is not None:
         raise _validate.ValidationError(
-            "pos_label", "applies to binary problems, not to y_prob with one column per class")
+            "pos_label", "applies to binary problems, not to y_prob with one column per class"
+        )
     y, P = _validate.check_distributions(y_true, y_prob, name="y_prob")
     k = P.shape[1]
     u = _check_task(payoff, k)
@@ -286,7 +318,9 @@ def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=No
 def _binary_rounds(y_true, y_prob, pos_label):
     if isinstance(y_true, BucketStats):
         if pos_label is not None:
-            raise _validate.ValidationError("pos_label", "does not apply to a BucketStats (it already holds a binary table)")
+            raise _validate.ValidationError(
+                "pos_label", "does not apply to a BucketStats (it already holds a binary table)"
+            )
         return y_true, y_prob
     from fastcdl._binary_views import reduce
 

@@ -89,7 +89,7 @@ def _text_column(arr, col, kind, source, rows, where, delimiter):
             # read from the data buffer: pyarrow's to_numpy goes through its pandas shim, which
             # imports pandas whenever it is installed
             data = np.frombuffer(out.buffers()[1], dtype=np.float64, count=out.offset + len(out))
-            return data[out.offset:].copy()
+            return data[out.offset :].copy()
         return out.to_numpy(zero_copy_only=False)
     i = _first_failing(arr, convert)
     text = arr[i].as_py()

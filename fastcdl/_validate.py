@@ -148,7 +148,9 @@ def refuse_masked(x, name: str) -> None:
             n = int(mask.sum())
             keep = f"{name}[~{name}.mask]" if mask.ndim == 1 else f"{name}[~{name}.mask.any(axis=1)]"
             raise ValidationError(
-                name, "is a numpy masked array with masked entries", index=at[0] if len(at) == 1 else at,
+                name,
+                "is a numpy masked array with masked entries",
+                index=at[0] if len(at) == 1 else at,
                 message=f"{name} is a numpy masked array with {n} masked entr{'y' if n == 1 else 'ies'} (the "
                 f"first at {_position(at)}): fastcdl does not read masks; pass the rounds that are not "
                 f"masked, {keep}, with the same rounds of the other arrays",
@@ -195,8 +197,10 @@ def _bad_float(name: str, arr: np.ndarray, i: int, rule: str) -> ValidationError
 
 # dtypes of y the compiled check reads directly; others (float16, longdouble) are
 # checked with numpy, which the kernels cannot take
-_KERNEL_Y = frozenset(np.dtype(t) for t in (
-    np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint32, np.uint64, np.float32, np.float64))
+_KERNEL_Y = frozenset(
+    np.dtype(t)
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint32, np.uint64, np.float32, np.float64)
+)
 
 
 def _outcomes_u8(y: np.ndarray):
@@ -221,8 +225,13 @@ def _bad_outcome(y: np.ndarray, i: int) -> ValidationError:
     if y.dtype.kind == "f" and not np.isfinite(y[i]):
         return _bad_float("y_true", y, i, "")
     e = ValidationError("y_true", "must contain only 0 and 1 (bool or 0/1 numbers)", index=i, value=y[i])
-    return ValidationError(e.argument, e.reason, e.index, e.value,
-                           message=f"{e}; for other labels pass pos_label (the label of the positive class)")
+    return ValidationError(
+        e.argument,
+        e.reason,
+        e.index,
+        e.value,
+        message=f"{e}; for other labels pass pos_label (the label of the positive class)",
+    )
 
 
 def prepare_rounds(y_true, y_prob, sample_weight=None, keep_y=()):
@@ -245,13 +254,17 @@ def prepare_rounds(y_true, y_prob, sample_weight=None, keep_y=()):
         y = _as_1d(y_true, "y_true")
     except ValidationError as e:
         if e.reason.startswith("must be numeric"):
-            raise ValidationError(e.argument, e.reason, message=f"{e}; for labels other than 0 and 1 pass "
-                                  "pos_label (the label of the positive class)") from None
+            raise ValidationError(
+                e.argument,
+                e.reason,
+                message=f"{e}; for labels other than 0 and 1 pass pos_label (the label of the positive class)",
+            ) from None
         raise
     p = _as_1d(y_prob, "y_prob")
     if y.shape[0] != p.shape[0]:
         raise ValidationError(
-            "y_true", "has a different length from y_prob",
+            "y_true",
+            "has a different length from y_prob",
             message=f"y_true and y_prob have different lengths ({y.shape[0]} and {p.shape[0]})",
         )
     p = np.ascontiguousarray(p, dtype=np.float64)
@@ -261,7 +274,8 @@ def prepare_rounds(y_true, y_prob, sample_weight=None, keep_y=()):
         w = _as_1d(sample_weight, "sample_weight")
         if w.shape[0] != p.shape[0]:
             raise ValidationError(
-                "sample_weight", "has a different length from y_prob",
+                "sample_weight",
+                "has a different length from y_prob",
                 message=f"sample_weight and y_prob have different lengths ({w.shape[0]} and {p.shape[0]})",
             )
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -315,8 +329,10 @@ def check_bins(bins):
             raise ValidationError("bins", "must be a positive integer", value=m)
         if m > MAX_BINS:
             raise ValidationError(
-                "bins", f"must be at most 2^24 = {MAX_BINS}: a binned table takes about 50 bytes "
-                "per bin, whatever the number of rounds", value=m,
+                "bins",
+                f"must be at most 2^24 = {MAX_BINS}: a binned table takes about 50 bytes "
+                "per bin, whatever the number of rounds",
+                value=m,
             )
         return np.arange(m + 1, dtype=np.float64) / m, True
     edges = np.asarray(bins)
@@ -324,21 +340,31 @@ def check_bins(bins):
         raise ValidationError("bins", "must be a positive integer or a 1-D array of edges")
     edges = np.array(edges, dtype=np.float64, copy=True)  # the table keeps it; never the caller's
     if edges.shape[0] < 2:
-        raise ValidationError("bins", "need at least two edges",
-                              message="bin edges need at least two values (0 and 1)")
+        raise ValidationError("bins", "need at least two edges", message="bin edges need at least two values (0 and 1)")
     if not np.all(np.isfinite(edges)):
         i = int(np.argmin(np.isfinite(edges)))
-        raise ValidationError("bins", "contain NaN or infinite edges", index=i, value=edges[i],
-                              message="bin edges contain NaN or infinite values")
+        raise ValidationError(
+            "bins",
+            "contain NaN or infinite edges",
+            index=i,
+            value=edges[i],
+            message="bin edges contain NaN or infinite values",
+        )
     if edges[0] != 0.0 or edges[-1] != 1.0:
         raise ValidationError(
-            "bins", "must start at 0 and end at 1",
+            "bins",
+            "must start at 0 and end at 1",
             message=f"bin edges must start at 0 and end at 1, got {edges[0].item()!r} ... {edges[-1].item()!r}",
         )
     if not np.all(np.diff(edges) > 0):
         i = int(np.argmin(np.diff(edges) > 0)) + 1
-        raise ValidationError("bins", "must be strictly increasing", index=i, value=edges[i],
-                              message="bin edges must be strictly increasing")
+        raise ValidationError(
+            "bins",
+            "must be strictly increasing",
+            index=i,
+            value=edges[i],
+            message="bin edges must be strictly increasing",
+        )
     return edges, False
 
 
@@ -355,20 +381,26 @@ def check_binning(bins, strategy="uniform"):
     check_name(strategy, STRATEGIES, "strategy")
     if isinstance(bins, str):
         if bins != "auto":
-            raise ValidationError("bins", "must be a positive integer, 'auto' or an array of edges", value=bins,
-                                  message=f"bins must be a positive integer, 'auto' or an array of edges; got {bins!r}")
+            raise ValidationError(
+                "bins",
+                "must be a positive integer, 'auto' or an array of edges",
+                value=bins,
+                message=f"bins must be a positive integer, 'auto' or an array of edges; got {bins!r}",
+            )
         return bins
     if bins is None:
         if strategy == "quantile":
             raise ValidationError(
-                "bins", "is needed with strategy='quantile'",
+                "bins",
+                "is needed with strategy='quantile'",
                 message="strategy='quantile' needs bins: a number of bins or 'auto' (bins=None means exact buckets)",
             )
         return None
     edges, uniform = check_bins(bins)
     if strategy == "quantile" and not uniform:
         raise ValidationError(
-            "bins", "must be a number of bins or 'auto' with strategy='quantile'",
+            "bins",
+            "must be a number of bins or 'auto' with strategy='quantile'",
             message="strategy='quantile' chooses its own edges: pass bins=m or bins='auto', not an array of edges",
         )
     return edges.shape[0] - 1 if uniform else edges
@@ -389,8 +421,11 @@ def check_table(values, counts, positives, prob_sums=None):
     n = _as_1d(counts, "counts")
     s = _as_1d(positives, "positives")
     if not (q.shape == n.shape == s.shape):
-        raise ValidationError("counts", "has a different length from values or positives",
-                              message="values, counts and positives have different lengths")
+        raise ValidationError(
+            "counts",
+            "has a different length from values or positives",
+            message="values, counts and positives have different lengths",
+        )
     i = _k.first_bad_prob(q)
     if i >= 0:
         raise _bad_float("values", q, i, "must lie in [0, 1]")
@@ -400,24 +435,26 @@ def check_table(values, counts, positives, prob_sums=None):
     for name, col in (("counts", n), ("positives", s)):
         if not np.all(np.isfinite(col)):
             i = int(np.argmin(np.isfinite(col)))
-            raise ValidationError(name, "must be finite", index=i, value=col[i],
-                                  message="counts and positives must be finite")
+            raise ValidationError(
+                name, "must be finite", index=i, value=col[i], message="counts and positives must be finite"
+            )
     for name, col in (("counts", n), ("positives", s)):
         if np.any(col < 0):
             i = int(np.argmax(col < 0))
-            raise ValidationError(name, "must be non-negative", index=i, value=col[i],
-                                  message="counts and positives must be non-negative")
+            raise ValidationError(
+                name, "must be non-negative", index=i, value=col[i], message="counts and positives must be non-negative"
+            )
     if np.any(s > n):
         i = int(np.argmax(s > n))
-        raise ValidationError("positives", "cannot exceed counts", index=i, value=s[i],
-                              message="positives cannot exceed counts")
+        raise ValidationError(
+            "positives", "cannot exceed counts", index=i, value=s[i], message="positives cannot exceed counts"
+        )
     ps = q * n if prob_sums is None else _as_1d(prob_sums, "prob_sums").astype(np.float64)
     if ps.shape != q.shape:
         raise ValidationError("prob_sums", "has a different length from values")
     keep = n > 0
     if not keep.any():
-        raise ValidationError("counts", "are all zero",
-                              message="the table is empty: all counts are zero")
+        raise ValidationError("counts", "are all zero", message="the table is empty: all counts are zero")
     return q[keep], n[keep], s[keep], ps[keep]
 
 
@@ -439,8 +476,9 @@ def check_payoff(payoff) -> np.ndarray:
     out = ~((u >= 0.0) & (u <= 1.0))
     if out.any():
         i = tuple(np.argwhere(out)[0])
-        raise ValidationError("payoff", "entries must lie in [0, 1]", index=i, value=u[i],
-                              message="payoff entries must lie in [0, 1]")
+        raise ValidationError(
+            "payoff", "entries must lie in [0, 1]", index=i, value=u[i], message="payoff entries must lie in [0, 1]"
+        )
     return u
 
 
@@ -496,8 +534,9 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
     integer-valued float arrays). ``name`` names P in messages.
     """
     if y_true is None or P is None:
-        raise ValidationError("y_true" if y_true is None else name, "is required",
-                              message=f"y_true and {name} are required")
+        raise ValidationError(
+            "y_true" if y_true is None else name, "is required", message=f"y_true and {name} are required"
+        )
     refuse_masked(P, name)
     refuse_masked(y_true, "y_true")
     P = np.asarray(P)
@@ -536,14 +575,18 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
         t = int(np.flatnonzero(dev > tol)[0])
         total = float(P[t].sum(dtype=np.float64))
         if printed is not None:
-            rule = (f"within {float(tol[t]):.2g}: {ROW_SUM_TOL:g} plus half a unit in the last printed digit of "
-                    "each entry")
+            rule = (
+                f"within {float(tol[t]):.2g}: {ROW_SUM_TOL:g} plus half a unit in the last printed digit of each entry"
+            )
         elif auto:
             rule = f"within {tol:.2g}, the tolerance for {precision} rows with k = {k}"
         else:
             rule = f"within {tol:g}"
         raise ValidationError(
-            name, f"rows must sum to 1 ({rule})", index=t, value=total,
+            name,
+            f"rows must sum to 1 ({rule})",
+            index=t,
+            value=total,
             message=f"each row of {name} must sum to 1 ({rule}); row {t} (0-based) sums to {total!r}, off by "
             f"{abs(total - 1.0):.2g}. If the rows are probabilities that lost precision, "
             f"normalise them first: {name} / {name}.sum(axis=1, keepdims=True)",
@@ -553,7 +596,8 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
         raise ValidationError("y_true", f"must be 1-D, got an array of shape {y.shape}")
     if y.shape[0] != T:
         raise ValidationError(
-            "y_true", f"has a different number of rounds from {name}",
+            "y_true",
+            f"has a different number of rounds from {name}",
             message=f"y_true and {name} have different numbers of rounds ({y.shape[0]} and {T})",
         )
     if y.dtype == np.bool_:
@@ -565,13 +609,17 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
             raise ValidationError("y_true", f"must contain integer labels 0..{k - 1}", index=i, value=y[i])
     elif y.dtype.kind not in "iu":
         raise ValidationError(
-            "y_true", f"must contain integer labels 0..{k - 1} (column j of {name} is label j), got dtype {y.dtype}")
+            "y_true", f"must contain integer labels 0..{k - 1} (column j of {name} is label j), got dtype {y.dtype}"
+        )
     bad = (y < 0) | (y > k - 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         v = y[i].item()
         raise ValidationError(
-            "y_true", f"must contain labels 0..{k - 1} ({name} has {k} columns)", index=i, value=v,
+            "y_true",
+            f"must contain labels 0..{k - 1} ({name} has {k} columns)",
+            index=i,
+            value=v,
             message=f"y_true must contain labels 0..{k - 1} ({name} has {k} columns); found {v!r} at {_position(i)}",
         )
     return y.astype(np.int64), P
@@ -588,8 +636,12 @@ def _py(v):
 def check_name(name, allowed, what):
     """``name`` if it is one of ``allowed``; ``what`` names the argument in the message."""
     if not isinstance(name, str) or name not in allowed:
-        raise ValidationError(what, f"must be one of {', '.join(allowed)}", value=name,
-                              message=f"{what} must be one of {', '.join(allowed)}; got {_py(name)!r}")
+        raise ValidationError(
+            what,
+            f"must be one of {', '.join(allowed)}",
+            value=name,
+            message=f"{what} must be one of {', '.join(allowed)}; got {_py(name)!r}",
+        )
     return name
 
 
@@ -613,8 +665,12 @@ def check_positive_int(value, name):
 def check_count(value, name, minimum=1):
     """As check_int, with one message for both problems: "must be an integer >= minimum"."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValidationError(name, f"must be an integer >= {minimum}", value=value,
-                              message=f"{name} must be an integer >= {minimum}, got {_py(value)!r}")
+        raise ValidationError(
+            name,
+            f"must be an integer >= {minimum}",
+            value=value,
+            message=f"{name} must be an integer >= {minimum}, got {_py(value)!r}",
+        )
     return int(value)
 
 
@@ -624,8 +680,7 @@ def check_real(value, name, low=None, high=None, low_open=False):
         raise ValidationError(name, "must be a real number", value=value)
     value = float(value)
     if not math.isfinite(value):
-        raise ValidationError(name, "must be finite", value=value,
-                              message=f"{name} must be finite, got {value}")
+        raise ValidationError(name, "must be finite", value=value, message=f"{name} must be finite, got {value}")
     if low is not None and (value < low or (low_open and value == low)):
         raise ValidationError(name, f"must be {'>' if low_open else '>='} {low}", value=value)
     if high is not None and value > high:
@@ -660,8 +715,10 @@ def check_n_jobs(n_jobs):
     most = int(numba.config.NUMBA_NUM_THREADS)
     if n > most:
         raise ValidationError(
-            "n_jobs", f"must be at most {most} (numba's NUMBA_NUM_THREADS; set that variable "
-            "before starting Python for more threads)", value=n,
+            "n_jobs",
+            f"must be at most {most} (numba's NUMBA_NUM_THREADS; set that variable "
+            "before starting Python for more threads)",
+            value=n,
         )
     return n
 

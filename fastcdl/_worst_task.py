@@ -86,9 +86,7 @@ def _three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
     # (x, y) in `first` means row x must precede row y: ties go to the earlier row.
     first = [(1, 0) if want1 == 1 else (0, 1), (2, 1) if want2 == 2 else (1, 2)]
     if order is None:
-        order = next(
-            o for o in itertools.permutations(range(3)) if all(o.index(x) < o.index(y) for x, y in first)
-        )
+        order = next(o for o in itertools.permutations(range(3)) if all(o.index(x) < o.index(y) for x, y in first))
     u = np.array([[a0, a1, a2][a] for a in order])
     row = {a: order.index(a) for a in range(3)}
     # which entry to lower (row, column) to move the best response at a kink toward `want`

@@ -22,12 +22,12 @@ import numpy as np
 from fastcdl.io import InputError, read_file, supported_formats
 
 
-
 def _json(out) -> str:
     """Standard JSON of a report: a non-finite value (KL-calibration's +inf) as a string."""
     from fastcdl.summary import jsonable
 
     return json.dumps(jsonable(out), allow_nan=False)
+
 
 def _num(v) -> str:
     """A value with 4 significant digits (scientific below 1e-4): 0.02452, 1.234e-07, 0."""
@@ -77,9 +77,11 @@ def _task_lines(summ) -> list[str]:
         lines.append(f"  acting on the recalibrated frequencies gains it {_num(t.gain)} per round (= CDL)")
     else:
         ends = " and ".join(str(int(k)) for k in t.kinks if k in (0.0, 1.0))
-        lines.append(f"  acting on the recalibrated frequencies gains it {_num(t.gain)} per round; the CDL, "
-                     f"{_num(cdl)}, adds what predictions of exactly {ends or '0 or 1'} cost a "
-                     "decision maker who takes them at their word")
+        lines.append(
+            f"  acting on the recalibrated frequencies gains it {_num(t.gain)} per round; the CDL, "
+            f"{_num(cdl)}, adds what predictions of exactly {ends or '0 or 1'} cost a "
+            "decision maker who takes them at their word"
+        )
     return lines
 
 
@@ -141,8 +143,10 @@ def _intervals(st, out, level, seed):
     from fastcdl.uncertainty import CoverageWarning, interval
 
     if st.weighted:
-        return None, ("intervals: not computed for weighted files (resampling needs each round's weight, "
-                      "which the table does not keep; fastcdl.interval takes y, p and sample_weight)")
+        return None, (
+            "intervals: not computed for weighted files (resampling needs each round's weight, "
+            "which the table does not keep; fastcdl.interval takes y, p and sample_weight)"
+        )
     T = int(round(float(st.counts.sum())))
     if st.n_buckets < 2 or T < 10:
         return None, f"intervals: not computed, {T} rounds in {st.n_buckets} buckets is too small to resample"
@@ -156,8 +160,10 @@ def _intervals(st, out, level, seed):
             res[key] = {"estimate": r.estimate, "lo": r.lo, "hi": r.hi, "level": level, "validated": r.validated}
     note = None
     if any(issubclass(w.category, CoverageWarning) for w in caught):
-        note = (f"intervals: at {T} rounds read them as rough ranges (they covered at 0.90 or more at nominal "
-                "0.95 from 5000 rounds on in results/estimators-coverage)")
+        note = (
+            f"intervals: at {T} rounds read them as rough ranges (they covered at 0.90 or more at nominal "
+            "0.95 from 5000 rounds on in results/estimators-coverage)"
+        )
     return res, note
 
 
@@ -169,9 +175,11 @@ def _sparse(out) -> bool:
 def _advice(share, weighted=False) -> str:
     """The SampleSizeWarning's advice in one line, in the command line's words."""
     of = "the weight of the rounds sits" if weighted else "the rounds sit"
-    return (f"note: {100 * share:.0f}% of {of} in buckets of one round (continuous scores), so the "
-            "exact numbers measure noise; use the sample estimators (CDL_M, cutoff CE, smCE, ATB) or bin the "
-            "predictions (--bins auto --strategy quantile)")
+    return (
+        f"note: {100 * share:.0f}% of {of} in buckets of one round (continuous scores), so the "
+        "exact numbers measure noise; use the sample estimators (CDL_M, cutoff CE, smCE, ATB) or bin the "
+        "predictions (--bins auto --strategy quantile)"
+    )
 
 
 def _binning_words(fs, args) -> str:
@@ -190,8 +198,14 @@ def _json_bins(fs, args):
     st = fs.stats if fs.stats is not None else fs.per_class[0]
     if st.edges is None:
         return {}
-    return {"bins": {"strategy": args.strategy, "asked": args.bins, "made": int(st.edges.shape[0] - 1),
-                     "edges": st.edges.tolist()}}
+    return {
+        "bins": {
+            "strategy": args.strategy,
+            "asked": args.bins,
+            "made": int(st.edges.shape[0] - 1),
+            "edges": st.edges.tolist(),
+        }
+    }
 
 
 # The k-class LP's measured cost (results/benchmarks/multiclass.md, k = 10): 0.5 s at 48 distinct
@@ -217,15 +231,19 @@ def _exact_multiclass(fs, limit):
     from fastcdl.multiclass import _cdl_multiclass
 
     if fs.rows is None:
-        return None, (f"not computed: at least {fs.rows_over} distinct rows of predictions, where the LP would "
-                      f"take {_lp_time(fs.rows_over)} or more ({_LP_COST}); the exact k-class CDL is for "
-                      "predictions on a few hundred distinct rows at most: read the top-label or class-wise "
-                      "numbers instead (--multiclass classwise; --bins to group continuous scores)")
+        return None, (
+            f"not computed: at least {fs.rows_over} distinct rows of predictions, where the LP would "
+            f"take {_lp_time(fs.rows_over)} or more ({_LP_COST}); the exact k-class CDL is for "
+            "predictions on a few hundred distinct rows at most: read the top-label or class-wise "
+            "numbers instead (--multiclass classwise; --bins to group continuous scores)"
+        )
     Q, C = fs.rows
     if Q.shape[0] > limit:
         m = Q.shape[0]
-        return None, (f"not computed: {m} distinct rows of predictions, more than --lp-rows {limit}; the LP "
-                      f"would take {_lp_time(m)} ({_LP_COST}): --lp-rows {m} computes it")
+        return None, (
+            f"not computed: {m} distinct rows of predictions, more than --lp-rows {limit}; the LP "
+            f"would take {_lp_time(m)} ({_LP_COST}): --lp-rows {m} computes it"
+        )
     i, j = np.nonzero(C > 0)
     # the file's rounds come aggregated by row, so cdl_multiclass cannot count them; the advice
     # line, from the binary tables, speaks for the file
@@ -247,17 +265,25 @@ def cmd_metrics(args) -> int:
     if args.strategy == "quantile" and args.bins is None:
         raise InputError("--strategy quantile needs --bins M or --bins auto")
     fs = read_file(
-        args.file, y_col=args.y_col, p_col=args.p_col, p_cols=args.p_cols, p_prefix=args.p_prefix,
-        multiclass=args.multiclass, weight_col=args.weight_col, bins=args.bins, strategy=args.strategy,
+        args.file,
+        y_col=args.y_col,
+        p_col=args.p_col,
+        p_cols=args.p_cols,
+        p_prefix=args.p_prefix,
+        multiclass=args.multiclass,
+        weight_col=args.weight_col,
+        bins=args.bins,
+        strategy=args.strategy,
         # distinct rows are counted to MAX_ROWS at least, so that the advice can name their number
-        fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing,
+        fmt=args.format,
+        delimiter=args.delimiter,
+        skip_missing=args.skip_missing,
         max_rows=max(args.lp_rows, MAX_ROWS),
     )
     cols = fs.columns
     source = "standard input" if args.file == "-" else args.file
     extra = {"skipped_rows": fs.skipped} if args.skip_missing else {}
-    skipped = (f"; {fs.skipped} row{'s' * (fs.skipped != 1)} with a missing value skipped"
-               if args.skip_missing else "")
+    skipped = f"; {fs.skipped} row{'s' * (fs.skipped != 1)} with a missing value skipped" if args.skip_missing else ""
     if cols.multiclass is None or cols.multiclass == "top-label":
         out, summ = _binary_metrics(fs.stats)
         out = {"n_buckets": out.pop("n_buckets"), "T": _json_T(fs), **out, **_json_bins(fs, args), **extra}
@@ -275,8 +301,12 @@ def cmd_metrics(args) -> int:
         if args.json:
             print(_json(out))
             return 0
-        what = (f", k = {len(cols.p)} classes ({', '.join(cols.p)}); top-label: the confidence of the "
-                "predicted class against being right," if cols.multiclass else "")
+        what = (
+            f", k = {len(cols.p)} classes ({', '.join(cols.p)}); top-label: the confidence of the "
+            "predicted class against being right,"
+            if cols.multiclass
+            else ""
+        )
         print(f"{source}: {_rounds(fs)}{what} in {out['n_buckets']} buckets{_binning_words(fs, args)}{skipped}")
         if sparse:
             print(out["advice"])
@@ -314,24 +344,35 @@ def cmd_metrics(args) -> int:
     exact, how = _exact_multiclass(fs, args.lp_rows)
     sparse = any(_sparse(r) for r in per)
     share = max((r["one_round_share"] or 0.0) for r in per)
-    out = {"multiclass": "classwise", "T": _json_T(fs), "classes": list(cols.p), "weights": [1.0 / k] * k,
-           "per_class": per, "mean": mean, "cdl_multiclass": exact, **_json_bins(fs, args),
-           "advice": _advice(share, fs.per_class[0].weighted) if sparse else None, **extra}
+    out = {
+        "multiclass": "classwise",
+        "T": _json_T(fs),
+        "classes": list(cols.p),
+        "weights": [1.0 / k] * k,
+        "per_class": per,
+        "mean": mean,
+        "cdl_multiclass": exact,
+        **_json_bins(fs, args),
+        "advice": _advice(share, fs.per_class[0].weighted) if sparse else None,
+        **extra,
+    }
     if args.json:
         print(_json(out))
         return 0
-    print(f"{source}: {_rounds(fs)}, k = {k} classes; class-wise: each class's column against "
-          f"y = that class{_binning_words(fs, args)}{skipped}")
+    print(
+        f"{source}: {_rounds(fs)}, k = {k} classes; class-wise: each class's column against "
+        f"y = that class{_binning_words(fs, args)}{skipped}"
+    )
     if sparse:
         print(out["advice"])
     width = max(5, *(len(c) for c in cols.p))
     rows = _rows(sample=False) + (_rows(sample=True) if sparse or args.estimators else [])
     print(f"  {'class':<{width}} " + " ".join(f"{name:>10}" for name, _, _ in rows) + "   buckets")
     for r in per:
-        print(f"  {r['class']:<{width}} " + " ".join(f"{_num(r[key]):>10}" for _, key, _ in rows)
-              + f"   {r['n_buckets']}")
-    print(f"  {'mean':<{width}} " + " ".join(f"{_num(mean[key]):>10}" for _, key, _ in rows)
-          + f"   (weights 1/{k})")
+        print(
+            f"  {r['class']:<{width}} " + " ".join(f"{_num(r[key]):>10}" for _, key, _ in rows) + f"   {r['n_buckets']}"
+        )
+    print(f"  {'mean':<{width}} " + " ".join(f"{_num(mean[key]):>10}" for _, key, _ in rows) + f"   (weights 1/{k})")
     shown = _num(exact) if exact is not None else "—"
     print(f"  CDL over all {k} outcomes, exact: {shown} ({how})")
     if any(r["intervals"] for r in per):
@@ -350,8 +391,10 @@ def _print_classwise_intervals(per, width):
     print(f"  {'class':<{width}} {'':<8} {'plug-in':>10} {'debiased':>10}   interval")
     for r in per:
         for key, iv in (r["intervals"] or {}).items():
-            print(f"  {r['class']:<{width}} {MEASURES[key].label:<8} {_num(r[key]):>10} {_num(iv['estimate']):>10}   "
-                  f"[{_num(iv['lo'])}, {_num(iv['hi'])}]")
+            print(
+                f"  {r['class']:<{width}} {MEASURES[key].label:<8} {_num(r[key]):>10} {_num(iv['estimate']):>10}   "
+                f"[{_num(iv['lo'])}, {_num(iv['hi'])}]"
+            )
 
 
 def _print_sample_rows(out, ci_note):
@@ -360,8 +403,10 @@ def _print_sample_rows(out, ci_note):
     ci = out.get("intervals")
     if ci:
         level = next(iter(ci.values()))["level"]
-        print("sample estimators (they converge on continuous scores; docs/estimators.md), debiased with "
-              f"{100 * level:g}% intervals (fastcdl.interval):")
+        print(
+            "sample estimators (they converge on continuous scores; docs/estimators.md), debiased with "
+            f"{100 * level:g}% intervals (fastcdl.interval):"
+        )
         print(f"  {'':<6} {'plug-in':>10} {'debiased':>10}   {'interval':<22}")
     else:
         print("sample estimators (they converge on continuous scores; docs/estimators.md):")
@@ -378,8 +423,10 @@ def _print_sample_rows(out, ci_note):
             print(f"  {name:<6} {_num(out[key]):>10}   {text}")
     if out.get("ece_quantile") is not None:
         b = out["ece_quantile_bins"]
-        print(f"  {'ECE_q':<6} {_num(out['ece_quantile']):>10}   ECE over {b} equal-mass bins (round(T^(1/3)), "
-              "edges at scores): the ECE of the binned model")
+        print(
+            f"  {'ECE_q':<6} {_num(out['ece_quantile']):>10}   ECE over {b} equal-mass bins (round(T^(1/3)), "
+            "edges at scores): the ECE of the binned model"
+        )
     if ci_note:
         print(ci_note)
 
@@ -388,6 +435,7 @@ def _print_sample_rows(out, ci_note):
 def _stop_on_signals(received: list):
     """SIGINT and SIGTERM raise KeyboardInterrupt (once: later signals are ignored while the
     run stops its workers); the signal number is appended to received."""
+
     def handler(signum, frame):
         if not received:
             received.append(signum)
@@ -446,12 +494,23 @@ def cmd_rates(args) -> int:
         return 2
     if summary["n_done"] < summary["n_trials"]:  # run() said on stderr what is left undone
         return 1
-    print(f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite ({summary['n_ran']} run now, "
-          f"{summary['n_reused']} reused); summary in {out}/summary.csv")
+    print(
+        f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite ({summary['n_ran']} run now, "
+        f"{summary['n_reused']} reused); summary in {out}/summary.csv"
+    )
     shown = [s for s in summary["slopes"] if s["metric"] in ("cdl", "ece")]
     if shown:  # every column as wide as its longest entry: long labels keep the table aligned
-        rows = [(s["forecaster"], s["adversary"], s["metric"], f"{s['slope']:.3f}",
-                 f"[{s['slope_lo']:.3f}, {s['slope_hi']:.3f}]", f"{s['t_min_fit']}..{s['t_max_fit']}") for s in shown]
+        rows = [
+            (
+                s["forecaster"],
+                s["adversary"],
+                s["metric"],
+                f"{s['slope']:.3f}",
+                f"[{s['slope_lo']:.3f}, {s['slope_hi']:.3f}]",
+                f"{s['t_min_fit']}..{s['t_max_fit']}",
+            )
+            for s in shown
+        ]
         head = ("forecaster", "adversary", "metric", "slope", "95% interval", "T fitted")
         width = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
         right = (False, False, False, True, False, False)
@@ -494,8 +553,11 @@ def cmd_worst(args) -> int:
             run_plan(plan, out, workers=args.workers, scheduler=args.scheduler, progress=True)
     except KeyboardInterrupt:
         signum = received[0] if received else signal.SIGINT
-        print(f"fastcdl: stopped by {signal.Signals(signum).name}: finished trials are kept in {out}/trials.sqlite; "
-              "re-run the same command to resume", file=sys.stderr)
+        print(
+            f"fastcdl: stopped by {signal.Signals(signum).name}: finished trials are kept in {out}/trials.sqlite; "
+            "re-run the same command to resume",
+            file=sys.stderr,
+        )
         return 128 + signum
     print(f"worst adversaries in {out}/worst.csv, every candidate in {out}/candidates.csv")
     if args.pack:
@@ -532,20 +594,27 @@ def cmd_leaderboard(args) -> int:
                 if args.worst is not None:
                     preset = replace(preset, worst=args.worst)
                 summary = run(preset, folder, workers=args.workers, progress=not args.no_progress)
-                print(f"{summary['n_done']}/{summary['n_trials']} trials in {folder}/trials.sqlite "
-                      f"({summary['n_ran']} run now, {summary['n_reused']} reused)")
+                print(
+                    f"{summary['n_done']}/{summary['n_trials']} trials in {folder}/trials.sqlite "
+                    f"({summary['n_ran']} run now, {summary['n_reused']} reused)"
+                )
             for spec in args.add or ():
                 out = leaderboard.add(folder, spec, workers=args.workers, progress=not args.no_progress)
-                print(f"{out['label']}: {out['n_trials']} trials in {folder}/trials.sqlite ({out['n_ran']} run now, "
-                      f"{out['n_reused']} reused)")
+                print(
+                    f"{out['label']}: {out['n_trials']} trials in {folder}/trials.sqlite ({out['n_ran']} run now, "
+                    f"{out['n_reused']} reused)"
+                )
                 for env, why in out["refused"].items():
                     print(f"  not played: {env} ({why})")
                 for line in leaderboard.rank_lines(leaderboard.ranks(folder, out["label"])):
                     print(line)
     except KeyboardInterrupt:
         signum = received[0] if received else signal.SIGINT
-        print(f"fastcdl: stopped by {signal.Signals(signum).name}: finished trials are kept in {folder}/trials.sqlite; "
-              "re-run the same command to resume", file=sys.stderr)
+        print(
+            f"fastcdl: stopped by {signal.Signals(signum).name}: finished trials are kept in {folder}/trials.sqlite; "
+            "re-run the same command to resume",
+            file=sys.stderr,
+        )
         return 128 + signum
     except WorkerDied as e:
         print(f"fastcdl: error: {e}", file=sys.stderr)
@@ -553,8 +622,10 @@ def cmd_leaderboard(args) -> int:
     if args.add and not args.run:
         return 0
     built = leaderboard.build(folder, figures=not args.no_figures)
-    print(f"leaderboard of {built['n_trials']} trials, {len(built['measures'])} measures at T = {built['T']}: "
-          f"{folder}/README.md")
+    print(
+        f"leaderboard of {built['n_trials']} trials, {len(built['measures'])} measures at T = {built['T']}: "
+        f"{folder}/README.md"
+    )
     if args.pack:
         from fastcdl.experiments.packed import pack
 
@@ -562,8 +633,19 @@ def cmd_leaderboard(args) -> int:
     return 0
 
 
-_READ_OPTIONS = ("y_col", "p_col", "p_cols", "p_prefix", "multiclass", "weight_col", "bins", "strategy", "format",
-                 "delimiter", "skip_missing")
+_READ_OPTIONS = (
+    "y_col",
+    "p_col",
+    "p_cols",
+    "p_prefix",
+    "multiclass",
+    "weight_col",
+    "bins",
+    "strategy",
+    "format",
+    "delimiter",
+    "skip_missing",
+)
 
 
 def cmd_plot(args) -> int:
@@ -581,10 +663,21 @@ def cmd_plot(args) -> int:
     if args.path != "-" and path.is_dir():
         written = plot_run(path, args.out)
     else:
-        written = plot_file(args.path, args.out, y_col=args.y_col or "y", p_col=args.p_col, weight_col=args.weight_col,
-                            bins=args.bins, strategy=args.strategy or "uniform", p_cols=args.p_cols,
-                            p_prefix=args.p_prefix, multiclass=args.multiclass,
-                            fmt=args.format, delimiter=args.delimiter, skip_missing=args.skip_missing)
+        written = plot_file(
+            args.path,
+            args.out,
+            y_col=args.y_col or "y",
+            p_col=args.p_col,
+            weight_col=args.weight_col,
+            bins=args.bins,
+            strategy=args.strategy or "uniform",
+            p_cols=args.p_cols,
+            p_prefix=args.p_prefix,
+            multiclass=args.multiclass,
+            fmt=args.format,
+            delimiter=args.delimiter,
+            skip_missing=args.skip_missing,
+        )
     for f in written:
         print(f)
     return 0
@@ -635,28 +728,56 @@ class _Parser(argparse.ArgumentParser):
 def _read_arguments(p, plot=False):
     """The options that say how to read a file of predictions (metrics and plot share them)."""
     what = " of a predictions file" if plot else ""
-    p.add_argument("--y-col", default=None if plot else "y",
-                   help=f"outcome column{what}: 0/1 or true/false, or class labels 0..k-1 (default: y)")
+    p.add_argument(
+        "--y-col",
+        default=None if plot else "y",
+        help=f"outcome column{what}: 0/1 or true/false, or class labels 0..k-1 (default: y)",
+    )
     p.add_argument("--p-col", default=None, help=f"probability column{what} (default: p)")
-    p.add_argument("--p-cols", help="one probability column per class, comma-separated: p_0,p_1,... "
-                   "(y then holds the labels 0..k-1 in that order)")
-    p.add_argument("--p-prefix", help="the columns PREFIX0, PREFIX1, ... hold one probability per class "
-                   "(p0.., p_0.., prob_0.., proba_0.. are found without it when there is no column p)")
-    p.add_argument("--multiclass", choices=("top-label", "classwise"),
-                   help="k classes: the confidence of the predicted class against being right (top-label, "
-                   "the default) or each class against the rest (classwise)")
+    p.add_argument(
+        "--p-cols",
+        help="one probability column per class, comma-separated: p_0,p_1,... "
+        "(y then holds the labels 0..k-1 in that order)",
+    )
+    p.add_argument(
+        "--p-prefix",
+        help="the columns PREFIX0, PREFIX1, ... hold one probability per class "
+        "(p0.., p_0.., prob_0.., proba_0.. are found without it when there is no column p)",
+    )
+    p.add_argument(
+        "--multiclass",
+        choices=("top-label", "classwise"),
+        help="k classes: the confidence of the predicted class against being right (top-label, "
+        "the default) or each class against the rest (classwise)",
+    )
     p.add_argument("--weight-col", default=None, help="optional sample-weight column")
-    p.add_argument("--bins", type=_bins_arg, default=None,
-                   help="group the predictions in M bins, or auto = round(T^(1/3)) (default: exact buckets)")
-    p.add_argument("--strategy", choices=("uniform", "quantile"), default=None,
-                   help="bins of equal width (uniform, the default) or of equal mass with edges at predictions "
-                   "(quantile; tied predictions are never split, so there may be fewer bins than asked)")
-    p.add_argument("--format", help="the file's format when its name does not say it: csv, tsv, jsonl, "
-                   "parquet, feather, npz, npy (csv.gz, jsonl.zst, ... for compressed text)")
-    p.add_argument("--delimiter", help="CSV delimiter: a character or tab, comma, semicolon, pipe "
-                   "(default: found in the header line)")
-    p.add_argument("--skip-missing", action="store_true",
-                   help="skip rows with an empty, NA, NaN or null value (and count them) instead of refusing them")
+    p.add_argument(
+        "--bins",
+        type=_bins_arg,
+        default=None,
+        help="group the predictions in M bins, or auto = round(T^(1/3)) (default: exact buckets)",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=("uniform", "quantile"),
+        default=None,
+        help="bins of equal width (uniform, the default) or of equal mass with edges at predictions "
+        "(quantile; tied predictions are never split, so there may be fewer bins than asked)",
+    )
+    p.add_argument(
+        "--format",
+        help="the file's format when its name does not say it: csv, tsv, jsonl, "
+        "parquet, feather, npz, npy (csv.gz, jsonl.zst, ... for compressed text)",
+    )
+    p.add_argument(
+        "--delimiter",
+        help="CSV delimiter: a character or tab, comma, semicolon, pipe (default: found in the header line)",
+    )
+    p.add_argument(
+        "--skip-missing",
+        action="store_true",
+        help="skip rows with an empty, NA, NaN or null value (and count them) instead of refusing them",
+    )
 
 
 class _TopParser(_Parser):
@@ -672,25 +793,41 @@ class _TopParser(_Parser):
 def build_parser() -> argparse.ArgumentParser:
     from fastcdl import __version__
 
-    ap = _TopParser(prog="fastcdl", description="Exact calibration decision loss (CDL) and calibration metrics.",
-                    epilog="Run fastcdl COMMAND --help for a command's options.")
+    ap = _TopParser(
+        prog="fastcdl",
+        description="Exact calibration decision loss (CDL) and calibration metrics.",
+        epilog="Run fastcdl COMMAND --help for a command's options.",
+    )
     ap.add_argument("--version", action="version", version=f"fastcdl {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     m = sub.add_parser("metrics", help="calibration metrics of a file of predictions")
     m.add_argument("file", help=f"file of predictions: {supported_formats()}")
     _read_arguments(m)
-    m.add_argument("--lp-rows", type=int, default=200,
-                   help="k classes: the exact CDL over all outcomes is computed when the predictions take at "
-                   "most this many distinct rows (default: 200)")
-    m.add_argument("--estimators", action="store_true",
-                   help="also print the sample estimators (CDL_M, cutoff CE, smCE, ATB) when the exact numbers "
-                   "are meaningful (they are printed anyway when most rounds sit in buckets of one round)")
-    m.add_argument("--ci", action="store_true",
-                   help="print the sample estimators' debiased estimates with intervals (fastcdl.interval); done "
-                   "anyway when most rounds sit in buckets of one round")
-    m.add_argument("--no-ci", action="store_true",
-                   help="no intervals (each costs 200 evaluations of its estimator on a quarter of the rounds: "
-                   "about 1 to 1.6 s at 200,000 scores, results/benchmarks/sample-costs.md)")
+    m.add_argument(
+        "--lp-rows",
+        type=int,
+        default=200,
+        help="k classes: the exact CDL over all outcomes is computed when the predictions take at "
+        "most this many distinct rows (default: 200)",
+    )
+    m.add_argument(
+        "--estimators",
+        action="store_true",
+        help="also print the sample estimators (CDL_M, cutoff CE, smCE, ATB) when the exact numbers "
+        "are meaningful (they are printed anyway when most rounds sit in buckets of one round)",
+    )
+    m.add_argument(
+        "--ci",
+        action="store_true",
+        help="print the sample estimators' debiased estimates with intervals (fastcdl.interval); done "
+        "anyway when most rounds sit in buckets of one round",
+    )
+    m.add_argument(
+        "--no-ci",
+        action="store_true",
+        help="no intervals (each costs 200 evaluations of its estimator on a quarter of the rounds: "
+        "about 1 to 1.6 s at 200,000 scores, results/benchmarks/sample-costs.md)",
+    )
     m.add_argument("--level", type=_level_arg, default=0.95, help="the intervals' nominal coverage (default: 0.95)")
     m.add_argument("--seed", type=int, default=0, help="seed of the intervals' subsamples (default: 0)")
     m.add_argument("--json", action="store_true", help="print one JSON object")
@@ -718,8 +855,11 @@ def build_parser() -> argparse.ArgumentParser:
     wc.add_argument("--fresh-seeds", type=int, help="held-out seeds that report the winner (default 16)")
     wc.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     wc.add_argument("--scheduler", help="Dask scheduler address tcp://HOST:PORT (default: local pool)")
-    wc.add_argument("--pack", action="store_true",
-                    help="also write trials.sqlite.xz, the store compacted for committing (fastcdl.experiments.packed)")
+    wc.add_argument(
+        "--pack",
+        action="store_true",
+        help="also write trials.sqlite.xz, the store compacted for committing (fastcdl.experiments.packed)",
+    )
     wc.add_argument("--out", help="folder (default: results/worst-<forecaster> or results/worstcase)")
     wc.set_defaults(func=cmd_worst)
 
@@ -729,25 +869,42 @@ def build_parser() -> argparse.ArgumentParser:
     _read_arguments(pl, plot=True)
     pl.set_defaults(func=cmd_plot)
 
-    lb = sub.add_parser("leaderboard", help="every forecaster against every environment on every measure: build "
-                        "the page from the store, run the grid (--run), or rank your forecaster (--add)")
-    lb.add_argument("--dir", default="results/leaderboard", help="the leaderboard folder (default: results/leaderboard)")
-    lb.add_argument("--run", action="store_true",
-                    help="run (or resume) the grid into --dir, then build the page; without it the page is built "
-                    "from the stored trials")
-    lb.add_argument("--add", action="append", metavar="MODULE:ATTRIBUTE",
-                    help="play this forecaster plug-in on the stored grid (every stored trial is reused) and print "
-                    "where it ranks on each measure; the page is not rewritten (repeatable)")
+    lb = sub.add_parser(
+        "leaderboard",
+        help="every forecaster against every environment on every measure: build "
+        "the page from the store, run the grid (--run), or rank your forecaster (--add)",
+    )
+    lb.add_argument(
+        "--dir", default="results/leaderboard", help="the leaderboard folder (default: results/leaderboard)"
+    )
+    lb.add_argument(
+        "--run",
+        action="store_true",
+        help="run (or resume) the grid into --dir, then build the page; without it the page is built "
+        "from the stored trials",
+    )
+    lb.add_argument(
+        "--add",
+        action="append",
+        metavar="MODULE:ATTRIBUTE",
+        help="play this forecaster plug-in on the stored grid (every stored trial is reused) and print "
+        "where it ranks on each measure; the page is not rewritten (repeatable)",
+    )
     lb.add_argument("--preset", default="leaderboard", help="the grid of --run (default: leaderboard)")
     lb.add_argument("--t-min", help="smallest horizon of --run (integer or 2^k)")
     lb.add_argument("--t-max", help="largest horizon of --run (integer or 2^k)")
     lb.add_argument("--seeds", type=int, help="seeds of --run")
-    lb.add_argument("--worst", help="the worst.csv whose adversaries --run plays (default: the preset's, "
-                    "results/worstcase/worst.csv)")
+    lb.add_argument(
+        "--worst",
+        help="the worst.csv whose adversaries --run plays (default: the preset's, results/worstcase/worst.csv)",
+    )
     lb.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     lb.add_argument("--no-figures", action="store_true", help="write the tables and the page, not the figures")
-    lb.add_argument("--pack", action="store_true",
-                    help="also write trials.sqlite.xz, the store compacted for committing (fastcdl.experiments.packed)")
+    lb.add_argument(
+        "--pack",
+        action="store_true",
+        help="also write trials.sqlite.xz, the store compacted for committing (fastcdl.experiments.packed)",
+    )
     lb.add_argument("--no-progress", action="store_true", help="no progress bar")
     lb.set_defaults(func=cmd_leaderboard)
 

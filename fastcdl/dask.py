@@ -31,6 +31,7 @@ __all__ = ["bucket_stats", "bucket_stats_parquet"]
 # at most 8 tables of m buckets.
 _SPLIT_EVERY = 8
 
+
 def _block_stats(y, p, w, bins, offset, block, n_jobs=None):
     """(BucketStats of one chunk or None when it carries no weight, number of rows).
 
@@ -53,8 +54,9 @@ def _block_stats(y, p, w, bins, offset, block, n_jobs=None):
             message = str(e) if offset is not None else f"{e} (in chunk {block})"
             raise ValidationError(e.argument, e.reason, None, e.value, message) from None
         if offset is None:
-            raise ValidationError(e.argument, e.reason, None, e.value,
-                                  e.describe(where=f"index {e.index} (0-based) of chunk {block}")) from None
+            raise ValidationError(
+                e.argument, e.reason, None, e.value, e.describe(where=f"index {e.index} (0-based) of chunk {block}")
+            ) from None
         raise ValidationError(e.argument, e.reason, offset + e.index, e.value) from None
 
 
@@ -160,11 +162,17 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
     known = not any(math.isnan(c) for a in (y, p, w) if a is not None for c in a.chunks[0])
     if known:
         if y.shape[0] != p.shape[0]:
-            raise ValidationError("y_true", "has a different length from y_prob", message=(
-                f"y_true and y_prob have different lengths ({y.shape[0]} and {p.shape[0]})"))
+            raise ValidationError(
+                "y_true",
+                "has a different length from y_prob",
+                message=(f"y_true and y_prob have different lengths ({y.shape[0]} and {p.shape[0]})"),
+            )
         if w is not None and w.shape[0] != p.shape[0]:
-            raise ValidationError("sample_weight", "has a different length from y_prob", message=(
-                f"sample_weight and y_prob have different lengths ({w.shape[0]} and {p.shape[0]})"))
+            raise ValidationError(
+                "sample_weight",
+                "has a different length from y_prob",
+                message=(f"sample_weight and y_prob have different lengths ({w.shape[0]} and {p.shape[0]})"),
+            )
         if p.shape[0] == 0:
             raise ValidationError("y_prob", "is empty")
         y = y.rechunk(p.chunks)
@@ -174,9 +182,14 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
         # Chunk sizes unknown (say, from a dataframe): chunks pair up one to one, and a
         # chunk whose lengths differ is reported by the in-memory validation.
         if any(a.numblocks != p.numblocks for a in (y, w) if a is not None):
-            raise ValidationError("y_true", "has a different number of chunks from y_prob", message=(
-                "y_true, y_prob and sample_weight have unknown chunk sizes and different "
-                "numbers of chunks; call .compute_chunk_sizes() on them first"))
+            raise ValidationError(
+                "y_true",
+                "has a different number of chunks from y_prob",
+                message=(
+                    "y_true, y_prob and sample_weight have unknown chunk sizes and different "
+                    "numbers of chunks; call .compute_chunk_sizes() on them first"
+                ),
+            )
         offsets = [None] * p.numblocks[0]
     blocks = [b.to_delayed().ravel() for b in (y, p)]
     wb = [None] * len(offsets) if w is None else w.to_delayed().ravel()
@@ -218,8 +231,9 @@ def _parquet_file_stats(file: str, cols: list[str], bins, n_jobs=None):
     return _file_stats(Path(file), "parquet", cols, bins, n_jobs)
 
 
-def bucket_stats_parquet(path, *, y_col="y", p_col="p", weight_col=None, bins=None, strategy="uniform",
-                         n_jobs=None) -> BucketStats:
+def bucket_stats_parquet(
+    path, *, y_col="y", p_col="p", weight_col=None, bins=None, strategy="uniform", n_jobs=None
+) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of a Parquet dataset, reduced file by file.
 
     ``path`` is a Parquet file or a folder of them (as written by pyarrow or Dask; files

@@ -59,11 +59,22 @@ from fastcdl._validate import ROW_SUM_TOL, ValidationError, check_distributions
 from fastcdl._writing import writing_to as writing_to
 from fastcdl.stats import BucketStats
 
-__all__ = ["CHUNK_ROWS", "FORMATS", "Columns", "FileStats", "InputError", "detect_format", "read_file",
-           "read_stats", "resolve_columns", "supported_formats"]
+__all__ = [
+    "CHUNK_ROWS",
+    "FORMATS",
+    "Columns",
+    "FileStats",
+    "InputError",
+    "detect_format",
+    "read_file",
+    "read_stats",
+    "resolve_columns",
+    "supported_formats",
+]
 
 #: Rows read and reduced at a time (a record batch): memory per reader is O(CHUNK_ROWS + m).
 CHUNK_ROWS = 1 << 20
+
 
 @dataclass(frozen=True, eq=False)
 class FileStats:
@@ -146,9 +157,12 @@ class _Reducer:
             col = names[e.argument] if j is None or e.argument != "P" else self.cols.p[j]
             if e.argument == "P" and j is None:  # a row of P
                 subject = f"columns {', '.join(self.cols.p)}"
-                hint = ("; JSON lines on standard input cannot be read again for the digits they were printed "
-                        "with: pass the file's path" if self.digits_unread else
-                        "; normalise the rows if they are meant to sum to 1")
+                hint = (
+                    "; JSON lines on standard input cannot be read again for the digits they were printed "
+                    "with: pass the file's path"
+                    if self.digits_unread
+                    else "; normalise the rows if they are meant to sum to 1"
+                )
                 raise InputError(f"{path}: {e.describe(subject, where=self.source.where(rows[i]))}{hint}") from None
             raise InputError(f"{path}: {e.describe(f'column {col!r}', where=self.source.where(rows[i]))}") from None
         span = f" (in rows {rows[0]}..{rows[-1]}, 0-based)" if rows.shape[0] else ""
@@ -220,8 +234,7 @@ class _Reducer:
 
     def totals(self) -> list:
         """The merged table of each binary problem (None where no row carried weight)."""
-        return [None if not stack else stack[0] if len(stack) == 1 else _merge_exact(stack)
-                for stack in self.stacks]
+        return [None if not stack else stack[0] if len(stack) == 1 else _merge_exact(stack) for stack in self.stacks]
 
     def _add_rows(self, y, P, w):
         k = P.shape[1]
@@ -258,8 +271,17 @@ class _Reducer:
         if rows is not None:
             keep = rows[1].sum(axis=1) > 0
             rows = (rows[0][keep], rows[1][keep])
-        return FileStats(stats, per_class, cols, self.n_rows, self.skipped, self.integer_weights, rows,
-                         self.printed_slack, self.rows_over)
+        return FileStats(
+            stats,
+            per_class,
+            cols,
+            self.n_rows,
+            self.skipped,
+            self.integer_weights,
+            rows,
+            self.printed_slack,
+            self.rows_over,
+        )
 
 
 def _merge_exact(tables) -> BucketStats:
@@ -312,9 +334,23 @@ def _concat(parts):
     return pa.concat_arrays(parts) if len(parts) > 1 else parts[0]
 
 
-def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multiclass=None, weight_col=None,
-              bins=None, strategy="uniform", n_jobs=None, fmt=None, delimiter=None, skip_missing=False,
-              max_rows=1000) -> FileStats:
+def read_file(
+    path,
+    *,
+    y_col="y",
+    p_col=None,
+    p_cols=None,
+    p_prefix=None,
+    multiclass=None,
+    weight_col=None,
+    bins=None,
+    strategy="uniform",
+    n_jobs=None,
+    fmt=None,
+    delimiter=None,
+    skip_missing=False,
+    max_rows=1000,
+) -> FileStats:
     """Read a file of predictions (module docstring) into a :class:`FileStats`.
 
     Memory O(CHUNK_ROWS + m); cost O(T log T) for exact buckets, O(T) for bins=M, plus
@@ -380,21 +416,31 @@ def read_file(path, *, y_col="y", p_col=None, p_cols=None, p_prefix=None, multic
     except ValueError as e:
         raise InputError(str(e)) from None
     source = open_source(path, fmt, delimiter, chunk_rows=CHUNK_ROWS)
-    cols = resolve_columns(source.names, source.path, y_col=y_col, p_col=p_col, p_cols=p_cols, p_prefix=p_prefix,
-                           weight_col=weight_col, multiclass=multiclass)
+    cols = resolve_columns(
+        source.names,
+        source.path,
+        y_col=y_col,
+        p_col=p_col,
+        p_cols=p_cols,
+        p_prefix=p_prefix,
+        weight_col=weight_col,
+        multiclass=multiclass,
+    )
     reducer = _Reducer(source, cols, chunk_bins, n_jobs, max_rows)
     _rechunk(source.chunks(cols, skip_missing), reducer)
     fs = reducer.result()
     if not rebin:
         return fs
     return dataclasses.replace(
-        fs, stats=None if fs.stats is None else fs.stats.rebin(bins, strategy=strategy),
+        fs,
+        stats=None if fs.stats is None else fs.stats.rebin(bins, strategy=strategy),
         per_class=None if fs.per_class is None else tuple(t.rebin(bins, strategy=strategy) for t in fs.per_class),
     )
 
 
-def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, strategy="uniform", n_jobs=None,
-               **options) -> BucketStats:
+def read_stats(
+    path, *, y_col="y", p_col="p", weight_col=None, bins=None, strategy="uniform", n_jobs=None, **options
+) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of the outcomes and predictions in a file.
 
     The columns are read CHUNK_ROWS rows at a time; each chunk is reduced with
@@ -445,8 +491,9 @@ def read_stats(path, *, y_col="y", p_col="p", weight_col=None, bins=None, strate
         p_col = None
     if p_col == "p":
         p_col = None  # the default: a file without column p may hold one column per class
-    return read_file(path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins, strategy=strategy,
-                     n_jobs=n_jobs, **options).stats
+    return read_file(
+        path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins, strategy=strategy, n_jobs=n_jobs, **options
+    ).stats
 
 
 def _file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):

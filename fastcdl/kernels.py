@@ -49,22 +49,69 @@ from fastcdl.online.forecasters import truthful as forecaster_truthful
 KERNELS_VERSION = 1
 
 __all__ = [
-    "KERNELS_VERSION", "njit",
+    "KERNELS_VERSION",
+    "njit",
     # metrics of a bucket table
-    "cdl", "vcdl", "cdl_kinks", "ece", "k2", "ucal", "v_curve", "decision_loss_curve",
-    "cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "smce",
+    "cdl",
+    "vcdl",
+    "cdl_kinks",
+    "ece",
+    "k2",
+    "ucal",
+    "v_curve",
+    "decision_loss_curve",
+    "cdl_monotone",
+    "vcdl_monotone",
+    "cutoff_ce",
+    "atb",
+    "smce",
     # incremental tables
-    "BucketTable", "table_new", "table_new_weighted", "table_add", "table_merge", "table_view",
-    "BinnedTable", "uniform_edges", "binned_new", "binned_new_weighted", "binned_add", "binned_merge",
+    "BucketTable",
+    "table_new",
+    "table_new_weighted",
+    "table_add",
+    "table_merge",
+    "table_view",
+    "BinnedTable",
+    "uniform_edges",
+    "binned_new",
+    "binned_new_weighted",
+    "binned_add",
+    "binned_merge",
     "binned_view",
     # online building blocks
-    "MsMwC", "msmwc_init", "msmwc_lam", "msmwc_logc", "msmwc_c", "msmwc_update", "msmwc_weights",
-    "step1", "step1_bracket", "step1_mix", "minimax_2xk", "ExactBias", "exact_bias_new", "exact_bias_add",
-    "Draw", "History", "Round", "Table", "game_new", "draw_new", "draw_slot", "view_of", "settle",
-    "uniform", "seed_states", "forecaster_setup",
-    "forecaster_cdl", "forecaster_kt", "forecaster_foster", "forecaster_frequency", "forecaster_truthful",
+    "MsMwC",
+    "msmwc_init",
+    "msmwc_lam",
+    "msmwc_logc",
+    "msmwc_c",
+    "msmwc_update",
+    "msmwc_weights",
+    "step1",
+    "step1_bracket",
+    "step1_mix",
+    "minimax_2xk",
+    "ExactBias",
+    "exact_bias_new",
+    "exact_bias_add",
+    "Draw",
+    "History",
+    "Round",
+    "Table",
+    "game_new",
+    "draw_new",
+    "draw_slot",
+    "view_of",
+    "settle",
+    "uniform",
+    "seed_states",
+    "forecaster_setup",
+    "forecaster_cdl",
+    "forecaster_kt",
+    "forecaster_foster",
+    "forecaster_frequency",
+    "forecaster_truthful",
 ]
-
 
 
 # -- your own functions ----------------------------------------------------------------------
@@ -757,8 +804,9 @@ def binned_view(tab):
 # lam[0] the last Lam; rounds[0] updates so far; capped[0] Lam solves that hit their cap;
 # lanes, tpad the per-copy rows and bucket terms padded to the vector width (eta, logpi, off,
 # S, b, w and terms are views of their first K_eta copies).
-MsMwC = namedtuple("MsMwC", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "lam", "rounds",
-                             "capped", "lanes", "tpad"])
+MsMwC = namedtuple(
+    "MsMwC", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "lam", "rounds", "capped", "lanes", "tpad"]
+)
 MsMwC.__doc__ = """The state of the MsMwC oracle of Algorithm 1 (:func:`msmwc_init`), sparse form.
 
 Attributes
@@ -820,9 +868,22 @@ def msmwc_init(m, horizon):
     """
     K = _n_copies(horizon)
     lanes, tpad = _msmwc.new_lanes(m, K)
-    st = MsMwC(np.zeros(m), np.zeros(m), lanes[_msmwc.ETA, :K], lanes[_msmwc.LOGPI, :K], lanes[_msmwc.OFF, :K],
-               lanes[_msmwc.SUM, :K], tpad[:, :K], lanes[_msmwc.B, :K], lanes[_msmwc.W, :K], np.zeros(1),
-               np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), lanes, tpad)
+    st = MsMwC(
+        np.zeros(m),
+        np.zeros(m),
+        lanes[_msmwc.ETA, :K],
+        lanes[_msmwc.LOGPI, :K],
+        lanes[_msmwc.OFF, :K],
+        lanes[_msmwc.SUM, :K],
+        tpad[:, :K],
+        lanes[_msmwc.B, :K],
+        lanes[_msmwc.W, :K],
+        np.zeros(1),
+        np.zeros(1, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+        lanes,
+        tpad,
+    )
     _msmwc.refresh_normaliser(st.G, st.Q, st.eta, st.off, st.S, st.terms)
     return st
 

@@ -61,9 +61,11 @@ def kl_calibration(stats) -> float:
     from fastcdl._validate import ValidationError
 
     if stats.edges is not None:
-        raise ValidationError("stats", "must be a table of exact buckets (bins=None), not a binned one",
-                              message="kl_calibration needs exact buckets (each stated value its own bucket); "
-                              "got a binned table")
+        raise ValidationError(
+            "stats",
+            "must be a table of exact buckets (bins=None), not a binned one",
+            message="kl_calibration needs exact buckets (each stated value its own bucket); got a binned table",
+        )
     q = np.asarray(stats.values, dtype=np.float64)
     n = np.asarray(stats.counts, dtype=np.float64)
     s = np.asarray(stats.positives, dtype=np.float64)

@@ -159,6 +159,7 @@ def _sample():
 def _lazy(module, name):
     """The function ``name`` of fastcdl.metrics or fastcdl.sample, looked up when called (the
     registry is importable before them: they import the kernels)."""
+
     def call(st):
         return getattr(module(), name)(st)
 
@@ -209,67 +210,194 @@ _STUDIED = dict(studied=True, bias_rate=_SUP_RATES, validated_from=50000)
 _VCROSSFIT_FAILS = (
     "on the coverage study's non-monotone model it covered VCDL_M 88 times in 100 at 50,000 rounds, and the "
     "under-confident one 15 times in 20 at 10^5 (results/estimators-coverage): read it as a rough range for "
-    "VCDL_M; fastcdl.interval('vcdl_monotone', ...) gives an interval that covered on every model of the study")
+    "VCDL_M; fastcdl.interval('vcdl_monotone', ...) gives an interval that covered on every model of the study"
+)
 
 #: Every measure (:class:`Measure`) by its key, in the order reports list them: the exact
 #: measures of the table first, then the sample estimators.
-MEASURES: dict[str, Measure] = {m.key: m for m in (
-    Measure("cdl", "CDL", "calibration decision loss (any task, payoffs in [0,1])", _lazy(_M, "cdl"),
-            trial_columns=("cdl", "kink1", "kink2"), trial_compute=_cdl_trial),
-    Measure("vcdl", "VCDL", "worst V-shaped task", _lazy(_M, "vcdl"), trial_columns=("vcdl",)),
-    Measure("ece", "ECE", "expected calibration error", _lazy(_M, "ece"), trial_columns=("ece",)),
-    Measure("k2", "K2", "squared calibration error", _lazy(_M, "k2"), trial_columns=("k2",)),
-    Measure("ucal", "UCal", "U-calibration error", _lazy(_M, "ucal"), trial_columns=("ucal",)),
-    Measure("mce", "MCE", "largest bias of a bucket", _lazy(_S, "mce"), headline=False),
-    Measure("rmsce", "RMSCE", "root of the squared calibration error", _lazy(_S, "rmsce"), headline=False),
-    Measure("brier", "Brier", "Brier score (mean squared error of the predictions)", _lazy(_S, "brier"),
-            applies=_exact_buckets, headline=False),
-    Measure("brier_reliability", "REL", "Brier's reliability part (= K2)", _brier_part("reliability"),
-            headline=False),
-    Measure("brier_resolution", "RES", "Brier's resolution part (more is better)", _brier_part("resolution"),
-            lower_is_better=False, headline=False),
-    Measure("brier_uncertainty", "UNC", "Brier's uncertainty part, ybar (1 - ybar)", _brier_part("uncertainty"),
-            headline=False),
-    Measure("cdl_monotone", "CDL_M", "CDL relative to monotone recalibrations", _lazy(_S, "cdl_monotone"),
-            **_SUP),
-    Measure("vcdl_monotone", "VCDL_M", "worst V-shaped task, monotone recalibrations", _lazy(_S, "vcdl_monotone"),
-            **_SUP),
-    Measure("cutoff_ce", "cutCE", "largest bias over an interval of predictions", _lazy(_S, "cutoff_ce"),
-            **_SUP),
-    Measure("smce", "smCE", "smooth calibration error", _lazy(_S, "smce"), trial_columns=("smce",),
-            in_trial_key=False, **_SUP),
-    Measure("atb", "ATB", "averaged two-bin error (truthful: for comparing models)", _lazy(_S, "atb"), sample=True,
-            studied=True, bias_rate=1.0),
-    Measure("atb_unbiased", "ATB_u", "ATB, unbiased for i.i.d. rounds", _lazy(_S, "atb_unbiased"), sample=True,
-            applies=_exact_unweighted, headline=False, studied=True, bias_rate=None, cli_interval=True),
-    Measure("cdl_monotone_crossfit", "CDL_Mcf", "CDL_M, recalibration fitted on one half, judged on the other",
-            _lazy(_S, "cdl_monotone_crossfit"), sample=True, applies=_unweighted, headline=False, **_STUDIED),
-    Measure("vcdl_monotone_crossfit", "VCDL_Mcf", "VCDL_M, recalibration fitted on one half, judged on the other",
-            _lazy(_S, "vcdl_monotone_crossfit"), sample=True, applies=_unweighted, headline=False,
-            interval_fails=_VCROSSFIT_FAILS, **_STUDIED),
-    Measure("k2_debiased", "K2_d", "squared calibration error over equal-mass bins, debiased (Kumar et al.)",
-            _lazy(_S, "k2_debiased"), sample=True, applies=_binned_pairs, headline=False, studied=True,
-            bias_rate=None, cli_interval=True),
-    Measure("ece_sweep", "ECE_sw", "ECE over the most equal-mass bins that keep frequencies monotone",
-            _lazy(_S, "ece_sweep"), sample=True, applies=_exact_buckets, headline=False, studied=True,
+MEASURES: dict[str, Measure] = {
+    m.key: m
+    for m in (
+        Measure(
+            "cdl",
+            "CDL",
+            "calibration decision loss (any task, payoffs in [0,1])",
+            _lazy(_M, "cdl"),
+            trial_columns=("cdl", "kink1", "kink2"),
+            trial_compute=_cdl_trial,
+        ),
+        Measure("vcdl", "VCDL", "worst V-shaped task", _lazy(_M, "vcdl"), trial_columns=("vcdl",)),
+        Measure("ece", "ECE", "expected calibration error", _lazy(_M, "ece"), trial_columns=("ece",)),
+        Measure("k2", "K2", "squared calibration error", _lazy(_M, "k2"), trial_columns=("k2",)),
+        Measure("ucal", "UCal", "U-calibration error", _lazy(_M, "ucal"), trial_columns=("ucal",)),
+        Measure("mce", "MCE", "largest bias of a bucket", _lazy(_S, "mce"), headline=False),
+        Measure("rmsce", "RMSCE", "root of the squared calibration error", _lazy(_S, "rmsce"), headline=False),
+        Measure(
+            "brier",
+            "Brier",
+            "Brier score (mean squared error of the predictions)",
+            _lazy(_S, "brier"),
+            applies=_exact_buckets,
+            headline=False,
+        ),
+        Measure(
+            "brier_reliability", "REL", "Brier's reliability part (= K2)", _brier_part("reliability"), headline=False
+        ),
+        Measure(
+            "brier_resolution",
+            "RES",
+            "Brier's resolution part (more is better)",
+            _brier_part("resolution"),
+            lower_is_better=False,
+            headline=False,
+        ),
+        Measure(
+            "brier_uncertainty",
+            "UNC",
+            "Brier's uncertainty part, ybar (1 - ybar)",
+            _brier_part("uncertainty"),
+            headline=False,
+        ),
+        Measure("cdl_monotone", "CDL_M", "CDL relative to monotone recalibrations", _lazy(_S, "cdl_monotone"), **_SUP),
+        Measure(
+            "vcdl_monotone",
+            "VCDL_M",
+            "worst V-shaped task, monotone recalibrations",
+            _lazy(_S, "vcdl_monotone"),
+            **_SUP,
+        ),
+        Measure("cutoff_ce", "cutCE", "largest bias over an interval of predictions", _lazy(_S, "cutoff_ce"), **_SUP),
+        Measure(
+            "smce",
+            "smCE",
+            "smooth calibration error",
+            _lazy(_S, "smce"),
+            trial_columns=("smce",),
+            in_trial_key=False,
+            **_SUP,
+        ),
+        Measure(
+            "atb",
+            "ATB",
+            "averaged two-bin error (truthful: for comparing models)",
+            _lazy(_S, "atb"),
+            sample=True,
+            studied=True,
+            bias_rate=1.0,
+        ),
+        Measure(
+            "atb_unbiased",
+            "ATB_u",
+            "ATB, unbiased for i.i.d. rounds",
+            _lazy(_S, "atb_unbiased"),
+            sample=True,
+            applies=_exact_unweighted,
+            headline=False,
+            studied=True,
+            bias_rate=None,
+            cli_interval=True,
+        ),
+        Measure(
+            "cdl_monotone_crossfit",
+            "CDL_Mcf",
+            "CDL_M, recalibration fitted on one half, judged on the other",
+            _lazy(_S, "cdl_monotone_crossfit"),
+            sample=True,
+            applies=_unweighted,
+            headline=False,
+            **_STUDIED,
+        ),
+        Measure(
+            "vcdl_monotone_crossfit",
+            "VCDL_Mcf",
+            "VCDL_M, recalibration fitted on one half, judged on the other",
+            _lazy(_S, "vcdl_monotone_crossfit"),
+            sample=True,
+            applies=_unweighted,
+            headline=False,
+            interval_fails=_VCROSSFIT_FAILS,
+            **_STUDIED,
+        ),
+        Measure(
+            "k2_debiased",
+            "K2_d",
+            "squared calibration error over equal-mass bins, debiased (Kumar et al.)",
+            _lazy(_S, "k2_debiased"),
+            sample=True,
+            applies=_binned_pairs,
+            headline=False,
+            studied=True,
+            bias_rate=None,
+            cli_interval=True,
+        ),
+        Measure(
+            "ece_sweep",
+            "ECE_sw",
+            "ECE over the most equal-mass bins that keep frequencies monotone",
+            _lazy(_S, "ece_sweep"),
+            sample=True,
+            applies=_exact_buckets,
+            headline=False,
+            studied=True,
             bias_rate=_SUP_RATES,
             interval_fails="the sweep's bins are too few where the calibration curve is not monotone, and its bias "
             "at a calibrated model is larger than the subsamples see (at 5,000 rounds it covered a calibrated "
             "model about half the time and a non-monotone one about 60%; results/estimators-coverage): the "
-            "interval is a rough range for ECE_sweep at this size, not for the ECE of the scores"),
-    Measure("klcal", "KLCal", "KL-calibration: mean KL divergence of the outcomes from the stated value",
-            _lazy(_kl, "kl_calibration"), applies=_exact_buckets, headline=False, trial_columns=("klcal",),
-            in_trial_key=False),
-    # the pseudo measures: the table measures of a run's expected-count table (docs/pseudo.md)
-    Measure("pseudo_ece", "pECE", "pseudo ECE (over the forecaster's distributions)", _lazy(_M, "ece"),
-            headline=False, trial_columns=("pseudo_ece",), of="pseudo", in_trial_key=False),
-    Measure("pseudo_k2", "pK2", "pseudo squared calibration error", _lazy(_M, "k2"), headline=False,
-            trial_columns=("pseudo_k2",), of="pseudo", in_trial_key=False),
-    Measure("pseudo_klcal", "pKLCal", "pseudo KL-calibration", _lazy(_kl, "kl_calibration"), headline=False,
-            trial_columns=("pseudo_klcal",), of="pseudo", in_trial_key=False),
-    Measure("pseudo_cdl", "pCDL", "pseudo calibration decision loss", _lazy(_M, "cdl"), headline=False,
-            trial_columns=("pseudo_cdl",), of="pseudo", in_trial_key=False),
-)}
+            "interval is a rough range for ECE_sweep at this size, not for the ECE of the scores",
+        ),
+        Measure(
+            "klcal",
+            "KLCal",
+            "KL-calibration: mean KL divergence of the outcomes from the stated value",
+            _lazy(_kl, "kl_calibration"),
+            applies=_exact_buckets,
+            headline=False,
+            trial_columns=("klcal",),
+            in_trial_key=False,
+        ),
+        # the pseudo measures: the table measures of a run's expected-count table (docs/pseudo.md)
+        Measure(
+            "pseudo_ece",
+            "pECE",
+            "pseudo ECE (over the forecaster's distributions)",
+            _lazy(_M, "ece"),
+            headline=False,
+            trial_columns=("pseudo_ece",),
+            of="pseudo",
+            in_trial_key=False,
+        ),
+        Measure(
+            "pseudo_k2",
+            "pK2",
+            "pseudo squared calibration error",
+            _lazy(_M, "k2"),
+            headline=False,
+            trial_columns=("pseudo_k2",),
+            of="pseudo",
+            in_trial_key=False,
+        ),
+        Measure(
+            "pseudo_klcal",
+            "pKLCal",
+            "pseudo KL-calibration",
+            _lazy(_kl, "kl_calibration"),
+            headline=False,
+            trial_columns=("pseudo_klcal",),
+            of="pseudo",
+            in_trial_key=False,
+        ),
+        Measure(
+            "pseudo_cdl",
+            "pCDL",
+            "pseudo calibration decision loss",
+            _lazy(_M, "cdl"),
+            headline=False,
+            trial_columns=("pseudo_cdl",),
+            of="pseudo",
+            in_trial_key=False,
+        ),
+    )
+}
 
 #: The measures of a bucket table (``of == "stats"``): what reports of data, the bootstrap and
 #: the command line's summary compute.

@@ -142,7 +142,9 @@ def k2(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None
 
 @accepts_multiclass("curve")
 @_docstrings.fill
-def decision_loss_curve(y_true, y_prob=None, *, kinks=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None):
+def decision_loss_curve(
+    y_true, y_prob=None, *, kinks=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None
+):
     """``CFDL_mu = f(mu) / max(mu, 1 - mu)`` of the V-shaped tasks at the given kinks.
 
     The curve is linear-fractional between the breakpoints of f and its maximum (VCDL) sits

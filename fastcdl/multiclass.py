@@ -272,7 +272,9 @@ def _cdl_multiclass(y_true, P, sample_weight, max_rows, row_sum_tol=None):
     m = Q.shape[0]
     if m > max_rows:
         raise ValidationError(
-            "P", f"has more than max_rows={max_rows} distinct rows", value=m,
+            "P",
+            f"has more than max_rows={max_rows} distinct rows",
+            value=m,
             message=f"P has {m} distinct rows, more than max_rows={max_rows}: the LP would take "
             "minutes to hours; round or bin the predictions first (or measure the top-label or "
             "class-wise reductions, fc.ece(y, P, multiclass='top-label', bins=15)), or raise max_rows",

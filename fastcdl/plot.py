@@ -94,8 +94,9 @@ def plot_file(path, out_dir=None, *, y_col="y", p_col=None, weight_col=None, bin
     stem = "stdin" if stdin else _stem(path)
     suffix = f", {bins} bins" if bins is not None else ""
     if fs.per_class is not None:
-        parts = [(f"{stem}_{c}", f"{shown}, {c} against the rest{suffix}", st)
-                 for c, st in zip(fs.columns.p, fs.per_class)]
+        parts = [
+            (f"{stem}_{c}", f"{shown}, {c} against the rest{suffix}", st) for c, st in zip(fs.columns.p, fs.per_class)
+        ]
     elif fs.columns.multiclass is not None:
         parts = [(stem, f"{shown}, top-label{suffix}", fs.stats)]
     else:
@@ -104,8 +105,12 @@ def plot_file(path, out_dir=None, *, y_col="y", p_col=None, weight_col=None, bin
     for base, name, st in parts:
         figures.append((f"{base}_reliability.png", ReliabilityDisplay.from_stats(st, name=name).figure_))
         if one_round_share(st) >= 0.5:  # continuous scores: the exact curve is noise, the monotone one is not
-            figures.append((f"{base}_decision_loss_monotone.png",
-                            DecisionLossDisplay.from_stats(st, name=name, monotone=True).figure_))
+            figures.append(
+                (
+                    f"{base}_decision_loss_monotone.png",
+                    DecisionLossDisplay.from_stats(st, name=name, monotone=True).figure_,
+                )
+            )
         else:
             figures.append((f"{base}_decision_loss.png", DecisionLossDisplay.from_stats(st, name=name).figure_))
     return _save_all(figures, out)
@@ -115,7 +120,8 @@ def _stem(path: Path) -> str:
     """The file's name without its format and compression suffixes (data.csv.gz -> data)."""
     name = path.name
     for suffix in reversed(path.suffixes[-2:]):
-        if name.lower().endswith(suffix.lower()) and (suffix.lower() in FORMATS or suffix.lower() in
-                                                       (".gz", ".bz2", ".zst", ".zstd")):
+        if name.lower().endswith(suffix.lower()) and (
+            suffix.lower() in FORMATS or suffix.lower() in (".gz", ".bz2", ".zst", ".zstd")
+        ):
             name = name[: -len(suffix)]
     return name or path.name

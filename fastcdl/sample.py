@@ -625,12 +625,14 @@ def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
     st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     if st.edges is not None:
         raise _validate.ValidationError(
-            "bins", "must be None for atb_unbiased",
+            "bins",
+            "must be None for atb_unbiased",
             message="atb_unbiased needs exact buckets (bins=None): its correction uses each round's own prediction",
         )
     if st.weighted:
         raise _validate.ValidationError(
-            "sample_weight", "is not supported by atb_unbiased",
+            "sample_weight",
+            "is not supported by atb_unbiased",
             message="atb_unbiased is unbiased for unweighted rounds only; use atb with weights",
         )
     T = float(n.sum())
@@ -684,8 +686,13 @@ def _crossfit_terms(q, n_fit, s_fit, n_judge, s_judge):
     qj = q[judge]
     h = _step_fit(q[fit], iso, qj)
     sign = np.sign(h - qj)
-    return np.minimum(qj, h), np.maximum(qj, h), sign, s_judge[judge].astype(np.float64), \
-        n_judge[judge].astype(np.float64)
+    return (
+        np.minimum(qj, h),
+        np.maximum(qj, h),
+        sign,
+        s_judge[judge].astype(np.float64),
+        n_judge[judge].astype(np.float64),
+    )
 
 
 def crossfit_curve(q, n_a, s_a, n_b, s_b):
@@ -726,7 +733,8 @@ def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
     st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     if st.weighted:
         raise _validate.ValidationError(
-            "sample_weight", f"is not supported by {what}",
+            "sample_weight",
+            f"is not supported by {what}",
             message=f"{what} splits the rounds in two halves: it needs unweighted rounds",
         )
     if st.total < 2:
@@ -737,8 +745,7 @@ def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
 
 @accepts_multiclass()
 @_docstrings.fill
-def cdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform",
-                          seed=0) -> float:
+def cdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", seed=0) -> float:
     """CDL_M cross-fitted: the rounds split in two halves (``fastcdl.sample.crossfit_split``),
     the isotonic recalibration fitted on each half and judged on the other, then the worst task's gain,
     2 fbar(1/2), fbar the concave envelope of the cross-fitted V-kink curve (docs/estimators.md).
@@ -783,8 +790,7 @@ def cdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None,
 
 @accepts_multiclass()
 @_docstrings.fill
-def vcdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform",
-                           seed=0) -> float:
+def vcdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", seed=0) -> float:
     """VCDL_M cross-fitted: sup over kinks mu of f(mu) / max(mu, 1 - mu), f the V-kink curve of
     the recalibrations fitted on one half of the rounds and judged on the other (see
     :func:`cdl_monotone_crossfit`, docs/estimators.md). At least 0. O(m log m).
@@ -880,7 +886,8 @@ def k2_debiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy=
     st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     if st.weighted:
         raise _validate.ValidationError(
-            "sample_weight", "is not supported by k2_debiased",
+            "sample_weight",
+            "is not supported by k2_debiased",
             message="k2_debiased counts the rounds of each bin: it needs unweighted rounds",
         )
     b = _equal_mass_bins(st, "k2_debiased")
@@ -892,7 +899,8 @@ def k2_debiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy=
     y, p = s / n, ps / n
     if np.any(n < 2):
         raise _validate.ValidationError(
-            "bins", "has a bin of one round",
+            "bins",
+            "has a bin of one round",
             message=f"k2_debiased needs at least 2 rounds in every bin; {int(np.sum(n < 2))} bin(s) hold one",
         )
     T = n.sum()
@@ -965,7 +973,8 @@ def ece_sweep(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="u
     st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     if st.edges is not None:
         raise _validate.ValidationError(
-            "bins", "must be None for ece_sweep",
+            "bins",
+            "must be None for ece_sweep",
             message="ece_sweep makes its own equal-mass bins: it needs exact buckets (bins=None)",
         )
     n = np.asarray(st.counts, dtype=np.float64)
@@ -1060,8 +1069,10 @@ def _smce_qr(q, r, T, checkpoints, paired):
     if not paired:
         return float(_k.smce_qr(q, r, T, checkpoints, h))
     R, sign, J, S, out = _k.smce_setup(q, checkpoints)
-    _parallel.pair(lambda: _k.smce_side(q, r, sign, J, 0, checkpoints, h, S, out),
-                   lambda: _k.smce_side(q, r, sign, J, 1, checkpoints, h, S, out))
+    _parallel.pair(
+        lambda: _k.smce_side(q, r, sign, J, 0, checkpoints, h, S, out),
+        lambda: _k.smce_side(q, r, sign, J, 1, checkpoints, h, S, out),
+    )
     return float(_k.smce_value(r, T, R, sign, J, h, S, out))
 
 
@@ -1156,7 +1167,8 @@ def rmsce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifo
 
 def _binned_brier_error():
     return _validate.ValidationError(
-        "y_true", "is a binned BucketStats",
+        "y_true",
+        "is a binned BucketStats",
         message="the Brier score needs each round's prediction, which a binned BucketStats does not keep "
         "(it carries sums of p per bin, not of p^2): pass y_true and y_prob, or an exact table (bins=None)",
     )
@@ -1253,7 +1265,9 @@ class BrierDecomposition:
 
 @accepts_multiclass("report")
 @_docstrings.fill
-def brier_decomposition(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> BrierDecomposition:
+def brier_decomposition(
+    y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform"
+) -> BrierDecomposition:
     """Brier score = reliability - resolution + uncertainty (+ within_bin on binned tables).
 
     Exact buckets: the three parts add up to the Brier score (to rounding) and within_bin is

@@ -114,8 +114,15 @@ class BucketStats:
         """A table of arrays that the caller has just made and holds nowhere else: frozen in
         place instead of copied (a table of 10^7 buckets saves four copies)."""
         obj = object.__new__(cls)
-        for name, arr in (("values", values), ("counts", counts), ("positives", positives),
-                          ("prob_sums", prob_sums), ("edges", edges), ("bins", bins), ("rounds", rounds)):
+        for name, arr in (
+            ("values", values),
+            ("counts", counts),
+            ("positives", positives),
+            ("prob_sums", prob_sums),
+            ("edges", edges),
+            ("bins", bins),
+            ("rounds", rounds),
+        ):
             if arr is not None:
                 arr.setflags(write=False)
             object.__setattr__(obj, name, arr)
@@ -206,7 +213,8 @@ class BucketStats:
         spec = _validate.check_binning(bins, strategy)
         if self.edges is not None:
             raise _validate.ValidationError(
-                "bins", "can only rebin an exact table",
+                "bins",
+                "can only rebin an exact table",
                 message="rebin needs an exact table (built with bins=None): a binned table has lost its predictions",
             )
         if spec is None:
@@ -214,7 +222,8 @@ class BucketStats:
         if isinstance(spec, str):
             if not self.rounds_known:
                 raise _validate.ValidationError(
-                    "bins", "'auto' needs the number of rounds, which this weighted table does not know",
+                    "bins",
+                    "'auto' needs the number of rounds, which this weighted table does not know",
                     message="bins='auto' needs the number of rounds, which this weighted table does not know (built "
                     "by BucketStats.from_table, or merged with such a table): pass bins=m",
                 )
@@ -308,9 +317,7 @@ class BucketStats:
             # an exact bucket's prediction sum is q_i n_i by definition; recomputing it
             # (rather than adding two rounded products) keeps merge(a, b) == stats(a ++ b)
             return BucketStats(keys, n, s, keys * n, rounds=merged[3] if track else None)
-        keys, (n, s, ps) = _merge(
-            self.bins.astype(np.float64), cols(self), other.bins.astype(np.float64), cols(other)
-        )
+        keys, (n, s, ps) = _merge(self.bins.astype(np.float64), cols(self), other.bins.astype(np.float64), cols(other))
         bins = keys.astype(np.int64)
         # as in bucket_stats: ps / n can round an ulp outside its bin; the exact mean cannot
         q = np.clip(ps / n, self.edges[bins], self.edges[bins + 1])
@@ -319,9 +326,12 @@ class BucketStats:
     def __eq__(self, other):
         if not isinstance(other, BucketStats):
             return NotImplemented
-        same = lambda a, b: (a is None and b is None) or (  # noqa: E731
-            a is not None and b is not None and a.shape == b.shape and np.array_equal(a, b)
-        )
+
+        def same(a, b):
+            return (a is None and b is None) or (
+                a is not None and b is not None and a.shape == b.shape and np.array_equal(a, b)
+            )
+
         return all(
             same(getattr(self, f), getattr(other, f))
             for f in ("values", "counts", "positives", "prob_sums", "edges", "bins")

@@ -56,9 +56,15 @@ class WorstTask:
 
     def to_dict(self) -> dict:
         """The fields as a plain dict of lists (JSON-ready)."""
-        return {"actions": list(self.actions), "payoff": [list(r) for r in self.payoff], "bounds": list(self.bounds),
-                "at_bounds": list(self.at_bounds), "gain": self.gain, "kinks": list(self.kinks),
-                "weights": list(self.weights)}
+        return {
+            "actions": list(self.actions),
+            "payoff": [list(r) for r in self.payoff],
+            "bounds": list(self.bounds),
+            "at_bounds": list(self.at_bounds),
+            "gain": self.gain,
+            "kinks": list(self.kinks),
+            "weights": list(self.weights),
+        }
 
 
 @dataclass(frozen=True)
@@ -125,9 +131,11 @@ class Summary:
         if not self.sparse:
             return None
         of = "the weight of the rounds sits" if self.weighted else "the rounds sit"
-        return (f"{100 * self.one_round_share:.0f}% of {of} in buckets of one round (continuous scores), so the "
-                "exact measures are noise; read the sample estimators (cdl_monotone, cutoff_ce, smce, atb) or "
-                "bin the predictions (bins='auto', strategy='quantile')")
+        return (
+            f"{100 * self.one_round_share:.0f}% of {of} in buckets of one round (continuous scores), so the "
+            "exact measures are noise; read the sample estimators (cdl_monotone, cutoff_ce, smce, atb) or "
+            "bin the predictions (bins='auto', strategy='quantile')"
+        )
 
     def to_dict(self) -> dict:
         """Plain Python (JSON-ready): the measures' values by key, then the rest.
@@ -153,8 +161,10 @@ class Summary:
         out["worst_task"] = self.worst_task.to_dict()
         out["advice"] = self.advice
         if self.intervals:
-            out["intervals"] = {k: {"estimate": iv.estimate, "lo": iv.lo, "hi": iv.hi, "level": iv.level,
-                                    "validated": iv.validated} for k, iv in self.intervals.items()}
+            out["intervals"] = {
+                k: {"estimate": iv.estimate, "lo": iv.lo, "hi": iv.hi, "level": iv.level, "validated": iv.validated}
+                for k, iv in self.intervals.items()
+            }
         return out
 
     def to_json(self, **kwargs) -> str:
@@ -177,8 +187,7 @@ class Summary:
         return json.dumps(jsonable(self.to_dict()), allow_nan=False, **kwargs)
 
     def __repr__(self) -> str:
-        rows = [f"Summary(T={_plain_T(self.T)}, n_buckets={self.n_buckets}"
-                + (", binned" if self.binned else "") + ")"]
+        rows = [f"Summary(T={_plain_T(self.T)}, n_buckets={self.n_buckets}" + (", binned" if self.binned else "") + ")"]
         if self.advice:
             rows.append(f"  note: {self.advice}")
         for key, v in self.values.items():
@@ -229,9 +238,15 @@ def _worst_task(report, stats) -> WorstTask:
         warnings.simplefilter("ignore", SampleSizeWarning)
         # the payoffs whose lowered ulps break the ties at the bounds as at_bounds says
         gain = float(cfdl(stats, payoff=report.ordered_task()[0]))
-    return WorstTask(tuple(names), tuple(tuple(float(x) for x in r) for r in u), tuple(float(b) for b in bounds),
-                     tuple(names[a] for a in at_bounds), gain, tuple(float(k) for k in report.kinks),
-                     tuple(float(w) for w in report.weights))
+    return WorstTask(
+        tuple(names),
+        tuple(tuple(float(x) for x in r) for r in u),
+        tuple(float(b) for b in bounds),
+        tuple(names[a] for a in at_bounds),
+        gain,
+        tuple(float(k) for k in report.kinks),
+        tuple(float(w) for w in report.weights),
+    )
 
 
 def summary_of_table(stats, *, intervals=False, level=0.95, n_sub=200, seed=0) -> Summary:
@@ -277,15 +292,37 @@ def summary_of_table(stats, *, intervals=False, level=0.95, n_sub=200, seed=0) -
                 ivs[key] = interval(key, stats, level=level, n_sub=n_sub, seed=seed)
         said = {str(w.message) for w in caught if issubclass(w.category, CoverageWarning)}
         if said:  # once, not once per measure
-            warnings.warn(f"{len(said)} of the intervals come with a warning; the first: {sorted(said)[0]}",
-                          CoverageWarning, stacklevel=3)
-    return Summary(values, int(stats.n_buckets), float(stats.total), float(rep.vcdl_kink), float(test.p_value),
-                   None if share != share else float(share), _worst_task(rep, stats), stats.edges is not None,
-                   bool(stats.weighted), ivs)
+            warnings.warn(
+                f"{len(said)} of the intervals come with a warning; the first: {sorted(said)[0]}",
+                CoverageWarning,
+                stacklevel=3,
+            )
+    return Summary(
+        values,
+        int(stats.n_buckets),
+        float(stats.total),
+        float(rep.vcdl_kink),
+        float(test.p_value),
+        None if share != share else float(share),
+        _worst_task(rep, stats),
+        stats.edges is not None,
+        bool(stats.weighted),
+        ivs,
+    )
 
 
-def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, intervals=False, level=0.95,
-            n_sub=200, seed=0) -> Summary:
+def summary(
+    y_true,
+    y_prob=None,
+    *,
+    bins=None,
+    strategy="uniform",
+    sample_weight=None,
+    intervals=False,
+    level=0.95,
+    n_sub=200,
+    seed=0,
+) -> Summary:
     """Every measure of binary forecasts, the worst decision task and the advice for
     continuous scores, in one frozen object with a readable repr, ``to_dict()`` and
     ``to_json()``.
@@ -333,4 +370,3 @@ def summary(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight
 
     st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
     return summary_of_table(st, intervals=intervals, level=level, n_sub=n_sub, seed=seed)
-

@@ -56,8 +56,10 @@ def _compute(measure):
 
 
 #: The trial metrics: the measures of fastcdl.measures that declare trial columns, in its order.
-METRICS = {m.key: TrialMetric(m.key, m.label, _compute(m), m.trial_columns, m.version, m.of, m.in_trial_key)
-           for m in trial_measures()}
+METRICS = {
+    m.key: TrialMetric(m.key, m.label, _compute(m), m.trial_columns, m.version, m.of, m.in_trial_key)
+    for m in trial_measures()
+}
 
 
 def compute_all(stats, names=None, pseudo=None) -> dict:

@@ -34,8 +34,17 @@ from fastcdl._tabulate import _stats
 from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
 from fastcdl.stats import BucketStats, bin_cuts
 
-__all__ = ["bootstrap", "calibration_test", "interval", "BootstrapResult", "CalibrationTest", "Interval",
-           "CoverageWarning", "METRICS", "BIAS_RATES"]
+__all__ = [
+    "bootstrap",
+    "calibration_test",
+    "interval",
+    "BootstrapResult",
+    "CalibrationTest",
+    "Interval",
+    "CoverageWarning",
+    "METRICS",
+    "BIAS_RATES",
+]
 
 
 class CoverageWarning(UserWarning):
@@ -141,10 +150,7 @@ class CalibrationTest:
         return f"{self.p_value:.4g}"
 
     def __repr__(self) -> str:
-        return (
-            f"CalibrationTest({self.metric} = {self.statistic:.6g}, p_value {self.p_value_text}, "
-            f"n_sim={self.n_sim})"
-        )
+        return f"CalibrationTest({self.metric} = {self.statistic:.6g}, p_value {self.p_value_text}, n_sim={self.n_sim})"
 
 
 # --------------------------------------------------------------------------------------
@@ -164,7 +170,8 @@ def _metric(metric):
         return func, metric
     if not callable(metric):
         raise _validate.ValidationError(
-            "metric", "must be a callable taking a BucketStats or a metric name",
+            "metric",
+            "must be a callable taking a BucketStats or a metric name",
             message=f"metric must be a callable taking a BucketStats, or one of {', '.join(METRICS)}; got {metric!r}",
         )
     return metric, getattr(metric, "__name__", type(metric).__name__)
@@ -186,7 +193,8 @@ def _rng(seed):
 
 def _weighted_stats_error():
     return _validate.ValidationError(
-        "y_true", "is a weighted BucketStats",
+        "y_true",
+        "is a weighted BucketStats",
         message="a weighted BucketStats does not keep the weights of its rounds, which resampling needs: "
         "pass y_true, y_prob and sample_weight instead",
     )
@@ -262,7 +270,8 @@ def _check_resamplable(st: BucketStats, what: str):
     T = int(round(st.rounds.sum())) if getattr(st, "rounds", None) is not None else int(round(st.counts.sum()))
     if st.n_buckets < 2 or T < 10:
         raise _validate.ValidationError(
-            "y_true", "is too small to resample",
+            "y_true",
+            "is too small to resample",
             message=f"{what}: the table is too small to resample (it needs at least 10 rounds in at least 2 buckets); "
             f"this one has {T} round(s) in {st.n_buckets} bucket(s)",
         )
@@ -271,8 +280,9 @@ def _check_resamplable(st: BucketStats, what: str):
 def _check_level(level):
     level = _validate.check_real(level, "level", 0.0, 1.0, low_open=True)
     if level >= 1.0:
-        raise _validate.ValidationError("level", "must be < 1", value=level,
-                                        message=f"level must lie strictly between 0 and 1, got {level}")
+        raise _validate.ValidationError(
+            "level", "must be < 1", value=level, message=f"level must lie strictly between 0 and 1, got {level}"
+        )
     return level
 
 
@@ -280,8 +290,19 @@ def _check_level(level):
 # bootstrap
 
 
-def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="percentile", seed=None,
-              sample_weight=None, bins=None, strategy="uniform") -> BootstrapResult:
+def bootstrap(
+    metric,
+    y_true,
+    y_prob=None,
+    *,
+    n_boot=1000,
+    level=0.95,
+    method="percentile",
+    seed=None,
+    sample_weight=None,
+    bins=None,
+    strategy="uniform",
+) -> BootstrapResult:
     """Bootstrap interval of ``metric`` over rounds, drawn on the bucket table.
 
     metric: a callable taking a BucketStats (fc.cdl, fc.smce, your own, ...) or the name of a
@@ -365,11 +386,15 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
     st = cells.stats
     _check_resamplable(st, "bootstrap")
     if _studied(func, name):
-        warnings.warn(CoverageWarning(
-            f"bootstrap: {method} intervals of {name} do not cover its population value: the estimate is "
-            "biased upwards by more than its standard error on samples of continuous scores (coverage near 0 "
-            "at nominal 0.95 for CDL_M at 1,000 to 100,000 rounds; results/estimators-coverage). "
-            "Use fastcdl.interval for a debiased estimate with an interval that covers"), stacklevel=2)
+        warnings.warn(
+            CoverageWarning(
+                f"bootstrap: {method} intervals of {name} do not cover its population value: the estimate is "
+                "biased upwards by more than its standard error on samples of continuous scores (coverage near 0 "
+                "at nominal 0.95 for CDL_M at 1,000 to 100,000 rounds; results/estimators-coverage). "
+                "Use fastcdl.interval for a debiased estimate with an interval that covers"
+            ),
+            stacklevel=2,
+        )
     value = float(func(st))
     K = int(cells.count.sum())
     pvals = cells.count / K
@@ -391,8 +416,9 @@ def bootstrap(metric, y_true, y_prob=None, *, n_boot=1000, level=0.95, method="p
             lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
         else:
             lo, hi = _bca(func, cells, value, reps, alpha)
-    return BootstrapResult(value=value, lo=float(lo), hi=float(hi), level=level, method=method,
-                           n_boot=n_boot, replicates=reps)
+    return BootstrapResult(
+        value=value, lo=float(lo), hi=float(hi), level=level, method=method, n_boot=n_boot, replicates=reps
+    )
 
 
 def _bca(func, cells: _Cells, value, reps, alpha):
@@ -467,8 +493,9 @@ def _sample_estimators():
 def _studied(func, name) -> bool:
     """A sample estimator of the coverage study, named (a key of fastcdl.measures, whose
     function is the registry's wrapper) or passed as the function itself."""
-    return (name in BIAS_RATES and MEASURES.get(name) is not None and func is MEASURES[name].func) \
-        or func in _sample_estimators()
+    return (
+        name in BIAS_RATES and MEASURES.get(name) is not None and func is MEASURES[name].func
+    ) or func in _sample_estimators()
 
 
 @dataclass(frozen=True)
@@ -531,8 +558,19 @@ class Interval:
         )
 
 
-def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto", seed=None,
-             sample_weight=None, bins=None, strategy="uniform") -> Interval:
+def interval(
+    metric,
+    y_true,
+    y_prob=None,
+    *,
+    level=0.95,
+    n_sub=200,
+    rate="auto",
+    seed=None,
+    sample_weight=None,
+    bins=None,
+    strategy="uniform",
+) -> Interval:
     """Debiased estimate of ``metric`` with an interval that covers: the default interval of
     fastcdl's sample estimators (docs/estimators.md, results/estimators-coverage).
 
@@ -616,8 +654,10 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
     n_sub = 4 * ((n_sub + 3) // 4)
     if isinstance(rate, str):
         _validate.check_name(rate, ("auto",), "rate")
-        rate = next((r for k, r in BIAS_RATES.items() if _studied(func, name) and k == name or func is _sample_fn(k)),
-                    _DEFAULT_RATES)
+        rate = next(
+            (r for k, r in BIAS_RATES.items() if _studied(func, name) and k == name or func is _sample_fn(k)),
+            _DEFAULT_RATES,
+        )
     elif isinstance(rate, (tuple, list)):
         if len(rate) != 2:
             raise _validate.ValidationError("rate", "must be a number, a pair (lo, hi), None or 'auto'", value=rate)
@@ -639,7 +679,7 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
         for j in range(n_sub // 4):
             perm = rng.permutation(rounds)
             for part in range(4):
-                c = np.bincount(perm[part * b:(part + 1) * b], minlength=C)[None, :]
+                c = np.bincount(perm[part * b : (part + 1) * b], minlength=C)[None, :]
                 n, s = _k.scatter_cells(c, cells.bucket, cells.y, cells.weight, m)
                 if not st.weighted:
                     n, s = n.astype(np.int64), s.astype(np.int64)
@@ -658,28 +698,51 @@ def interval(metric, y_true, y_prob=None, *, level=0.95, n_sub=200, rate="auto",
     studied = _studied(func, name)
     entry = None
     if studied:
-        entry = MEASURES[name] if name in MEASURES and func is MEASURES[name].func else \
-            next(m for m in MEASURES.values() if m.studied and func is _sample_fn(m.key))
+        entry = (
+            MEASURES[name]
+            if name in MEASURES and func is MEASURES[name].func
+            else next(m for m in MEASURES.values() if m.studied and func is _sample_fn(m.key))
+        )
     start = _VALIDATED_FROM if entry is None else entry.validated_from
     validated = (K >= start) if studied else None
     if validated is False:
-        seen = ("0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000" if start == _VALIDATED_FROM else
-                "see results/estimators-coverage")
-        warnings.warn(CoverageWarning(
-            f"interval: at {K} rounds (fewer than {start}) the interval of {name} was not seen to cover at "
-            f"0.90 or more on every model of the coverage study ({seen}): "
-            "read it as a rough range (results/estimators-coverage)"), stacklevel=2)
+        seen = (
+            "0.75 to 1.00 at 1,000 rounds, at least 0.92 at 10,000"
+            if start == _VALIDATED_FROM
+            else "see results/estimators-coverage"
+        )
+        warnings.warn(
+            CoverageWarning(
+                f"interval: at {K} rounds (fewer than {start}) the interval of {name} was not seen to cover at "
+                f"0.90 or more on every model of the coverage study ({seen}): "
+                "read it as a rough range (results/estimators-coverage)"
+            ),
+            stacklevel=2,
+        )
     fails = "" if entry is None else entry.interval_fails
     if fails:
         validated = False
         warnings.warn(CoverageWarning(f"interval: no valid interval for {name}: {fails}"), stacklevel=2)
     if name in ("ece", "mce", "rmsce") and st.edges is not None:
-        warnings.warn(CoverageWarning(
-            f"interval: a binned {name} estimates the {name} of the binned model, which differs from that of "
-            "the scores by an amount no resampling sees; this interval is for the binned quantity at this "
-            "sample size and need not cover the scores' value"), stacklevel=2)
-    return Interval(value=value, estimate=float(estimate), lo=float(lo), hi=float(hi), level=level, rate=rate,
-                    n_sub=n_sub, subsamples=subs, validated=validated)
+        warnings.warn(
+            CoverageWarning(
+                f"interval: a binned {name} estimates the {name} of the binned model, which differs from that of "
+                "the scores by an amount no resampling sees; this interval is for the binned quantity at this "
+                "sample size and need not cover the scores' value"
+            ),
+            stacklevel=2,
+        )
+    return Interval(
+        value=value,
+        estimate=float(estimate),
+        lo=float(lo),
+        hi=float(hi),
+        level=level,
+        rate=rate,
+        n_sub=n_sub,
+        subsamples=subs,
+        validated=validated,
+    )
 
 
 def _sample_fn(name):
@@ -692,8 +755,9 @@ def _sample_fn(name):
 # consistency resampling
 
 
-def calibration_test(y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, seed=None,
-                     sample_weight=None, bins=None, strategy="uniform") -> CalibrationTest:
+def calibration_test(
+    y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, seed=None, sample_weight=None, bins=None, strategy="uniform"
+) -> CalibrationTest:
     """Test of perfect calibration by consistency resampling (Broecker and Smith 2007).
 
     Under the hypothesis y_t ~ Bernoulli(p_t) independently, a bucket's positives are

@@ -43,7 +43,9 @@ def _metrics():
             m(st)
         from fastcdl._compiled.sort import sort_keys_into
 
-        sort_keys_into(np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64))  # what sorts the exact table of 2^14 rounds or more
+        sort_keys_into(
+            np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64)
+        )  # what sorts the exact table of 2^14 rounds or more
         from fastcdl._compiled.sort import argsort_stable
 
         frozen = np.zeros(2)
@@ -94,12 +96,14 @@ def _metrics():
             _k.smce_side(q, r, sign, J, side, checkpoints, h, S, out)
         _k.smce_value(r, 3.0, R, sign, J, h, S, out)
 
-    return [("exact table and its measures (cdl, vcdl, ece, k2, ucal, ...)", exact),
-            ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),
-            ("outcomes as int64, int32, float64, float32, bool", outcome_dtypes),
-            ("certificate (cdl_report)", lambda: fc.cdl_report(y, p)),
-            ("weighted table and metrics", weighted),
-            ("decision tasks (cfdl, swap regret and report, curve, k outcomes)", tasks)]
+    return [
+        ("exact table and its measures (cdl, vcdl, ece, k2, ucal, ...)", exact),
+        ("sample estimators (monotone CDL, cutoff CE, smCE, ATB, ...)", sample_estimators),
+        ("outcomes as int64, int32, float64, float32, bool", outcome_dtypes),
+        ("certificate (cdl_report)", lambda: fc.cdl_report(y, p)),
+        ("weighted table and metrics", weighted),
+        ("decision tasks (cfdl, swap regret and report, curve, k outcomes)", tasks),
+    ]
 
 
 def _binning():
@@ -125,8 +129,10 @@ def _binning():
         # the quantile edges' grid kernels on one thread (n_jobs=1, or off the main thread under workqueue)
         fc.bucket_stats(*big, bins=15, strategy="quantile", n_jobs=1)
 
-    return [("binned tables (equal width, edges, quantile, weighted)", binned),
-            ("parallel binning (T > 2^20)", parallel)]
+    return [
+        ("binned tables (equal width, edges, quantile, weighted)", binned),
+        ("parallel binning (T > 2^20)", parallel),
+    ]
 
 
 def _online():
@@ -157,9 +163,11 @@ def _online():
                 fc_.observe(y)
                 adv.observe(p, y)
 
-    return [("simulate loops (every forecaster x adversary)", loops),
-            ("per-round API", per_round),
-            ("minimax solver", lambda: minimax(np.array([[0.2, -0.1], [-0.3, 0.4]])))]
+    return [
+        ("simulate loops (every forecaster x adversary)", loops),
+        ("per-round API", per_round),
+        ("minimax solver", lambda: minimax(np.array([[0.2, -0.1], [-0.3, 0.4]]))),
+    ]
 
 
 def warmup(groups=GROUPS, report=None) -> list[Step]:

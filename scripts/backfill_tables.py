@@ -28,15 +28,23 @@ def main():
     columns = [c for m in METRICS.values() for c in m.columns] + ["n_buckets"]
     for folder in args.folders:
         with TrialStore(f"{folder}/trials.sqlite") as store:
-            rows = [r for r in store.rows() if r["seed_index"] == 0 and r["T"] <= t_max
-                    and r["bucket_table"] is None and r["algorithm_version"] is not None]
+            rows = [
+                r
+                for r in store.rows()
+                if r["seed_index"] == 0
+                and r["T"] <= t_max
+                and r["bucket_table"] is None
+                and r["algorithm_version"] is not None
+            ]
             for r in rows:
                 trial = Trial(**{k: r[k] for k in Trial.__dataclass_fields__})
                 got = run_trial(trial)
                 bad = [c for c in columns if got[c] != r[c]]
                 if bad:
-                    sys.exit(f"{folder}: trial {trial.forecaster_label} vs {trial.adversary_label}, T = {trial.T}: "
-                             f"{bad} differ from the stored row; not storing its table")
+                    sys.exit(
+                        f"{folder}: trial {trial.forecaster_label} vs {trial.adversary_label}, T = {trial.T}: "
+                        f"{bad} differ from the stored row; not storing its table"
+                    )
                 store.set_table(r["key"], got["bucket_table"])
             print(f"{folder}: {len(rows)} tables stored")
 

@@ -69,8 +69,11 @@ def main():
     # names any figure that still differs from its file)
     for script in ("speed_table.py", "docs_numbers.py"):
         subprocess.run([sys.executable, str(HERE / script)], check=True)
-    print(f"== all: {time.perf_counter() - t0:.0f} s; README.md's Speed table and docs' figures rewritten",
-          file=sys.stderr, flush=True)
+    print(
+        f"== all: {time.perf_counter() - t0:.0f} s; README.md's Speed table and docs' figures rewritten",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

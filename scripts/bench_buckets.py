@@ -65,8 +65,12 @@ def emulation_env(cpu_name: str) -> dict:
 
     features = ll.get_host_cpu_features()
     flags = ",".join(("-" if (not on or k.startswith(NOT_EMULATED)) else "+") + k for k, on in sorted(features.items()))
-    return {"NUMBA_CPU_NAME": cpu_name, "NUMBA_CPU_FEATURES": flags,
-            "NPY_DISABLE_CPU_FEATURES": NUMPY_AVX512, "FASTCDL_CACHE": "0"}
+    return {
+        "NUMBA_CPU_NAME": cpu_name,
+        "NUMBA_CPU_FEATURES": flags,
+        "NPY_DISABLE_CPU_FEATURES": NUMPY_AVX512,
+        "FASTCDL_CACHE": "0",
+    }
 
 
 def emulated() -> dict | None:
@@ -75,10 +79,13 @@ def emulated() -> dict | None:
     if not name:
         return None
     on = sorted(f[1:] for f in os.environ.get("NUMBA_CPU_FEATURES", "").split(",") if f.startswith("+"))
-    return {"cpu_name": name, "vector_extensions": [f for f in ("sse4.2", "avx", "avx2", "fma") if f in on]
-            + [f for f in on if f.startswith("avx512")],
-            "numpy_disabled": os.environ.get("NPY_DISABLE_CPU_FEATURES", ""),
-            "fastcdl_cache": os.environ.get("FASTCDL_CACHE", "1")}
+    return {
+        "cpu_name": name,
+        "vector_extensions": [f for f in ("sse4.2", "avx", "avx2", "fma") if f in on]
+        + [f for f in on if f.startswith("avx512")],
+        "numpy_disabled": os.environ.get("NPY_DISABLE_CPU_FEATURES", ""),
+        "fastcdl_cache": os.environ.get("FASTCDL_CACHE", "1"),
+    }
 
 
 def machine() -> dict:
@@ -104,7 +111,9 @@ def machine() -> dict:
         "cpu_family": info.get("cpu family"),
         "cpu_model": info.get("model"),
         "llvm_cpu": llvm_cpu,
-        "vector_extensions": [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl") if f in flags],
+        "vector_extensions": [
+            f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl") if f in flags
+        ],
         "avx512": "avx512f" in flags,
         "cores": os.cpu_count(),
         "numba_threads": numba.config.NUMBA_NUM_THREADS,
@@ -160,8 +169,12 @@ def main():
     ap.add_argument("--m", type=int, default=10**6)
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--out", default="bucket-speed")
-    ap.add_argument("--out-dir", type=Path, default=benchrecord.OUT_DIR,
-                    help="folder of the .json and .md (default results/benchmarks)")
+    ap.add_argument(
+        "--out-dir",
+        type=Path,
+        default=benchrecord.OUT_DIR,
+        help="folder of the .json and .md (default results/benchmarks)",
+    )
     ap.add_argument("--render", action="store_true", help="only write OUT.md from OUT.json")
     ap.add_argument("--emulate-cpu", default=None, help="compile for this older LLVM CPU, without AVX-512")
     args = ap.parse_args()
@@ -180,28 +193,51 @@ def main():
     y_f64 = y_bool.astype(np.float64)
     w = np.random.default_rng(1).random(T)  # as asv's BucketStatsThreadsSuite
     edges = np.linspace(0.0, 1.0, bins + 1)
-    out = {"machine": mach, "command": command, "source": source_hash(), "started": started.isoformat(),
-           "load_before": load_before, "out": args.out, "emulated": emulated(), "T": T, "bins": bins, "m": args.m, "repeat": R, "sections": {}}
+    out = {
+        "machine": mach,
+        "command": command,
+        "source": source_hash(),
+        "started": started.isoformat(),
+        "load_before": load_before,
+        "out": args.out,
+        "emulated": emulated(),
+        "T": T,
+        "bins": bins,
+        "m": args.m,
+        "repeat": R,
+        "sections": {},
+    }
 
     # 1. uniform bins against the floors
     sec1 = {}
     for label, y in (("float64", y_f64), ("bool", y_bool)):
-        ts = alternate({
-            "sum": lambda y=y: (p.sum(), y.sum()),
-            "fastcdl_1": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
-            "fastcdl_2": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=2),
-            "simplest_loop": lambda y=y: F.simplest_binning(y, p, bins),
-        }, R)
+        ts = alternate(
+            {
+                "sum": lambda y=y: (p.sum(), y.sum()),
+                "fastcdl_1": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
+                "fastcdl_2": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=2),
+                "simplest_loop": lambda y=y: F.simplest_binning(y, p, bins),
+            },
+            R,
+        )
         st = fc.bucket_stats(y, p, bins=bins)
         ref = F.simplest_binning(y, p, bins)
         assert np.array_equal(st.counts, ref[0][ref[0] > 0])  # no prediction of this data lies near an edge
-        tn = alternate({"sum": lambda y=y: (p.sum(), y.sum()),
-                        "fastcdl_1": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
-                        "numpy": lambda y=y: D.numpy_binning(edges, y, p)}, max(3, R // 5))
+        tn = alternate(
+            {
+                "sum": lambda y=y: (p.sum(), y.sum()),
+                "fastcdl_1": lambda y=y: fc.bucket_stats(y, p, bins=bins, n_jobs=1),
+                "numpy": lambda y=y: D.numpy_binning(edges, y, p),
+            },
+            max(3, R // 5),
+        )
         sec1[label] = {
-            "times": ts, "numpy_times": tn,
-            "fastcdl_1/sum": ratio(ts, "fastcdl_1", "sum"), "fastcdl_2/sum": ratio(ts, "fastcdl_2", "sum"),
-            "simplest/sum": ratio(ts, "simplest_loop", "sum"), "fastcdl_1/simplest": ratio(ts, "fastcdl_1", "simplest_loop"),
+            "times": ts,
+            "numpy_times": tn,
+            "fastcdl_1/sum": ratio(ts, "fastcdl_1", "sum"),
+            "fastcdl_2/sum": ratio(ts, "fastcdl_2", "sum"),
+            "simplest/sum": ratio(ts, "simplest_loop", "sum"),
+            "fastcdl_1/simplest": ratio(ts, "fastcdl_1", "simplest_loop"),
             "numpy/fastcdl_1": ratio(tn, "numpy", "fastcdl_1"),
         }
     out["sections"]["uniform"] = sec1
@@ -210,19 +246,29 @@ def main():
     T2 = min(T, 10**7)
     p2, y2 = p[:T2].copy(), y_bool[:T2].copy()
     pairs = {
-        "uniform bins": (lambda: fc.bucket_stats(y_bool, p, bins=bins, n_jobs=1), lambda: fc.bucket_stats(y_bool, p, bins=bins, n_jobs=2)),
-        "quantile bins": (lambda: fc.bucket_stats(y_bool, p, bins=bins, strategy="quantile", n_jobs=1),
-                          lambda: fc.bucket_stats(y_bool, p, bins=bins, strategy="quantile", n_jobs=2)),
-        "weighted uniform bins": (lambda: fc.bucket_stats(y_bool, p, bins=bins, sample_weight=w, n_jobs=1),
-                                  lambda: fc.bucket_stats(y_bool, p, bins=bins, sample_weight=w, n_jobs=2)),
+        "uniform bins": (
+            lambda: fc.bucket_stats(y_bool, p, bins=bins, n_jobs=1),
+            lambda: fc.bucket_stats(y_bool, p, bins=bins, n_jobs=2),
+        ),
+        "quantile bins": (
+            lambda: fc.bucket_stats(y_bool, p, bins=bins, strategy="quantile", n_jobs=1),
+            lambda: fc.bucket_stats(y_bool, p, bins=bins, strategy="quantile", n_jobs=2),
+        ),
+        "weighted uniform bins": (
+            lambda: fc.bucket_stats(y_bool, p, bins=bins, sample_weight=w, n_jobs=1),
+            lambda: fc.bucket_stats(y_bool, p, bins=bins, sample_weight=w, n_jobs=2),
+        ),
         "exact table (bins=None)": (serial_pairs(lambda: fc.bucket_stats(y2, p2)), lambda: fc.bucket_stats(y2, p2)),
         "smCE from rounds": (serial_pairs(lambda: fs.smce(y2, p2)), lambda: fs.smce(y2, p2)),
     }
     sec2 = {}
     for name, (one, two) in pairs.items():
         ts = alternate({"one": one, "two": two}, R)
-        sec2[name] = {"times": ts, "two/one": ratio(ts, "two", "one"),
-                      "rounds": T2 if name.startswith(("exact", "smCE")) else T}
+        sec2[name] = {
+            "times": ts,
+            "two/one": ratio(ts, "two", "one"),
+            "rounds": T2 if name.startswith(("exact", "smCE")) else T,
+        }
     out["sections"]["threads"] = sec2
 
     # 3. exact CDL of m buckets against np.sort of 2 m floats
@@ -231,29 +277,59 @@ def main():
     x2 = np.random.default_rng(2).random(2 * M)
     # each on one thread: the CPU-time ratio holds on a shared machine, where the wall time also
     # counts the waits for a core
-    ts, cpu = alternate({"sort": lambda: np.sort(x2), "cdl": lambda: fc.cdl(table), "vcdl": lambda: fc.vcdl(table),
-                             "cdl_report": lambda: fc.cdl_report(table)}, R, cpu=True)
-    out["sections"]["cdl"] = {"times": ts, "cpu_times": cpu,
-                              **{f"{k}/sort": ratio(ts, k, "sort") for k in ("cdl", "vcdl", "cdl_report")},
-                              **{f"{k}/sort cpu": ratio(cpu, k, "sort") for k in ("cdl", "vcdl", "cdl_report")}}
+    ts, cpu = alternate(
+        {
+            "sort": lambda: np.sort(x2),
+            "cdl": lambda: fc.cdl(table),
+            "vcdl": lambda: fc.vcdl(table),
+            "cdl_report": lambda: fc.cdl_report(table),
+        },
+        R,
+        cpu=True,
+    )
+    out["sections"]["cdl"] = {
+        "times": ts,
+        "cpu_times": cpu,
+        **{f"{k}/sort": ratio(ts, k, "sort") for k in ("cdl", "vcdl", "cdl_report")},
+        **{f"{k}/sort cpu": ratio(cpu, k, "sort") for k in ("cdl", "vcdl", "cdl_report")},
+    }
 
     # 4. exact table against the simplest code
-    ts = alternate({"fastcdl": lambda: fc.bucket_stats(y2, p2), "simplest": lambda: F.simplest_exact(y2, p2),
-                    "sort": lambda: np.sort(p2)}, R)
+    ts = alternate(
+        {
+            "fastcdl": lambda: fc.bucket_stats(y2, p2),
+            "simplest": lambda: F.simplest_exact(y2, p2),
+            "sort": lambda: np.sort(p2),
+        },
+        R,
+    )
     st = fc.bucket_stats(y2, p2)
     v, nn, ss, _ = F.simplest_exact(y2, p2)
     assert np.array_equal(st.values, v) and np.array_equal(st.counts, nn) and np.array_equal(st.positives, ss)
-    out["sections"]["exact"] = {"times": ts, "rounds": T2, "fastcdl/simplest": ratio(ts, "fastcdl", "simplest"),
-                                "fastcdl/sort": ratio(ts, "fastcdl", "sort")}
+    out["sections"]["exact"] = {
+        "times": ts,
+        "rounds": T2,
+        "fastcdl/simplest": ratio(ts, "fastcdl", "simplest"),
+        "fastcdl/sort": ratio(ts, "fastcdl", "sort"),
+    }
 
     # 5. the online engine's round against the simplest loop
     TO, prob = F.GAME_T, F.GAME_PROB
     grid_m = int(np.ceil(np.sqrt(TO)))
     simulate("truthful", "bernoulli", horizon=1024, seed=0, adversary_params={"p": prob})
-    ts = alternate({"simulate": lambda: simulate("truthful", "bernoulli", horizon=TO, seed=1, adversary_params={"p": prob}),
-                    "simplest": lambda: F.simplest_truthful_game(TO, grid_m, prob, 1)}, max(5, R // 3))
-    out["sections"]["online"] = {"times": ts, "rounds": TO, "simulate/simplest": ratio(ts, "simulate", "simplest"),
-                                 "ns_per_round": {k: med(v) / TO * 1e9 for k, v in ts.items()}}
+    ts = alternate(
+        {
+            "simulate": lambda: simulate("truthful", "bernoulli", horizon=TO, seed=1, adversary_params={"p": prob}),
+            "simplest": lambda: F.simplest_truthful_game(TO, grid_m, prob, 1),
+        },
+        max(5, R // 3),
+    )
+    out["sections"]["online"] = {
+        "times": ts,
+        "rounds": TO,
+        "simulate/simplest": ratio(ts, "simulate", "simplest"),
+        "ns_per_round": {k: med(v) / TO * 1e9 for k, v in ts.items()},
+    }
 
     out["load_after"] = os.getloadavg()
     out["finished"] = datetime.now(UTC).isoformat()
@@ -267,17 +343,21 @@ def main():
 def emulation_note(em) -> list:
     if not em:
         return []
-    return ["", (
-        f"**Emulated target, not another machine.** numba compiled every kernel for LLVM's `{em['cpu_name']}` with this "
-        f"CPU's features less the AVX-512 family (vector extensions used: {', '.join(em['vector_extensions']) or 'none'}; "
-        f"no AVX-512), numpy's AVX-512 kernels were off (NPY_DISABLE_CPU_FEATURES={em['numpy_disabled']}), and fastcdl's "
-        f"cache was off (FASTCDL_CACHE={em['fastcdl_cache']}). It ran on the CPU above, with its caches, memory and "
-        "clock: the ratios show what the code costs without AVX-512, not the speed of a machine of that family."
-    )]
+    return [
+        "",
+        (
+            f"**Emulated target, not another machine.** numba compiled every kernel for LLVM's `{em['cpu_name']}` with this "
+            f"CPU's features less the AVX-512 family (vector extensions used: {', '.join(em['vector_extensions']) or 'none'}; "
+            f"no AVX-512), numpy's AVX-512 kernels were off (NPY_DISABLE_CPU_FEATURES={em['numpy_disabled']}), and fastcdl's "
+            f"cache was off (FASTCDL_CACHE={em['fastcdl_cache']}). It ran on the CPU above, with its caches, memory and "
+            "clock: the ratios show what the code costs without AVX-512, not the speed of a machine of that family."
+        ),
+    ]
 
 
 def render(o) -> str:
     mc = o["machine"]
+
     def ms(t):
         return f"{med(t) * 1e3:.1f}"
 
@@ -309,8 +389,10 @@ def render(o) -> str:
     ]
     for label, r in o["sections"]["uniform"].items():
         t = r["times"]
-        lines.append(f"| {label} | {ms(t['sum'])} | {ms(t['fastcdl_1'])} | {ms(t['fastcdl_2'])} | {ms(t['simplest_loop'])} | "
-                     f"{r['fastcdl_1/sum']:.2f}x | {r['fastcdl_2/sum']:.2f}x | {r['simplest/sum']:.2f}x | {r['numpy/fastcdl_1']:.1f}x |")
+        lines.append(
+            f"| {label} | {ms(t['sum'])} | {ms(t['fastcdl_1'])} | {ms(t['fastcdl_2'])} | {ms(t['simplest_loop'])} | "
+            f"{r['fastcdl_1/sum']:.2f}x | {r['fastcdl_2/sum']:.2f}x | {r['simplest/sum']:.2f}x | {r['numpy/fastcdl_1']:.1f}x |"
+        )
     lines += [
         "",
         (
@@ -326,7 +408,9 @@ def render(o) -> str:
         "|---|---|---|---|---|",
     ]
     for name, r in o["sections"]["threads"].items():
-        lines.append(f"| {name} | {r['rounds']:.0e} | {ms(r['times']['one'])} | {ms(r['times']['two'])} | {r['two/one']:.2f}x |")
+        lines.append(
+            f"| {name} | {r['rounds']:.0e} | {ms(r['times']['one'])} | {ms(r['times']['two'])} | {r['two/one']:.2f}x |"
+        )
     c = o["sections"]["cdl"]
     lines += [
         "",
@@ -337,8 +421,10 @@ def render(o) -> str:
     if cpu is None:
         lines += ["| function | median (ms) | / np.sort of 2 m floats |", "|---|---|---|"]
     else:
-        lines += ["| function | median (ms) | / np.sort of 2 m floats | CPU time: median (ms) | CPU time / np.sort |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            "| function | median (ms) | / np.sort of 2 m floats | CPU time: median (ms) | CPU time / np.sort |",
+            "|---|---|---|---|---|",
+        ]
     for k in ("sort", "cdl", "vcdl", "cdl_report"):
         label = "np.sort of 2 m floats" if k == "sort" else k
         row = f"| {label} | {ms(c['times'][k])} | {'1' if k == 'sort' else format(c[k + '/sort'], '.2f') + 'x'} |"
@@ -347,9 +433,16 @@ def render(o) -> str:
         lines.append(row)
     e = o["sections"]["exact"]
     on = o["sections"]["online"]
-    lines += ["", "Bar (issue 28): cdl within 5x of the sort." + (
-        "" if cpu is None else " Each runs on one thread; the CPU time (the thread's own, time.thread_time) "
-        "leaves out the waits for a core on the shared machine.")]
+    lines += [
+        "",
+        "Bar (issue 28): cdl within 5x of the sort."
+        + (
+            ""
+            if cpu is None
+            else " Each runs on one thread; the CPU time (the thread's own, time.thread_time) "
+            "leaves out the waits for a core on the shared machine."
+        ),
+    ]
     lines += [
         "",
         f"## 4. Exact table (bins=None), T = {e['rounds']:.0e}",

@@ -32,10 +32,10 @@ def main(argv=None):
         simulate(f, a.adversary, horizon=1024, seed=1)
     out = {"command": " ".join(sys.argv), "load_before": load0, "runs": {}, "summary": {}}
     for k in a.log2T:
-        T = 2 ** k
+        T = 2**k
         times = {f: [] for f in a.forecasters}
         for r in range(a.repeats):
-            order = a.forecasters[r % len(a.forecasters):] + a.forecasters[:r % len(a.forecasters)]
+            order = a.forecasters[r % len(a.forecasters) :] + a.forecasters[: r % len(a.forecasters)]
             for f in order:
                 times[f].append(simulate(f, a.adversary, horizon=T, seed=r).seconds)
         out["runs"][str(T)] = times

@@ -30,9 +30,15 @@ OUT = ROOT / "results" / "benchmarks" / "engine.md"
 sys.path.insert(0, str(ROOT / "scripts"))
 import benchrecord  # noqa: E402
 
-PAIRS = [("cdl", "bernoulli", 10**6), ("cdl", "greedy", 10**6), ("kt", "bernoulli", 4 * 10**6),
-         ("kt", "greedy", 4 * 10**6), ("foster", "bernoulli", 10**7), ("foster", "greedy", 10**7),
-         ("frequency", "bernoulli", 10**7)]
+PAIRS = [
+    ("cdl", "bernoulli", 10**6),
+    ("cdl", "greedy", 10**6),
+    ("kt", "bernoulli", 4 * 10**6),
+    ("kt", "greedy", 4 * 10**6),
+    ("foster", "bernoulli", 10**7),
+    ("foster", "greedy", 10**7),
+    ("frequency", "bernoulli", 10**7),
+]
 
 CODE = """
 import json, sys
@@ -55,11 +61,22 @@ def machine() -> str:
 
 def measure(tree, pairs, plugin=False, plugin_forecaster=False):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(ROOT / "tests")])}
-    rows = [("user_plugins:RUNNING" if plugin_forecaster and f == "frequency" else f,
-             "user_plugins:COIN" if plugin and a == "bernoulli" else a, T) for f, a, T in pairs]
+    rows = [
+        (
+            "user_plugins:RUNNING" if plugin_forecaster and f == "frequency" else f,
+            "user_plugins:COIN" if plugin and a == "bernoulli" else a,
+            T,
+        )
+        for f, a, T in pairs
+    ]
     ap = '{"p": 0.5} if a.endswith("bernoulli") or a.endswith("COIN") else None'
-    out = subprocess.run([sys.executable, "-c", CODE.replace("{ap}", ap), json.dumps(rows)], env=env,
-                         capture_output=True, text=True, cwd=tree)
+    out = subprocess.run(
+        [sys.executable, "-c", CODE.replace("{ap}", ap), json.dumps(rows)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tree,
+    )
     if out.returncode != 0:
         raise SystemExit(out.stderr.strip().splitlines()[-1])
     got = json.loads(out.stdout)
@@ -80,13 +97,17 @@ def main():
         subprocess.run(["git", "worktree", "add", "-q", "--detach", str(old), args.before], cwd=ROOT, check=True)
         try:
             # one fresh process per call, alternating; each call keeps its rounds/s by pair
-            calls = {"before": lambda: measure(old, pairs), "after": lambda: measure(ROOT, pairs),
-                     "plug": lambda: measure(ROOT, [p for p in pairs if p[1] == "bernoulli"], plugin=True),
-                     "plugf": lambda: measure(ROOT, freq, plugin_forecaster=True),
-                     "after_freq": lambda: measure(ROOT, freq)}
+            calls = {
+                "before": lambda: measure(old, pairs),
+                "after": lambda: measure(ROOT, pairs),
+                "plug": lambda: measure(ROOT, [p for p in pairs if p[1] == "bernoulli"], plugin=True),
+                "plugf": lambda: measure(ROOT, freq, plugin_forecaster=True),
+                "after_freq": lambda: measure(ROOT, freq),
+            }
             runs = {k: [] for k in calls}
-            benchrecord.repeats({k: (lambda k=k, f=f: runs[k].append(f())) for k, f in calls.items()},
-                                args.repeat, warmup=False)
+            benchrecord.repeats(
+                {k: (lambda k=k, f=f: runs[k].append(f())) for k, f in calls.items()}, args.repeat, warmup=False
+            )
             before, after, plug, plugf, after_freq = runs.values()
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, check=True)

@@ -32,13 +32,19 @@ def main():
         for f in args.forecasters:
             simulate(f, adv, horizon=1024, seed=0)
         runs = {f: seeded(f, adv, args.T) for f in args.forecasters}
-        ns = {f: [t / args.T * 1e9 for t in ts] for f, ts in benchrecord.repeats(
-            runs, args.repeats, warmup=False, seconds=lambda run: run.seconds).seconds.items()}
+        ns = {
+            f: [t / args.T * 1e9 for t in ts]
+            for f, ts in benchrecord.repeats(
+                runs, args.repeats, warmup=False, seconds=lambda run: run.seconds
+            ).seconds.items()
+        }
         base = statistics.median(ns[args.forecasters[-1]])
         for f in args.forecasters:
             med = statistics.median(ns[f])
             runs = ", ".join(f"{x:.1f}" for x in ns[f])
-            print(f"{adv:10s} {f:6s} median {med:6.1f} ns/round  ({med / base:.2f}x {args.forecasters[-1]})  runs: {runs}")
+            print(
+                f"{adv:10s} {f:6s} median {med:6.1f} ns/round  ({med / base:.2f}x {args.forecasters[-1]})  runs: {runs}"
+            )
     print(f"load average (1 min) after: {os.getloadavg()[0]:.2f}")
 
 

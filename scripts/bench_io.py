@@ -86,14 +86,18 @@ def measure(args, rec):
         for label, path in files.items():
             rec.value(f"{label}/file_mb", path.stat().st_size / 1e6)
             for bins in (None, 15):
+
                 def baseline(path=path, bins=bins):
                     t = pcsv.read_csv(path)
                     return fc.bucket_stats(t["y"].to_numpy(), t["p"].to_numpy(), bins=bins)
 
                 key = f"{label}/{'exact' if bins is None else f'{bins} bins'}"
-                res = _alternate(rec, key, {"pyarrow": baseline,
-                                            "fastcdl": lambda path=path, bins=bins: read_stats(path, bins=bins)},
-                                 args.repeat)
+                res = _alternate(
+                    rec,
+                    key,
+                    {"pyarrow": baseline, "fastcdl": lambda path=path, bins=bins: read_stats(path, bins=bins)},
+                    args.repeat,
+                )
                 got, want = res["fastcdl"], res["pyarrow"]
                 if bins is None:
                     assert got == want, "the file's table differs from the arrays' table"
@@ -129,9 +133,11 @@ def render(doc):
             old = doc["timings"].get(f"{key}/before")
             old_s = f"{old['median']:.1f}" if old else "—"
             ratios.append(ours / base)
-            lines.append(f"| {label} | {doc['values'][f'{label}/file_mb']:.0f} | {how} | "
-                         f"{doc['values'][f'{key}/buckets']:,} | {ours:.2f} | {base:.2f} | {ours / base:.2f}x | "
-                         f"{old_s} |")
+            lines.append(
+                f"| {label} | {doc['values'][f'{label}/file_mb']:.0f} | {how} | "
+                f"{doc['values'][f'{key}/buckets']:,} | {ours:.2f} | {base:.2f} | {ours / base:.2f}x | "
+                f"{old_s} |"
+            )
     lines += [
         "",
         f"The largest ratio is {max(ratios):.2f}x (the bar: 1.5x). Streaming keeps memory at O(2^20 + m) rows "

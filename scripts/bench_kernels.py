@@ -44,8 +44,12 @@ def njit_ratio(rec, key, q, n, s, repeat):
     D.public_loop(q, n, s, 1)
     D.internal_loop(*iargs, 1)
     # back to back, so each ratio sees one load
-    rec.interleaved(key, {"public": lambda: D.public_loop(q, n, s, reps),
-                          "internal": lambda: D.internal_loop(*iargs, reps)}, repeat, n_inner=reps)
+    rec.interleaved(
+        key,
+        {"public": lambda: D.public_loop(q, n, s, reps), "internal": lambda: D.internal_loop(*iargs, reps)},
+        repeat,
+        n_inner=reps,
+    )
     ratios = [a / b for a, b in zip(rec.seconds(f"{key}/public"), rec.seconds(f"{key}/internal"))]
     rec.value(f"{key}/ratio", float(np.median(ratios)))
     # cdl_report's pipeline once the table exists: the sorts, then the unfused kernel
@@ -67,13 +71,23 @@ def overhead_rows(rec, t_max, repeat):
         q, n, s = st.values, st.counts, st.positives
         assert D.stream_then_cdl(p, y) == fc.cdl(y, p) == K.cdl(q, n, s)
         r = max(3, min(repeat, int(2e6 // T)))
-        rec.interleaved(f"overhead/{T:.0e}", dict(zip(OVERHEAD, (
-            lambda: fc.cdl(y, p),
-            lambda: fc.bucket_stats(y, p),
-            lambda: fc.cdl(st),
-            lambda: K.cdl(q, n, s),
-            lambda: D.stream_then_cdl(p, y),
-        ))), r, T=T)
+        rec.interleaved(
+            f"overhead/{T:.0e}",
+            dict(
+                zip(
+                    OVERHEAD,
+                    (
+                        lambda: fc.cdl(y, p),
+                        lambda: fc.bucket_stats(y, p),
+                        lambda: fc.cdl(st),
+                        lambda: K.cdl(q, n, s),
+                        lambda: D.stream_then_cdl(p, y),
+                    ),
+                )
+            ),
+            r,
+            T=T,
+        )
         T *= 10
 
 
@@ -163,8 +177,10 @@ def render(doc):
     ]
     for label, m in TABLES:
         key = f"njit/{label}/{m}"
-        lines.append(f"| {label} | {m} | {us(med(key + '/public'))} | {us(med(key + '/internal'))} | "
-                     f"{doc['values'][key + '/ratio']:.2f}x | {us(med(key + '/python'))} |")
+        lines.append(
+            f"| {label} | {m} | {us(med(key + '/public'))} | {us(med(key + '/internal'))} | "
+            f"{doc['values'][key + '/ratio']:.2f}x | {us(med(key + '/python'))} |"
+        )
     lines += [
         "",
         "Target: within 1.2x of the internal kernel on the 100-bucket asv table.",

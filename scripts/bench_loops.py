@@ -41,9 +41,18 @@ def measure(T, repeat):
     rec = benchrecord.Recorder("rounds", T=T, repeat=repeat, adversary="bernoulli")
     for f in FORECASTERS:
         simulate(f, "bernoulli", horizon=1024, seed=0)
-    rec.record("", benchrecord.repeats({f: seeded(f, "bernoulli", T) for f in FORECASTERS}, repeat, warmup=False,
-                                       seconds=lambda run: run.seconds, timer="simulate's loop seconds (wall)"),
-               rounds=T, interleaved=True)
+    rec.record(
+        "",
+        benchrecord.repeats(
+            {f: seeded(f, "bernoulli", T) for f in FORECASTERS},
+            repeat,
+            warmup=False,
+            seconds=lambda run: run.seconds,
+            timer="simulate's loop seconds (wall)",
+        ),
+        rounds=T,
+        interleaved=True,
+    )
     rec.save()
 
 
@@ -51,7 +60,7 @@ def render(doc):
     T = doc["params"]["T"]
     lines = benchrecord.header(doc, "ns per round of every built-in forecaster's compiled loop")
     lines += [
-        f"`simulate(FORECASTER, \"bernoulli\", horizon={T}, seed=r)`, r = 0..{doc['params']['repeat'] - 1}, "
+        f'`simulate(FORECASTER, "bernoulli", horizon={T}, seed=r)`, r = 0..{doc["params"]["repeat"] - 1}, '
         "the seconds of the compiled loop (JIT excluded) over the rounds; the forecasters alternate within "
         "each repeat. Wall clock: the load above moves them.",
         "",
@@ -61,8 +70,9 @@ def render(doc):
     ns = {f: 1e9 * benchrecord.median(doc, f) / T for f in FORECASTERS}
     for f in FORECASTERS:
         runs = doc["timings"][f]["seconds"]
-        lines.append(f"| {f} | {ns[f]:.1f} | {1e9 * min(runs) / T:.1f}, {1e9 * max(runs) / T:.1f} | "
-                     f"{ns[f] / ns['cdl']:.3f} |")
+        lines.append(
+            f"| {f} | {ns[f]:.1f} | {1e9 * min(runs) / T:.1f}, {1e9 * max(runs) / T:.1f} | {ns[f] / ns['cdl']:.3f} |"
+        )
     return lines
 
 

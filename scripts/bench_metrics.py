@@ -30,10 +30,14 @@ def measure(args, rec):
     edges = np.linspace(0.0, 1.0, bins + 1)
     for label, y in (("bool", y_bool), ("float64", y_bool.astype(np.float64))):
         # the sum and the table alternate, so a change of load falls on both
-        rec.interleaved(f"bucket_stats/{label}", {
-            "sum": lambda: (p.sum(), y.sum()),
-            "fastcdl": lambda: fc.bucket_stats(y, p, bins=bins),
-        }, args.repeat)
+        rec.interleaved(
+            f"bucket_stats/{label}",
+            {
+                "sum": lambda: (p.sum(), y.sum()),
+                "fastcdl": lambda: fc.bucket_stats(y, p, bins=bins),
+            },
+            args.repeat,
+        )
         rec.time(f"bucket_stats/{label}/numpy", lambda: D.numpy_binning(edges, y, p), max(3, args.repeat // 2))
         st = fc.bucket_stats(y, p, bins=bins)
         ref = D.numpy_binning(edges, y, p)
@@ -61,9 +65,7 @@ def render(doc):
         t_sum = benchrecord.median(doc, f"bucket_stats/{label}/sum")
         t_fc = benchrecord.median(doc, f"bucket_stats/{label}/fastcdl")
         t_np = benchrecord.median(doc, f"bucket_stats/{label}/numpy")
-        lines.append(
-            f"| {label} | {t_sum:.3f} | {t_fc:.3f} | {t_np:.3f} | {t_fc / t_sum:.2f}x | {t_np / t_fc:.1f}x |"
-        )
+        lines.append(f"| {label} | {t_sum:.3f} | {t_fc:.3f} | {t_np:.3f} | {t_fc / t_sum:.2f}x | {t_np / t_fc:.1f}x |")
     lines += [
         "",
         "Targets: within 3x of the sum, at least 10x faster than bincount.",
@@ -93,7 +95,7 @@ def main():
     # the sample estimators' section is scripts/bench_estimators.py's: kept as it is
     kept = ""
     if OUT.exists() and BEGIN in OUT.read_text():
-        kept = "\n" + OUT.read_text()[OUT.read_text().index(BEGIN):]
+        kept = "\n" + OUT.read_text()[OUT.read_text().index(BEGIN) :]
     benchrecord.write_md("metrics", lines + [kept] if kept else lines)
     print("\n".join(lines))
 

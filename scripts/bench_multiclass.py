@@ -61,8 +61,17 @@ def measure(args, rec):
         rec.add(f"{name}/new", [new_t], clock="perf_counter, one call in a fresh process")
         if old_t is not None:
             rec.add(f"{name}/old", [old_t], clock="perf_counter, one call in a fresh process")
-        rec.value(name, dict(T=int(len(y)), k=int(P.shape[1]), m=int(m), new=new_v, old=old_v,
-                             old_stopped_at=None if old_t is not None else args.old_timeout))
+        rec.value(
+            name,
+            dict(
+                T=int(len(y)),
+                k=int(P.shape[1]),
+                m=int(m),
+                new=new_v,
+                old=old_v,
+                old_stopped_at=None if old_t is not None else args.old_timeout,
+            ),
+        )
         print(name, json.dumps(rec.doc["values"][name]), flush=True)
 
 
@@ -85,12 +94,15 @@ def render(doc):
             old_s = benchrecord.median(doc, f"{name}/old")
             old_c, ratio, diff = f"{old_s:.1f}", f"{old_s / new_s:.0f}x", f"{r['new'] - r['old']:.1e}"
         else:
-            old_c, ratio, diff = (f"> {r['old_stopped_at']:g} (stopped)",
-                                  f"> {math.floor(r['old_stopped_at'] / new_s)}x",
-                                  "—")
+            old_c, ratio, diff = (
+                f"> {r['old_stopped_at']:g} (stopped)",
+                f"> {math.floor(r['old_stopped_at'] / new_s)}x",
+                "—",
+            )
         label = "digits (sklearn, logistic regression, rounded to 0.01)" if name == "digits" else "synthetic"
-        lines.append(f"| {label} | {r['T']} | {r['k']} | {r['m']} | {new_s:.2f} | {old_c} | {ratio} | "
-                     f"{r['new']:.6f} | {diff} |")
+        lines.append(
+            f"| {label} | {r['T']} | {r['k']} | {r['m']} | {new_s:.2f} | {old_c} | {ratio} | {r['new']:.6f} | {diff} |"
+        )
     lines += [
         "",
         "Synthetic cases: m Dirichlet(0.5) rows over k = 10 outcomes rounded to 0.01, 20 rounds per row,",
@@ -107,8 +119,12 @@ def main():
     ap.add_argument("--old-timeout", type=float, default=60.0)
     ap.add_argument("--cases", default="50,100,200,400,digits")
     ap.add_argument("--render", action="store_true", help="only write multiclass.md from multiclass.json")
-    ap.add_argument("--out-dir", type=Path, default=benchrecord.OUT_DIR,
-                    help="folder of multiclass.json and multiclass.md (default results/benchmarks)")
+    ap.add_argument(
+        "--out-dir",
+        type=Path,
+        default=benchrecord.OUT_DIR,
+        help="folder of multiclass.json and multiclass.md (default results/benchmarks)",
+    )
     args = ap.parse_args()
     if not args.render:
         rec = benchrecord.Recorder("multiclass", old_timeout=args.old_timeout, cases=args.cases)

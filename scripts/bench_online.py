@@ -40,8 +40,13 @@ def loop_seconds(run):
 def runs(rec, key, forecaster, adversary, T, repeats, seed0=1, **fparams):
     """simulate `repeats` times (seeds seed0, seed0 + 1, ...); records each run's loop seconds;
     the last run."""
-    timings = benchrecord.repeats({key: seeded(forecaster, adversary, T, seed0, **fparams)}, repeats,
-                                  warmup=False, seconds=loop_seconds, timer=WALL)
+    timings = benchrecord.repeats(
+        {key: seeded(forecaster, adversary, T, seed0, **fparams)},
+        repeats,
+        warmup=False,
+        seconds=loop_seconds,
+        timer=WALL,
+    )
     rec.record("", timings, rounds=T)
     return timings.values[key]
 
@@ -61,8 +66,12 @@ def dense_prefix(rec, key, T, rounds, repeats):
         built.append(f)
         return _run_loop(f, a, rounds, np.zeros(0), np.zeros(0, dtype=np.int8))
 
-    rec.record("", benchrecord.repeats({key: prefix}, repeats, warmup=False, seconds=float, timer=WALL),
-               rounds=rounds, horizon=T)
+    rec.record(
+        "",
+        benchrecord.repeats({key: prefix}, repeats, warmup=False, seconds=float, timer=WALL),
+        rounds=rounds,
+        horizon=T,
+    )
     rec.value(f"{key}/m", int(built[-1].params["m"]))
 
 
@@ -97,8 +106,15 @@ def measure(args, rec):
         rec.value(f"{key}/K_eta", n_copies(T))
     log(f"T={t_big:.0e}: {t_big / rec.doc['timings']['flat/big']['median']:.3g} rounds/s")
     # cdl and kt alternate at T = 1e7, so the ratio sees the same load
-    rec.interleaved("mid", {"cdl_greedy": seeded("cdl", "greedy", t_mid, 1),
-                            "kt_greedy": seeded("kt", "greedy", t_mid, 1)}, args.repeat_mid, warmup=False, seconds=loop_seconds, timer=WALL, rounds=t_mid)
+    rec.interleaved(
+        "mid",
+        {"cdl_greedy": seeded("cdl", "greedy", t_mid, 1), "kt_greedy": seeded("kt", "greedy", t_mid, 1)},
+        args.repeat_mid,
+        warmup=False,
+        seconds=loop_seconds,
+        timer=WALL,
+        rounds=t_mid,
+    )
     runs(rec, "mid/cdl_bernoulli", "cdl", "bernoulli", t_mid, 1)
     log("kt done")
 
@@ -108,9 +124,18 @@ def measure(args, rec):
     def keep(name, run):
         return lambda: kept[name].append(run()) or kept[name][-1]
 
-    rec.interleaved("dense/1e6", {"sparse": keep("sparse", seeded("cdl", "greedy", 10**6, 1)),
-                                  "dense": keep("dense", seeded("cdl", "greedy", 10**6, 1, oracle="dense"))},
-                    args.repeat_dense, warmup=False, seconds=loop_seconds, timer=WALL, rounds=10**6)
+    rec.interleaved(
+        "dense/1e6",
+        {
+            "sparse": keep("sparse", seeded("cdl", "greedy", 10**6, 1)),
+            "dense": keep("dense", seeded("cdl", "greedy", 10**6, 1, oracle="dense")),
+        },
+        args.repeat_dense,
+        warmup=False,
+        seconds=loop_seconds,
+        timer=WALL,
+        rounds=10**6,
+    )
     same = all(a.stats == b.stats for a, b in zip(kept["sparse"], kept["dense"]))
     rec.value("dense/1e6/identical", bool(same))
     rec.value("dense/1e6/m", int(kept["sparse"][-1].params["forecaster"]["m"]))
@@ -171,13 +196,17 @@ def render(doc):
         "|---|---|---|---|---|---|---|",
     ]
     dn6, sp6 = rate(doc, "dense/1e6/dense"), rate(doc, "dense/1e6/sparse")
-    lines.append(f"| 1e+06 | {doc['values']['dense/1e6/m']} | whole runs, alternated with the sparse ones | "
-                 f"{dn6:.3g} | {sp6:.3g} | **{sp6 / dn6:.0f}x** | "
-                 f"{'yes' if doc['values']['dense/1e6/identical'] else 'NO'} |")
+    lines.append(
+        f"| 1e+06 | {doc['values']['dense/1e6/m']} | whole runs, alternated with the sparse ones | "
+        f"{dn6:.3g} | {sp6:.3g} | **{sp6 / dn6:.0f}x** | "
+        f"{'yes' if doc['values']['dense/1e6/identical'] else 'NO'} |"
+    )
     dn7, sp7 = rate(doc, "dense/1e7/dense"), rate(doc, "dense/1e7/sparse")
     prefix = doc["timings"]["dense/1e7/dense"]["rounds"]
-    lines.append(f"| 1e+07 | {doc['values']['dense/1e7/dense/m']} | first {prefix:.0e} rounds of the "
-                 f"T = 1e7 configuration | {dn7:.3g} | {sp7:.3g} | **{sp7 / dn7:.0f}x** | n/a |")
+    lines.append(
+        f"| 1e+07 | {doc['values']['dense/1e7/dense/m']} | first {prefix:.0e} rounds of the "
+        f"T = 1e7 configuration | {dn7:.3g} | {sp7:.3g} | **{sp7 / dn7:.0f}x** | n/a |"
+    )
     lines += [
         "",
         "Target: at least 20x at T = 1e7. The dense oracle forms all 2m K_eta weights each round (O(m K_eta));",
@@ -216,21 +245,30 @@ def newer_forecasters() -> list[str]:
         if not path.exists():
             continue
         doc = json.loads(path.read_text())
-        out += ["", f"## Cost per round next to kt in the same run ({name})", "",
-                f"Command: `{doc['command']}` (every repeat in `{name}.json` beside this file; each repeat times "
-                "every forecaster at each horizon, their order rotating; medians; JIT excluded). Load average "
-                f"(1, 5, 15 min) {', '.join(f'{x:.1f}' for x in doc['load_before'])} before and "
-                f"{', '.join(f'{x:.1f}' for x in doc['load_after'])} after, on the machine above.", "",
-                "| T | forecaster | ns per round (median) | ratio to the first |", "|---|---|---|---|"]
+        out += [
+            "",
+            f"## Cost per round next to kt in the same run ({name})",
+            "",
+            f"Command: `{doc['command']}` (every repeat in `{name}.json` beside this file; each repeat times "
+            "every forecaster at each horizon, their order rotating; medians; JIT excluded). Load average "
+            f"(1, 5, 15 min) {', '.join(f'{x:.1f}' for x in doc['load_before'])} before and "
+            f"{', '.join(f'{x:.1f}' for x in doc['load_after'])} after, on the machine above.",
+            "",
+            "| T | forecaster | ns per round (median) | ratio to the first |",
+            "|---|---|---|---|",
+        ]
         for key, row in doc["summary"].items():
             f, T = key.split(" T=")
             ratio = next(v for k, v in row.items() if k.startswith("ratio_to_"))
             out.append(f"| {T} | {f} | {row['ns_per_round']:.1f} | {ratio:.2f} |")
         if name.startswith("spr"):
-            out += ["", "spr's loop runs with numba's reference counting on (its labeler's node tables grow "
-                    "as cells are pointed at, docs/spr.md), which the other loops compile without; the round's "
-                    "removal, placement and fallback run in a kernel without it, and the loop unpacks the state "
-                    "once, yet each round still takes and releases references to the run's tables."]
+            out += [
+                "",
+                "spr's loop runs with numba's reference counting on (its labeler's node tables grow "
+                "as cells are pointed at, docs/spr.md), which the other loops compile without; the round's "
+                "removal, placement and fallback run in a kernel without it, and the loop unpacks the state "
+                "once, yet each round still takes and releases references to the run's tables.",
+            ]
     return out
 
 

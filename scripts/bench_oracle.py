@@ -71,8 +71,19 @@ def per_round_without_refcounts(name, T, repeats):
         """The loop's arguments for n rounds from a new forecaster and adversary (seed 1)."""
         f = make_forecaster(name, horizon=n, seed=1)
         a = make_adversary("greedy", horizon=n, seed=1)
-        return f, (n, f.state, f.table, f.out, f._rng, a.spec.compiled(), a._par, a._rng, f.hist,
-                   np.zeros(0), np.zeros(0, dtype=np.int8))
+        return f, (
+            n,
+            f.state,
+            f.table,
+            f.out,
+            f._rng,
+            a.spec.compiled(),
+            a._par,
+            a._rng,
+            f.hist,
+            np.zeros(0),
+            np.zeros(0, dtype=np.int8),
+        )
 
     f, args = fresh(1000)
     run = _entry(loop, args, 5)
@@ -132,10 +143,12 @@ def parts(T, repeats, n=200_000):
     rng = np.random.default_rng(0)
     bs = rng.integers(0, st.G.shape[0], n)
     gs = rng.choice(np.array([-0.01, 0.01]), n)
-    cases = {"Lam solve, weights kept (warm start)": (lam_kept, (st,)),
-             "Lam solve, weights formed afresh (exps)": (lam_fresh, (st,)),
-             "ln|c| at the two buckets": (logc_pair, (st, lo)),
-             "update of one bucket": (update, (st, bs, gs))}
+    cases = {
+        "Lam solve, weights kept (warm start)": (lam_kept, (st,)),
+        "Lam solve, weights formed afresh (exps)": (lam_fresh, (st,)),
+        "ln|c| at the two buckets": (logc_pair, (st, lo)),
+        "update of one bucket": (update, (st, bs, gs)),
+    }
     out = {}
     for label, (fn, args) in cases.items():  # one after another: the update changes the state
         fn(10, *(args if fn is not update else (st, bs[:10], gs[:10])))
@@ -154,9 +167,11 @@ def machine_code():
     G = np.array([-1.0, 2.0, 0.5, 0.0])
     Q = np.ones(4)
     rows = {}
-    for name, fn, args in (("update_lanes", msmwc.update_lanes, (1, 0.3, G, Q, lanes, tpad)),
-                           ("lam_lanes", msmwc.lam_lanes, (lanes, 0.0)),
-                           ("lanes_logc_pair", msmwc.lanes_logc_pair, (0, G, Q, 0.0, lanes, tpad))):
+    for name, fn, args in (
+        ("update_lanes", msmwc.update_lanes, (1, 0.3, G, Q, lanes, tpad)),
+        ("lam_lanes", msmwc.lam_lanes, (lanes, 0.0)),
+        ("lanes_logc_pair", msmwc.lanes_logc_pair, (0, G, Q, 0.0, lanes, tpad)),
+    ):
         fresh = njit(**{k: v for k, v in fn.targetoptions.items() if k != "cache"})(fn.py_func)
         fresh(*args)
         asm = "\n".join(fresh.inspect_asm().values())
@@ -178,15 +193,17 @@ def one(name, T):
     import subprocess
     import sys
 
-    code = ("import resource, json, sys\n"
-            f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
-            "import benchrecord\n"
-            "from fastcdl.online import simulate\n"
-            f"simulate({name!r}, 'greedy', horizon=1000, seed=0)\n"
-            f"t = benchrecord.repeats({{'r': lambda: simulate({name!r}, 'greedy', horizon={T}, seed=1)}}, 1, "
-            "warmup=False, cpu=True)\n"
-            "print(json.dumps({'cpu': t.cpu_seconds['r'][0], 'wall': t.seconds['r'][0], "
-            "'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 'cdl': t.values['r'].cdl}))\n")
+    code = (
+        "import resource, json, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+        "import benchrecord\n"
+        "from fastcdl.online import simulate\n"
+        f"simulate({name!r}, 'greedy', horizon=1000, seed=0)\n"
+        f"t = benchrecord.repeats({{'r': lambda: simulate({name!r}, 'greedy', horizon={T}, seed=1)}}, 1, "
+        "warmup=False, cpu=True)\n"
+        "print(json.dumps({'cpu': t.cpu_seconds['r'][0], 'wall': t.seconds['r'][0], "
+        "'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 'cdl': t.values['r'].cdl}))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -197,8 +214,13 @@ def targets(repeats):
     for name in ("cdl", "kt"):
         simulate(name, "greedy", horizon=1000, seed=0)
     simulate("cdl", "greedy", horizon=1000, seed=0, forecaster_params={"oracle": "dense"})
-    res = benchrecord.repeats({name: (lambda name=name: simulate(name, "greedy", horizon=10**7, seed=1))
-                               for name in ("cdl", "kt")}, repeats, warmup=False, cpu=True, n_inner=10**7)
+    res = benchrecord.repeats(
+        {name: (lambda name=name: simulate(name, "greedy", horizon=10**7, seed=1)) for name in ("cdl", "kt")},
+        repeats,
+        warmup=False,
+        cpu=True,
+        n_inner=10**7,
+    )
     cpu = {k: float(np.median(v)) for k, v in res.cpu_seconds.items()}
     wall = {k: float(np.median(v)) for k, v in res.seconds.items()}
     small = cpu_seconds(lambda: simulate("cdl", "greedy", horizon=10**5, seed=1), repeats, 10**5)
@@ -211,16 +233,25 @@ def targets(repeats):
     dense = cpu_seconds(lambda: _run_loop(f, a, 2 * 10**5, np.zeros(0), np.zeros(0, dtype=np.int8)), 1, 2 * 10**5)[0]
     mem = {T: one("cdl", T) for T in (10**6, 10**8)}
     print("| measure | value | target |\n|---|---|---|")
-    print(f"| cdl / kt per round at T = 1e7, CPU time (medians of {repeats}) | "
-          f"{cpu['cdl'] / cpu['kt']:.2f}x ({cpu['cdl'] * 1e9:.0f} / {cpu['kt'] * 1e9:.0f} ns) | within 1.6x |")
-    print(f"| same, wall time | {wall['cdl'] / wall['kt']:.2f}x ({wall['cdl'] * 1e9:.0f} / "
-          f"{wall['kt'] * 1e9:.0f} ns) | |")
-    print(f"| cdl / kt with kt's loop also compiled without reference counting, CPU | "
-          f"{cpu['cdl'] / kt_free:.2f}x ({cpu['cdl'] * 1e9:.0f} / {kt_free * 1e9:.0f} ns) | |")
-    print(f"| cdl per round, T = 1e8 / T = 1e5 (CPU) | {big / float(np.median(small)):.2f} "
-          f"({big * 1e9:.0f} / {float(np.median(small)) * 1e9:.0f} ns) | within 1.3 |")
-    print(f"| dense / sparse per round at the T = 1e7 configuration (CPU) | {dense / cpu['cdl']:.0f}x | "
-          "unchanged or better (80x with cdl version 1) |")
+    print(
+        f"| cdl / kt per round at T = 1e7, CPU time (medians of {repeats}) | "
+        f"{cpu['cdl'] / cpu['kt']:.2f}x ({cpu['cdl'] * 1e9:.0f} / {cpu['kt'] * 1e9:.0f} ns) | within 1.6x |"
+    )
+    print(
+        f"| same, wall time | {wall['cdl'] / wall['kt']:.2f}x ({wall['cdl'] * 1e9:.0f} / {wall['kt'] * 1e9:.0f} ns) | |"
+    )
+    print(
+        f"| cdl / kt with kt's loop also compiled without reference counting, CPU | "
+        f"{cpu['cdl'] / kt_free:.2f}x ({cpu['cdl'] * 1e9:.0f} / {kt_free * 1e9:.0f} ns) | |"
+    )
+    print(
+        f"| cdl per round, T = 1e8 / T = 1e5 (CPU) | {big / float(np.median(small)):.2f} "
+        f"({big * 1e9:.0f} / {float(np.median(small)) * 1e9:.0f} ns) | within 1.3 |"
+    )
+    print(
+        f"| dense / sparse per round at the T = 1e7 configuration (CPU) | {dense / cpu['cdl']:.0f}x | "
+        "unchanged or better (80x with cdl version 1) |"
+    )
     for T, r in mem.items():
         print(f"| peak RSS, fresh process, cdl T = {T:.0e} | {r['rss_mb']:.0f} MB | flat in T |")
 
@@ -236,8 +267,7 @@ def main():
         import json
 
         r = one(args.one[0], int(float(args.one[1])))
-        print(json.dumps({"forecaster": args.one[0], "T": int(float(args.one[1])), **r,
-                          "load": os.getloadavg()[0]}))
+        print(json.dumps({"forecaster": args.one[0], "T": int(float(args.one[1])), **r, "load": os.getloadavg()[0]}))
         return
     if args.targets:
         targets(args.repeats)
@@ -251,8 +281,10 @@ def main():
     code = machine_code()
     load = os.getloadavg()[0]
     print(f"### Where a cdl round's time goes (T = {T:.0e}: m = {m}, K_eta = {K_eta}, padded to {P} lanes)\n")
-    print(f"Command: `python scripts/bench_oracle.py --T {args.T:g}`; CPU time of one process, medians of "
-          f"{args.repeats}; load average {load:.1f} on {os.cpu_count()} cores during the run (shared machine).\n")
+    print(
+        f"Command: `python scripts/bench_oracle.py --T {args.T:g}`; CPU time of one process, medians of "
+        f"{args.repeats}; load average {load:.1f} on {os.cpu_count()} cores during the run (shared machine).\n"
+    )
     print("| part | ns (CPU) | in kt rounds |\n|---|---|---|")
     for name, v in whole.items():
         print(f"| whole round, {name} vs greedy | {v * 1e9:.0f} | {v / kt:.2f} |")

@@ -33,8 +33,14 @@ print(json.dumps(out))
 
 def _once(tree, forecasters, adversary, T):
     env = dict(os.environ, PYTHONPATH=tree)
-    r = subprocess.run([sys.executable, "-c", _CHILD, ",".join(forecasters), adversary, str(T)],
-                       env=env, cwd=tree, capture_output=True, text=True, check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", _CHILD, ",".join(forecasters), adversary, str(T)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -48,7 +54,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--json")
     a = ap.parse_args(argv)
-    T = 2 ** a.log2T
+    T = 2**a.log2T
     runs = []
     for i in range(a.repeats):
         order = ("before", "after") if i % 2 == 0 else ("after", "before")
@@ -61,16 +67,24 @@ def main(argv=None):
     for f in a.forecasters:
         b = [r["before"][f] for r in runs]
         n = [r["after"][f] for r in runs]
-        summary[f] = {"before_s": statistics.median(b), "after_s": statistics.median(n),
-                      "ratio": statistics.median(x / y for x, y in zip(n, b)),
-                      "ns_per_round_before": 1e9 * statistics.median(b) / T,
-                      "ns_per_round_after": 1e9 * statistics.median(n) / T}
-        print(f"{f:10s} before {summary[f]['ns_per_round_before']:.2f} ns/round  after "
-              f"{summary[f]['ns_per_round_after']:.2f} ns/round  ratio after/before {summary[f]['ratio']:.4f}")
+        summary[f] = {
+            "before_s": statistics.median(b),
+            "after_s": statistics.median(n),
+            "ratio": statistics.median(x / y for x, y in zip(n, b)),
+            "ns_per_round_before": 1e9 * statistics.median(b) / T,
+            "ns_per_round_after": 1e9 * statistics.median(n) / T,
+        }
+        print(
+            f"{f:10s} before {summary[f]['ns_per_round_before']:.2f} ns/round  after "
+            f"{summary[f]['ns_per_round_after']:.2f} ns/round  ratio after/before {summary[f]['ratio']:.4f}"
+        )
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"command": " ".join(sys.argv), "T": T, "adversary": a.adversary, "runs": runs,
-                       "summary": summary}, fh, indent=1)
+            json.dump(
+                {"command": " ".join(sys.argv), "T": T, "adversary": a.adversary, "runs": runs, "summary": summary},
+                fh,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

@@ -34,21 +34,26 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--json")
     a = ap.parse_args(argv)
-    T = 2 ** a.log2T
+    T = 2**a.log2T
     out = {"command": " ".join(sys.argv), "T": T, "load_before": os.getloadavg(), "runs": {}, "summary": {}}
     for f in a.forecasters:
         _once(f, a.adversary, 1024, 1, True)
         _once(f, a.adversary, 1024, 1, False)
         on, off = [], []
         for r in range(a.repeats):
-            for keep in ((True, False) if r % 2 == 0 else (False, True)):
+            for keep in (True, False) if r % 2 == 0 else (False, True):
                 (on if keep else off).append(_once(f, a.adversary, T, r, keep))
         ratio = statistics.median(x / y for x, y in zip(on, off))
         out["runs"][f] = {"kept": on, "off": off}
-        out["summary"][f] = {"ns_per_round_kept": 1e9 * statistics.median(on) / T,
-                             "ns_per_round_off": 1e9 * statistics.median(off) / T, "ratio_kept_to_off": ratio}
-        print(f"{f:10s} kept {1e9 * statistics.median(on) / T:8.2f} ns/round  off "
-              f"{1e9 * statistics.median(off) / T:8.2f} ns/round  median paired ratio {ratio:.3f}")
+        out["summary"][f] = {
+            "ns_per_round_kept": 1e9 * statistics.median(on) / T,
+            "ns_per_round_off": 1e9 * statistics.median(off) / T,
+            "ratio_kept_to_off": ratio,
+        }
+        print(
+            f"{f:10s} kept {1e9 * statistics.median(on) / T:8.2f} ns/round  off "
+            f"{1e9 * statistics.median(off) / T:8.2f} ns/round  median paired ratio {ratio:.3f}"
+        )
     out["load_after"] = os.getloadavg()
     print("load before", out["load_before"], "after", out["load_after"])
     if a.json:

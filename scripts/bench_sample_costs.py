@@ -55,35 +55,75 @@ def measure(a):
 
     add("np.sort of the predictions", "O(T log T)", lambda: np.sort(p))
     add("bucket_stats (the exact table)", "O(T) radix sort", lambda: fc.bucket_stats(y, p))
-    for name in ("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce", "cutoff_ce_test", "smce",
-                 "atb", "atb_unbiased", "brier", "k2_debiased", "ece_sweep", "cdl_monotone_crossfit",
-                 "vcdl_monotone_crossfit"):
+    for name in (
+        "cdl_monotone",
+        "vcdl_monotone",
+        "cdl_monotone_report",
+        "cutoff_ce",
+        "cutoff_ce_test",
+        "smce",
+        "atb",
+        "atb_unbiased",
+        "brier",
+        "k2_debiased",
+        "ece_sweep",
+        "cdl_monotone_crossfit",
+        "vcdl_monotone_crossfit",
+    ):
         f = getattr(fs, name)
         cost = {"smce": "O(m log m)", "ece_sweep": "O(m) per number of bins tried"}.get(name, "O(m)")
         add(f"{name} (from the table)", cost, lambda f=f: f(st))
-    add("ece, round(T^(1/3)) equal-mass bins (from the rounds)", "O(T)",
-        lambda: fc.ece(y, p, bins="auto", strategy="quantile"))
-    add("calibration_test, cutoff CE, 1000 simulations (kernel)", "O(m) per simulation",
-        lambda: calibration_test(st, n_sim=1000, seed=1))
+    add(
+        "ece, round(T^(1/3)) equal-mass bins (from the rounds)",
+        "O(T)",
+        lambda: fc.ece(y, p, bins="auto", strategy="quantile"),
+    )
+    add(
+        "calibration_test, cutoff CE, 1000 simulations (kernel)",
+        "O(m) per simulation",
+        lambda: calibration_test(st, n_sim=1000, seed=1),
+    )
     # the table-by-table road (any metric): a callable that is not fastcdl's cutoff_ce takes it
-    add("calibration_test, cutoff CE through the metric, 100 simulations", "O(m) per simulation + a table each",
-        lambda: calibration_test(st, metric=lambda t: fs.cutoff_ce(t), n_sim=100, seed=1), repeat=max(1, a.repeat // 2))
+    add(
+        "calibration_test, cutoff CE through the metric, 100 simulations",
+        "O(m) per simulation + a table each",
+        lambda: calibration_test(st, metric=lambda t: fs.cutoff_ce(t), n_sim=100, seed=1),
+        repeat=max(1, a.repeat // 2),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)
         for name in ("cdl_monotone", "cutoff_ce", "smce", "atb_unbiased"):
-            add(f"interval({name}), 200 subsamples of T/4", "200 evaluations at T/4 + O(T) per split",
-                lambda name=name: interval(name, st, seed=1), repeat=max(1, a.repeat // 2))
-        add("bootstrap(cutoff_ce), 1000 replicates, percentile", "O(m) per replicate",
-            lambda: bootstrap("cutoff_ce", st, n_boot=1000, seed=1), repeat=max(1, a.repeat // 2))
+            add(
+                f"interval({name}), 200 subsamples of T/4",
+                "200 evaluations at T/4 + O(T) per split",
+                lambda name=name: interval(name, st, seed=1),
+                repeat=max(1, a.repeat // 2),
+            )
+        add(
+            "bootstrap(cutoff_ce), 1000 replicates, percentile",
+            "O(m) per replicate",
+            lambda: bootstrap("cutoff_ce", st, n_boot=1000, seed=1),
+            repeat=max(1, a.repeat // 2),
+        )
     load_after = os.getloadavg()
     sort_s = rows[0]["seconds"]
     for r in rows:
         r["ratio_to_sort"] = r["seconds"] / sort_s
     command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
-    meta = {"T": T, "repeat": a.repeat, "cpu": benchrecord.cpu()["model"], "cores": os.cpu_count(),
-            "numba_threads": numba.get_num_threads(), "load_before": load_before, "load_after": load_after,
-            "source_hash": benchrecord.source()["fastcdl_sources_sha256"][:12], "command": command, "numpy": np.__version__, "numba": numba.__version__,
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    meta = {
+        "T": T,
+        "repeat": a.repeat,
+        "cpu": benchrecord.cpu()["model"],
+        "cores": os.cpu_count(),
+        "numba_threads": numba.get_num_threads(),
+        "load_before": load_before,
+        "load_after": load_after,
+        "source_hash": benchrecord.source()["fastcdl_sources_sha256"][:12],
+        "command": command,
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
     OUT_JSON.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
 
 

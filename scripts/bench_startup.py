@@ -34,7 +34,8 @@ import benchrecord  # noqa: E402
 S = benchrecord.definitions("startup")  # asv's StartupSuite: the same programs, as timeraw_ benchmarks
 MODULE_DIR = tempfile.mkdtemp(prefix="fastcdl-trivial-")
 Path(MODULE_DIR, "trivial_numba.py").write_text(
-    "import numba\n\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\n")
+    "import numba\n\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\n"
+)
 TRIVIAL, CDL = S.TRIVIAL, S.CDL
 EXAMPLE = str(ROOT / "examples" / "forecasts.csv")
 
@@ -43,10 +44,16 @@ COMMANDS = {
     "numba import alone": ("warm", ["-c", "import numba"]),
     "numba warm floor: import + call a cached trivial function": ("warm", ["-c", TRIVIAL]),
     "first fc.cdl(y, p), empty cache": ("cold", ["-c", CDL]),
-    "fastcdl metrics forecasts.csv --bins 15, empty cache": ("cold", ["-m", "fastcdl", "metrics", EXAMPLE, "--bins", "15"]),
+    "fastcdl metrics forecasts.csv --bins 15, empty cache": (
+        "cold",
+        ["-m", "fastcdl", "metrics", EXAMPLE, "--bins", "15"],
+    ),
     "fastcdl plot forecasts.csv, empty cache": ("cold", ["-m", "fastcdl", "plot", EXAMPLE, "--out", "{tmp}"]),
     "import fastcdl + fc.cdl(y, p), warm cache": ("warm", ["-c", CDL]),
-    "fastcdl metrics forecasts.csv --bins 15, warm cache": ("warm", ["-m", "fastcdl", "metrics", EXAMPLE, "--bins", "15"]),
+    "fastcdl metrics forecasts.csv --bins 15, warm cache": (
+        "warm",
+        ["-m", "fastcdl", "metrics", EXAMPLE, "--bins", "15"],
+    ),
 }
 
 # (measured, baseline, bar) as in the issue that set them
@@ -63,8 +70,12 @@ def run_once(args, cache_dir):
     cache_dir = cache_dir or tempfile.mkdtemp(prefix="fastcdl-cold-")
     with tempfile.TemporaryDirectory() as tmp:
         argv = [a.replace("{tmp}", tmp) for a in args]
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "MPLBACKEND": "Agg",
-               "PYTHONPATH": os.pathsep.join([MODULE_DIR, os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            "NUMBA_CACHE_DIR": cache_dir,
+            "MPLBACKEND": "Agg",
+            "PYTHONPATH": os.pathsep.join([MODULE_DIR, os.environ.get("PYTHONPATH", "")]),
+        }
         out = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {out.stderr.strip().splitlines()[-1:]}")
@@ -101,16 +112,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--render", action="store_true", help="only write startup.md from startup.json")
-    ap.add_argument("--out-dir", type=Path, default=benchrecord.OUT_DIR,
-                    help="folder of startup.json and startup.md (default results/benchmarks)")
+    ap.add_argument(
+        "--out-dir",
+        type=Path,
+        default=benchrecord.OUT_DIR,
+        help="folder of startup.json and startup.md (default results/benchmarks)",
+    )
     args = ap.parse_args()
     if not args.render:
         rec = benchrecord.Recorder("startup", repeat=args.repeat)
         warm_cache = tempfile.mkdtemp(prefix="fastcdl-warm-")
         # the warm-up call of each fills the shared cache; then interleaved, so load on the
         # machine hits every command alike; a cold process gets a new empty cache each time
-        funcs = {name: (lambda cmd=cmd, kind=kind: run_once(cmd, None if kind == "cold" else warm_cache))
-                 for name, (kind, cmd) in COMMANDS.items()}
+        funcs = {
+            name: (lambda cmd=cmd, kind=kind: run_once(cmd, None if kind == "cold" else warm_cache))
+            for name, (kind, cmd) in COMMANDS.items()
+        }
         rec.record("", benchrecord.repeats(funcs, args.repeat), interleaved=True, process="fresh, wall time around it")
         rec.save(args.out_dir / "startup.json")
     lines = render(benchrecord.load("startup", args.out_dir))

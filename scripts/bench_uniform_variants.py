@@ -104,7 +104,7 @@ def _chunked(y, p, edges, cuts, variant):
     ok = True
     for c in range(n_chunks):
         lo, hi = c * step, min(T, (c + 1) * step)
-        a, b = ny[c * m:(c + 1) * m], pp[c * m:(c + 1) * m]
+        a, b = ny[c * m : (c + 1) * m], pp[c * m : (c + 1) * m]
         if variant == 0:
             ok &= _one_pass(y[lo:hi], p[lo:hi], edges, a, b)
         elif variant == 1:
@@ -113,7 +113,7 @@ def _chunked(y, p, edges, cuts, variant):
             ok &= kb._bin_span_uniform(y[lo:hi], p[lo:hi], m, a, b)
     total = np.zeros(m, dtype=np.int64)
     for c in range(n_chunks):
-        total += ny[c * m:(c + 1) * m]
+        total += ny[c * m : (c + 1) * m]
     return ok, total
 
 
@@ -125,8 +125,12 @@ def main():
     ap.add_argument("--T", type=int, default=3 * 10**7)
     ap.add_argument("--bins", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=9)
-    ap.add_argument("--out-dir", type=Path, default=ROOT / "results" / "benchmarks",
-                    help="folder of the .json and .md (default results/benchmarks)")
+    ap.add_argument(
+        "--out-dir",
+        type=Path,
+        default=ROOT / "results" / "benchmarks",
+        help="folder of the .json and .md (default results/benchmarks)",
+    )
     args = ap.parse_args()
     m, T = args.bins, args.T
     edges = np.arange(m + 1) / m
@@ -148,17 +152,29 @@ def main():
     p = rng.random(T)
     y = (rng.random(T) < p).view(np.uint8)
     data = {"random": p, "on the edges' grid": np.floor(p * m) / m}
-    out = {"machine": machine(), "emulated": emulated(), "command": "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]),
-           "source": source_hash(), "started": datetime.now(UTC).isoformat(), "load_before": os.getloadavg(),
-           "T": T, "bins": m, "repeat": args.repeat, "inputs": {}}
+    out = {
+        "machine": machine(),
+        "emulated": emulated(),
+        "command": "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]),
+        "source": source_hash(),
+        "started": datetime.now(UTC).isoformat(),
+        "load_before": os.getloadavg(),
+        "T": T,
+        "bins": m,
+        "repeat": args.repeat,
+        "inputs": {},
+    }
     for label, pv in data.items():
         fs = {"sum": lambda pv=pv: (pv.sum(), y.sum())}
         for v in VARIANTS:
             fs[VARIANTS[v]] = lambda pv=pv, v=v: _chunked(y, pv, edges, cuts, v)
         names = list(fs)
         ts = benchrecord.repeats(fs, args.repeat, rotate=True).seconds  # a warm-up call each, rotating order
-        out["inputs"][label] = {"times": ts, "ratios": {k: float(np.median(np.array(ts[k]) / np.array(ts["sum"])))
-                                                        for k in names if k != "sum"}, "load": os.getloadavg()}
+        out["inputs"][label] = {
+            "times": ts,
+            "ratios": {k: float(np.median(np.array(ts[k]) / np.array(ts["sum"]))) for k in names if k != "sum"},
+            "load": os.getloadavg(),
+        }
     out["load_after"] = os.getloadavg()
     name = "uniform-bins-variants" + (f"-{out['emulated']['cpu_name']}" if out["emulated"] else "")
     folder = args.out_dir

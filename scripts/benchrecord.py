@@ -43,8 +43,18 @@ ASV_DIR = ROOT / "asv_bench"
 PERF_COUNTER = time.perf_counter  # the default clock (Recorder.time shadows the module in its class)
 
 # the extensions that decide which code numba's LLVM emits for these kernels
-VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl",
-                "avx512ifma", "avx512_vnni")
+VECTOR_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512dq",
+    "avx512bw",
+    "avx512vl",
+    "avx512ifma",
+    "avx512_vnni",
+)
 
 
 def definitions(module: str):
@@ -67,26 +77,34 @@ def cpu() -> dict:
                 flags = set(value.split())
     except OSError:
         pass
-    return {"model": model or platform.processor() or platform.machine(),
-            "vector": [f for f in VECTOR_FLAGS if f in flags], "logical_cpus": os.cpu_count()}
+    return {
+        "model": model or platform.processor() or platform.machine(),
+        "vector": [f for f in VECTOR_FLAGS if f in flags],
+        "logical_cpus": os.cpu_count(),
+    }
 
 
 def source() -> dict:
     """git commit, whether fastcdl/ or scripts/ differ from it (and which files), and a hash of
     fastcdl/'s Python sources (its first 12 digits are bench_estimators.code_hash, which keys the
     smCE runs)."""
+
     def git(*args):
         try:
-            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
-                                  timeout=30).stdout
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30).stdout
         except (OSError, subprocess.SubprocessError):
             return ""
+
     h = hashlib.sha256()
     for path in sorted((ROOT / "fastcdl").rglob("*.py")):
         h.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
     changed = [line[3:] for line in git("status", "--porcelain", "--", "fastcdl", "scripts").splitlines()]
-    return {"commit": git("rev-parse", "HEAD").strip() or None, "dirty": bool(changed), "changed": changed,
-            "fastcdl_sources_sha256": h.hexdigest()[:16]}
+    return {
+        "commit": git("rev-parse", "HEAD").strip() or None,
+        "dirty": bool(changed),
+        "changed": changed,
+        "fastcdl_sources_sha256": h.hexdigest()[:16],
+    }
 
 
 def versions() -> dict:
@@ -102,6 +120,7 @@ def versions() -> dict:
 def numba_threads():
     try:
         import numba
+
         return numba.config.NUMBA_NUM_THREADS
     except ImportError:
         return None
@@ -143,20 +162,38 @@ class Recorder:
     def add(self, key: str, seconds: list[float], clock: str = "perf_counter", **info) -> float:
         """Record the repeats of one timing (seconds each) and return their median."""
         seconds = [float(s) for s in seconds]
-        self.doc["timings"][key] = {"seconds": seconds, "median": statistics.median(seconds),
-                                    "clock": clock, "load": loadavg(), **info}
+        self.doc["timings"][key] = {
+            "seconds": seconds,
+            "median": statistics.median(seconds),
+            "clock": clock,
+            "load": loadavg(),
+            **info,
+        }
         return self.doc["timings"][key]["median"]
 
-    def time(self, key: str, f: Callable[[], object], repeat: int, warmup: bool = True,
-             clock: Callable[[], float] = PERF_COUNTER, **options) -> float:
+    def time(
+        self,
+        key: str,
+        f: Callable[[], object],
+        repeat: int,
+        warmup: bool = True,
+        clock: Callable[[], float] = PERF_COUNTER,
+        **options,
+    ) -> float:
         """Median seconds of `repeat` timings of f (after one warm-up call), recorded under key;
         ``options`` as for :func:`repeats` (calls, n_inner, seconds) and info for the JSON."""
         timings = repeats({key: f}, repeat, warmup=warmup, clock=clock, **_split(options)[0])
         return self.record("", timings, **_split(options)[1])[key]
 
-    def interleaved(self, prefix: str, funcs: dict[str, Callable[[], object]], repeat: int,
-                    warmup: bool = True, clock: Callable[[], float] = PERF_COUNTER,
-                    **options) -> dict[str, float]:
+    def interleaved(
+        self,
+        prefix: str,
+        funcs: dict[str, Callable[[], object]],
+        repeat: int,
+        warmup: bool = True,
+        clock: Callable[[], float] = PERF_COUNTER,
+        **options,
+    ) -> dict[str, float]:
         """Each of funcs once per repeat, in turn (a change of load falls on all); medians by name,
         recorded under prefix/name. ``options`` as for :func:`repeats`, and info for the JSON."""
         timings = repeats(funcs, repeat, warmup=warmup, clock=clock, **_split(options)[0])
@@ -170,8 +207,7 @@ class Recorder:
             extra = {"calls_per_repeat": timings.calls[name]} if timings.calls[name] != 1 else {}
             if timings.cpu_seconds:
                 extra["thread_cpu_seconds"] = timings.cpu_seconds[name]
-            out[name] = self.add(f"{prefix}/{name}" if prefix else name, seconds, clock=timings.clock,
-                                 **extra, **info)
+            out[name] = self.add(f"{prefix}/{name}" if prefix else name, seconds, clock=timings.clock, **extra, **info)
         return out
 
     def seconds(self, key: str) -> list[float]:
@@ -214,14 +250,24 @@ _REPEAT_OPTIONS = ("calls", "n_inner", "seconds", "timer", "rotate", "cpu")
 
 def _split(options: dict) -> tuple[dict, dict]:
     """Options of :func:`repeats`, and the rest (info recorded beside the timings)."""
-    return ({k: v for k, v in options.items() if k in _REPEAT_OPTIONS},
-            {k: v for k, v in options.items() if k not in _REPEAT_OPTIONS})
+    return (
+        {k: v for k, v in options.items() if k in _REPEAT_OPTIONS},
+        {k: v for k, v in options.items() if k not in _REPEAT_OPTIONS},
+    )
 
 
-def repeats(funcs: dict[str, Callable[[], object]], repeat: int, warmup: bool = True,
-            clock: Callable[[], float] = time.perf_counter, calls: int | str = 1, n_inner: int = 1,
-            seconds: Callable[[object], float] | None = None, timer: str = "the function's own timer",
-            rotate: bool = False, cpu: bool = False) -> Timings:
+def repeats(
+    funcs: dict[str, Callable[[], object]],
+    repeat: int,
+    warmup: bool = True,
+    clock: Callable[[], float] = time.perf_counter,
+    calls: int | str = 1,
+    n_inner: int = 1,
+    seconds: Callable[[object], float] | None = None,
+    timer: str = "the function's own timer",
+    rotate: bool = False,
+    cpu: bool = False,
+) -> Timings:
     """The one timing loop of every benchmark script: `repeat` rounds in which each function of
     funcs runs in turn (one warm-up call each first, unless warmup is False).
 
@@ -284,20 +330,27 @@ def machine_line(doc: dict) -> str:
     commit = (s["commit"] or "no git")[:10]
     if s["dirty"]:
         commit += " with uncommitted changes" + (f" to {', '.join(s['changed'])}" if s.get("changed") else "")
-    return (f"Machine: {m['model']} ({vec}), {m['logical_cpus']} logical CPUs, numba "
-            f"{m['numba_threads']} threads. Load average (1, 5, 15 min) "
-            f"{', '.join(map(str, doc['load_start']))} at the start and "
-            f"{', '.join(map(str, doc['load_end']))} at the end (the load at every timing is in the "
-            f"JSON). Source: commit {commit}, fastcdl sources {s['fastcdl_sources_sha256']}; Python "
-            f"{v['python']}, numpy {v['numpy']}, numba {v['numba']}. Measured {doc['started']} to "
-            f"{doc['finished']} ({doc['run_seconds']:.0f} s).")
+    return (
+        f"Machine: {m['model']} ({vec}), {m['logical_cpus']} logical CPUs, numba "
+        f"{m['numba_threads']} threads. Load average (1, 5, 15 min) "
+        f"{', '.join(map(str, doc['load_start']))} at the start and "
+        f"{', '.join(map(str, doc['load_end']))} at the end (the load at every timing is in the "
+        f"JSON). Source: commit {commit}, fastcdl sources {s['fastcdl_sources_sha256']}; Python "
+        f"{v['python']}, numpy {v['numpy']}, numba {v['numba']}. Measured {doc['started']} to "
+        f"{doc['finished']} ({doc['run_seconds']:.0f} s)."
+    )
 
 
 def header(doc: dict, title: str) -> list[str]:
-    return [f"# {title}", "",
-            f"Command: `{doc['command']}`. Every repeat of every timing, and the machine, load and "
-            f"source below, are in `{doc['name']}.json` beside this file; this file is written from it.",
-            "", machine_line(doc) + "", ""]
+    return [
+        f"# {title}",
+        "",
+        f"Command: `{doc['command']}`. Every repeat of every timing, and the machine, load and "
+        f"source below, are in `{doc['name']}.json` beside this file; this file is written from it.",
+        "",
+        machine_line(doc) + "",
+        "",
+    ]
 
 
 def write_md(name: str, lines: list[str], folder: Path = OUT_DIR) -> Path:

@@ -60,8 +60,14 @@ print(json.dumps(out))
 
 def _asm(tree, forecasters, adversaries):
     env = dict(os.environ, PYTHONPATH=tree, FASTCDL_CACHE="0")
-    r = subprocess.run([sys.executable, "-W", "ignore", "-c", _CHILD, ",".join(forecasters), ",".join(adversaries)],
-                       env=env, cwd=tree, capture_output=True, text=True, check=True)
+    r = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", _CHILD, ",".join(forecasters), ",".join(adversaries)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 

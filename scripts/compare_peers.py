@@ -91,7 +91,12 @@ def threads() -> str:
 
 P = benchrecord.definitions("peers")
 BINS, Peer, FASTCDL, ECE_PEERS = P.BINS, P.Peer, P.FASTCDL, P.ECE_PEERS
-ece_fastcdl, ece_fastcdl_1thread, ece_by_bin, bins_fastcdl = P.ece_fastcdl, P.ece_fastcdl_1thread, P.ece_by_bin, P.bins_fastcdl
+ece_fastcdl, ece_fastcdl_1thread, ece_by_bin, bins_fastcdl = (
+    P.ece_fastcdl,
+    P.ece_fastcdl_1thread,
+    P.ece_by_bin,
+    P.bins_fastcdl,
+)
 uniform_rounds, grid_rounds = P.uniform_rounds, P.grid_rounds
 
 
@@ -105,10 +110,14 @@ def ece_timings(rec, T, rng, repeat):
     values = interleaved(rec, f"ece/{T:.0e}", funcs, repeat)
     j_fc = bins_fastcdl(p)
     for peer in peers:
-        rec.value(f"ece/{T:.0e}/{peer.name}", {"abs_diff": abs(values[peer.name] - values[FASTCDL.name]),
-                                                "moved": int(np.count_nonzero(peer.bins(p) != j_fc))})
-    rec.value(f"ece/{T:.0e}/{ONE_THREAD}", {"abs_diff": abs(values[ONE_THREAD] - values[FASTCDL.name]),
-                                             "moved": 0})
+        rec.value(
+            f"ece/{T:.0e}/{peer.name}",
+            {
+                "abs_diff": abs(values[peer.name] - values[FASTCDL.name]),
+                "moved": int(np.count_nonzero(peer.bins(p) != j_fc)),
+            },
+        )
+    rec.value(f"ece/{T:.0e}/{ONE_THREAD}", {"abs_diff": abs(values[ONE_THREAD] - values[FASTCDL.name]), "moved": 0})
 
 
 def edge_rows(T, rng):
@@ -116,16 +125,35 @@ def edge_rows(T, rng):
     y, p = grid_rounds(T, rng)
     v_fc = ece_fastcdl(y, p)
     j_fc = bins_fastcdl(p)
-    rows = [{"name": FASTCDL.name, "value": v_fc, "abs_diff": 0.0, "moved": 0,
-             "rule_diff": abs(v_fc - ece_by_bin(y, p, j_fc)), "rule": FASTCDL.convention}]
+    rows = [
+        {
+            "name": FASTCDL.name,
+            "value": v_fc,
+            "abs_diff": 0.0,
+            "moved": 0,
+            "rule_diff": abs(v_fc - ece_by_bin(y, p, j_fc)),
+            "rule": FASTCDL.convention,
+        }
+    ]
     for peer in ECE_PEERS:
         if installed(peer.module):
             v, j = peer.ece(y, p), peer.bins(p)
-            rows.append({"name": peer.name, "value": v, "abs_diff": abs(v - v_fc),
-                         "moved": int(np.count_nonzero(j != j_fc)), "rule_diff": abs(v - ece_by_bin(y, p, j)),
-                         "rule": peer.convention})
-    return {"T": T, "on_edge": int(np.isin(p, np.arange(1, BINS) / BINS).sum()), "at_one": int((p == 1).sum()),
-            "rows": rows}
+            rows.append(
+                {
+                    "name": peer.name,
+                    "value": v,
+                    "abs_diff": abs(v - v_fc),
+                    "moved": int(np.count_nonzero(j != j_fc)),
+                    "rule_diff": abs(v - ece_by_bin(y, p, j)),
+                    "rule": peer.convention,
+                }
+            )
+    return {
+        "T": T,
+        "on_edge": int(np.isin(p, np.arange(1, BINS) / BINS).sum()),
+        "at_one": int((p == 1).sum()),
+        "rows": rows,
+    }
 
 
 # -- the CDL linear program -------------------------------------------------------------------
@@ -220,15 +248,19 @@ def bars_section(doc, ece_max_abs):
             continue
         ratio = med(f"ece/1e+07/{name}") / t_fc
         lines.append(f"- binned ECE vs {dist} at T = 10^7 (bar {BARS[dist]:g}x): {verdict(ratio, BARS[dist])}.")
-    lines.append(f"- ECE values on uniform p (no point on an interior edge), largest |difference| to any "
-                 f"peer over all T: {ece_max_abs:.1e} (bar {BARS['ece_abs']:g}): "
-                 f"**{'met' if ece_max_abs <= BARS['ece_abs'] else 'missed'}**. "
-                 f"On p = k/30 the values differ by design; see the edge table.")
+    lines.append(
+        f"- ECE values on uniform p (no point on an interior edge), largest |difference| to any "
+        f"peer over all T: {ece_max_abs:.1e} (bar {BARS['ece_abs']:g}): "
+        f"**{'met' if ece_max_abs <= BARS['ece_abs'] else 'missed'}**. "
+        f"On p = k/30 the values differ by design; see the edge table."
+    )
     if "lp/100/lp" in doc["timings"]:
         ratio, diff = med("lp/100/lp") / med("lp/100/fastcdl"), doc["values"]["lp/100"]["abs_diff"]
-        lines.append(f"- exact CDL vs HiGHS LP at m = 100 (bar {BARS['lp']:g}x, values to {BARS['lp_abs']:g}): "
-                     f"{verdict(ratio, BARS['lp'])}; |difference| {diff:.1e}: "
-                     f"**{'met' if diff <= BARS['lp_abs'] else 'missed'}**.")
+        lines.append(
+            f"- exact CDL vs HiGHS LP at m = 100 (bar {BARS['lp']:g}x, values to {BARS['lp_abs']:g}): "
+            f"{verdict(ratio, BARS['lp'])}; |difference| {diff:.1e}: "
+            f"**{'met' if diff <= BARS['lp_abs'] else 'missed'}**."
+        )
     return lines
 
 
@@ -244,7 +276,7 @@ def render(doc):
         "",
         f"## Binned ECE, {BINS} equal-width bins, uniform p (no point on an interior edge)",
         "",
-        "\"moved\" counts rounds that the peer's binning rule (below) puts in another bin than fastcdl.",
+        '"moved" counts rounds that the peer\'s binning rule (below) puts in another bin than fastcdl.',
         "",
         "| T | implementation | median (ms) | time / fastcdl time | abs difference to fastcdl | moved |",
         "|---|---|---|---|---|---|",
@@ -265,8 +297,10 @@ def render(doc):
         "| implementation | value | abs difference to fastcdl | rounds in another bin | abs difference to its rule | binning rule |",
         "|---|---|---|---|---|---|",
     ]
-    lines += [f"| {r['name']} | {r['value']:.12f} | {r['abs_diff']:.1e} | {r['moved']} | {r['rule_diff']:.1e} | "
-              f"{r['rule']} |" for r in edge["rows"]]
+    lines += [
+        f"| {r['name']} | {r['value']:.12f} | {r['abs_diff']:.1e} | {r['moved']} | {r['rule_diff']:.1e} | {r['rule']} |"
+        for r in edge["rows"]
+    ]
     lines += [
         "",
         "## Exact CDL: fastcdl.cdl against the HiGHS linear program (docs/metrics.md)",
@@ -279,8 +313,10 @@ def render(doc):
     for m in doc["params"]["lp_m"]:
         t_lp, t_fc = benchrecord.median(doc, f"lp/{m}/lp"), benchrecord.median(doc, f"lp/{m}/fastcdl")
         v = doc["values"][f"lp/{m}"]
-        lines.append(f"| {m} | {2 * v['points']} | {v['points'] * (v['points'] - 1)} | {1e3 * t_lp:.1f} | "
-                     f"{1e3 * t_fc:.4f} | {t_lp / t_fc:.0f}x | {v['abs_diff']:.1e} |")
+        lines.append(
+            f"| {m} | {2 * v['points']} | {v['points'] * (v['points'] - 1)} | {1e3 * t_lp:.1f} | "
+            f"{1e3 * t_fc:.4f} | {t_lp / t_fc:.0f}x | {v['abs_diff']:.1e} |"
+        )
     return lines + bars_section(doc, worst)
 
 
@@ -293,10 +329,18 @@ def main(argv=None):
     if not args.render:
         ece_T = [10**4, 10**5] if args.quick else [10**4, 10**5, 10**6, 10**7]
         lp_m = [10, 50, 100] if args.quick else [10, 50, 100, 200]
-        rec = benchrecord.Recorder("peers", [sys.argv[0], *(argv if argv is not None else sys.argv[1:])],
-                                   repeat=args.repeat, ece_T=ece_T, lp_m=lp_m)
-        rec.value("peers", ", ".join(f"{peer.dist} {version(peer.dist) or 'not installed'}" for peer in ECE_PEERS)
-                  + f"; torch {version('torch') or 'not installed'}")
+        rec = benchrecord.Recorder(
+            "peers",
+            [sys.argv[0], *(argv if argv is not None else sys.argv[1:])],
+            repeat=args.repeat,
+            ece_T=ece_T,
+            lp_m=lp_m,
+        )
+        rec.value(
+            "peers",
+            ", ".join(f"{peer.dist} {version(peer.dist) or 'not installed'}" for peer in ECE_PEERS)
+            + f"; torch {version('torch') or 'not installed'}",
+        )
         rec.value("threads", threads())
         rng = np.random.default_rng(0)
         for T in ece_T:

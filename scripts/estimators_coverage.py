@@ -54,8 +54,17 @@ import fastcdl as fc
 from fastcdl._compiled import resample as _rk
 from fastcdl.metrics import sample_size_check_off
 from fastcdl.measures import MEASURES
-from fastcdl.sample import (atb_unbiased, cdl_monotone, cdl_monotone_crossfit, cutoff_ce, ece_sweep, k2_debiased,
-                            smce, vcdl_monotone, vcdl_monotone_crossfit)
+from fastcdl.sample import (
+    atb_unbiased,
+    cdl_monotone,
+    cdl_monotone_crossfit,
+    cutoff_ce,
+    ece_sweep,
+    k2_debiased,
+    smce,
+    vcdl_monotone,
+    vcdl_monotone_crossfit,
+)
 from fastcdl.stats import BucketStats
 from fastcdl.uncertainty import _bca, _cells
 
@@ -126,10 +135,21 @@ SHAPES = [
     Shape("calibrated", "p ~ U[0,1], E[y|p] = p", sps.uniform(), lambda p: p),
     Shape("overconfident", "p ~ U[0,1], E[y|p] = expit(0.7 logit p)", sps.uniform(), _temper(0.7)),
     Shape("underconfident", "p ~ Beta(2,2), E[y|p] = expit(1.5 logit p)", sps.beta(2, 2), _temper(1.5)),
-    Shape("nonmonotone", "p ~ U[0,1], E[y|p] = p + 0.1 sin(4 pi p)", sps.uniform(),
-          lambda p: p + 0.1 * np.sin(4 * np.pi * p)),
-    Shape("point_mass", "p = 0.7 w.p. 0.3 (E[y|p] = 0.62 there), else p ~ U[0,1] calibrated",
-          sps.uniform(), lambda p: p, atom=0.3, atom_at=0.7, atom_truth=0.62),
+    Shape(
+        "nonmonotone",
+        "p ~ U[0,1], E[y|p] = p + 0.1 sin(4 pi p)",
+        sps.uniform(),
+        lambda p: p + 0.1 * np.sin(4 * np.pi * p),
+    ),
+    Shape(
+        "point_mass",
+        "p = 0.7 w.p. 0.3 (E[y|p] = 0.62 there), else p ~ U[0,1] calibrated",
+        sps.uniform(),
+        lambda p: p,
+        atom=0.3,
+        atom_at=0.7,
+        atom_truth=0.62,
+    ),
     Shape("heavy_tails", "p ~ Beta(0.2,0.2), E[y|p] = expit(0.8 logit p)", sps.beta(0.2, 0.2), _temper(0.8)),
 ]
 
@@ -166,12 +186,24 @@ def populations(out):
                 vals = {}
                 for M in (M_CHECK, M_FINE):
                     st = sh.table(M)
-                    vals[M] = {"cdl_monotone": cdl_monotone(st), "vcdl_monotone": vcdl_monotone(st),
-                               "cutoff_ce": cutoff_ce(st), "smce": smce(st), "atb_unbiased": fc.atb(st),
-                               "ece_quantile": true_ece(sh, M)}
+                    vals[M] = {
+                        "cdl_monotone": cdl_monotone(st),
+                        "vcdl_monotone": vcdl_monotone(st),
+                        "cutoff_ce": cutoff_ce(st),
+                        "smce": smce(st),
+                        "atb_unbiased": fc.atb(st),
+                        "ece_quantile": true_ece(sh, M),
+                    }
                 for est in vals[M_FINE]:
-                    rows.append({"shape": sh.name, "estimator": est, "value": vals[M_FINE][est],
-                                 "value_M250k": vals[M_CHECK][est], "model": sh.words})
+                    rows.append(
+                        {
+                            "shape": sh.name,
+                            "estimator": est,
+                            "value": vals[M_FINE][est],
+                            "value_M250k": vals[M_CHECK][est],
+                            "model": sh.words,
+                        }
+                    )
         with open(path, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))
             w.writeheader()
@@ -179,8 +211,12 @@ def populations(out):
     with open(path) as fh:
         rows = list(csv.DictReader(fh))
     have = {r["estimator"] for r in rows}
-    extra = [{"shape": sh.name, "estimator": est, "value": f(sh, M_FINE), "value_M250k": f(sh, M_CHECK),
-              "model": sh.words} for est, f in LATER.items() if est not in have for sh in SHAPES]
+    extra = [
+        {"shape": sh.name, "estimator": est, "value": f(sh, M_FINE), "value_M250k": f(sh, M_CHECK), "model": sh.words}
+        for est, f in LATER.items()
+        if est not in have
+        for sh in SHAPES
+    ]
     if extra:
         with open(path, "a", newline="") as fh:
             csv.DictWriter(fh, fieldnames=list(rows[0])).writerows(extra)
@@ -228,7 +264,7 @@ def one_sample(sh, n, r, B, H, names=None):
         perm = rng.permutation(rounds)
         for part, store, pieces in ((0, half, 2), (1, half, 2), (0, quarter, 4), (1, quarter, 4)):
             size = n // pieces
-            c = np.bincount(perm[part * size:(part + 1) * size], minlength=cells.count.shape[0])
+            c = np.bincount(perm[part * size : (part + 1) * size], minlength=cells.count.shape[0])
             nb, sb = _rk.scatter_cells(c[None, :].astype(np.int64), cells.bucket, cells.y, cells.weight, m)
             t = _table_from_counts(st, nb[0].astype(np.int64), sb[0].astype(np.int64))
             for k, f in ests.items():
@@ -247,9 +283,31 @@ def one_sample(sh, n, r, B, H, names=None):
     return rows
 
 
-FIELDS = ["shape", "n", "rep", "estimator", "truth", "estimate", "boot_mean", "boot_sd", "boot_q025", "boot_q975",
-          "bca_lo", "bca_hi", "half_mean", "half_sd", "half_q025", "half_q975",
-          "quarter_mean", "quarter_sd", "quarter_q025", "quarter_q975", "B", "H", "seconds"]
+FIELDS = [
+    "shape",
+    "n",
+    "rep",
+    "estimator",
+    "truth",
+    "estimate",
+    "boot_mean",
+    "boot_sd",
+    "boot_q025",
+    "boot_q975",
+    "bca_lo",
+    "bca_hi",
+    "half_mean",
+    "half_sd",
+    "half_q025",
+    "half_q975",
+    "quarter_mean",
+    "quarter_sd",
+    "quarter_q025",
+    "quarter_q975",
+    "B",
+    "H",
+    "seconds",
+]
 
 
 def run(out, budget, plan=None, names=None):
@@ -289,9 +347,19 @@ def run(out, budget, plan=None, names=None):
                     rows = one_sample(sh, n, r, B, H, todo)
                     dt = time.time() - t0
                     for k, row in rows:
-                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": k,
-                                    "truth": pop[(sh.name, TARGET.get(k, k))],
-                                    **row, "B": B, "H": H, "seconds": round(dt, 3)})
+                        w.writerow(
+                            {
+                                "shape": sh.name,
+                                "n": n,
+                                "rep": r,
+                                "estimator": k,
+                                "truth": pop[(sh.name, TARGET.get(k, k))],
+                                **row,
+                                "B": B,
+                                "H": H,
+                                "seconds": round(dt, 3),
+                            }
+                        )
                     fh.flush()
             print(f"n = {n} done at {time.time() - start:.0f} s", flush=True)
 
@@ -331,8 +399,11 @@ def methods(d):
         "percentile": (th, d["boot_q025"], d["boot_q975"]),
         "bca": (th, d["bca_lo"], d["bca_hi"]),
         "basic": (2 * th - d["boot_mean"], 2 * th - d["boot_q975"], 2 * th - d["boot_q025"]),
-        "normal_bootstrap_bc": (2 * th - d["boot_mean"], 2 * th - d["boot_mean"] - Z * d["boot_sd"],
-                                2 * th - d["boot_mean"] + Z * d["boot_sd"]),
+        "normal_bootstrap_bc": (
+            2 * th - d["boot_mean"],
+            2 * th - d["boot_mean"] - Z * d["boot_sd"],
+            2 * th - d["boot_mean"] + Z * d["boot_sd"],
+        ),
     }
     # subsampling (Politis and Romano 1994) at b = n/4, rate n^-1/2, finite-population corrected
     f = math.sqrt(0.25 / 0.75)
@@ -373,8 +444,10 @@ def methods(d):
 def summarise(out):
     with open(out / "raw.csv") as fh:
         rows = list(csv.DictReader(fh))
-    keys = sorted({(r["shape"], int(r["n"]), r["estimator"]) for r in rows},
-                  key=lambda k: ([s.name for s in SHAPES].index(k[0]), k[1], list(ESTIMATORS).index(k[2])))
+    keys = sorted(
+        {(r["shape"], int(r["n"]), r["estimator"]) for r in rows},
+        key=lambda k: ([s.name for s in SHAPES].index(k[0]), k[1], list(ESTIMATORS).index(k[2])),
+    )
     num = [f for f in FIELDS if f not in ("shape", "estimator")]
     summ, rate_rows = [], []
     for key in keys:
@@ -391,12 +464,26 @@ def summarise(out):
             k = int(cover.sum())
             wl, wh = wilson(k, int(ok.sum()))
             err = point - truth
-            summ.append({"shape": key[0], "n": key[1], "estimator": key[2], "method": meth, "truth": truth,
-                         "samples": int(ok.sum()), "mean": point.mean(), "bias": err.mean(),
-                         "sd": point.std(ddof=1) if R > 1 else math.nan, "rmse": math.sqrt(np.mean(err**2)),
-                         "coverage": k / ok.sum(), "coverage_lo": wl, "coverage_hi": wh,
-                         "below": float(np.mean(hi[ok] < truth)), "above": float(np.mean(lo[ok] > truth)),
-                         "mean_width": float(np.mean(hi[ok] - lo[ok]))})
+            summ.append(
+                {
+                    "shape": key[0],
+                    "n": key[1],
+                    "estimator": key[2],
+                    "method": meth,
+                    "truth": truth,
+                    "samples": int(ok.sum()),
+                    "mean": point.mean(),
+                    "bias": err.mean(),
+                    "sd": point.std(ddof=1) if R > 1 else math.nan,
+                    "rmse": math.sqrt(np.mean(err**2)),
+                    "coverage": k / ok.sum(),
+                    "coverage_lo": wl,
+                    "coverage_hi": wh,
+                    "below": float(np.mean(hi[ok] < truth)),
+                    "above": float(np.mean(lo[ok] > truth)),
+                    "mean_width": float(np.mean(hi[ok] - lo[ok])),
+                }
+            )
         # the plug-in estimate's bias at n = 10^6 comes from the estimate alone
     with open(out / "summary.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(summ[0]))
@@ -406,18 +493,35 @@ def summarise(out):
     # bias decay: slope of log |bias| of the plug-in estimate against log n, per model and estimator
     for sh in SHAPES:
         for est in ESTIMATORS:
-            pts = [(s["n"], s["bias"], s["sd"], s["samples"]) for s in summ
-                   if s["shape"] == sh.name and s["estimator"] == est and s["method"] == "percentile"]
-            pts += [(key[1], np.mean([float(r["estimate"]) for r in rows if (r["shape"], int(r["n"]), r["estimator"]) == key])
-                     - float(next(r["truth"] for r in rows if (r["shape"], int(r["n"]), r["estimator"]) == key)), math.nan, 0)
-                    for key in keys if key[0] == sh.name and key[2] == est and key[1] not in {p[0] for p in pts}]
+            pts = [
+                (s["n"], s["bias"], s["sd"], s["samples"])
+                for s in summ
+                if s["shape"] == sh.name and s["estimator"] == est and s["method"] == "percentile"
+            ]
+            pts += [
+                (
+                    key[1],
+                    np.mean([float(r["estimate"]) for r in rows if (r["shape"], int(r["n"]), r["estimator"]) == key])
+                    - float(next(r["truth"] for r in rows if (r["shape"], int(r["n"]), r["estimator"]) == key)),
+                    math.nan,
+                    0,
+                )
+                for key in keys
+                if key[0] == sh.name and key[2] == est and key[1] not in {p[0] for p in pts}
+            ]
             pts.sort()
             good = [(n, b) for n, b, _, _ in pts if b > 0]
             slope = math.nan
             if len(good) >= 2:
                 slope = float(np.polyfit(np.log([g[0] for g in good]), np.log([g[1] for g in good]), 1)[0])
-            rate_rows.append({"shape": sh.name, "estimator": est,
-                              **{f"bias_n{n}": f"{b:.3g}" for n, b, _, _ in pts}, "log_log_slope": f"{slope:.3f}"})
+            rate_rows.append(
+                {
+                    "shape": sh.name,
+                    "estimator": est,
+                    **{f"bias_n{n}": f"{b:.3g}" for n, b, _, _ in pts},
+                    "log_log_slope": f"{slope:.3f}",
+                }
+            )
     fields = ["shape", "estimator"] + [f"bias_n{n}" for n in N_GRID] + ["log_log_slope"]
     with open(out / "bias_rate.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields, restval="")
@@ -469,9 +573,20 @@ def validate(out, budget, plan=None, estimators=VALIDATED, name="validation.csv"
                         base, _, how = est.partition("@")
                         iv = interval(base, y, p, seed=r) if not how else interval(base, y, p, seed=r, rate=None)
                         target = TARGET.get(base, base)
-                        w.writerow({"shape": sh.name, "n": n, "rep": r, "estimator": est, "truth": pop[(sh.name, target)],
-                                    "value": iv.value, "estimate": iv.estimate, "lo": iv.lo, "hi": iv.hi,
-                                    "seconds": round(time.time() - t0, 3)})
+                        w.writerow(
+                            {
+                                "shape": sh.name,
+                                "n": n,
+                                "rep": r,
+                                "estimator": est,
+                                "truth": pop[(sh.name, target)],
+                                "value": iv.value,
+                                "estimate": iv.estimate,
+                                "lo": iv.lo,
+                                "hi": iv.hi,
+                                "seconds": round(time.time() - t0, 3),
+                            }
+                        )
                     fh.flush()
             print(f"validation n = {n} done at {time.time() - start:.0f} s", flush=True)
 
@@ -502,13 +617,26 @@ def validation_summary(out):
                 estimate = np.array([float(r["estimate"]) for r in sel]) - truth
                 k = sum(float(r["lo"]) <= float(r["truth"]) <= float(r["hi"]) for r in sel)
                 wl, wh = wilson(k, len(sel))
-                summ.append({"file": name, "estimator": est, "n": n, "shape": shape, "samples": len(sel),
-                             "covered": k, "coverage": k / len(sel), "coverage_lo": wl, "coverage_hi": wh,
-                             "truth": truth[0] if shape != "all" else math.nan,
-                             "bias_plugin": value.mean(), "bias_estimate": estimate.mean(),
-                             "sd_plugin": value.std(ddof=1) if len(sel) > 1 else math.nan,
-                             "sd_estimate": estimate.std(ddof=1) if len(sel) > 1 else math.nan,
-                             "rmse_plugin": math.sqrt(np.mean(value**2)), "rmse_estimate": math.sqrt(np.mean(estimate**2))})
+                summ.append(
+                    {
+                        "file": name,
+                        "estimator": est,
+                        "n": n,
+                        "shape": shape,
+                        "samples": len(sel),
+                        "covered": k,
+                        "coverage": k / len(sel),
+                        "coverage_lo": wl,
+                        "coverage_hi": wh,
+                        "truth": truth[0] if shape != "all" else math.nan,
+                        "bias_plugin": value.mean(),
+                        "bias_estimate": estimate.mean(),
+                        "sd_plugin": value.std(ddof=1) if len(sel) > 1 else math.nan,
+                        "sd_estimate": estimate.std(ddof=1) if len(sel) > 1 else math.nan,
+                        "rmse_plugin": math.sqrt(np.mean(value**2)),
+                        "rmse_estimate": math.sqrt(np.mean(estimate**2)),
+                    }
+                )
     with open(out / "validation_summary.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(summ[0]))
         w.writeheader()
@@ -534,8 +662,19 @@ def validation_table(out, name="validation.csv"):
                 print(f"| {est} | {n} | " + " | ".join(cells) + " |")
 
 
-SHOWN_METHODS = ("default", "percentile", "bca", "basic", "normal_bootstrap_bc", "subsample_n/4", "hs_1/2",
-                 "hs_2/3", "quarter_1/2", "quarter_2/3", "quarter_band")
+SHOWN_METHODS = (
+    "default",
+    "percentile",
+    "bca",
+    "basic",
+    "normal_bootstrap_bc",
+    "subsample_n/4",
+    "hs_1/2",
+    "hs_2/3",
+    "quarter_1/2",
+    "quarter_2/3",
+    "quarter_band",
+)
 
 
 def tables(out):
@@ -553,8 +692,11 @@ def tables(out):
             cells = []
             for n in ns:
                 s = by.get((sh, n, est, "default"))
-                cells.append("" if s is None else
-                             f"{float(s['coverage']):.2f} [{float(s['coverage_lo']):.2f}, {float(s['coverage_hi']):.2f}]")
+                cells.append(
+                    ""
+                    if s is None
+                    else f"{float(s['coverage']):.2f} [{float(s['coverage_lo']):.2f}, {float(s['coverage_hi']):.2f}]"
+                )
             print(f"| {est} | {sh} | " + " | ".join(cells) + " |")
     print("\nLowest coverage over the six models, by method (samples per model in brackets, the least to the most):\n")
     for n in ns:
@@ -589,7 +731,7 @@ def tables(out):
 
 
 def _reps(text):
-    """"R": replications 0 to R - 1; "a-b": a to b - 1."""
+    """ "R": replications 0 to R - 1; "a-b": a to b - 1."""
     a, _, b = text.partition("-")
     return range(int(a)) if not b else range(int(a), int(b))
 
@@ -608,15 +750,20 @@ def merge(out, other):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("run", "summary", "tables", "validate", "validation-table", "validation-summary",
-                                     "merge"))
+    ap.add_argument(
+        "what", choices=("run", "summary", "tables", "validate", "validation-table", "validation-summary", "merge")
+    )
     ap.add_argument("--from", dest="other", default=None, help="merge: the --out of the other run")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--budget", type=float, default=math.inf, help="stop starting samples after this many seconds")
-    ap.add_argument("--plan", default=None,
-                    help="run, validate: n:replications,... (default: PLAN's replications, VALIDATE_PLAN)")
-    ap.add_argument("--estimators", default=None,
-                    help="run, validate: comma-separated (default: every estimator of ESTIMATORS, VALIDATED)")
+    ap.add_argument(
+        "--plan", default=None, help="run, validate: n:replications,... (default: PLAN's replications, VALIDATE_PLAN)"
+    )
+    ap.add_argument(
+        "--estimators",
+        default=None,
+        help="run, validate: comma-separated (default: every estimator of ESTIMATORS, VALIDATED)",
+    )
     ap.add_argument("--file", default="validation.csv", help="validate, validation-table: the file in --out")
     a = ap.parse_args()
     out = Path(a.out)

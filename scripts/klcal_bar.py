@@ -41,18 +41,34 @@ def main(folder):
                 seeds = sorted(set.intersection(*(set(by_T[T]["rows"]) for T in Ts)))
                 V = np.array([[by_T[T]["rows"][s][m] for s in seeds] for T in Ts], dtype=float)
                 slope, lo, hi, _ = slope_interval(Ts, V)
-                out.append(dict(forecaster=f, adversary=a, metric=m, window=window, t_min=Ts[0], t_max=Ts[-1],
-                                horizons=len(Ts), ks=" ".join(str(by_T[T]["k"]) for T in Ts), n_seeds=len(seeds),
-                                slope=round(slope, 4), lo=round(lo, 4), hi=round(hi, 4),
-                                mean_at_t_min=float(V[0].mean()), mean_at_t_max=float(V[-1].mean())))
+                out.append(
+                    dict(
+                        forecaster=f,
+                        adversary=a,
+                        metric=m,
+                        window=window,
+                        t_min=Ts[0],
+                        t_max=Ts[-1],
+                        horizons=len(Ts),
+                        ks=" ".join(str(by_T[T]["k"]) for T in Ts),
+                        n_seeds=len(seeds),
+                        slope=round(slope, 4),
+                        lo=round(lo, 4),
+                        hi=round(hi, 4),
+                        mean_at_t_min=float(V[0].mean()),
+                        mean_at_t_max=float(V[-1].mean()),
+                    )
+                )
     with open(folder / "bar.csv", "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(out[0]))
         w.writeheader()
         w.writerows(out)
     for r in out:
         if r["metric"] == "pseudo_klcal":
-            print(f"{r['forecaster']:14s} {r['adversary']:11s} {r['window']:7s} K={r['ks']:24s} slope {r['slope']:+.3f} "
-                  f"[{r['lo']:+.3f}, {r['hi']:+.3f}]")
+            print(
+                f"{r['forecaster']:14s} {r['adversary']:11s} {r['window']:7s} K={r['ks']:24s} slope {r['slope']:+.3f} "
+                f"[{r['lo']:+.3f}, {r['hi']:+.3f}]"
+            )
 
 
 if __name__ == "__main__":

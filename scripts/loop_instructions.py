@@ -38,13 +38,17 @@ _ENV = {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "NUMBA
 def instructions(f, a, T) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
-        run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                              sys.executable, "-c", _RUN, f, a, str(T)],
-                             capture_output=True, text=True, env=_ENV)
+        run = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", _RUN, f, a, str(T)],
+            capture_output=True,
+            text=True,
+            env=_ENV,
+        )
         if run.returncode != 0:
             sys.exit(run.stderr)
-        table = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out],
-                               capture_output=True, text=True, check=True).stdout
+        table = subprocess.run(
+            ["callgrind_annotate", "--inclusive=no", "--threshold=100", out], capture_output=True, text=True, check=True
+        ).stdout
         return sum(int(m.group(1).replace(",", "")) for m in _COMPILED.finditer(table))
 
 
@@ -53,8 +57,10 @@ def main():
     T = int(sys.argv[3]) if len(sys.argv) > 3 else 2**16
     instructions(f, a, 1024)  # compiles for valgrind's CPU, into the cache
     one, two = instructions(f, a, T), instructions(f, a, 2 * T)
-    print(f"{f} {a}: {(two - one) / T:.2f} instructions per round "
-          f"(compiled code: {one} instructions at T = {T}, {two} at T = {2 * T})")
+    print(
+        f"{f} {a}: {(two - one) / T:.2f} instructions per round "
+        f"(compiled code: {one} instructions at T = {T}, {two} at T = {2 * T})"
+    )
 
 
 if __name__ == "__main__":

@@ -68,10 +68,14 @@ def main():
     simulate(args.forecaster, "greedy", horizon=1000, seed=0)
     path = write_perf_map(registry.forecaster(args.forecaster).loop, args.dump)
     T = int(args.T)
-    cpu = benchrecord.repeats({"run": lambda: simulate(args.forecaster, "greedy", horizon=T, seed=1)}, 1,
-                              warmup=False, clock=time.process_time, n_inner=T).seconds["run"][0]
-    print(f"{args.forecaster} vs greedy, T = {T}: {cpu * 1e9:.0f} ns of CPU per round "
-          f"(under perf); map {path}")
+    cpu = benchrecord.repeats(
+        {"run": lambda: simulate(args.forecaster, "greedy", horizon=T, seed=1)},
+        1,
+        warmup=False,
+        clock=time.process_time,
+        n_inner=T,
+    ).seconds["run"][0]
+    print(f"{args.forecaster} vs greedy, T = {T}: {cpu * 1e9:.0f} ns of CPU per round (under perf); map {path}")
 
 
 if __name__ == "__main__":

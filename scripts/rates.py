@@ -1,6 +1,6 @@
 """Thin wrapper: `python scripts/rates.py ARGS` is `fastcdl rates ARGS`.
 
-    .venv/bin/python scripts/rates.py --preset paper --t-max 2^24 --out results/paper
+.venv/bin/python scripts/rates.py --preset paper --t-max 2^24 --out results/paper
 """
 
 import sys

@@ -28,9 +28,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("paper", "paper-wide", "msweep")
 STORED = ("cdl", "vcdl", "ece", "k2", "ucal", "kink1", "kink2", "n_buckets")
-FIELDS = ["folder", "forecaster_label", "adversary_label", "T", "seed_index", "stored_version", "cdl_stored",
-          "cdl_replayed", "identical", "rel_change", "seconds",
-          *(f"{c}_{how}" for c in STORED[1:] for how in ("stored", "replayed"))]
+FIELDS = [
+    "folder",
+    "forecaster_label",
+    "adversary_label",
+    "T",
+    "seed_index",
+    "stored_version",
+    "cdl_stored",
+    "cdl_replayed",
+    "identical",
+    "rel_change",
+    "seconds",
+    *(f"{c}_{how}" for c in STORED[1:] for how in ("stored", "replayed")),
+]
 
 
 def stored_rows(folder, min_T, max_T, per_T):
@@ -77,8 +88,10 @@ def main():
             if next(csv.reader(fh), None) != FIELDS:
                 sys.exit(f"{out}: its columns are not this script's (an older replay?); write to a new file")
             fh.seek(0)
-            done = {(r["folder"], r["forecaster_label"], r["adversary_label"], int(r["T"]), int(r["seed_index"]))
-                    for r in csv.DictReader(fh)}
+            done = {
+                (r["folder"], r["forecaster_label"], r["adversary_label"], int(r["T"]), int(r["seed_index"]))
+                for r in csv.DictReader(fh)
+            }
     new = not out.exists()
     with out.open("a", newline="") as fh:
         w = csv.DictWriter(fh, FIELDS)
@@ -96,13 +109,26 @@ def main():
                 got = run_trial(Trial(**fields))
                 same = all(got[c] == r[c] for c in STORED)
                 rel = abs(got["cdl"] - r["cdl"]) / abs(r["cdl"]) if r["cdl"] else abs(got["cdl"])
-                w.writerow({"folder": folder, "forecaster_label": r["forecaster_label"],
-                            "adversary_label": r["adversary_label"], "T": r["T"], "seed_index": r["seed_index"],
-                            "stored_version": r["algorithm_version"], "cdl_stored": repr(r["cdl"]),
-                            "cdl_replayed": repr(got["cdl"]), "identical": int(same), "rel_change": f"{rel:.3e}",
-                            "seconds": f"{got['seconds']:.3f}",
-                            **{f"{c}_{how}": repr(v[c]) for c in STORED[1:] for how, v in (("stored", r),
-                                                                                          ("replayed", got))}})
+                w.writerow(
+                    {
+                        "folder": folder,
+                        "forecaster_label": r["forecaster_label"],
+                        "adversary_label": r["adversary_label"],
+                        "T": r["T"],
+                        "seed_index": r["seed_index"],
+                        "stored_version": r["algorithm_version"],
+                        "cdl_stored": repr(r["cdl"]),
+                        "cdl_replayed": repr(got["cdl"]),
+                        "identical": int(same),
+                        "rel_change": f"{rel:.3e}",
+                        "seconds": f"{got['seconds']:.3f}",
+                        **{
+                            f"{c}_{how}": repr(v[c])
+                            for c in STORED[1:]
+                            for how, v in (("stored", r), ("replayed", got))
+                        },
+                    }
+                )
                 fh.flush()
     summarise(out)
 
@@ -122,8 +148,10 @@ def compare(path, earlier):
     new, old = rows(path), rows(earlier)
     both = [k for k in new if k in old]
     same = [k for k in both if new[k]["cdl_replayed"] == old[k]["cdl_replayed"]]
-    print(f"{len(both)} trials in both ({sum(int(k[3]) for k in both):.3g} rounds): {len(same)} with the same "
-          f"replayed CDL bit for bit")
+    print(
+        f"{len(both)} trials in both ({sum(int(k[3]) for k in both):.3g} rounds): {len(same)} with the same "
+        f"replayed CDL bit for bit"
+    )
     for k in both:
         if k not in same:
             print("differs:", k, new[k]["cdl_replayed"], old[k]["cdl_replayed"])
@@ -137,8 +165,10 @@ def summarise(path):
     same = sum(int(r["identical"]) for r in rows)
     worst = max((float(r["rel_change"]) for r in rows), default=0.0)
     rounds = sum(int(r["T"]) for r in rows)
-    print(f"{n} trials ({rounds:.3g} rounds): {same} identical bit for bit in every stored metric; "
-          f"largest relative change of CDL {worst:.3g}")
+    print(
+        f"{n} trials ({rounds:.3g} rounds): {same} identical bit for bit in every stored metric; "
+        f"largest relative change of CDL {worst:.3g}"
+    )
     return n, same, worst
 
 

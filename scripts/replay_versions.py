@@ -41,8 +41,18 @@ LOG = OUT / "replays.jsonl"
 PENDING = OUT / "pending"  # the replayed rows of the trials that differ, per folder (not committed)
 RECORD = OUT / "replays.jsonl.gz"  # the checkpoint, compressed: what is committed and what tests read
 STORED = ("cdl", "vcdl", "ece", "k2", "ucal", "kink1", "kink2", "n_buckets")
-FIELDS = ("forecaster", "forecaster_label", "forecaster_params", "adversary", "adversary_label",
-          "adversary_params", "T", "seed_index", "seed", "algorithm_version")
+FIELDS = (
+    "forecaster",
+    "forecaster_label",
+    "forecaster_params",
+    "adversary",
+    "adversary_label",
+    "adversary_params",
+    "T",
+    "seed_index",
+    "seed",
+    "algorithm_version",
+)
 
 
 def _stale(folder: Path) -> list[dict]:
@@ -82,13 +92,25 @@ def _replay(folder_name: str, row: dict) -> dict:
     diff = [c for c in STORED if not (got[c] == row[c] or (got[c] != got[c] and row[c] != row[c]))]
     if table_stored and not same_table:
         diff.append("bucket_table")
-    return got, {"folder": folder_name, "key": row["key"], "new_key": trial.key, "forecaster": row["forecaster"],
-            "adversary": row["adversary"], "forecaster_label": row["forecaster_label"],
-            "adversary_label": row["adversary_label"], "T": row["T"], "seed_index": row["seed_index"],
-            "old_version": row["algorithm_version"], "new_version": row["now"],
-            "table_stored": table_stored, "identical": not diff, "differs_in": diff,
-            "old": {c: row[c] for c in STORED}, "new": {c: got[c] for c in STORED},
-            "seconds": got["seconds"]}
+    return got, {
+        "folder": folder_name,
+        "key": row["key"],
+        "new_key": trial.key,
+        "forecaster": row["forecaster"],
+        "adversary": row["adversary"],
+        "forecaster_label": row["forecaster_label"],
+        "adversary_label": row["adversary_label"],
+        "T": row["T"],
+        "seed_index": row["seed_index"],
+        "old_version": row["algorithm_version"],
+        "new_version": row["now"],
+        "table_stored": table_stored,
+        "identical": not diff,
+        "differs_in": diff,
+        "old": {c: row[c] for c in STORED},
+        "new": {c: got[c] for c in STORED},
+        "seconds": got["seconds"],
+    }
 
 
 def _done() -> set[tuple[str, str]]:
@@ -141,7 +163,9 @@ def summary() -> None:
         g[2] += 1 if (not r["identical"] and "cdl" in r["differs_in"]) else 0
     with (OUT / "replays.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["folder", "forecaster", "adversary", "old_version", "new_version", "trials", "differ", "cdl_differs"])
+        w.writerow(
+            ["folder", "forecaster", "adversary", "old_version", "new_version", "trials", "differ", "cdl_differs"]
+        )
         for k in sorted(groups):
             w.writerow([*k, *groups[k]])
     total = sum(g[0] for g in groups.values())
@@ -152,12 +176,16 @@ def summary() -> None:
         lines.append(json.dumps(r) + "\n")
     with gzip.GzipFile(RECORD, "wb", mtime=0) as gz:  # sorted, no time stamp: the same replays, the same bytes
         gz.write("".join(lines).encode())
-    print(f"{total} trials replayed, {differ} differ; {OUT.relative_to(ROOT) / 'replays.csv'} and "
-          f"{RECORD.relative_to(ROOT)} written")
+    print(
+        f"{total} trials replayed, {differ} differ; {OUT.relative_to(ROOT) / 'replays.csv'} and "
+        f"{RECORD.relative_to(ROOT)} written"
+    )
 
 
 def _jsonable_eq(a: dict, b: dict) -> bool:
-    norm = lambda d: {k: ("nan" if isinstance(v, float) and v != v else v) for k, v in json.loads(json.dumps(d)).items()}  # noqa: E731
+    def norm(d):
+        return {k: ("nan" if isinstance(v, float) and v != v else v) for k, v in json.loads(json.dumps(d)).items()}
+
     return norm(a) == norm(b)
 
 
@@ -178,8 +206,10 @@ def migrate(folders: list[str]) -> None:
         con = sqlite3.connect(path)
         with con:
             for r in same:
-                con.execute("UPDATE OR REPLACE trials SET key = ?, algorithm_version = ? WHERE key = ?",
-                            (r["new_key"], r["new_version"], r["key"]))
+                con.execute(
+                    "UPDATE OR REPLACE trials SET key = ?, algorithm_version = ? WHERE key = ?",
+                    (r["new_key"], r["new_version"], r["key"]),
+                )
         con.close()
         if differ:  # the replay of each: the row the current code stores for the trial
             kept = {}
@@ -188,8 +218,10 @@ def migrate(folders: list[str]) -> None:
                     kept = {row["key"]: row for row in pending.rows()}
             con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
             con.row_factory = sqlite3.Row
-            old = {r["key"]: dict(con.execute("SELECT * FROM trials WHERE key = ?", (r["key"],)).fetchone())
-                   for r in differ}
+            old = {
+                r["key"]: dict(con.execute("SELECT * FROM trials WHERE key = ?", (r["key"],)).fetchone())
+                for r in differ
+            }
             con.close()
             with TrialStore(path) as store:
                 for r in differ:
@@ -215,8 +247,11 @@ def main(argv=None) -> int:
     if args.migrate:
         migrate(args.folders)
         return 0
-    folders = [ROOT / "results" / f for f in args.folders] if args.folders else sorted(
-        p.parent for p in (ROOT / "results").glob("*/trials.sqlite"))
+    folders = (
+        [ROOT / "results" / f for f in args.folders]
+        if args.folders
+        else sorted(p.parent for p in (ROOT / "results").glob("*/trials.sqlite"))
+    )
     replay(folders, args.jobs)
     summary()
     return 0

@@ -26,8 +26,13 @@ import benchrecord  # noqa: E402
 from fastcdl.experiments.analysis import analyze, fit_window  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "coverage"
-COLUMNS = ("slope: jackknife-t", "slope: percentile bootstrap", "mean: bootstrap-t", "mean: percentile bootstrap",
-           "mean: Student t")
+COLUMNS = (
+    "slope: jackknife-t",
+    "slope: percentile bootstrap",
+    "mean: bootstrap-t",
+    "mean: percentile bootstrap",
+    "mean: Student t",
+)
 
 
 def main(replications=4000):
@@ -73,19 +78,27 @@ def write(rows, table, replications):
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    rec = benchrecord.Recorder("slope_coverage", ["scripts/slope_coverage.py", str(replications)],
-                               replications=replications)
+    rec = benchrecord.Recorder(
+        "slope_coverage", ["scripts/slope_coverage.py", str(replications)], replications=replications
+    )
     rec.value("rows", rows)
     rec.save(OUT / "slope_coverage.json")
-    (OUT / "slope_coverage.md").write_text("\n".join([
-        "# Coverage of the 95% intervals on synthetic power laws",
-        "",
-        f"Command: `.venv/bin/python scripts/slope_coverage.py {replications}` ({replications} replications per "
-        "row; fixed seeds, so a rerun gives these files). The model and the columns are described in "
-        "docs/experiments.md (Coverage). Each fraction is covered / intervals of `slope_coverage.csv` (a slope "
-        "interval per replication; a mean interval per replication and T); the source it ran on is in "
-        "`slope_coverage.json`.",
-        "", *table, ""]))
+    (OUT / "slope_coverage.md").write_text(
+        "\n".join(
+            [
+                "# Coverage of the 95% intervals on synthetic power laws",
+                "",
+                f"Command: `.venv/bin/python scripts/slope_coverage.py {replications}` ({replications} replications per "
+                "row; fixed seeds, so a rerun gives these files). The model and the columns are described in "
+                "docs/experiments.md (Coverage). Each fraction is covered / intervals of `slope_coverage.csv` (a slope "
+                "interval per replication; a mean interval per replication and T); the source it ran on is in "
+                "`slope_coverage.json`.",
+                "",
+                *table,
+                "",
+            ]
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "results" / "benchmarks"
 PEERS = ("netcal ECE", "relplot binnedECE", "torchmetrics binary_calibration_error", "scikit-learn calibration_curve")
-SOURCES = (("peers", "binned ECE and exact CDL at m = 100"), ("metrics", "exact CDL at m = 10^6 and the bucket table"),
-           ("online", "Algorithm 1"), ("io", "the CSV file"), ("multiclass", "k = 10 outcomes"))
+SOURCES = (
+    ("peers", "binned ECE and exact CDL at m = 100"),
+    ("metrics", "exact CDL at m = 10^6 and the bucket table"),
+    ("online", "Algorithm 1"),
+    ("io", "the CSV file"),
+    ("multiclass", "k = 10 outcomes"),
+)
 
 
 def med(doc, key):
@@ -42,10 +47,12 @@ def bound(x):
 
 def source_line(name, label, doc):
     m = doc["machine"]
-    return (f"- {label} (`results/benchmarks/{name}.json`): {m['model']} ({', '.join(m['vector'])}), "
-            f"{m['logical_cpus']} logical CPUs, numba {m['numba_threads']} threads; load average (1, 5, 15 min) "
-            f"{', '.join(map(str, doc['load_start']))} at the start and "
-            f"{', '.join(map(str, doc['load_end']))} at the end.")
+    return (
+        f"- {label} (`results/benchmarks/{name}.json`): {m['model']} ({', '.join(m['vector'])}), "
+        f"{m['logical_cpus']} logical CPUs, numba {m['numba_threads']} threads; load average (1, 5, 15 min) "
+        f"{', '.join(map(str, doc['load_start']))} at the start and "
+        f"{', '.join(map(str, doc['load_end']))} at the end."
+    )
 
 
 def table(docs):
@@ -68,7 +75,8 @@ def table(docs):
         "|---|---|---|---|",
         f"| binned ECE, T = 10^7, 15 bins | {fc:.0f} ms | netcal `ECE` {pm[0]:.0f} ms; relplot `binnedECE` {pm[1]:.0f} "
         f"ms; torchmetrics {pm[2]:.0f} ms; scikit-learn `calibration_curve` {pm[3]:.0f} ms | "
-        + "; ".join(sig(t / fc) + "x" for t in pm) + f" fastcdl's time, values within {bound(diff)} |",
+        + "; ".join(sig(t / fc) + "x" for t in pm)
+        + f" fastcdl's time, values within {bound(diff)} |",
         f"| exact CDL, m = 100 buckets | {lp_fc:.3f} ms | the linear program over proper scores (HiGHS) {lp:.0f} ms | "
         f"{lp / lp_fc:,.0f}x fastcdl's time, values within {bound(peers['values']['lp/100']['abs_diff'])} |",
         f"| exact CDL, m = 10^6 buckets | {med(metrics, 'envelope/cdl'):.2f} s | — | O(m log m) |",
@@ -104,12 +112,16 @@ def main():
     start = text.index("\n## Speed\n")
     end = text.index("\n## ", start + 1)
     speed = text[start:end]
-    speed = re.sub(r"(^- [^\n]*\(`results/benchmarks/\w+\.json`\)[^\n]*\n)+", "\n".join(sources) + "\n", speed,
-                   count=1, flags=re.M)
+    speed = re.sub(
+        r"(^- [^\n]*\(`results/benchmarks/\w+\.json`\)[^\n]*\n)+", "\n".join(sources) + "\n", speed, count=1, flags=re.M
+    )
     speed = re.sub(r"^\| task \| fastcdl \|[^\n]*\n(^\|[^\n]*\n)+", "\n".join(rows) + "\n", speed, count=1, flags=re.M)
     loads = [docs[name][k][0] for name, _ in SOURCES for k in ("load_start", "load_end")]
-    speed = re.sub(r"\(a load average of [\d.]+ to [\d.]+ on (\d+) CPUs\)",
-                   lambda m: f"(a load average of {min(loads):.1f} to {max(loads):.1f} on {m.group(1)} CPUs)", speed)
+    speed = re.sub(
+        r"\(a load average of [\d.]+ to [\d.]+ on (\d+) CPUs\)",
+        lambda m: f"(a load average of {min(loads):.1f} to {max(loads):.1f} on {m.group(1)} CPUs)",
+        speed,
+    )
     path.write_text(text[:start] + speed + text[end:])
 
 

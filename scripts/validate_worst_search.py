@@ -42,8 +42,21 @@ from pathlib import Path
 import numpy as np
 
 HORIZONS = (2**12, 2**14)
-COLUMNS = ("forecaster", "T", "m", "family", "points", "search_best", "search_params", "exhaustive_best",
-           "exhaustive_params", "recall", "winner_recall", "exhaustive_fresh", "fresh_recall")
+COLUMNS = (
+    "forecaster",
+    "T",
+    "m",
+    "family",
+    "points",
+    "search_best",
+    "search_params",
+    "exhaustive_best",
+    "exhaustive_params",
+    "recall",
+    "winner_recall",
+    "exhaustive_fresh",
+    "fresh_recall",
+)
 
 
 def exhaustive_points(family, m, T) -> list[dict]:
@@ -68,8 +81,19 @@ def _mean_cdl(job):
     from fastcdl.online import simulate
 
     forecaster, adversary, params_list, T, seeds = job
-    return [float(np.mean([simulate(forecaster, adversary, horizon=T, seed=trial_seed(SEARCH_MASTER, i),
-                                    adversary_params=p).cdl for i in range(seeds)])) for p in params_list]
+    return [
+        float(
+            np.mean(
+                [
+                    simulate(
+                        forecaster, adversary, horizon=T, seed=trial_seed(SEARCH_MASTER, i), adversary_params=p
+                    ).cdl
+                    for i in range(seeds)
+                ]
+            )
+        )
+        for p in params_list
+    ]
 
 
 def _fresh_mean_cdl(job):
@@ -78,8 +102,16 @@ def _fresh_mean_cdl(job):
     from fastcdl.online import simulate
 
     forecaster, adversary, params, T, seeds = job
-    return float(np.mean([simulate(forecaster, adversary, horizon=T, seed=trial_seed(FRESH_MASTER, i),
-                                   adversary_params=params).cdl for i in range(seeds)]))
+    return float(
+        np.mean(
+            [
+                simulate(
+                    forecaster, adversary, horizon=T, seed=trial_seed(FRESH_MASTER, i), adversary_params=params
+                ).cdl
+                for i in range(seeds)
+            ]
+        )
+    )
 
 
 def validate(folder: Path, forecasters=None, workers=2, reuse=None) -> list[dict]:
@@ -110,32 +142,53 @@ def validate(folder: Path, forecasters=None, workers=2, reuse=None) -> list[dict
                     if not found:
                         continue
                     best = max(found, key=lambda c: float(c["search_mean_cdl"]))
-                    win = next(float(c["search_mean_cdl"]) for c in mine
-                               if (c["adversary"], c["adversary_params"]) == winners[(f, T)])
+                    win = next(
+                        float(c["search_mean_cdl"])
+                        for c in mine
+                        if (c["adversary"], c["adversary_params"]) == winners[(f, T)]
+                    )
                     pts = exhaustive_points(fam, m, T)
                     t0 = time.perf_counter()
                     was = old.get((f, T, str(m), name, len(pts)))
                     if was is not None:
                         top, top_params = float(was["exhaustive_best"]), was["exhaustive_params"]
                     else:
-                        chunks = [pts[i:i + 64] for i in range(0, len(pts), 64)]
-                        means = [v for part in pool.map(_mean_cdl, [(f, fam.adversary, c, T, seeds) for c in chunks])
-                                 for v in part]
+                        chunks = [pts[i : i + 64] for i in range(0, len(pts), 64)]
+                        means = [
+                            v
+                            for part in pool.map(_mean_cdl, [(f, fam.adversary, c, T, seeds) for c in chunks])
+                            for v in part
+                        ]
                         k = int(np.argmax(means))
                         top, top_params = means[k], json.dumps(pts[k], sort_keys=True)
-                    row = dict(forecaster=f, T=T, m=m, family=name, points=len(pts),
-                               search_best=float(best["search_mean_cdl"]), search_params=best["adversary_params"],
-                               exhaustive_best=top, exhaustive_params=top_params,
-                               recall=float(best["search_mean_cdl"]) / top if top > 0 else 1.0,
-                               winner_recall=win / top if top > 0 else 1.0, exhaustive_fresh="", fresh_recall="")
+                    row = dict(
+                        forecaster=f,
+                        T=T,
+                        m=m,
+                        family=name,
+                        points=len(pts),
+                        search_best=float(best["search_mean_cdl"]),
+                        search_params=best["adversary_params"],
+                        exhaustive_best=top,
+                        exhaustive_params=top_params,
+                        recall=float(best["search_mean_cdl"]) / top if top > 0 else 1.0,
+                        winner_recall=win / top if top > 0 else 1.0,
+                        exhaustive_fresh="",
+                        fresh_recall="",
+                    )
                     if row["winner_recall"] < 1:
                         win_fresh, n_fresh = fresh[(f, T)]
-                        ex = pool.submit(_fresh_mean_cdl, (f, fam.adversary, json.loads(top_params), T, n_fresh)).result()
+                        ex = pool.submit(
+                            _fresh_mean_cdl, (f, fam.adversary, json.loads(top_params), T, n_fresh)
+                        ).result()
                         row.update(exhaustive_fresh=ex, fresh_recall=win_fresh / ex if ex > 0 else 1.0)
                     rows.append(row)
-                    print(f"{f:<8} T = {T:<6} {name:<12} recall {row['recall']:.4f} "
-                          f"(search {row['search_best']:.4g}, exhaustive {row['exhaustive_best']:.4g} over "
-                          f"{len(pts)} points, {time.perf_counter() - t0:.0f} s)", flush=True)
+                    print(
+                        f"{f:<8} T = {T:<6} {name:<12} recall {row['recall']:.4f} "
+                        f"(search {row['search_best']:.4g}, exhaustive {row['exhaustive_best']:.4g} over "
+                        f"{len(pts)} points, {time.perf_counter() - t0:.0f} s)",
+                        flush=True,
+                    )
     return rows
 
 
@@ -152,12 +205,16 @@ def main(argv=None) -> int:
 
     _atomic_write({folder / "validation.csv": _csv_text(rows, COLUMNS)})
     low = [r for r in rows if r["recall"] < 0.97]
-    print(f"{len(rows)} (forecaster, T, family) cells; recall min {min(r['recall'] for r in rows):.4f}; "
-          f"{len(low)} below 0.97; winner recall min {min(r['winner_recall'] for r in rows):.4f}")
+    print(
+        f"{len(rows)} (forecaster, T, family) cells; recall min {min(r['recall'] for r in rows):.4f}; "
+        f"{len(low)} below 0.97; winner recall min {min(r['winner_recall'] for r in rows):.4f}"
+    )
     for r in rows:
         if r["fresh_recall"] != "":
-            print(f"{r['forecaster']} T = {r['T']} {r['family']}: the exhaustive best on the fresh seeds "
-                  f"{r['exhaustive_fresh']:.4g}, the winner's fresh mean over it {r['fresh_recall']:.4f}")
+            print(
+                f"{r['forecaster']} T = {r['T']} {r['family']}: the exhaustive best on the fresh seeds "
+                f"{r['exhaustive_fresh']:.4g}, the winner's fresh mean over it {r['fresh_recall']:.4f}"
+            )
     return 0
 
 

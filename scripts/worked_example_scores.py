@@ -30,6 +30,7 @@ def main():
     y = next(iter(scores.values()))[0].astype(np.int8)
     np.savez(OUT, y=y, names=np.array(list(scores)), **{f"p{i}": p for i, (_, p) in enumerate(scores.values())})
     import sklearn
+
     print(f"wrote {OUT.relative_to(ROOT)}: {len(scores)} models, {len(y)} cases (scikit-learn {sklearn.__version__})")
 
 

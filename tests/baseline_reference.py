@@ -425,6 +425,5 @@ def play(forecaster, adversary, T, seed, *, record=None):
 def run(forecaster, adversary, T, seed, forecaster_params=None, adversary_params=None, record=None):
     """The reference run of a named pair (names and parameters as fastcdl.online.trace)."""
     a = make_adversary(adversary, T, **(adversary_params or {}))
-    f = make_forecaster(forecaster, T, adversary=a if forecaster == "truthful" else None,
-                        **(forecaster_params or {}))
+    f = make_forecaster(forecaster, T, adversary=a if forecaster == "truthful" else None, **(forecaster_params or {}))
     return play(f, a, T, seed, record=record)

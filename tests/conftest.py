@@ -64,9 +64,7 @@ def float_tables(draw, max_buckets=MAX_LP_BUCKETS, weighted=False):
     """Distinct q in [0,1] mixing random floats, 0, 1/2, 1 and other buckets' qhat_j."""
     m = draw(st.integers(1, max_buckets))
     if weighted:
-        n = draw(
-            st.lists(st.floats(0.01, 10.0, allow_subnormal=False), min_size=m, max_size=m)
-        )
+        n = draw(st.lists(st.floats(0.01, 10.0, allow_subnormal=False), min_size=m, max_size=m))
         frac = st.one_of(st.sampled_from([0.0, 0.5, 1.0]), unit_floats)
         s = [min(ni, draw(frac) * ni) for ni in n]
     else:
@@ -112,9 +110,7 @@ def rounds(draw, max_size=40, pool=None):
     """Raw (y, p) with p drawn from a small pool so buckets repeat; sometimes T = 1."""
     T = draw(st.integers(1, max_size))
     if pool is None:
-        pool = draw(
-            st.lists(st.one_of(st.sampled_from(GRID8), unit_floats), min_size=1, max_size=8)
-        )
+        pool = draw(st.lists(st.one_of(st.sampled_from(GRID8), unit_floats), min_size=1, max_size=8))
     p = draw(st.lists(st.sampled_from(pool), min_size=T, max_size=T))
     y = draw(st.lists(st.integers(0, 1), min_size=T, max_size=T))
     return np.array(y, dtype=np.int64), np.array(p, dtype=np.float64)
@@ -214,5 +210,6 @@ def numba_threads() -> int:
 # their FMA versions on a CPU with FMA; another libm can round a rare input differently in the
 # last bit and so move a discrete choice of a trial (results/benchmarks/oracle.md: one changed
 # rounding of exp moved 5 of 4048 trials).
-SAME_LIBM_AS_THE_STORES = (_glibc_at_least(2, 28) and "fma" in host_cpu_features()
-                           and __import__("platform").machine() == "x86_64")
+SAME_LIBM_AS_THE_STORES = (
+    _glibc_at_least(2, 28) and "fma" in host_cpu_features() and __import__("platform").machine() == "x86_64"
+)

@@ -139,8 +139,13 @@ def run_reference(ref, adversary, T, seed, aparams=None):
     for t in range(T):
         dist = ref.distribution()
         shown = [d for d in dist if d[1] > 0]
-        fc = Forecast(points=tuple(d[0] for d in shown), probs=tuple(d[1] for d in shown),
-                      predictions=tuple(float(q[d[2]]) for d in shown), buckets=tuple(d[2] for d in shown), grid=q)
+        fc = Forecast(
+            points=tuple(d[0] for d in shown),
+            probs=tuple(d[1] for d in shown),
+            predictions=tuple(float(q[d[2]]) for d in shown),
+            buckets=tuple(d[2] for d in shown),
+            grid=q,
+        )
         y = adv.respond(fc)
         # the second point is drawn when it has positive probability: one uniform u, and it wins if u >= P(first)
         k = 1 if len(dist) == 2 and dist[1][1] > 0 and draw() >= dist[0][1] else 0

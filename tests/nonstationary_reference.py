@@ -21,13 +21,13 @@ def floor_power(span, a):
     if float(f) == a and f > 0:
         # k <= span^(p/q)  <=>  k^q <= span^p
         p, q = f.numerator, f.denominator
-        k = max(1, int(round(span ** a)))
-        while k ** q > span ** p:
+        k = max(1, int(round(span**a)))
+        while k**q > span**p:
             k -= 1
-        while (k + 1) ** q <= span ** p:
+        while (k + 1) ** q <= span**p:
             k += 1
         return max(1, k)
-    return max(1, math.floor(span ** a))
+    return max(1, math.floor(span**a))
 
 
 class Segments:

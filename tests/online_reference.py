@@ -92,6 +92,13 @@ def minimax_lp(A):
     # variables: x_1..x_K (mixture), v; minimise v s.t. sum_j x_j A[j, y] <= v, sum x = 1
     cost = np.r_[np.zeros(K), 1.0]
     A_ub = np.c_[A.T, -np.ones(2)]
-    res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(2), A_eq=np.r_[np.ones(K), 0.0][None, :], b_eq=[1.0],
-                  bounds=[(0, None)] * K + [(None, None)], method="highs")
+    res = linprog(
+        cost,
+        A_ub=A_ub,
+        b_ub=np.zeros(2),
+        A_eq=np.r_[np.ones(K), 0.0][None, :],
+        b_eq=[1.0],
+        bounds=[(0, None)] * K + [(None, None)],
+        method="highs",
+    )
     return res.fun

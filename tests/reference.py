@@ -415,9 +415,7 @@ def _envelope_at_half(points):
 
 def cdl_envelope_ref(q, n, s):
     """2 fbar(1/2), fbar the concave majorant of the points (b, max(f(b), f(b+)))."""
-    pts = [
-        (b, max(_f_exact(q, n, s, b), _f_exact(q, n, s, b, v_plus_ref))) for b in _breakpoints(q, n, s)
-    ]
+    pts = [(b, max(_f_exact(q, n, s, b), _f_exact(q, n, s, b, v_plus_ref))) for b in _breakpoints(q, n, s)]
     return float(2 * _envelope_at_half(pts))
 
 
@@ -516,26 +514,39 @@ def brier_uncertainty_ref(q, n, s):
     return float(ybar * (1 - ybar))
 
 
-REGISTRY.update({
-    "brier_reliability": {"reference": k2_ref, "input": "table", "tol": 1e-12},
-    "brier_resolution": {"reference": brier_resolution_ref, "input": "table", "tol": 1e-12},
-    "brier_uncertainty": {"reference": brier_uncertainty_ref, "input": "table", "tol": 1e-12},
-    "cdl_monotone": {"reference": _sample_ref("cdl_monotone_lp"), "input": "table", "tol": 1e-8,
-                     "exact": _sample_ref("cdl_monotone_envelope_ref")},
-    "vcdl_monotone": {"reference": _sample_ref("vcdl_monotone_ref"), "input": "table", "tol": 1e-12},
-    "cutoff_ce": {"reference": _sample_ref("cutoff_ce_ref"), "input": "rounds", "tol": 1e-12},
-    "atb": {"reference": _sample_ref("atb_ref"), "input": "rounds", "tol": 1e-12},
-    "atb_unbiased": {"reference": _atb_unbiased_ref, "input": "rounds", "tol": 1e-12},
-    "smce": {"reference": _sample_ref("smce_lp_table"), "input": "table", "tol": 1e-8},
-    "cdl_monotone_crossfit": {"reference": _sample_ref("cdl_monotone_crossfit_ref"), "input": "rounds", "tol": 1e-12},
-    "vcdl_monotone_crossfit": {"reference": _sample_ref("vcdl_monotone_crossfit_ref"), "input": "rounds",
-                               "tol": 1e-12},
-    "k2_debiased": {"reference": _sample_ref("k2_debiased_ref"), "input": "rounds", "tol": 1e-12},
-    "ece_sweep": {"reference": _sample_ref("ece_sweep_ref"), "input": "rounds", "tol": 1e-12},
-    "mce": {"reference": lambda q, n, s: float(_mce_ref(q, n, s)), "input": "table", "tol": 1e-12},
-    "rmsce": {"reference": _rmsce_ref, "input": "table", "tol": 1e-12},
-    "brier": {"reference": _sample_ref("brier_ref"), "input": "rounds", "tol": 1e-12},
-})
+REGISTRY.update(
+    {
+        "brier_reliability": {"reference": k2_ref, "input": "table", "tol": 1e-12},
+        "brier_resolution": {"reference": brier_resolution_ref, "input": "table", "tol": 1e-12},
+        "brier_uncertainty": {"reference": brier_uncertainty_ref, "input": "table", "tol": 1e-12},
+        "cdl_monotone": {
+            "reference": _sample_ref("cdl_monotone_lp"),
+            "input": "table",
+            "tol": 1e-8,
+            "exact": _sample_ref("cdl_monotone_envelope_ref"),
+        },
+        "vcdl_monotone": {"reference": _sample_ref("vcdl_monotone_ref"), "input": "table", "tol": 1e-12},
+        "cutoff_ce": {"reference": _sample_ref("cutoff_ce_ref"), "input": "rounds", "tol": 1e-12},
+        "atb": {"reference": _sample_ref("atb_ref"), "input": "rounds", "tol": 1e-12},
+        "atb_unbiased": {"reference": _atb_unbiased_ref, "input": "rounds", "tol": 1e-12},
+        "smce": {"reference": _sample_ref("smce_lp_table"), "input": "table", "tol": 1e-8},
+        "cdl_monotone_crossfit": {
+            "reference": _sample_ref("cdl_monotone_crossfit_ref"),
+            "input": "rounds",
+            "tol": 1e-12,
+        },
+        "vcdl_monotone_crossfit": {
+            "reference": _sample_ref("vcdl_monotone_crossfit_ref"),
+            "input": "rounds",
+            "tol": 1e-12,
+        },
+        "k2_debiased": {"reference": _sample_ref("k2_debiased_ref"), "input": "rounds", "tol": 1e-12},
+        "ece_sweep": {"reference": _sample_ref("ece_sweep_ref"), "input": "rounds", "tol": 1e-12},
+        "mce": {"reference": lambda q, n, s: float(_mce_ref(q, n, s)), "input": "table", "tol": 1e-12},
+        "rmsce": {"reference": _rmsce_ref, "input": "table", "tol": 1e-12},
+        "brier": {"reference": _sample_ref("brier_ref"), "input": "rounds", "tol": 1e-12},
+    }
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -561,11 +572,13 @@ def kl_ref(q, n, s):
     return total / N if N > 0 else 0.0
 
 
-REGISTRY.update({
-    "klcal": {"reference": kl_ref, "input": "table", "tol": 1e-12},
-    # the pseudo measures are the table measures of a run's expected-count table
-    "pseudo_ece": {"reference": ece_ref, "input": "table", "tol": 1e-12},
-    "pseudo_k2": {"reference": k2_ref, "input": "table", "tol": 1e-12},
-    "pseudo_klcal": {"reference": kl_ref, "input": "table", "tol": 1e-12},
-    "pseudo_cdl": {"reference": cdl_lp, "input": "table", "tol": 1e-8, "exact": cdl_envelope_ref},
-})
+REGISTRY.update(
+    {
+        "klcal": {"reference": kl_ref, "input": "table", "tol": 1e-12},
+        # the pseudo measures are the table measures of a run's expected-count table
+        "pseudo_ece": {"reference": ece_ref, "input": "table", "tol": 1e-12},
+        "pseudo_k2": {"reference": k2_ref, "input": "table", "tol": 1e-12},
+        "pseudo_klcal": {"reference": kl_ref, "input": "table", "tol": 1e-12},
+        "pseudo_cdl": {"reference": cdl_lp, "input": "table", "tol": 1e-8, "exact": cdl_envelope_ref},
+    }
+)

@@ -84,8 +84,9 @@ def _monotone_points(q, n, s, extra=()):
 def cdl_monotone_envelope_ref(q, n, s):
     """2 fbar_M(1/2) by brute force over chords of the points (b, max(f_M(b), f_M(b+))) at the
     predictions, the PAV values, 0, 1/2 and 1, exactly."""
-    pts = [(b, max(f_monotone_exact(q, n, s, b), f_monotone_exact(q, n, s, b, True)))
-           for b in _monotone_points(q, n, s)]
+    pts = [
+        (b, max(f_monotone_exact(q, n, s, b), f_monotone_exact(q, n, s, b, True))) for b in _monotone_points(q, n, s)
+    ]
     return float(2 * _envelope_at_half(pts))
 
 
@@ -209,8 +210,14 @@ def smce_lp_table(q, n, s):
                 a[i], a[j] = 1.0, -1.0
                 rows.append(a)
                 bounds.append(abs(q[i] - q[j]))
-    res = linprog(-r, A_ub=np.array(rows) if rows else None, b_ub=np.array(bounds) if rows else None,
-                  bounds=(-1.0, 1.0), method="highs", options=_LP_OPTIONS)
+    res = linprog(
+        -r,
+        A_ub=np.array(rows) if rows else None,
+        b_ub=np.array(bounds) if rows else None,
+        bounds=(-1.0, 1.0),
+        method="highs",
+        options=_LP_OPTIONS,
+    )
     assert res.status == 0, res.message
     return -res.fun
 
@@ -327,6 +334,7 @@ def crossfit_ref(q, n_a, s_a, n_b, s_b):
         def h(x):
             below = [k for k, i in enumerate(idx) if q[i] <= x]
             return iso[below[-1]] if below else iso[0]
+
         return h
 
     terms = []  # (h(p), p, s, n) of the judged buckets
@@ -360,6 +368,7 @@ def _crossfit_rounds_ref(which):
 
         st = fc.bucket_stats(y, p)  # the split is tested on its own in test_crossfit.py
         return crossfit_ref(st.values, *crossfit_split(st, 0))[which]
+
     return ref
 
 

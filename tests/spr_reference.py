@@ -114,15 +114,14 @@ class SPRReference:
         """Levels of T = 2^tau; tau the least integer with 2^tau >= T unless given."""
         tau, i0, h = levels(T if tau is None else 2**tau)
         self.i0, self.h = i0, h
-        self.pairs = [(i, j) for i in range(i0, i0 + h)
-                      for j in (range(i0 + 1, i0 + h + 1) if i == i0 else [i0 + h])]
+        self.pairs = [(i, j) for i in range(i0, i0 + h) for j in (range(i0 + 1, i0 + h + 1) if i == i0 else [i0 + h])]
         self.games = {(i, j, l): Game(i, j, l) for (i, j) in self.pairs for l in (0, 1)}
         self.R = 2 ** (i0 + h + 1)
         self.step = None  # which step stated the last prediction: "removal", "placement" or "fallback"
 
     def predict(self, e):
         # (1) removal
-        for (i, j) in self.pairs:
+        for i, j in self.pairs:
             for l in (0, 1):
                 g = self.games[(i, j, l)]
                 for c in range(1, g.n + 1):
@@ -140,7 +139,7 @@ class SPRReference:
                     self.step = "removal"
                     return p
         # (2) placement
-        for (i, j) in self.pairs:
+        for i, j in self.pairs:
             m = min(math.floor(2 ** (i + 1) * e), 2 ** (i + 1) - 1)
             l = m % 2
             c = (m - l) // 2 + 1

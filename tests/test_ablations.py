@@ -46,22 +46,27 @@ def test_matches_reference_round_by_round(name, adversary, aparams, fparams):
     assert len(np.unique(tp)) > 1 and 0 < ty.sum() < T
 
 
-@pytest.mark.parametrize("name,fparams,adversary,aparams", [
-    ("sign", {}, "greedy", {}),
-    ("sign", {"m": 9, "delta": 0.02}, "drift", {}),
-    ("uniform", {}, "greedy", {}),
-    ("uniform", {"m_scale": 3}, "markov", {}),
-    ("cdl", {"step": "minimax"}, "greedy", {}),
-    ("cdl", {"step": "minimax", "oracle": "dense", "m": 6}, "drift", {}),
-])
+@pytest.mark.parametrize(
+    "name,fparams,adversary,aparams",
+    [
+        ("sign", {}, "greedy", {}),
+        ("sign", {"m": 9, "delta": 0.02}, "drift", {}),
+        ("uniform", {}, "greedy", {}),
+        ("uniform", {"m_scale": 3}, "markov", {}),
+        ("cdl", {"step": "minimax"}, "greedy", {}),
+        ("cdl", {"step": "minimax", "oracle": "dense", "m": 6}, "drift", {}),
+    ],
+)
 def test_simulate_equals_per_round(name, fparams, adversary, aparams):
     T, seed = 2000, 77
     res, tp, ty = trace(name, adversary, horizon=T, seed=seed, forecaster_params=fparams, adversary_params=aparams)
     f, ps, ys = run_api(name, fparams, adversary, aparams, T, seed)
     assert np.array_equal(tp, ps) and np.array_equal(ty, ys)
     assert res.stats == f.stats()
-    assert simulate(name, adversary, horizon=T, seed=seed, forecaster_params=fparams,
-                    adversary_params=aparams).stats == res.stats
+    assert (
+        simulate(name, adversary, horizon=T, seed=seed, forecaster_params=fparams, adversary_params=aparams).stats
+        == res.stats
+    )
     assert len(np.unique(ps)) > 1 and 0 < ys.sum() < T
 
 
@@ -73,8 +78,15 @@ def test_parameters(name):
     assert f.params == {k: g.params[k] for k in ("m", "m_scale", "delta")}
     assert np.array_equal(f.forecast().grid, g.forecast().grid)
     assert make_forecaster(name, horizon=1000, m=8).params == {"m": 8, "delta": 0.001}
-    for bad, arg in [({"m": 0}, "m"), ({"m": 2.5}, "m"), ({"m_scale": -1}, "m_scale"), ({"m": 4, "delta": 0.5}, "delta"),
-                     ({"delta": 0}, "delta"), ({"m": 3, "m_scale": 2}, "m_scale"), ({"oracle": "dense"}, "oracle")]:
+    for bad, arg in [
+        ({"m": 0}, "m"),
+        ({"m": 2.5}, "m"),
+        ({"m_scale": -1}, "m_scale"),
+        ({"m": 4, "delta": 0.5}, "delta"),
+        ({"delta": 0}, "delta"),
+        ({"m": 3, "m_scale": 2}, "m_scale"),
+        ({"oracle": "dense"}, "oracle"),
+    ]:
         with pytest.raises(ValueError, match=arg):
             make_forecaster(name, horizon=100, **bad)
     with pytest.warns(ParameterWarning, match="m = 500"):
@@ -200,8 +212,10 @@ def test_minimax_step_compiles_in_a_fresh_process():
     # cdl's simulate loop is compiled without numba's reference counting, so what it calls
     # must not allocate; with step="minimax" it once failed to compile in a process that had
     # not compiled minimax_2xk before (a fresh process, no kernel cache)
-    code = ("from fastcdl.online import simulate; "
-            "simulate('cdl', 'greedy', horizon=50, seed=0, forecaster_params={'step': 'minimax'})")
+    code = (
+        "from fastcdl.online import simulate; "
+        "simulate('cdl', 'greedy', horizon=50, seed=0, forecaster_params={'step': 'minimax'})"
+    )
     env = dict(os.environ, FASTCDL_CACHE="0")
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -34,8 +34,9 @@ ADVERSARIES = [
 @pytest.mark.parametrize("adversary,aparams", ADVERSARIES)
 def test_matches_reference_round_by_round(adversary, aparams, pick):
     T, seed = 2500, 31
-    res, tp, ty = trace("acrs", adversary, horizon=T, seed=seed, forecaster_params={"pick": pick},
-                        adversary_params=aparams)
+    res, tp, ty = trace(
+        "acrs", adversary, horizon=T, seed=seed, forecaster_params={"pick": pick}, adversary_params=aparams
+    )
     m = res.params["forecaster"]["m"]
     assert m == math.isqrt(T - 1) + 1  # ceil(sqrt T)
     ref = ACRSReference(m, pick)
@@ -45,8 +46,7 @@ def test_matches_reference_round_by_round(adversary, aparams, pick):
     assert len(np.unique(tp)) > 1 and 0 < ty.sum() < T
 
 
-@pytest.mark.parametrize("fparams,adversary", [({}, "greedy"), ({"m": 12, "pick": "upper"}, "drift"),
-                                               ({}, "markov")])
+@pytest.mark.parametrize("fparams,adversary", [({}, "greedy"), ({"m": 12, "pick": "upper"}, "drift"), ({}, "markov")])
 def test_simulate_equals_per_round(fparams, adversary):
     T, seed = 3000, 8
     res, tp, ty = trace("acrs", adversary, horizon=T, seed=seed, forecaster_params=fparams)
@@ -60,7 +60,7 @@ def test_simulate_equals_per_round(fparams, adversary):
     assert np.all(np.abs(a) <= m)
     flags = (a[:-1] <= 0) & (a[1:] >= 0)
     P = st.tree.shape[0] // 2
-    assert np.array_equal(st.tree[P:P + m], flags) and st.tree[1] == flags.sum() > 0
+    assert np.array_equal(st.tree[P : P + m], flags) and st.tree[1] == flags.sum() > 0
 
 
 @pytest.mark.parametrize("T", [4096, 30_000])
@@ -106,8 +106,13 @@ def test_parameters():
     assert make_forecaster("acrs", horizon=1).params["m"] == 1
     assert make_forecaster("acrs", horizon=50, m=3, pick="upper").params == {"m": 3, "pick": "upper"}
     assert np.array_equal(make_forecaster("acrs", horizon=100).forecast().grid, np.arange(11) / 10)
-    for bad, arg in [({"m": 0}, "m"), ({"m": 1.5}, "m"), ({"pick": "middle"}, "pick"), ({"pick": 1}, "pick"),
-                     ({"delta": 0.1}, "delta")]:
+    for bad, arg in [
+        ({"m": 0}, "m"),
+        ({"m": 1.5}, "m"),
+        ({"pick": "middle"}, "pick"),
+        ({"pick": 1}, "pick"),
+        ({"delta": 0.1}, "delta"),
+    ]:
         with pytest.raises(ValueError, match=arg):
             make_forecaster("acrs", horizon=100, **bad)
     assert make_forecaster("acrs", horizon=10).spec.version == 1

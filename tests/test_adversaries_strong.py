@@ -66,11 +66,22 @@ def _foster_forecasts(m, rounds, seed):
     return q, out
 
 
-CASES = [("rawpoint", {}), ("rawpoint", {"mix": 0.5}), ("rawpoint", {"shift": -0.03, "mix": 0.25}), ("rawpoint", {"shift": 0.2, "mix": 1.0}),
-         ("gridedge", {}), ("gridedge", {"position": 0.0}), ("gridedge", {"position": 0.3}), ("gridedge", {"position": 1.0}),
-         ("sweep", {}), ("sweep", {"low": 0.0, "high": 1.0, "amp": 0.2, "period": 37.5}),
-         ("sweep", {"low": 0.4, "high": 0.4, "amp": 0.5, "period": 10.0}),
-         ("lookahead", {"kinks": 8}), ("lookahead", {"kinks": 2}), ("lookahead", {"kinks": 32})]
+CASES = [
+    ("rawpoint", {}),
+    ("rawpoint", {"mix": 0.5}),
+    ("rawpoint", {"shift": -0.03, "mix": 0.25}),
+    ("rawpoint", {"shift": 0.2, "mix": 1.0}),
+    ("gridedge", {}),
+    ("gridedge", {"position": 0.0}),
+    ("gridedge", {"position": 0.3}),
+    ("gridedge", {"position": 1.0}),
+    ("sweep", {}),
+    ("sweep", {"low": 0.0, "high": 1.0, "amp": 0.2, "period": 37.5}),
+    ("sweep", {"low": 0.4, "high": 0.4, "amp": 0.5, "period": 10.0}),
+    ("lookahead", {"kinks": 8}),
+    ("lookahead", {"kinks": 2}),
+    ("lookahead", {"kinks": 32}),
+]
 
 
 def _id(a, p):
@@ -81,7 +92,7 @@ def _id(a, p):
 @pytest.mark.parametrize("adversary,aparams", CASES, ids=[_id(a, p) for a, p in CASES])
 def test_adversary_against_reference(adversary, aparams, grid):
     rounds, seed, T = 600 if adversary == "lookahead" else 1500, 11, 400
-    q, forecasts = (_algorithm1_forecasts(9, rounds, 3) if grid == "algorithm1" else _foster_forecasts(8, rounds, 3))
+    q, forecasts = _algorithm1_forecasts(9, rounds, 3) if grid == "algorithm1" else _foster_forecasts(8, rounds, 3)
     a = make_adversary(adversary, horizon=T, seed=seed, **aparams)
     ra = A.make(adversary, T, **aparams)
     _, arng = R.streams(seed)
@@ -102,7 +113,7 @@ def test_adversary_against_reference(adversary, aparams, grid):
             K = aparams["kinks"]
             # the incrementally kept grid values equal the ones recomputed from the table (after
             # the next round folds this round in, so compare the state as of the previous round)
-            a_F = a._par[1:K + 2]
+            a_F = a._par[1 : K + 2]
             n_prev, s_prev = list(n), list(s)
             n_prev[buckets[k]] -= 1
             s_prev[buckets[k]] -= y
@@ -172,17 +183,24 @@ def test_rawpoint_makes_algorithm1_carry_its_rounding_offset():
     assert res.ece == pytest.approx(width, rel=1e-12) and res.stats.positives.sum() == 0
 
 
-@pytest.mark.parametrize("params,match", [({"kinks": 3}, "power of two"), ({"kinks": 8192}, "power of two"),
-                                          ({"kinks": 1}, "kinks")])
+@pytest.mark.parametrize(
+    "params,match", [({"kinks": 3}, "power of two"), ({"kinks": 8192}, "power of two"), ({"kinks": 1}, "kinks")]
+)
 def test_lookahead_rejects_bad_kinks(params, match):
     with pytest.raises(ValueError, match=match):
         make_adversary("lookahead", **params)
 
 
-@pytest.mark.parametrize("adversary,params,match", [("sweep", {"low": 0.6, "high": 0.5}, "high must be >= low"),
-                                                    ("sweep", {"amp": 0.6}, "amp"), ("rawpoint", {"mix": 2}, "mix"),
-                                                    ("gridedge", {"position": -0.1}, "position"),
-                                                    ("sweep", {"period": 0}, "period")])
+@pytest.mark.parametrize(
+    "adversary,params,match",
+    [
+        ("sweep", {"low": 0.6, "high": 0.5}, "high must be >= low"),
+        ("sweep", {"amp": 0.6}, "amp"),
+        ("rawpoint", {"mix": 2}, "mix"),
+        ("gridedge", {"position": -0.1}, "position"),
+        ("sweep", {"period": 0}, "period"),
+    ],
+)
 def test_bad_parameters(adversary, params, match):
     with pytest.raises(ValueError, match=match):
         make_adversary(adversary, horizon=100, **params)
@@ -219,6 +237,7 @@ def _reference(name, T, params):
         def respond(t, prev_y, entries, table_q, n, s, rng):
             stated = [Fraction(float(v)) for v in table_q]
             return ra.respond(t, prev_y, [(p, b) for p, x, b in entries], stated, n, s, rng)
+
         return respond
     return A.make(name, T, **params).respond
 
@@ -253,15 +272,24 @@ def _kpoint_forecasts(m, rounds, seed, K=5):
     return q, out
 
 
-K_CASES = [("rawpoint", {}), ("rawpoint", {"shift": -0.03, "mix": 0.25}), ("gridedge", {}), ("gridedge", {"position": 0.0}),
-           ("sweep", {}), ("sweep", {"low": 0.4, "high": 0.4, "amp": 0.5, "period": 10.0}),
-           ("lookahead", {"kinks": 8}), ("lookahead", {"kinks": 32}), ("greedy", {}), ("signpreserve", {})]
+K_CASES = [
+    ("rawpoint", {}),
+    ("rawpoint", {"shift": -0.03, "mix": 0.25}),
+    ("gridedge", {}),
+    ("gridedge", {"position": 0.0}),
+    ("sweep", {}),
+    ("sweep", {"low": 0.4, "high": 0.4, "amp": 0.5, "period": 10.0}),
+    ("lookahead", {"kinks": 8}),
+    ("lookahead", {"kinks": 32}),
+    ("greedy", {}),
+    ("signpreserve", {}),
+]
 
 
 def _scratch(name, a):
     """The kept summary of an adversary with one (lookahead's grid values F_0..F_K), else None."""
     if name == "lookahead":
-        return list(a._par[1:int(a._par[0]) + 2])
+        return list(a._par[1 : int(a._par[0]) + 2])
     return None
 
 
@@ -331,8 +359,15 @@ def test_game_against_reference(adversary, aparams, forecaster):
         assert wide >= T // 20  # rounds of three or more stated values
 
 
-TWO_AS_K = [("rawpoint", {"shift": -0.03, "mix": 0.25}), ("gridedge", {"position": 0.3}), ("sweep", {}),
-            ("lookahead", {"kinks": 16}), ("greedy", {}), ("signpreserve", {}), ("cdlahead", {})]
+TWO_AS_K = [
+    ("rawpoint", {"shift": -0.03, "mix": 0.25}),
+    ("gridedge", {"position": 0.3}),
+    ("sweep", {}),
+    ("lookahead", {"kinks": 16}),
+    ("greedy", {}),
+    ("signpreserve", {}),
+    ("cdlahead", {}),
+]
 
 
 @pytest.mark.parametrize("grid", ["algorithm1", "foster"])
@@ -344,7 +379,7 @@ def test_two_slots_of_a_k_point_table_play_as_two_points(adversary, aparams, gri
     from fastcdl.online.adversaries import cdlahead
 
     rounds, seed, T = 400, 4, 400
-    q, forecasts = (_algorithm1_forecasts(9, rounds, 6) if grid == "algorithm1" else _foster_forecasts(8, rounds, 6))
+    q, forecasts = _algorithm1_forecasts(9, rounds, 6) if grid == "algorithm1" else _foster_forecasts(8, rounds, 6)
     two = make_adversary(adversary, horizon=T, seed=seed, **aparams)
     wide = make_adversary(adversary, horizon=T, seed=seed, **aparams)
     pick = np.random.default_rng(97)

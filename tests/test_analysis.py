@@ -20,7 +20,13 @@ def _rows(values, forecaster="f", adversary="a", name=None, params="{}", metric=
     out = []
     for j, T in enumerate(HORIZONS):
         for s, v in enumerate(values[j]):
-            r = {"forecaster_label": forecaster, "adversary_label": adversary, "T": T, "seed_index": s, metric: float(v)}
+            r = {
+                "forecaster_label": forecaster,
+                "adversary_label": adversary,
+                "T": T,
+                "seed_index": s,
+                metric: float(v),
+            }
             if name is not None:
                 r.update(forecaster=name, forecaster_params=params)
             out.append(r)
@@ -70,11 +76,16 @@ def test_paired_differences_and_slope_differences():
 def test_window_halves_see_a_bend():
     T = np.array(HORIZONS, dtype=float)
     # slope -0.3 up to 2^16, -0.6 after: a secant over 2^14..2^18 hides the bend, the halves show it
-    mean = np.where(T <= 2**16, T**-0.3, 2**(16 * 0.3) * T**-0.6)
+    mean = np.where(T <= 2**16, T**-0.3, 2 ** (16 * 0.3) * T**-0.6)
     rng = np.random.default_rng(1)
     V = mean[:, None] * rng.gamma(10000, 1 / 10000, (len(T), 8))
     (s,) = analyze(_rows(V), ["cdl"])[1]
-    assert (s["t_min_fit"], s["first_half_t_max"], s["second_half_t_min"], s["t_max_fit"]) == (2**14, 2**16, 2**16, 2**18)
+    assert (s["t_min_fit"], s["first_half_t_max"], s["second_half_t_min"], s["t_max_fit"]) == (
+        2**14,
+        2**16,
+        2**16,
+        2**18,
+    )
     assert s["first_half_lo"] < -0.3 < s["first_half_hi"]
     assert s["second_half_lo"] < -0.6 < s["second_half_hi"]
     assert s["second_half_hi"] < s["first_half_lo"]
@@ -92,9 +103,11 @@ def test_forms_recover_their_constants(scale):
     over_m = 1.3 / np.array([_m(t, scale) for t in HORIZONS])
     log_root = 0.7 * np.log(T) / np.sqrt(T)
     params = json.dumps({"m_scale": scale})
-    rows = (_rows(over_m[:, None] * noise, "cdl x", "a", "cdl", params)
-            + _rows(log_root[:, None] * noise, "cdl x", "a", "cdl", params, metric="ece")
-            + _rows(over_m[:, None] * noise, "f", "a", "frequency", "{}"))
+    rows = (
+        _rows(over_m[:, None] * noise, "cdl x", "a", "cdl", params)
+        + _rows(log_root[:, None] * noise, "cdl x", "a", "cdl", params, metric="ece")
+        + _rows(over_m[:, None] * noise, "f", "a", "frequency", "{}")
+    )
     fits = {(f["metric"], f["form"]): f for f in form_fits(rows, ["cdl", "ece"])}
     assert set(fits) == {(m, f) for m in ("cdl", "ece") for f in ("c / m", "c ln T / sqrt T")}  # frequency: none
     a, b = fits[("cdl", "c / m")], fits[("ece", "c ln T / sqrt T")]

@@ -29,7 +29,9 @@ def synthetic_rows(n_seeds, replications, *, cv=0.4, seed_share=0.5, rng, hetero
     values = 0.3 * np.array(HORIZONS, dtype=float)[None, :, None] ** B_TRUE * np.exp(log_mult - s2[None, :, None] / 2)
     return [
         {"forecaster_label": "f", "adversary_label": str(r), "T": T, "seed_index": s, "cdl": float(values[r, j, s])}
-        for r in range(replications) for j, T in enumerate(HORIZONS) for s in range(n_seeds)
+        for r in range(replications)
+        for j, T in enumerate(HORIZONS)
+        for s in range(n_seeds)
     ]
 
 
@@ -65,7 +67,9 @@ def test_slope_interval_covers_the_true_slope_with_8_seeds(heteroscedastic):
         lo, hi = percentile_bootstrap_slope(fit_T, V, rng)
         old.append(lo <= B_TRUE <= hi)
     old = np.mean(old)
-    print(f"coverage of nominal 95% slope intervals, 8 seeds: jackknife-t {covered:.3f}, percentile bootstrap {old:.3f}")
+    print(
+        f"coverage of nominal 95% slope intervals, 8 seeds: jackknife-t {covered:.3f}, percentile bootstrap {old:.3f}"
+    )
     assert covered >= 0.93
     assert old < 0.91
     # the mean at each T (rates.csv): bootstrap-t
@@ -79,8 +83,10 @@ def test_slope_interval_covers_the_true_slope_with_8_seeds(heteroscedastic):
             lo, hi = np.percentile(v[rng.integers(0, 8, (1000, 8))].mean(axis=1), [2.5, 97.5])
             old_rate.append(lo <= truth[T] <= hi)
     old_rate = np.mean(old_rate)
-    print(f"coverage of nominal 95% intervals of the mean at one T, 8 seeds: bootstrap-t {rate_cover:.3f}, "
-          f"percentile bootstrap {old_rate:.3f}")
+    print(
+        f"coverage of nominal 95% intervals of the mean at one T, 8 seeds: bootstrap-t {rate_cover:.3f}, "
+        f"percentile bootstrap {old_rate:.3f}"
+    )
     assert rate_cover >= 0.925
     assert old_rate < 0.90
 

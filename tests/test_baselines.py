@@ -32,8 +32,13 @@ from online_reference import xoshiro256ss
 
 T = 3000
 SEEDS = (0, 12345)
-STOCHASTIC = [("bernoulli", {"p": 0.3}), ("bernoulli", {"p": 0.5}), ("drift", {}), ("markov", {}),
-              ("markov", {"p01": 0.3, "p10": 0.05})]
+STOCHASTIC = [
+    ("bernoulli", {"p": 0.3}),
+    ("bernoulli", {"p": 0.5}),
+    ("drift", {}),
+    ("markov", {}),
+    ("markov", {"p01": 0.3, "p10": 0.05}),
+]
 ALL = STOCHASTIC + [("contrarian", {}), ("greedy", {}), ("signpreserve", {})]
 PROB_TOL = 1e-12  # kt's probabilities (log/exp in the kernel, 60 digits in the reference)
 
@@ -62,9 +67,11 @@ def test_streams_are_the_engines(seed):
 
 
 # -- whole runs on the reference's own generators -------------------------------------------
-INDEPENDENT = ([("foster", a, p) for a, p in ALL if a != "greedy"]
-               + [("frequency", a, p) for a, p in ALL]
-               + [("truthful", a, p) for a, p in STOCHASTIC])
+INDEPENDENT = (
+    [("foster", a, p) for a, p in ALL if a != "greedy"]
+    + [("frequency", a, p) for a, p in ALL]
+    + [("truthful", a, p) for a, p in STOCHASTIC]
+)
 
 
 def _first_difference(tp, ty, rp, ry):
@@ -75,8 +82,9 @@ def _first_difference(tp, ty, rp, ry):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("forecaster,adversary,aparams", INDEPENDENT,
-                         ids=[f"{f}-{_label(a, p)}" for f, a, p in INDEPENDENT])
+@pytest.mark.parametrize(
+    "forecaster,adversary,aparams", INDEPENDENT, ids=[f"{f}-{_label(a, p)}" for f, a, p in INDEPENDENT]
+)
 def test_run_equals_reference(forecaster, adversary, aparams, seed):
     res, tp, ty = trace(forecaster, adversary, horizon=T, seed=seed, adversary_params=aparams)
     a = R.make_adversary(adversary, T, **aparams)
@@ -146,8 +154,11 @@ def lockstep(forecaster, adversary, aparams, seed, tol):
         before = list(arng.s)
         ry = ra.respond(t, prev_y, shown, rf.stated, n, s, arng)
         tossed = _words(a._rng) != before
-        if (isinstance(ra, R.Greedy) and not tossed
-                and ra.expected_increase(1, shown, rf.stated, n, s) == ra.expected_increase(0, shown, rf.stated, n, s)):
+        if (
+            isinstance(ra, R.Greedy)
+            and not tossed
+            and ra.expected_increase(1, shown, rf.stated, n, s) == ra.expected_increase(0, shown, rf.stated, n, s)
+        ):
             ties.append(t)
             arng.s = _words(a._rng)
         else:
@@ -161,8 +172,9 @@ def lockstep(forecaster, adversary, aparams, seed, tol):
         if rslot != slot or frng.s != _words(f._rng):
             kernel_drew = _words(f._rng) != before
             second = entries[1][1] if len(entries) == 2 else 0.0
-            explained = ((kernel_drew != (second > 0) and second <= tol and (1.0 - d.probs[0]) <= tol)
-                         or (kernel_drew and second > 0 and abs(u - entries[0][1]) <= tol))
+            explained = (kernel_drew != (second > 0) and second <= tol and (1.0 - d.probs[0]) <= tol) or (
+                kernel_drew and second > 0 and abs(u - entries[0][1]) <= tol
+            )
             assert explained, f"round {t}: kernel {d} drew slot {slot}, reference {entries} slot {rslot} (u = {u})"
             flips.append((t, d.probs, [e[1] for e in entries], u, slot, rslot))
             frng.s = _words(f._rng)
@@ -245,11 +257,19 @@ GRIDS = {
     "fifteenths": ([Fraction(j, 15) for j in range(16)], ["u"]),  # a foster grid, random weights
     "kt7": ([Fraction(b + 1, 7) for b in range(7)], ["u"]),  # kt's stated values at T = 3000
 }
-ADVERSARY_CASES = [("bernoulli", {"p": 0.3}), ("bernoulli", {"p": 1.0}), ("drift", {}),
-                   ("drift", {"amplitude": 0.5, "period": 37.5}), ("markov", {}),
-                   ("markov", {"p01": 0.3, "p10": 0.05}), ("markov", {"p01": 0.0, "p10": 0.0}),
-                   ("markov", {"p01": 1.0, "p10": 0.0}), ("contrarian", {}), ("greedy", {}),
-                   ("signpreserve", {})]
+ADVERSARY_CASES = [
+    ("bernoulli", {"p": 0.3}),
+    ("bernoulli", {"p": 1.0}),
+    ("drift", {}),
+    ("drift", {"amplitude": 0.5, "period": 37.5}),
+    ("markov", {}),
+    ("markov", {"p01": 0.3, "p10": 0.05}),
+    ("markov", {"p01": 0.0, "p10": 0.0}),
+    ("markov", {"p01": 1.0, "p10": 0.0}),
+    ("contrarian", {}),
+    ("greedy", {}),
+    ("signpreserve", {}),
+]
 CONSTANT = {("bernoulli", 1.0, None), ("markov", 0.0, 0.0), ("markov", 1.0, 0.0)}  # y never changes
 
 

@@ -25,8 +25,7 @@ def test_ece_sweep_matches_its_definition(rounds):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st_.lists(st_.tuples(st_.integers(0, 1), PRED, st_.sampled_from([0.5, 1.0, 2.0, 3.0])), min_size=1,
-                 max_size=10))
+@given(st_.lists(st_.tuples(st_.integers(0, 1), PRED, st_.sampled_from([0.5, 1.0, 2.0, 3.0])), min_size=1, max_size=10))
 def test_ece_sweep_with_weights_matches_its_definition(rounds):
     y, p, w = map(np.array, zip(*rounds))
     assert fc.ece_sweep(y, p, sample_weight=w) == pytest.approx(ece_sweep_ref(y, p, w), abs=1e-12)
@@ -81,9 +80,13 @@ def test_k2_debiased_is_unbiased_for_the_binned_error(q, n):
     want = sum(nb * (cb - qb) ** 2 for nb, cb, qb in zip(n, c, q)) / T
     assert expect == pytest.approx(want, abs=1e-12)
     # the plug-in binned K2 is biased upwards by the bins' variance
-    plug = sum(prob_y * fc.k2(np.array(ys), p, bins=edges)
-               for ys, prob_y in ((ys, math.prod(cb if yt else 1 - cb for yt, cb in zip(ys, np.repeat(c, n))))
-                                  for ys in itertools.product((0, 1), repeat=T)))
+    plug = sum(
+        prob_y * fc.k2(np.array(ys), p, bins=edges)
+        for ys, prob_y in (
+            (ys, math.prod(cb if yt else 1 - cb for yt, cb in zip(ys, np.repeat(c, n))))
+            for ys in itertools.product((0, 1), repeat=T)
+        )
+    )
     assert plug > want + 1e-3
 
 

@@ -81,7 +81,9 @@ def test_bad_value_in_a_late_chunk_is_refused(rounds, where):
         fc.bucket_stats(y, bad, bins=15)
     neg = w.copy()
     neg[where] = -1.0
-    with pytest.raises(ValueError, match=f"sample_weight must be non-negative; found -1.0 at index {where} \\(0-based\\)"):
+    with pytest.raises(
+        ValueError, match=f"sample_weight must be non-negative; found -1.0 at index {where} \\(0-based\\)"
+    ):
         fc.bucket_stats(y, p, bins=15, sample_weight=neg)
 
 
@@ -96,8 +98,11 @@ def test_serial_and_parallel_kernels_give_the_same_table(rounds, bins, weighted)
     edges = np.array([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]) if bins == "edges" else np.arange(16) / 15
     uniform = bins != "edges"
     out = []
-    for kern in ((kb.bin_rounds_weighted, kb.bin_rounds_weighted_parallel) if weighted
-                 else (kb.bin_rounds, kb.bin_rounds_parallel)):
+    for kern in (
+        (kb.bin_rounds_weighted, kb.bin_rounds_weighted_parallel)
+        if weighted
+        else (kb.bin_rounds, kb.bin_rounds_parallel)
+    ):
         m = edges.shape[0] - 1
         n = np.zeros(m, np.float64 if weighted else np.int64)
         s = np.zeros(m, n.dtype)

@@ -137,8 +137,19 @@ def _table(q, n, s):
 def _view(table, entries, t=1):
     (p0, b0), (p1, b1) = entries[0], entries[-1] if len(entries) == 2 else (0.0, entries[0][1])
     q = table.q
-    return engine.Round(t, -1, q.shape[0], float(q[b0]), float(q[b1]), float(p0), float(p1),
-                        float(q[b0]), float(q[b1]), int(b0), int(b1))
+    return engine.Round(
+        t,
+        -1,
+        q.shape[0],
+        float(q[b0]),
+        float(q[b1]),
+        float(p0),
+        float(p1),
+        float(q[b0]),
+        float(q[b1]),
+        int(b0),
+        int(b1),
+    )
 
 
 def _kernel(q, n, s, entries, seed=0):
@@ -322,7 +333,7 @@ def test_game_replayed_with_the_reference(forecaster):
         fy = float_decision(*float_expectations(q, n, s, entries))
         assert fy is None or fy == y
         if t % 25 == 0:
-            H = a._par[cdlahead._H:cdlahead._H + m]
+            H = a._par[cdlahead._H : cdlahead._H + m]
             want = [den * max(losses(stated, n, s, x, False), losses(stated, n, s, x, True)) for x in stated]
             assert list(H) == [float(v) for v in want], f"round {t + 1}"
         p = f.draw()
@@ -434,7 +445,7 @@ def test_k_point_forecasts_with_the_reference(grid):
             if t % 20 == 0:
                 den = int(a._table.den)
                 want = [den * max(losses(stated, n, s, x, False), losses(stated, n, s, x, True)) for x in stated]
-                assert list(a._par[cdlahead._H:cdlahead._H + m]) == [float(v) for v in want], f"round {t + 1}"
+                assert list(a._par[cdlahead._H : cdlahead._H + m]) == [float(v) for v in want], f"round {t + 1}"
         k = int(np.searchsorted(np.cumsum(ps), g.random(), side="right"))
         k = min(k, len(ps) - 1)
         while ps[k] == 0.0:

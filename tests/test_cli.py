@@ -37,9 +37,18 @@ def test_metrics_json_matches_library(capsys):
     assert task["gain"] < out["cdl"] and 1.0 in task["kinks"]
     assert fc.cfdl(y, p, payoff=fc.cdl_report(y, p).payoff) == pytest.approx(out["cdl"], abs=1e-12)
     # every measure of the registry, by its key, and the report's other fields
-    assert set(out) == set(MEASURES) | {"n_buckets", "T", "vcdl_kink", "cutoff_ce_p_value", "worst_task",
-                                        "one_round_share", "advice", "ece_quantile", "ece_quantile_bins",
-                                        "intervals"}
+    assert set(out) == set(MEASURES) | {
+        "n_buckets",
+        "T",
+        "vcdl_kink",
+        "cutoff_ce_p_value",
+        "worst_task",
+        "one_round_share",
+        "advice",
+        "ece_quantile",
+        "ece_quantile_bins",
+        "intervals",
+    }
     st = fc.bucket_stats(y, p)
     for key, m in MEASURES.items():
         want = m(st) if m.applies(st) else None
@@ -73,11 +82,14 @@ def test_worst_task_payoffs_are_exact(capsys):
     assert "low (1, 0), high (0.4615, 1)" in text
 
 
-@pytest.mark.parametrize("at_bounds, words", [
-    ([0, 1], ["p <= 0.15", "0.15 < p <= 0.75", "p > 0.75"]),
-    ([1, 2], ["p < 0.15", "0.15 <= p < 0.75", "p >= 0.75"]),
-    ([1, 1], ["p < 0.15", "0.15 <= p <= 0.75", "p > 0.75"]),
-])
+@pytest.mark.parametrize(
+    "at_bounds, words",
+    [
+        ([0, 1], ["p <= 0.15", "0.15 < p <= 0.75", "p > 0.75"]),
+        ([1, 2], ["p < 0.15", "0.15 <= p < 0.75", "p >= 0.75"]),
+        ([1, 1], ["p < 0.15", "0.15 <= p <= 0.75", "p > 0.75"]),
+    ],
+)
 def test_regions_of_a_task_put_each_bound_with_its_action(at_bounds, words):
     from fastcdl.cli import _region
 
@@ -153,14 +165,20 @@ def test_python_dash_m():
     assert json.loads(r.stdout)["T"] == 1095
 
 
-@pytest.mark.parametrize("argv, line", [
-    (["rates", "--master-seed", "-1"], "--master-seed must be an integer >= 0, got -1"),
-    (["rates", "--t-max", "2^70"], "--t-max must be at most 2^62 (rounds are counted in 64-bit integers), got '2^70'"),
-    (["rates", "--t-min", "2^70", "--t-max", "2^71"], "--t-min must be at most 2^62"),
-    (["rates", "--seeds", "1"], "--seeds must be an integer >= 2"),
-    (["worst", "--forecaster", "cdl", "--t", "2^70"], "--t must be at most 2^62"),
-    (["worst", "--forecaster", "cdl", "--t", "2^8", "--fresh-seeds", "0"], "--fresh-seeds must be an integer >= 2"),
-])
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (["rates", "--master-seed", "-1"], "--master-seed must be an integer >= 0, got -1"),
+        (
+            ["rates", "--t-max", "2^70"],
+            "--t-max must be at most 2^62 (rounds are counted in 64-bit integers), got '2^70'",
+        ),
+        (["rates", "--t-min", "2^70", "--t-max", "2^71"], "--t-min must be at most 2^62"),
+        (["rates", "--seeds", "1"], "--seeds must be an integer >= 2"),
+        (["worst", "--forecaster", "cdl", "--t", "2^70"], "--t must be at most 2^62"),
+        (["worst", "--forecaster", "cdl", "--t", "2^8", "--fresh-seeds", "0"], "--fresh-seeds must be an integer >= 2"),
+    ],
+)
 def test_bad_run_options_are_named(tmp_path, capsys, argv, line):
     out = tmp_path / "run"
     assert main([*argv, "--out", str(out)]) == 2
@@ -171,8 +189,10 @@ def test_bad_run_options_are_named(tmp_path, capsys, argv, line):
 
 def test_preset_file_with_a_horizon_beyond_64_bits(tmp_path, capsys):
     preset = tmp_path / "big.toml"
-    preset.write_text('name = "big"\nseeds = 2\nt_min = 256\nt_max = 1180591620717411303424\n'
-                      'forecasters = ["cdl"]\nadversaries = ["bernoulli"]\n')
+    preset.write_text(
+        'name = "big"\nseeds = 2\nt_min = 256\nt_max = 1180591620717411303424\n'
+        'forecasters = ["cdl"]\nadversaries = ["bernoulli"]\n'
+    )
     assert main(["rates", "--preset", str(preset), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert f"preset {preset}: t_max must be at most 2^62" in err and err.count("\n") == 1

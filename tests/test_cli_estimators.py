@@ -15,8 +15,10 @@ from fastcdl.cli import main
 
 def _csv(path, y, p, w=None):
     head = "y,p" + (",w" if w is not None else "")
-    rows = (f"{int(a)},{float(b)!r}" + (f",{float(c)!r}" if w is not None else "")
-            for a, b, c in zip(y, p, w if w is not None else p))
+    rows = (
+        f"{int(a)},{float(b)!r}" + (f",{float(c)!r}" if w is not None else "")
+        for a, b, c in zip(y, p, w if w is not None else p)
+    )
     path.write_text(head + "\n" + "\n".join(rows) + "\n")
     return str(path)
 
@@ -71,9 +73,17 @@ def test_json_has_the_new_metrics(continuous, capsys):
     path, y, p = continuous
     assert main(["metrics", path, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    want = {"cdl_monotone": fc.cdl_monotone, "vcdl_monotone": fc.vcdl_monotone, "cutoff_ce": fc.cutoff_ce,
-            "smce": fc.smce, "atb": fc.atb, "atb_unbiased": fc.atb_unbiased, "mce": fc.mce, "rmsce": fc.rmsce,
-            "brier": fc.brier}
+    want = {
+        "cdl_monotone": fc.cdl_monotone,
+        "vcdl_monotone": fc.vcdl_monotone,
+        "cutoff_ce": fc.cutoff_ce,
+        "smce": fc.smce,
+        "atb": fc.atb,
+        "atb_unbiased": fc.atb_unbiased,
+        "mce": fc.mce,
+        "rmsce": fc.rmsce,
+        "brier": fc.brier,
+    }
     for key, f in want.items():
         assert out[key] == pytest.approx(_quiet(f, y, p), rel=1e-12, abs=1e-15), key
     assert out["cutoff_ce_p_value"] == pytest.approx(fc.cutoff_ce_test(y, p).p_value, rel=1e-12)
@@ -113,11 +123,14 @@ def test_quantile_bins_and_auto_on_the_command_line(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["bins"]["made"] == 10
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--strategy", "quantile"], "--strategy quantile needs --bins M or --bins auto"),
-    (["--bins", "many"], "bins must be a positive integer or auto"),
-    (["--strategy", "equal"], "invalid choice: 'equal'"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--strategy", "quantile"], "--strategy quantile needs --bins M or --bins auto"),
+        (["--bins", "many"], "bins must be a positive integer or auto"),
+        (["--strategy", "equal"], "invalid choice: 'equal'"),
+    ],
+)
 def test_bad_binning_options_exit_2_with_one_line(continuous, capsys, argv, needle):
     path, _, _ = continuous
     try:
@@ -131,8 +144,9 @@ def test_bad_binning_options_exit_2_with_one_line(continuous, capsys, argv, need
 
 def test_python_dash_m_json_on_continuous_scores(continuous):
     path, y, p = continuous
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", path, "--json"], capture_output=True, text=True,
-                       check=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "metrics", path, "--json"], capture_output=True, text=True, check=True
+    )
     out = json.loads(r.stdout)
     assert r.stderr == ""
     assert out["smce"] == pytest.approx(fc.smce(y, p), rel=1e-12)
@@ -181,8 +195,13 @@ def test_continuous_scores_lead_with_debiased_estimates_and_intervals(tmp_path, 
     assert (got["estimate"], got["lo"], got["hi"], got["level"]) == (r.estimate, r.lo, r.hi, 0.9)
     from fastcdl.cli import _ci_keys
 
-    assert got["validated"] is True and set(out["intervals"]) == set(_ci_keys()) >= {"cdl_monotone", "vcdl_monotone", "cutoff_ce",
-                                                                   "smce", "atb_unbiased"}
+    assert got["validated"] is True and set(out["intervals"]) == set(_ci_keys()) >= {
+        "cdl_monotone",
+        "vcdl_monotone",
+        "cutoff_ce",
+        "smce",
+        "atb_unbiased",
+    }
     assert out["ece_quantile"] == pytest.approx(fc.ece(st), abs=1e-15) and out["ece_quantile_bins"] == st.n_buckets
 
 
@@ -250,7 +269,7 @@ def test_classwise_intervals_per_class_in_text_and_json(tmp_path, capsys):
             assert (got["estimate"], got["lo"], got["hi"], got["level"]) == (r.estimate, r.lo, r.hi, 0.95)
     assert main(["metrics", path, "--multiclass", "classwise", "--ci", "--level", "0.9"]) == 0
     text = capsys.readouterr().out
-    block = text[text.index("class-wise sample estimators, debiased with 90% intervals"):]
+    block = text[text.index("class-wise sample estimators, debiased with 90% intervals") :]
     r = fc.interval("vcdl_monotone", (y == 1).astype(int), P[:, 1], level=0.9, seed=0)
     (line,) = [ln for ln in block.splitlines() if ln.split()[:2] == ["p1", "VCDL_M"]]
     assert f"{r.estimate:.4g}" in line and f"[{r.lo:.4g}, {r.hi:.4g}]" in line
@@ -274,11 +293,14 @@ def test_classwise_intervals_follow_ci_and_no_ci(tmp_path, capsys):
     assert all(row["intervals"] for row in json.loads(capsys.readouterr().out)["per_class"])
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--ci", "--no-ci"], "--ci and --no-ci contradict each other"),
-    (["--ci", "--level", "1.5"], "level must lie strictly between 0 and 1"),
-    (["--ci", "--level", "0"], "level must lie strictly between 0 and 1"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--ci", "--no-ci"], "--ci and --no-ci contradict each other"),
+        (["--ci", "--level", "1.5"], "level must lie strictly between 0 and 1"),
+        (["--ci", "--level", "0"], "level must lie strictly between 0 and 1"),
+    ],
+)
 def test_classwise_bad_interval_options_exit_2_with_one_line(tmp_path, capsys, argv, needle):
     path, _, _ = _classwise_file(tmp_path / "mc.csv", T=300)
     try:  # argparse's checks exit, the command's return

@@ -18,8 +18,14 @@ PRED = st_.sampled_from([0.0, 0.1, 0.25, 0.5, 0.5, 0.6, 0.75, 0.9, 1.0, 0.3333])
 
 
 @settings(max_examples=80, deadline=None)
-@given(st_.lists(st_.tuples(PRED, st_.integers(0, 3), st_.integers(0, 3), st_.integers(0, 3), st_.integers(0, 3)),
-                 min_size=1, max_size=7, unique_by=lambda t: t[0]))
+@given(
+    st_.lists(
+        st_.tuples(PRED, st_.integers(0, 3), st_.integers(0, 3), st_.integers(0, 3), st_.integers(0, 3)),
+        min_size=1,
+        max_size=7,
+        unique_by=lambda t: t[0],
+    )
+)
 def test_curve_matches_the_definition(rows):
     rows = sorted(rows)
     q = np.array([r[0] for r in rows])
@@ -54,7 +60,7 @@ def test_split_keeps_every_round_and_alternates(rounds, seed):
 def test_public_functions_are_the_curve_of_the_split():
     rng = np.random.default_rng(5)
     p = rng.choice([0.1, 0.3, 0.5, 0.7, 0.9], 60)
-    y = (rng.random(60) < p ** 2).astype(int)
+    y = (rng.random(60) < p**2).astype(int)
     st = fc.bucket_stats(y, p)
     n_a, s_a, n_b, s_b = crossfit_split(st, 3)
     want_cdl, want_vcdl = crossfit_ref(st.values, n_a, s_a, n_b, s_b)
@@ -68,7 +74,7 @@ def test_edges():
     assert fc.cdl_monotone_crossfit(y, p) == pytest.approx(fc.cdl_monotone(y, p))
     assert fc.vcdl_monotone_crossfit(y, p) == pytest.approx(fc.vcdl_monotone(y, p))
     # calibrated halves at 0, 1/2, 1: the fitted recalibration is the identity, nothing to gain
-    y, p = [0, 0, 1, 0, 1, 0, 1, 1, 1, 1], [0, 0, .5, .5, .5, .5, 1, 1, 1, 1]
+    y, p = [0, 0, 1, 0, 1, 0, 1, 1, 1, 1], [0, 0, 0.5, 0.5, 0.5, 0.5, 1, 1, 1, 1]
     assert fc.cdl_monotone_crossfit(y, p) == 0.0 and fc.vcdl_monotone_crossfit(y, p) == 0.0
     # one bucket, every y = 1: each half fits h = 1, f(mu) = 1 - mu on (1/2, 1], so fbar(1/2) = 1/2
     y, p = [1, 1, 1, 1], [0.5] * 4

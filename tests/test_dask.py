@@ -30,9 +30,12 @@ BIN_IDS = ["exact", "bins=15", "edges"]
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, scheduler_port=0, dashboard_address=":0"
-    ) as cluster, distributed.Client(cluster) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, scheduler_port=0, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         yield c
 
 
@@ -119,9 +122,7 @@ def test_misaligned_chunks_numpy_inputs_and_zero_weight_chunks(client):
     y, p, w_int, _ = _data(seed=3)
     w = w_int.copy()
     w[:500] = 0.0  # the whole first chunk of p carries no weight
-    got = fd.bucket_stats(
-        da.from_array(y, chunks=700), _dask(p), sample_weight=da.from_array(w, chunks=333)
-    )
+    got = fd.bucket_stats(da.from_array(y, chunks=700), _dask(p), sample_weight=da.from_array(w, chunks=333))
     assert got == fc.bucket_stats(y, p, sample_weight=w)
     assert fd.bucket_stats(y, _dask(p)) == fc.bucket_stats(y, p)  # numpy y is chunked like p
     assert fd.bucket_stats(list(y[:10]), list(p[:10])) == fc.bucket_stats(y[:10], p[:10])
@@ -173,9 +174,7 @@ def test_bad_value_in_one_partition(client, where, value, needle):
     arrays = {"y": y.copy(), "p": p.copy(), "w": w.copy()}
     arrays[where][2345] = value  # in the third chunk: the index is of the whole array
     with pytest.raises(ValueError) as e:
-        fd.bucket_stats(
-            _chunked(arrays["y"]), _chunked(arrays["p"]), sample_weight=_chunked(arrays["w"])
-        )
+        fd.bucket_stats(_chunked(arrays["y"]), _chunked(arrays["p"]), sample_weight=_chunked(arrays["w"]))
     assert needle in str(e.value)
     assert "2345" in str(e.value)
 

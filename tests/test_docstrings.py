@@ -18,8 +18,11 @@ NAMES = sorted(fastcdl.__all__)
 def _sections(doc: str) -> set[str]:
     """The numpydoc section titles of a docstring: a line underlined by dashes of its length."""
     lines = inspect.cleandoc(doc).splitlines()
-    return {a.strip() for a, b in zip(lines, lines[1:]) if re.fullmatch(r"-{3,}", b.strip()) and
-            len(b.strip()) == len(a.strip())}
+    return {
+        a.strip()
+        for a, b in zip(lines, lines[1:])
+        if re.fullmatch(r"-{3,}", b.strip()) and len(b.strip()) == len(a.strip())
+    }
 
 
 def _returns_something(fn) -> bool:

@@ -19,8 +19,13 @@ def _adversarial(m):
     """Every edge j/m, and the floats up to ULPS ulps above and below it; 0, -0.0, 1/2, 1; the
     same grid written as linspace and arange produce it."""
     e = np.arange(m + 1) / m
-    vals = [e, np.linspace(0.0, 1.0, m + 1), np.arange(0.0, 1.0 + 0.5 / m, 1.0 / m)[: m + 1], e * SLACK,
-            np.array([0.0, -0.0, 0.5, 1.0, np.nextafter(0.5, 0.0), np.nextafter(0.5, 1.0), 5e-324])]
+    vals = [
+        e,
+        np.linspace(0.0, 1.0, m + 1),
+        np.arange(0.0, 1.0 + 0.5 / m, 1.0 / m)[: m + 1],
+        e * SLACK,
+        np.array([0.0, -0.0, 0.5, 1.0, np.nextafter(0.5, 0.0), np.nextafter(0.5, 1.0), 5e-324]),
+    ]
     up, down = e.copy(), e.copy()
     for _ in range(ULPS):
         up, down = np.nextafter(up, 2.0), np.nextafter(down, -1.0)
@@ -80,8 +85,19 @@ def test_first_bad_prediction_is_found_in_any_block(where, bad):
 
 
 @pytest.mark.parametrize("where", [0, kb.CHECK_BLOCK - 1, kb.CHECK_BLOCK, 2 * kb.CHECK_BLOCK + 1, -1])
-@pytest.mark.parametrize("dtype,bad", [(np.float64, np.nan), (np.float64, 0.5), (np.float64, -1.0), (np.float32, 2.0),
-                                       (np.int64, 2), (np.int8, -1), (np.uint8, 7), (np.uint16, 256)])
+@pytest.mark.parametrize(
+    "dtype,bad",
+    [
+        (np.float64, np.nan),
+        (np.float64, 0.5),
+        (np.float64, -1.0),
+        (np.float32, 2.0),
+        (np.int64, 2),
+        (np.int8, -1),
+        (np.uint8, 7),
+        (np.uint16, 256),
+    ],
+)
 def test_first_bad_outcome_is_found_in_any_block(where, dtype, bad):
     rng = np.random.default_rng(1)
     y = (rng.random(4 * kb.CHECK_BLOCK + 5) < 0.5).astype(dtype)

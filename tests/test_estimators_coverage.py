@@ -30,8 +30,10 @@ def ec(monkeypatch):
 
 def _rows(path):
     with open(path) as fh:
-        return {(r["shape"], r["n"], r["rep"], r["estimator"]): {k: v for k, v in r.items() if k != "seconds"}
-                for r in csv.DictReader(fh)}
+        return {
+            (r["shape"], r["n"], r["rep"], r["estimator"]): {k: v for k, v in r.items() if k != "seconds"}
+            for r in csv.DictReader(fh)
+        }
 
 
 def test_run_in_parts_writes_what_one_run_writes(ec, tmp_path):
@@ -59,16 +61,21 @@ def test_run_plan_extends_replications_only(ec, tmp_path):
 
 
 def test_crossfit_rows_carry_the_population_value_they_estimate(ec, tmp_path):
-    ec.run(tmp_path, budget=np.inf, plan={1000: 1}, names=["cdl_monotone", "cdl_monotone_crossfit",
-                                                            "vcdl_monotone", "vcdl_monotone_crossfit"])
+    ec.run(
+        tmp_path,
+        budget=np.inf,
+        plan={1000: 1},
+        names=["cdl_monotone", "cdl_monotone_crossfit", "vcdl_monotone", "vcdl_monotone_crossfit"],
+    )
     rows = _rows(tmp_path / "raw.csv")
     for (shape, n, rep, est), r in rows.items():
         if est.endswith("_crossfit"):
             assert r["truth"] == rows[(shape, n, rep, est[: -len("_crossfit")])]["truth"]
 
 
-@pytest.mark.parametrize("estimator", ["cdl_monotone", "atb_unbiased", "k2_debiased", "ece_sweep",
-                                       "cdl_monotone_crossfit"])
+@pytest.mark.parametrize(
+    "estimator", ["cdl_monotone", "atb_unbiased", "k2_debiased", "ece_sweep", "cdl_monotone_crossfit"]
+)
 def test_default_method_is_the_measures_rule(ec, estimator):
     rng = np.random.default_rng(0)
     d = {f: rng.random(5) for f in ec.FIELDS if f not in ("shape", "estimator")}
@@ -102,9 +109,16 @@ def _validated_counts():
 def _silent_misses(measures, counts):
     """The cells where fastcdl.interval would call its interval valid (the estimator's
     validated_from reached, no interval_fails) but it covered below 0.90 on ENOUGH samples."""
-    return [(est, n, model, k, N) for (est, n, model), (k, N) in counts.items()
-            if est in measures and measures[est].studied and not measures[est].interval_fails
-            and n >= measures[est].validated_from and N >= ENOUGH and k / N < 0.90]
+    return [
+        (est, n, model, k, N)
+        for (est, n, model), (k, N) in counts.items()
+        if est in measures
+        and measures[est].studied
+        and not measures[est].interval_fails
+        and n >= measures[est].validated_from
+        and N >= ENOUGH
+        and k / N < 0.90
+    ]
 
 
 def test_interval_warns_wherever_the_validation_saw_it_miss():
@@ -136,11 +150,16 @@ def _study_misses(measures, counts):
     (VCDL_M's 15/20 at 10^5 rounds was re-run with 93 samples: validation-large.csv)."""
     with open(RESULTS / "summary.csv") as fh:
         rows = [r for r in csv.DictReader(fh) if r["method"] == "default"]
-    return [(r["estimator"], int(r["n"]), r["shape"], r["coverage"]) for r in rows
-            if r["estimator"] in measures and measures[r["estimator"]].studied
-            and not measures[r["estimator"]].interval_fails and int(r["n"]) >= measures[r["estimator"]].validated_from
-            and float(r["coverage_hi"]) < 0.90
-            and counts.get((r["estimator"], int(r["n"]), r["shape"]), (0, 0))[1] < ENOUGH]
+    return [
+        (r["estimator"], int(r["n"]), r["shape"], r["coverage"])
+        for r in rows
+        if r["estimator"] in measures
+        and measures[r["estimator"]].studied
+        and not measures[r["estimator"]].interval_fails
+        and int(r["n"]) >= measures[r["estimator"]].validated_from
+        and float(r["coverage_hi"]) < 0.90
+        and counts.get((r["estimator"], int(r["n"]), r["shape"]), (0, 0))[1] < ENOUGH
+    ]
 
 
 def test_interval_warns_wherever_the_study_excludes_the_bar():

@@ -31,8 +31,9 @@ def _sign(x):
 
 
 finite = st.floats(-1e30, 1e30, allow_nan=False, allow_infinity=False, allow_subnormal=True)
-probs = st.one_of(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0, 0.1, 1 / 3, 0.2, 0.6]),
-                  st.floats(0.0, 1.0, allow_subnormal=False))
+probs = st.one_of(
+    st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0, 0.1, 1 / 3, 0.2, 0.6]), st.floats(0.0, 1.0, allow_subnormal=False)
+)
 
 
 @given(st.lists(finite, min_size=5, max_size=5))
@@ -129,8 +130,9 @@ def test_exact_biases_equal_the_rational_sums(m, delta, data):
     T = data.draw(st.integers(1, 60))
     b = np.array(data.draw(st.lists(st.integers(0, m - 1), min_size=T, max_size=T)), dtype=np.int64)
     e = np.array([data.draw(st.integers(0, 1)) if bb > 0 else 0 for bb in b], dtype=np.int64)
-    a = np.array([bb if ee else (bb + 1 if data.draw(st.booleans()) or bb > 0 else 0) for bb, ee in zip(b, e)],
-                 dtype=np.int64)
+    a = np.array(
+        [bb if ee else (bb + 1 if data.draw(st.booleans()) or bb > 0 else 0) for bb, ee in zip(b, e)], dtype=np.int64
+    )
     y = np.array(data.draw(st.lists(st.integers(0, 1), min_size=T, max_size=T)), dtype=np.int64)
     sign, _ = _run_biases(m, delta, a, e, y, b)
     G = [Fraction(0)] * m

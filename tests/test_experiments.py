@@ -53,8 +53,15 @@ def test_fit_slope_recovers_known_exponent():
     for s in range(16):
         for T in Ts:
             # E[value] = 3 T^-0.4 with multiplicative noise of mean 1
-            rows.append({"forecaster_label": "f", "adversary_label": "a", "T": int(T), "seed_index": s,
-                         "cdl": 3 * T**-0.4 * rng.gamma(50, 1 / 50)})
+            rows.append(
+                {
+                    "forecaster_label": "f",
+                    "adversary_label": "a",
+                    "T": int(T),
+                    "seed_index": s,
+                    "cdl": 3 * T**-0.4 * rng.gamma(50, 1 / 50),
+                }
+            )
     _, slopes, _ = analyze(rows, ["cdl"], seed=1)
     (s,) = slopes
     assert abs(s["slope"] + 0.4) < 0.03
@@ -80,7 +87,10 @@ def test_builtin_presets_load_and_roundtrip(tmp_path):
     ns = load_preset("nonstationary")
     assert [f.name for f in ns.forecasters] == ["cdl", "foster", "kt", "ftpl"]
     assert {a.display: a.param_dict for a in ns.adversaries} == {
-        "segments K=T^0.25": {"k_exponent": 0.25}, "segments K=4": {"k": 4}, "budget C=T^0.5": {"c_exponent": 0.5}}
+        "segments K=T^0.25": {"k_exponent": 0.25},
+        "segments K=4": {"k": 4},
+        "budget C=T^0.5": {"c_exponent": 0.5},
+    }
     assert ns.horizons == [2**k for k in range(10, 17)] and ns.seeds == 8
 
 
@@ -132,7 +142,9 @@ def test_bad_options_exit_2_before_work(tmp_path, capsys):
 
 
 def test_override_selects_and_adds():
-    p = override(load_preset("quick"), forecasters=["cdl", "truthful"], adversaries=["bernoulli"], t_max="2^12", seeds=3)
+    p = override(
+        load_preset("quick"), forecasters=["cdl", "truthful"], adversaries=["bernoulli"], t_max="2^12", seeds=3
+    )
     assert [f.name for f in p.forecasters] == ["cdl", "truthful"]
     assert p.horizons[-1] == 4096 and p.seeds == 3
 
@@ -189,9 +201,29 @@ def test_resume_after_crash_matches_uninterrupted_run(tmp_path, monkeypatch):
 def test_kill_9_loses_only_trials_in_flight(tmp_path):
     out = tmp_path / "killed"
     opts = dict(forecasters=["cdl"], adversaries=["drift"], t_min="2^10", t_max="2^18", seeds=4)
-    argv = [sys.executable, "-m", "fastcdl", "rates", "--preset", "quick", "--forecasters", "cdl",
-            "--adversaries", "drift", "--t-min", "2^10", "--t-max", "2^18", "--seeds", "4",
-            "--workers", "1", "--no-progress", "--out", str(out)]
+    argv = [
+        sys.executable,
+        "-m",
+        "fastcdl",
+        "rates",
+        "--preset",
+        "quick",
+        "--forecasters",
+        "cdl",
+        "--adversaries",
+        "drift",
+        "--t-min",
+        "2^10",
+        "--t-max",
+        "2^18",
+        "--seeds",
+        "4",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = out / "trials.sqlite"
     deadline = time.time() + 120
@@ -232,8 +264,9 @@ def test_local_pool_and_dask_give_identical_rows(tmp_path):
     distributed = pytest.importorskip("distributed")
     preset = tiny(t_max=256, seeds=2)
     run(preset, tmp_path / "pool", workers=2, progress=False)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, scheduler_port=0,
-                                  dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, scheduler_port=0, dashboard_address=":0"
+    ) as cluster:
         run(preset, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
     a, b = _rows(tmp_path / "pool" / "trials.sqlite"), _rows(tmp_path / "dask" / "trials.sqlite")
     assert a.keys() == b.keys() and len(a) == 4 * 2 * 3
@@ -268,9 +301,28 @@ def test_override_is_recorded_in_the_description():
 
 # -- faults of the store: read-only folders, damaged files, failed writes, two runs at once ----
 
+
 def _quick_args(out, t_max="2^9"):
-    return ["rates", "--preset", "quick", "--forecasters", "cdl,foster", "--adversaries", "bernoulli",
-            "--t-min", "2^8", "--t-max", t_max, "--seeds", "2", "--workers", "1", "--no-progress", "--out", str(out)]
+    return [
+        "rates",
+        "--preset",
+        "quick",
+        "--forecasters",
+        "cdl,foster",
+        "--adversaries",
+        "bernoulli",
+        "--t-min",
+        "2^8",
+        "--t-max",
+        t_max,
+        "--seeds",
+        "2",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -299,8 +351,15 @@ def _read_only(folder, argv):
         if probe.returncode != 0:
             pytest.skip(f"running as root where unshare -m is refused: {probe.stderr.decode().strip()}")
         f = str(folder)
-        cmd = ["unshare", "-m", "sh", "-c", 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && '
-               'exec "$@"', f, *cmd]
+        cmd = [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"',
+            f,
+            *cmd,
+        ]
         p = subprocess.run(cmd, capture_output=True, text=True)
     else:
         modes = {p: p.stat().st_mode for p in [folder, *folder.iterdir()]}
@@ -343,7 +402,7 @@ def test_a_damaged_store_is_named_in_one_line_and_left_as_it_is(finished_run, tm
     if damage == "not a database":
         data[:100] = b"x" * 100
     else:
-        data[len(data) // 2:] = bytes(len(data) - len(data) // 2)
+        data[len(data) // 2 :] = bytes(len(data) - len(data) // 2)
     db.write_bytes(bytes(data))
     before = _snapshot(run_dir)
     for argv in (_quick_args(run_dir), ["plot", str(run_dir), "--out", str(tmp_path / "figs")]):
@@ -369,8 +428,12 @@ def test_a_failed_write_is_reported_with_its_cause(finished_run, tmp_path):
     def small_files():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    p = subprocess.run([sys.executable, "-m", "fastcdl", *_quick_args(run_dir, t_max="2^12")],
-                       capture_output=True, text=True, preexec_fn=small_files)
+    p = subprocess.run(
+        [sys.executable, "-m", "fastcdl", *_quick_args(run_dir, t_max="2^12")],
+        capture_output=True,
+        text=True,
+        preexec_fn=small_files,
+    )
     err = p.stderr.strip().splitlines()
     assert p.returncode == 2 and len(err) == 1, p.stderr
     assert err[0].startswith(f"fastcdl: error: {run_dir / 'trials.sqlite'}: cannot store a finished trial (")
@@ -386,9 +449,29 @@ def test_a_second_run_into_a_busy_folder_stops_at_once(tmp_path, capsys):
     """While one run holds the folder, a second one exits 2 with one line and runs nothing; the lock
     dies with its process (SIGKILL included), and a later run resumes."""
     out = tmp_path / "busy"
-    argv = [sys.executable, "-m", "fastcdl", "rates", "--preset", "quick", "--forecasters", "cdl",
-            "--adversaries", "drift", "--t-min", "2^10", "--t-max", "2^18", "--seeds", "4",
-            "--workers", "1", "--no-progress", "--out", str(out)]
+    argv = [
+        sys.executable,
+        "-m",
+        "fastcdl",
+        "rates",
+        "--preset",
+        "quick",
+        "--forecasters",
+        "cdl",
+        "--adversaries",
+        "drift",
+        "--t-min",
+        "2^10",
+        "--t-max",
+        "2^18",
+        "--seeds",
+        "4",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     first = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 120
@@ -397,9 +480,11 @@ def test_a_second_run_into_a_busy_folder_stops_at_once(tmp_path, capsys):
         assert first.poll() is None, "the first run ended before the test could start the second"
         assert main(argv[3:]) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert err == [f"fastcdl: error: {out}: another run is storing trials in this folder (process {first.pid}), "
-                       "and would run the same trials; wait for it to end (re-running then skips every stored "
-                       "trial), or run into another folder"]
+        assert err == [
+            f"fastcdl: error: {out}: another run is storing trials in this folder (process {first.pid}), "
+            "and would run the same trials; wait for it to end (re-running then skips every stored "
+            "trial), or run into another folder"
+        ]
     finally:
         os.kill(first.pid, signal.SIGKILL)
         first.wait()

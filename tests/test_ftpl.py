@@ -13,8 +13,15 @@ from fastcdl.online import make_forecaster, registry, simulate
 from fastcdl.online.simulate import trace
 
 T = 3000
-ADVERSARIES = [("bernoulli", {"p": 0.3}), ("bernoulli", {"p": 0.5}), ("drift", {}), ("markov", {}),
-               ("contrarian", {}), ("greedy", {}), ("signpreserve", {})]
+ADVERSARIES = [
+    ("bernoulli", {"p": 0.3}),
+    ("bernoulli", {"p": 0.5}),
+    ("drift", {}),
+    ("markov", {}),
+    ("contrarian", {}),
+    ("greedy", {}),
+    ("signpreserve", {}),
+]
 ENVIRONMENTS = [("segments", {"k": 5, "random": 1}), ("budget", {"c": 200.0})]
 
 
@@ -32,12 +39,12 @@ def _label(a, p):
 
 @pytest.mark.parametrize("seed", [0, 12345])
 @pytest.mark.parametrize("m", [None, 7, 2])
-@pytest.mark.parametrize("adversary,aparams", ADVERSARIES + ENVIRONMENTS,
-                         ids=[_label(a, p) for a, p in ADVERSARIES + ENVIRONMENTS])
+@pytest.mark.parametrize(
+    "adversary,aparams", ADVERSARIES + ENVIRONMENTS, ids=[_label(a, p) for a, p in ADVERSARIES + ENVIRONMENTS]
+)
 def test_run_equals_reference(adversary, aparams, m, seed):
     fparams = {} if m is None else {"m": m}
-    res, tp, ty = trace("ftpl", adversary, horizon=T, seed=seed, forecaster_params=fparams,
-                        adversary_params=aparams)
+    res, tp, ty = trace("ftpl", adversary, horizon=T, seed=seed, forecaster_params=fparams, adversary_params=aparams)
     f = R.FTPL(T, m)
     assert res.params["forecaster"]["m"] == f.m
     rp, ry = B.play(f, _adversary(adversary, aparams, T), T, seed)

@@ -88,9 +88,7 @@ def test_file_equals_in_memory(tmp_path, fmt, bins):
     y, p, w = _data()
     f = _file(tmp_path, fmt, y, p, w)
     _assert_same(read_stats(f, bins=bins), fc.bucket_stats(y, p, bins=bins))
-    _assert_same(
-        read_stats(f, weight_col="w", bins=bins), fc.bucket_stats(y, p, bins=bins, sample_weight=w)
-    )
+    _assert_same(read_stats(f, weight_col="w", bins=bins), fc.bucket_stats(y, p, bins=bins, sample_weight=w))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -145,12 +143,32 @@ def test_multiclass_example():
 
 # -- the command line ------------------------------------------------------------------
 
-SAMPLE_KEYS = {"cdl_monotone", "vcdl_monotone", "cutoff_ce", "cutoff_ce_p_value", "smce", "atb", "atb_unbiased",
-               "mce", "rmsce", "brier", "brier_reliability", "brier_resolution", "brier_uncertainty",
-               "one_round_share", "advice", "ece_quantile", "ece_quantile_bins", "intervals"}
+SAMPLE_KEYS = {
+    "cdl_monotone",
+    "vcdl_monotone",
+    "cutoff_ce",
+    "cutoff_ce_p_value",
+    "smce",
+    "atb",
+    "atb_unbiased",
+    "mce",
+    "rmsce",
+    "brier",
+    "brier_reliability",
+    "brier_resolution",
+    "brier_uncertainty",
+    "one_round_share",
+    "advice",
+    "ece_quantile",
+    "ece_quantile_bins",
+    "intervals",
+}
 # every measure of a bucket table is declared once, in fastcdl.measures: the report carries each
-KEYS = {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"} | SAMPLE_KEYS | set(
-    fastcdl.measures.TABLE_MEASURES)
+KEYS = (
+    {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"}
+    | SAMPLE_KEYS
+    | set(fastcdl.measures.TABLE_MEASURES)
+)
 
 
 def _expected(y, p, w, bins):
@@ -205,16 +223,31 @@ def _expected_sample(st):
     share = None if not exact else float(st.counts[rounds < 2].sum() / st.total)
     d = fc.brier_decomposition(st)
     return {
-        "cdl_monotone": fc.cdl_monotone(st), "vcdl_monotone": fc.vcdl_monotone(st),
-        "cutoff_ce": fc.cutoff_ce(st), "cutoff_ce_p_value": fc.cutoff_ce_test(st).p_value, "smce": fc.smce(st),
-        "atb": fc.atb(st), "atb_unbiased": fc.atb_unbiased(st) if exact and not st.weighted else None,
-        "mce": fc.mce(st), "rmsce": fc.rmsce(st), "brier": fc.brier(st) if exact else None,
-        "brier_reliability": d.reliability, "brier_resolution": d.resolution, "brier_uncertainty": d.uncertainty,
-        "one_round_share": share, "advice": None,
+        "cdl_monotone": fc.cdl_monotone(st),
+        "vcdl_monotone": fc.vcdl_monotone(st),
+        "cutoff_ce": fc.cutoff_ce(st),
+        "cutoff_ce_p_value": fc.cutoff_ce_test(st).p_value,
+        "smce": fc.smce(st),
+        "atb": fc.atb(st),
+        "atb_unbiased": fc.atb_unbiased(st) if exact and not st.weighted else None,
+        "mce": fc.mce(st),
+        "rmsce": fc.rmsce(st),
+        "brier": fc.brier(st) if exact else None,
+        "brier_reliability": d.reliability,
+        "brier_resolution": d.resolution,
+        "brier_uncertainty": d.uncertainty,
+        "one_round_share": share,
+        "advice": None,
         # the estimators and KL-calibration added to the registry since, where they apply
-        **{k: jsonable(getattr(fc, f)(st)) if M.measure(k).applies(st) else None for k, f in (
-            ("k2_debiased", "k2_debiased"), ("ece_sweep", "ece_sweep"), ("cdl_monotone_crossfit", "cdl_monotone_crossfit"),
-            ("vcdl_monotone_crossfit", "vcdl_monotone_crossfit"))},
+        **{
+            k: jsonable(getattr(fc, f)(st)) if M.measure(k).applies(st) else None
+            for k, f in (
+                ("k2_debiased", "k2_debiased"),
+                ("ece_sweep", "ece_sweep"),
+                ("cdl_monotone_crossfit", "cdl_monotone_crossfit"),
+                ("vcdl_monotone_crossfit", "vcdl_monotone_crossfit"),
+            )
+        },
         "klcal": jsonable(fc.kl_calibration.kl_calibration(st)) if M.measure("klcal").applies(st) else None,
     }
 
@@ -238,7 +271,12 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
     if out["advice"] is None:
         assert lead == {"ece_quantile": None, "ece_quantile_bins": None, "intervals": None}
     if bins:
-        assert out["bins"] == {"strategy": "uniform", "asked": bins, "made": bins, "edges": (np.arange(11) / 10).tolist()}
+        assert out["bins"] == {
+            "strategy": "uniform",
+            "asked": bins,
+            "made": bins,
+            "edges": (np.arange(11) / 10).tolist(),
+        }
     assert set(out["worst_task"]) == {"actions", "payoff", "bounds", "at_bounds", "gain", "kinks", "weights"}
     if weighted:  # quarters: not whole numbers, so T is the total weight
         assert isinstance(out["T"], float) and out["T"] == w.sum()
@@ -249,9 +287,25 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
         assert out == {**want, "T": out["T"]}
     else:
         assert out["n_buckets"] == want["n_buckets"]
-        for key in ("ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "cdl_monotone", "vcdl_monotone", "cutoff_ce",
-                    "cutoff_ce_p_value", "smce", "atb", "mce", "rmsce", "brier_reliability", "brier_resolution",
-                    "brier_uncertainty"):
+        for key in (
+            "ece",
+            "k2",
+            "vcdl",
+            "vcdl_kink",
+            "cdl",
+            "ucal",
+            "cdl_monotone",
+            "vcdl_monotone",
+            "cutoff_ce",
+            "cutoff_ce_p_value",
+            "smce",
+            "atb",
+            "mce",
+            "rmsce",
+            "brier_reliability",
+            "brier_resolution",
+            "brier_uncertainty",
+        ):
             assert out[key] == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
         assert out["brier"] is out["atb_unbiased"] is out["one_round_share"] is out["advice"] is None
     assert want["cdl"] > 0.01
@@ -270,9 +324,7 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
 def test_python_dash_m_reads_parquet(tmp_path):
     y, p, _ = _data(seed=4)
     f = _file(tmp_path, "parquet", y, p)
-    r = subprocess.run(
-        [sys.executable, "-m", "fastcdl", "metrics", str(f), "--json"], capture_output=True, text=True
-    )
+    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", str(f), "--json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["cdl"] == fc.cdl(y, p) and out["T"] == T
@@ -312,9 +364,11 @@ BAD_FILES = [
         "non-numeric",
         {"y": [0, 1], "p": ["0.5", "abc"]},
         [],
-        {"csv": ["column 'p'", "row 1 (0-based), line 3", "not a number", "'abc'"],
-         "parquet": ["column 'p'", "not a number"],
-         "npz": ["'p'", "must be numeric"]},
+        {
+            "csv": ["column 'p'", "row 1 (0-based), line 3", "not a number", "'abc'"],
+            "parquet": ["column 'p'", "not a number"],
+            "npz": ["'p'", "must be numeric"],
+        },
     ),
     ("no rows", {"y": np.array([], np.int64), "p": np.array([], np.float64)}, [], {"all": ["no rows"]}),
     (
@@ -426,8 +480,9 @@ def _csv_text(y, p, sep=",", header=("y", "p")):
     return sep.join(header) + "\n" + "".join(f"{int(a)}{sep}{float(b)!r}\n" for a, b in zip(y, p))
 
 
-@pytest.mark.parametrize("name, sep", [("d.tsv", "\t"), ("d.csv", ";"), ("d.txt", "|"), ("d.txt", ","),
-                                       ("d.csv", "\t")])
+@pytest.mark.parametrize(
+    "name, sep", [("d.tsv", "\t"), ("d.csv", ";"), ("d.txt", "|"), ("d.txt", ","), ("d.csv", "\t")]
+)
 def test_delimiter_found_in_the_header(tmp_path, name, sep):
     y, p, _ = _data(seed=6)
     f = tmp_path / name
@@ -502,8 +557,11 @@ def test_truncated_compressed_file_names_the_file(tmp_path, capsys, suffix, kind
     f.write_bytes(whole[: len(whole) // 2])
     err = _run_bad(capsys, ["metrics", str(f)])
     assert err.startswith(f"fastcdl: error: {f}: not a readable ") and "Truncated compressed stream" in err, err
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--format", f"{kind}.{suffix}"],
-                       input=whole[: len(whole) // 2], capture_output=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "metrics", "-", "--format", f"{kind}.{suffix}"],
+        input=whole[: len(whole) // 2],
+        capture_output=True,
+    )
     err = r.stderr.decode()
     assert r.returncode == 2 and err.count("\n") == 1, err
     assert err.startswith("fastcdl: error: standard input: not a readable ") and "Truncated" in err, err
@@ -513,8 +571,11 @@ def test_truncated_compressed_file_names_the_file(tmp_path, capsys, suffix, kind
 def test_compressed_standard_input_larger_than_one_read(suffix):
     # a bz2 block holds up to 900 kB: the header only decompresses once the whole block is in
     data = _big_csv()
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--format", f"csv.{suffix}", "--json"],
-                       input=_compress(suffix, data), capture_output=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "metrics", "-", "--format", f"csv.{suffix}", "--json"],
+        input=_compress(suffix, data),
+        capture_output=True,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["T"] == 200_000
 
@@ -567,21 +628,37 @@ def test_wide_header_is_read(tmp_path, capsys):
     assert out["T"] == 2 and out["ece"] == 0.375  # (|0.5 - 1| + |0.25 - 0|) / 2
 
 
-@pytest.mark.parametrize("args, missing, options", [
-    ([], "['y', 'p']", "--y-col, --p-col (or one column per class: --p-cols, --p-prefix)"),
-    (["--weight-col", "weight"], "['y', 'p', 'weight']",
-     "--y-col, --p-col (or one column per class: --p-cols, --p-prefix), --weight-col"),
-    (["--p-col", "prob"], "['y']", "--y-col"),
-    (["--p-prefix", "q_"], "['y', 'q_0, q_1, ...']", "--y-col, --p-col (or one column per class: --p-cols, --p-prefix)"),
-    (["--p-cols", "a,b", "--y-col", "label"], "['a', 'b']", "--p-col (or one column per class: --p-cols, --p-prefix)"),
-])
+@pytest.mark.parametrize(
+    "args, missing, options",
+    [
+        ([], "['y', 'p']", "--y-col, --p-col (or one column per class: --p-cols, --p-prefix)"),
+        (
+            ["--weight-col", "weight"],
+            "['y', 'p', 'weight']",
+            "--y-col, --p-col (or one column per class: --p-cols, --p-prefix), --weight-col",
+        ),
+        (["--p-col", "prob"], "['y']", "--y-col"),
+        (
+            ["--p-prefix", "q_"],
+            "['y', 'q_0, q_1, ...']",
+            "--y-col, --p-col (or one column per class: --p-cols, --p-prefix)",
+        ),
+        (
+            ["--p-cols", "a,b", "--y-col", "label"],
+            "['a', 'b']",
+            "--p-col (or one column per class: --p-cols, --p-prefix)",
+        ),
+    ],
+)
 @pytest.mark.parametrize("command", ["metrics", "plot"])
 def test_every_missing_column_is_named_at_once(tmp_path, capsys, args, missing, options, command):
     f = tmp_path / "d.csv"
     f.write_text("label,prob,w\n1,0.5,1\n")
     err = _run_bad(capsys, [command, str(f), *args])
-    assert err == (f"fastcdl: error: {f}: missing column(s) {missing}; the file has ['label', 'prob', 'w'] "
-                   f"(name them with {options})\n")
+    assert err == (
+        f"fastcdl: error: {f}: missing column(s) {missing}; the file has ['label', 'prob', 'w'] "
+        f"(name them with {options})\n"
+    )
 
 
 def test_missing_column_of_a_wide_file_shows_the_first_names(tmp_path, capsys):
@@ -613,11 +690,14 @@ def test_a_bad_row_has_one_number_in_files_and_arrays(tmp_path, capsys):
         fc.ece(df.y, df[["p0", "p1"]].to_numpy(), multiclass="top-label")
 
 
-@pytest.mark.parametrize("text, where", [
-    # a quoted line break inside a cell: one row, two lines
-    ('y,p,note\n1,0.5,"two\nlines"\n0,abc,x\n', "row 1 (0-based), line 4"),
-    ("\n\ny,p\r\n1,0.5\r\n\r\n0,abc\r\n", "row 1 (0-based), line 6"),  # blank lines, CRLF
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        # a quoted line break inside a cell: one row, two lines
+        ('y,p,note\n1,0.5,"two\nlines"\n0,abc,x\n', "row 1 (0-based), line 4"),
+        ("\n\ny,p\r\n1,0.5\r\n\r\n0,abc\r\n", "row 1 (0-based), line 6"),  # blank lines, CRLF
+    ],
+)
 def test_line_numbers_count_every_line(tmp_path, capsys, text, where):
     f = tmp_path / "d.csv"
     f.write_bytes(text.encode())
@@ -670,8 +750,10 @@ def test_strict_numbers(tmp_path, capsys, cell, needle):
     assert f"{f}: {needle}" in err, err
 
 
-@pytest.mark.parametrize("cell, needle", [("yes", "not 0, 1, true or false: 'yes'"), ("2", "only 0 and 1"),
-                                          ("1_0", "not 0, 1, true or false: '1_0'")])
+@pytest.mark.parametrize(
+    "cell, needle",
+    [("yes", "not 0, 1, true or false: 'yes'"), ("2", "only 0 and 1"), ("1_0", "not 0, 1, true or false: '1_0'")],
+)
 def test_bad_outcome_cells(tmp_path, capsys, cell, needle):
     f = tmp_path / "d.csv"
     f.write_text(f"y,p\n1,0.5\n{cell},0.5\n")
@@ -701,8 +783,9 @@ def test_skip_missing(tmp_path, capsys):
     assert out["advice"].startswith("note: 100% of the rounds")
     assert main(["metrics", str(f), "--skip-missing"]) == 0
     assert "5 rows with a missing value skipped" in capsys.readouterr().out
-    pq.write_table(pa.table({"y": [1, 0, 1], "p": pa.array([0.5, None, float("nan")], pa.float64())}),
-                   tmp_path / "d.parquet")
+    pq.write_table(
+        pa.table({"y": [1, 0, 1], "p": pa.array([0.5, None, float("nan")], pa.float64())}), tmp_path / "d.parquet"
+    )
     fs = fastcdl.io.read_file(tmp_path / "d.parquet", skip_missing=True)
     assert fs.skipped == 2 and fs.stats == fc.bucket_stats([1], [0.5])
 
@@ -719,8 +802,9 @@ def test_npy_feather_arrow_and_jsonl(tmp_path, capsys):
     pf.write_feather(table, tmp_path / "d.feather", chunksize=17)
     with pa.OSFile(str(tmp_path / "d.arrow"), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as out:
         out.write_table(table, max_chunksize=30)  # the stream format
-    (tmp_path / "d.jsonl").write_text("".join(json.dumps({"y": bool(a), "p": float(b), "w": float(c)}) + "\n"
-                                              for a, b, c in zip(y, p, w)))
+    (tmp_path / "d.jsonl").write_text(
+        "".join(json.dumps({"y": bool(a), "p": float(b), "w": float(c)}) + "\n" for a, b, c in zip(y, p, w))
+    )
     for name in ("d.npy", "d.feather", "d.arrow", "d.jsonl"):
         got = read_stats(tmp_path / name, weight_col="w")
         _assert_same(got, want, exact_floats=True)
@@ -753,17 +837,26 @@ def test_binary_file_with_a_text_suffix(tmp_path, capsys):
 
 def test_standard_input(tmp_path):
     y, p, _ = _data(seed=12)
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--json"], input=_csv_text(y, p, "\t"),
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "metrics", "-", "--json"],
+        input=_csv_text(y, p, "\t"),
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["cdl"] == fc.cdl(y, p)
     text = "".join(json.dumps({"y": int(a), "p": float(b)}) + "\n" for a, b in zip(y, p))
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--format", "jsonl", "--json"],
-                       input=text, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "metrics", "-", "--format", "jsonl", "--json"],
+        input=text,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["cdl"] == fc.cdl(y, p)
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-"], input="y,p\n1,0.5\n0,abc\n",
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "metrics", "-"], input="y,p\n1,0.5\n0,abc\n", capture_output=True, text=True
+    )
     assert r.returncode == 2 and r.stdout == ""
     # standard input is read once: its lines are gone, the row is named
     assert r.stderr == "fastcdl: error: standard input: column 'p', row 1 (0-based): not a number: 'abc'\n"
@@ -800,8 +893,10 @@ def _distinct_rows_file(path, m):
     """A 3-class CSV whose rows take m distinct values on the grid of thousandths, two rounds each."""
     a = np.arange(m) % 500
     b = np.arange(m) // 500
-    lines = ["y,p0,p1,p2"] + [f"{t % 3},{a[i] / 1000:.3f},{b[i] / 1000:.3f},{(1000 - a[i] - b[i]) / 1000:.3f}"
-                              for t, i in enumerate(np.repeat(np.arange(m), 2))]
+    lines = ["y,p0,p1,p2"] + [
+        f"{t % 3},{a[i] / 1000:.3f},{b[i] / 1000:.3f},{(1000 - a[i] - b[i]) / 1000:.3f}"
+        for t, i in enumerate(np.repeat(np.arange(m), 2))
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -812,24 +907,27 @@ def test_the_lp_rows_advice_names_the_rows_and_the_cost(tmp_path, capsys):
     few = _distinct_rows_file(tmp_path / "few.csv", 300)
     assert main(["metrics", str(few)]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "CDL_k" in x)
-    assert ("not computed: 300 distinct rows of predictions, more than --lp-rows 200; the LP would take "
-            "about 11 s") in line
+    assert (
+        "not computed: 300 distinct rows of predictions, more than --lp-rows 200; the LP would take about 11 s"
+    ) in line
     assert line.endswith("--lp-rows 300 computes it)")
     assert main(["metrics", str(few), "--lp-rows", "300", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cdl_multiclass"] is not None
     many = _distinct_rows_file(tmp_path / "many.csv", 3000)
     assert main(["metrics", str(many)]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "CDL_k" in x)
-    assert ("not computed: at least 3000 distinct rows of predictions, where the LP would take about 19 "
-            "minutes or more") in line
+    assert (
+        "not computed: at least 3000 distinct rows of predictions, where the LP would take about 19 minutes or more"
+    ) in line
     assert "--lp-rows" not in line and "top-label or class-wise numbers" in line
 
 
 @pytest.mark.parametrize("how", [["--p-cols", "p_0,p_1,p_2"], ["--p-prefix", "p_"], []])
 def test_multiclass_columns_and_classwise(tmp_path, capsys, how):
     f, y, P = _multiclass_file(tmp_path)
-    assert main(["metrics", str(f), "--y-col", "label", *how, "--multiclass", "classwise", "--json",
-                 "--bins", "5"]) == 0
+    assert (
+        main(["metrics", str(f), "--y-col", "label", *how, "--multiclass", "classwise", "--json", "--bins", "5"]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["classes"] == ["p_0", "p_1", "p_2"] and out["weights"] == [1 / 3] * 3
     want = fc.ece(y, P, multiclass="classwise", bins=5)
@@ -861,8 +959,9 @@ def _top_label_by_hand(y, P):
 def test_savetxt_six_decimals_five_classes_is_read_as_written(tmp_path, capsys):
     y, P = _softmax_rows()
     f = tmp_path / "five.csv"
-    np.savetxt(f, np.column_stack([y, P]), fmt=["%d"] + ["%.6f"] * 5, delimiter=",",
-               header="y,p0,p1,p2,p3,p4", comments="")
+    np.savetxt(
+        f, np.column_stack([y, P]), fmt=["%d"] + ["%.6f"] * 5, delimiter=",", header="y,p0,p1,p2,p3,p4", comments=""
+    )
     P6 = np.loadtxt(f, delimiter=",", skiprows=1)[:, 1:]
     off = np.abs(P6.sum(axis=1) - 1)
     assert 0.3 < (off > 1e-9).mean() and off.max() <= 2.5e-6  # what the issue saw: 40% of the rows
@@ -883,11 +982,16 @@ def test_savetxt_six_decimals_five_classes_is_read_as_written(tmp_path, capsys):
 def test_printed_digits_in_chunks_and_json_lines(tmp_path, capsys, monkeypatch):
     y, P = _softmax_rows(T=300, k=4, seed=32)
     f = tmp_path / "four.csv"
-    f.write_text("y,p0,p1,p2,p3\n" + "".join(f"{a}," + ",".join(f"{v:.6f}" for v in row) + "\n"
-                                             for a, row in zip(y, P)))
+    f.write_text(
+        "y,p0,p1,p2,p3\n" + "".join(f"{a}," + ",".join(f"{v:.6f}" for v in row) + "\n" for a, row in zip(y, P))
+    )
     j = tmp_path / "four.jsonl"
-    j.write_text("".join(json.dumps({"y": int(a)})[:-1] + ", " + ", ".join(f'"p{i}": {v:.6f}' for i, v in enumerate(row))
-                         + "}\n" for a, row in zip(y, P)))
+    j.write_text(
+        "".join(
+            json.dumps({"y": int(a)})[:-1] + ", " + ", ".join(f'"p{i}": {v:.6f}' for i, v in enumerate(row)) + "}\n"
+            for a, row in zip(y, P)
+        )
+    )
     P6 = np.loadtxt(f, delimiter=",", skiprows=1)[:, 1:]
     want = fc.bucket_stats(*_top_label_by_hand(y, P6))
     monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 7)  # the cells as printed travel with their chunks
@@ -897,39 +1001,52 @@ def test_printed_digits_in_chunks_and_json_lines(tmp_path, capsys, monkeypatch):
     gz.write_bytes(gzip.compress(j.read_bytes()))
     assert read_stats(gz) == want
     # JSON lines on standard input cannot be read again for their digits: the float64 rule, said so
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--format", "jsonl"],
-                       input=j.read_text(), capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "metrics", "-", "--format", "jsonl"],
+        input=j.read_text(),
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "within 1e-09" in r.stderr and "pass the file's path" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "metrics", "-", "--json"], input=f.read_text(),
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "metrics", "-", "--json"], input=f.read_text(), capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
 
 
-@pytest.mark.parametrize("row, allowed", [
-    ("0.300000,0.300000,0.300000", "1.5e-06"),  # sums to 0.9: six decimals cannot explain it
-    ("0.30,0.30,0.30", "0.015"),
-    ("0.5,0.25,0.125", "0.056"),  # mixed lengths: 0.05 + 0.005 + 0.0005
-    ("1e-1,0.50,0.30", "0.06"),  # 1e-1 has one decimal
-    ("1,1,0", "1e-09"),  # whole numbers are exact
-    ("0.333334,0.333334,0.333334", "1.5e-06"),  # 1.000002: more than three halves of 1e-6
-])
+@pytest.mark.parametrize(
+    "row, allowed",
+    [
+        ("0.300000,0.300000,0.300000", "1.5e-06"),  # sums to 0.9: six decimals cannot explain it
+        ("0.30,0.30,0.30", "0.015"),
+        ("0.5,0.25,0.125", "0.056"),  # mixed lengths: 0.05 + 0.005 + 0.0005
+        ("1e-1,0.50,0.30", "0.06"),  # 1e-1 has one decimal
+        ("1,1,0", "1e-09"),  # whole numbers are exact
+        ("0.333334,0.333334,0.333334", "1.5e-06"),  # 1.000002: more than three halves of 1e-6
+    ],
+)
 def test_rows_their_digits_do_not_explain_are_refused(tmp_path, capsys, row, allowed):
     f = tmp_path / "d.csv"
     f.write_text(f"y,p0,p1,p2\n0,0.2,0.3,0.5\n1,{row}\n")
     err = _run_bad(capsys, ["metrics", str(f)])
-    assert (f"columns p0, p1, p2 rows must sum to 1 (within {allowed}: 1e-09 plus half a unit in the last "
-            "printed digit of each entry); found") in err, err
+    assert (
+        f"columns p0, p1, p2 rows must sum to 1 (within {allowed}: 1e-09 plus half a unit in the last "
+        "printed digit of each entry); found"
+    ) in err, err
     assert "at row 1 (0-based), line 3" in err
 
 
-@pytest.mark.parametrize("row", [
-    "0.333333,0.333333,0.333333",  # 0.999999, within 1.5e-6
-    "0.3,0.3,0.3",  # one decimal: (0.33, 0.33, 0.34) prints that way
-    "0.5,0.25,0.2",  # 0.95, within 0.05 + 0.005 + 0.05
-    "0.1234565,0.543210,0.333333",  # 0.9999995, within 5e-8 + 5e-7 + 5e-7
-    "3.33333e-01,3.33333e-01,3.33334e-01",  # the exponent counts: 6 decimals each
-    "0.6666667,0.3333333,0",  # 1.0000000, exact zero
-])
+@pytest.mark.parametrize(
+    "row",
+    [
+        "0.333333,0.333333,0.333333",  # 0.999999, within 1.5e-6
+        "0.3,0.3,0.3",  # one decimal: (0.33, 0.33, 0.34) prints that way
+        "0.5,0.25,0.2",  # 0.95, within 0.05 + 0.005 + 0.05
+        "0.1234565,0.543210,0.333333",  # 0.9999995, within 5e-8 + 5e-7 + 5e-7
+        "3.33333e-01,3.33333e-01,3.33334e-01",  # the exponent counts: 6 decimals each
+        "0.6666667,0.3333333,0",  # 1.0000000, exact zero
+    ],
+)
 def test_rows_within_their_printed_digits_are_used_as_written(tmp_path, row):
     f = tmp_path / "d.csv"
     f.write_text(f"y,p0,p1,p2\n0,0.2,0.3,0.5\n1,{row}\n")
@@ -947,8 +1064,9 @@ def test_exact_k_class_cdl_of_printed_rows(tmp_path, capsys):
     idx = rng.integers(0, 4, 400)
     y = (rng.random(400)[:, None] > np.cumsum(rows[idx], axis=1)).sum(axis=1).clip(0, 2)
     f = tmp_path / "three.csv"
-    np.savetxt(f, np.column_stack([y, rows[idx]]), fmt=["%d"] + ["%.6f"] * 3, delimiter=",",
-               header="y,p0,p1,p2", comments="")
+    np.savetxt(
+        f, np.column_stack([y, rows[idx]]), fmt=["%d"] + ["%.6f"] * 3, delimiter=",", header="y,p0,p1,p2", comments=""
+    )
     P6 = np.loadtxt(f, delimiter=",", skiprows=1)[:, 1:]
     with pytest.raises(ValueError, match="within 1e-09"):
         fc.cdl_multiclass(y, P6)
@@ -961,10 +1079,12 @@ def test_exact_k_class_cdl_of_printed_rows(tmp_path, capsys):
 def test_printed_half_units():
     from fastcdl.io import printed_half_units
 
-    cells = pa.array(["0.123456", " 0.5 ", "1", "0", "1.", ".5", "1e-3", "1.5E-07", "+0.25", "3.33333e-01",
-                      "0.000000", "nan", "abc"])
-    np.testing.assert_allclose(printed_half_units(cells),
-                               [5e-7, 0.05, 0, 0, 0, 0.05, 5e-4, 5e-9, 5e-3, 5e-7, 5e-7, 0, 0], rtol=1e-12)
+    cells = pa.array(
+        ["0.123456", " 0.5 ", "1", "0", "1.", ".5", "1e-3", "1.5E-07", "+0.25", "3.33333e-01", "0.000000", "nan", "abc"]
+    )
+    np.testing.assert_allclose(
+        printed_half_units(cells), [5e-7, 0.05, 0, 0, 0, 0.05, 5e-4, 5e-9, 5e-3, 5e-7, 5e-7, 0, 0], rtol=1e-12
+    )
 
 
 def test_multiclass_bad_files(tmp_path, capsys):
@@ -996,8 +1116,23 @@ def test_plot_reads_the_same_formats(tmp_path, capsys):
     g.write_text(_csv_text(y, p))
     assert main(["plot", str(g), "--out", str(tmp_path / "figs2")]) == 0
     mc, _, _ = _multiclass_file(tmp_path)
-    assert main(["plot", str(mc), "--y-col", "label", "--multiclass", "classwise", "--bins", "5",
-                 "--out", str(tmp_path / "figs3")]) == 0
+    assert (
+        main(
+            [
+                "plot",
+                str(mc),
+                "--y-col",
+                "label",
+                "--multiclass",
+                "classwise",
+                "--bins",
+                "5",
+                "--out",
+                str(tmp_path / "figs3"),
+            ]
+        )
+        == 0
+    )
     assert len(list((tmp_path / "figs3").iterdir())) == 6
     capsys.readouterr()
     bad = tmp_path / "bad.csv"
@@ -1031,7 +1166,7 @@ def test_worst_task_words_match_json_rows(capsys):
     task = json.loads(capsys.readouterr().out)["worst_task"]
     assert main(["metrics", str(EXAMPLES / "forecasts.csv")]) == 0
     text = capsys.readouterr().out
-    words = text[text.index("worst decision task"):]
+    words = text[text.index("worst decision task") :]
     # the rows named in the words, in order, are the JSON rows; no action is dominated
     pos = [words.index(f"'{a}'") for a in task["actions"]]
     assert pos == sorted(pos)

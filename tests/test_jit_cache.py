@@ -28,8 +28,9 @@ CALLEE = "    table.n[b] += 1\n"
 
 def _run(root, cache, **env):
     full = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache), **env}
-    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=root, env=full, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=root, env=full, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr
     ones, total = map(int, out.stdout.split())
     return ones, total
@@ -89,8 +90,14 @@ def test_cache_switch_off_writes_nothing(package_copy, tmp_path):
 
 def _sources_hash_of(root):
     code = "from fastcdl._compiled._jit import sources_hash; print(sources_hash())"
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.strip()
 
 

@@ -42,11 +42,23 @@ def _reference(q, n, s, mus=MUS):
         warnings.simplefilter("ignore")  # a CertificateWarning changes no value
         report = fc.cdl_report(stats)
     kinks = report.kinks if report.kinks.shape[0] == 2 else np.array([0.5, 0.5])
-    scalars = np.array([
-        fc.cdl(stats), fc.vcdl(stats), fc.ece(stats), fc.k2(stats), fc.ucal(stats),
-        fs.cdl_monotone(stats), fs.vcdl_monotone(stats), fs.cutoff_ce(stats), fs.atb(stats), fs.smce(stats),
-        report.value, kinks[0], kinks[1],
-    ])
+    scalars = np.array(
+        [
+            fc.cdl(stats),
+            fc.vcdl(stats),
+            fc.ece(stats),
+            fc.k2(stats),
+            fc.ucal(stats),
+            fs.cdl_monotone(stats),
+            fs.vcdl_monotone(stats),
+            fs.cutoff_ce(stats),
+            fs.atb(stats),
+            fs.smce(stats),
+            report.value,
+            kinks[0],
+            kinks[1],
+        ]
+    )
     tq, tn, ts = stats.table()
     f = _env.v_left(tq, tn, ts, mus)  # what decision_loss_curve reads, on the table's own arrays
     return scalars, f, fc.decision_loss_curve(stats, kinks=mus)[1]
@@ -55,11 +67,23 @@ def _reference(q, n, s, mus=MUS):
 def _python_calls(q, n, s, mus=MUS):
     """The same numbers from the kernels called from Python with arrays (the fast path)."""
     value, mu1, mu2 = K.cdl_kinks(q, n, s)
-    scalars = np.array([
-        K.cdl(q, n, s), K.vcdl(q, n, s), K.ece(q, n, s), K.k2(q, n, s), K.ucal(q, n, s),
-        K.cdl_monotone(q, n, s), K.vcdl_monotone(q, n, s), K.cutoff_ce(q, n, s), K.atb(q, n, s),
-        K.smce(q, n, s), value, mu1, mu2,
-    ])
+    scalars = np.array(
+        [
+            K.cdl(q, n, s),
+            K.vcdl(q, n, s),
+            K.ece(q, n, s),
+            K.k2(q, n, s),
+            K.ucal(q, n, s),
+            K.cdl_monotone(q, n, s),
+            K.vcdl_monotone(q, n, s),
+            K.cutoff_ce(q, n, s),
+            K.atb(q, n, s),
+            K.smce(q, n, s),
+            value,
+            mu1,
+            mu2,
+        ]
+    )
     return scalars, K.v_curve(q, n, s, mus), K.decision_loss_curve(q, n, s, mus)
 
 
@@ -237,8 +261,11 @@ def test_stream_tables_weighted_and_merged():
     assert _same(q, st.values) and _same(n, st.counts) and _same(s, st.positives)
     for cut in (0, 1, 1500, 3000):
         q, n, s = U.stream_merged(p, y, cut)
-        st = fc.bucket_stats(y[:cut], p[:cut]) + fc.bucket_stats(y[cut:], p[cut:]) if 0 < cut < 3000 else \
-            fc.bucket_stats(y, p)
+        st = (
+            fc.bucket_stats(y[:cut], p[:cut]) + fc.bucket_stats(y[cut:], p[cut:])
+            if 0 < cut < 3000
+            else fc.bucket_stats(y, p)
+        )
         assert np.array_equal(q, st.values) and np.array_equal(n, st.counts) and np.array_equal(s, st.positives)
 
 
@@ -280,8 +307,7 @@ def test_a_grown_table_is_stale():
 
 def test_algorithm1_from_the_blocks_equals_simulate():
     for T, m, seed, p in ((3000, 12, 4, 0.3), (5000, 30, 9, 0.5)):
-        res = simulate("cdl", "bernoulli", horizon=T, seed=seed, forecaster_params={"m": m},
-                       adversary_params={"p": p})
+        res = simulate("cdl", "bernoulli", horizon=T, seed=seed, forecaster_params={"m": m}, adversary_params={"p": p})
         rng, arng = seed_states(seed)
         n, s, capped = U.algorithm1(T, m, res.params["forecaster"]["delta"], rng, arng, p)
         keep = n > 0
@@ -322,8 +348,7 @@ def test_builtin_forecasters_in_a_users_loop_equal_simulate(name, loop):
     T, seed = 3000, 8
     state, table, out, hist, rng = K.forecaster_setup(name, T, seed=seed, m=11)
     hist = loop(T, state, table, out, hist, rng, seed_states(seed)[1], 0.4)
-    res = simulate(name, "bernoulli", horizon=T, seed=seed, forecaster_params={"m": 11},
-                   adversary_params={"p": 0.4})
+    res = simulate(name, "bernoulli", horizon=T, seed=seed, forecaster_params={"m": 11}, adversary_params={"p": 0.4})
     keep = table.n > 0
     assert hist.t == T and np.array_equal(table.n[keep], res.stats.counts)
     assert np.array_equal(table.s[keep], res.stats.positives)
@@ -352,8 +377,9 @@ def test_njit_keeps_the_users_cache_in_step_with_fastcdls_kernels(tmp_path, monk
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.delenv("FASTCDL_CACHE", raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
-    (tmp_path / "mine.py").write_text("from fastcdl import kernels as K\n\n\n@K.njit\n"
-                                      "def f(q, n, s):\n    return K.ece(q, n, s)\n")
+    (tmp_path / "mine.py").write_text(
+        "from fastcdl import kernels as K\n\n\n@K.njit\ndef f(q, n, s):\n    return K.ece(q, n, s)\n"
+    )
     import mine
 
     folder = Path(mine.f._cache._cache_path)
@@ -369,10 +395,12 @@ def test_njit_keeps_the_users_cache_in_step_with_fastcdls_kernels(tmp_path, monk
 
 
 def test_import_fastcdl_does_not_import_the_kernels_module():
-    code = ("import sys, fastcdl\n"
-            "assert 'fastcdl.kernels' not in sys.modules\n"
-            "import fastcdl.kernels as K\n"
-            "assert K.cdl.signatures == [] and K.table_add.signatures == []\n")  # nothing compiled at import
+    code = (
+        "import sys, fastcdl\n"
+        "assert 'fastcdl.kernels' not in sys.modules\n"
+        "import fastcdl.kernels as K\n"
+        "assert K.cdl.signatures == [] and K.table_add.signatures == []\n"
+    )  # nothing compiled at import
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
 
@@ -404,8 +432,9 @@ def test_user_module_compiles_from_an_empty_cache_and_loads_from_it(tmp_path):
     code = SCRIPT.format(here=str(HERE), mus=MUS.tolist())
     outs = []
     for _ in range(2):  # first: everything compiles; second: user's and fastcdl's kernels load
-        r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                           timeout=1200)
+        r = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200
+        )
         assert r.returncode == 0, r.stderr[-3000:]
         outs.append(json.loads(r.stdout))
         if not outs[1:]:
@@ -418,13 +447,13 @@ def test_user_module_compiles_from_an_empty_cache_and_loads_from_it(tmp_path):
     y = (rng.random(6000) < p).astype(np.int64)
     st = fc.bucket_stats(y, p)
     assert np.array_equal(q, st.values) and np.array_equal(n, st.counts) and np.array_equal(s, st.positives)
-    assert [float.fromhex(x) for x in out["reads"]] == [fc.cdl(fc.bucket_stats(y[:k], p[:k]))
-                                                         for k in (1500, 3000, 4500, 6000)]
+    assert [float.fromhex(x) for x in out["reads"]] == [
+        fc.cdl(fc.bucket_stats(y[:k], p[:k])) for k in (1500, 3000, 4500, 6000)
+    ]
     ref = _reference(q, n, s)
     got = [np.array([float.fromhex(x) for x in out[k]]) for k in ("scalars", "f", "cfdl")]
     for a, b in zip(got, ref):
         assert _same(a, b)
-    res = simulate("cdl", "bernoulli", horizon=2000, seed=4, forecaster_params={"m": 10},
-                   adversary_params={"p": 0.3})
+    res = simulate("cdl", "bernoulli", horizon=2000, seed=4, forecaster_params={"m": 10}, adversary_params={"p": 0.3})
     an = np.array(out["alg1"][0])
     assert np.array_equal(an[an > 0], res.stats.counts)

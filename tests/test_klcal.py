@@ -74,8 +74,7 @@ def ref_run(ys_and_rounds, K):
         b += P * (1 - y)
 
 
-@pytest.mark.parametrize("adversary,K", [("bernoulli", 4), ("bernoulli", 7), ("contrarian", 5),
-                                         ("contrarian", 8)])
+@pytest.mark.parametrize("adversary,K", [("bernoulli", 4), ("bernoulli", 7), ("contrarian", 5), ("contrarian", 8)])
 def test_klcal_equals_the_reference_round_by_round(adversary, K):
     T = 400
     f = make_forecaster("klcal", horizon=T, seed=5, k=K)
@@ -162,8 +161,11 @@ def test_the_rate_readme_table_is_the_bar_file():
     from pathlib import Path
 
     folder = Path(__file__).resolve().parent.parent / "results" / "klcal-rates"
-    bar = {(r["forecaster"], r["adversary"], r["window"]): r
-           for r in csv.DictReader((folder / "bar.csv").read_text().splitlines()) if r["metric"] == "pseudo_klcal"}
+    bar = {
+        (r["forecaster"], r["adversary"], r["window"]): r
+        for r in csv.DictReader((folder / "bar.csv").read_text().splitlines())
+        if r["metric"] == "pseudo_klcal"
+    }
     checked = 0
     for line in (folder / "README.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]

@@ -97,8 +97,9 @@ def test_draw_slot_k_agrees_with_draw_slot_on_two_slots():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 10), st.integers(0, 1000)), min_size=3, max_size=6),
-       st.sampled_from([10, 7, 4]))
+@given(
+    st.lists(st.tuples(st.integers(0, 10), st.integers(0, 1000)), min_size=3, max_size=6), st.sampled_from([10, 7, 4])
+)
 def test_contrarian_on_k_slots_is_the_exact_comparison_with_one_half(entries, m):
     q = np.arange(m + 1) / m
     out = engine.new_draw(len(entries))
@@ -128,7 +129,7 @@ def test_contrarian_on_k_slots_at_an_exact_half():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(-1e300, 1e300) | st.integers(-2**60, 2**60).map(float), min_size=0, max_size=9))
+@given(st.lists(st.floats(-1e300, 1e300) | st.integers(-(2**60), 2**60).map(float), min_size=0, max_size=9))
 def test_sign_sum_is_the_sign_of_the_exact_sum(terms):
     exact = sum((Fraction(x) for x in terms), Fraction(0))
     want = (exact > 0) - (exact < 0)
@@ -177,5 +178,10 @@ def test_plugin_forecaster_refuses_a_support_below_two():
     from fastcdl.online import plugin_forecaster
 
     with pytest.raises(ValueError, match="support"):
-        plugin_forecaster(name="x", init=user_plugins.spread_init, forecast=user_plugins.spread_forecast,
-                          observe=user_plugins.spread_observe, support=1)
+        plugin_forecaster(
+            name="x",
+            init=user_plugins.spread_init,
+            forecast=user_plugins.spread_forecast,
+            observe=user_plugins.spread_observe,
+            support=1,
+        )

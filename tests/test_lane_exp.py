@@ -55,13 +55,15 @@ def _sample():
     j = np.arange(-1075, 1025)
     edges = np.concatenate([(j + 0.5) * ln2, j * ln2])
     edges = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
-    return np.concatenate([
-        rng.uniform(-708.39, 709.78, 400_000),
-        rng.uniform(-40.0, 40.0, 200_000),
-        rng.uniform(-0.35, 0.35, 200_000),
-        np.sign(rng.uniform(-1, 1, 100_000)) * 10.0 ** rng.uniform(-300, 0, 100_000),
-        edges,
-    ])
+    return np.concatenate(
+        [
+            rng.uniform(-708.39, 709.78, 400_000),
+            rng.uniform(-40.0, 40.0, 200_000),
+            rng.uniform(-0.35, 0.35, 200_000),
+            np.sign(rng.uniform(-1, 1, 100_000)) * 10.0 ** rng.uniform(-300, 0, 100_000),
+            edges,
+        ]
+    )
 
 
 def _reference(f, z):
@@ -87,8 +89,25 @@ def test_exp_subnormal_range_and_limits():
     got, want = _exp_all(z), _reference(math.exp, z)
     assert np.max(np.abs(got - want)) <= TINY
     assert np.all(got >= 0.0)
-    edge = np.array([-745.2, -745.1, -800.0, -1e300, -np.inf, 709.78, 709.79, 710.0, 1e300, np.inf,
-                     0.0, -0.0, 1e-300, -1e-300, np.nan])
+    edge = np.array(
+        [
+            -745.2,
+            -745.1,
+            -800.0,
+            -1e300,
+            -np.inf,
+            709.78,
+            709.79,
+            710.0,
+            1e300,
+            np.inf,
+            0.0,
+            -0.0,
+            1e-300,
+            -1e-300,
+            np.nan,
+        ]
+    )
     got = _exp_all(edge)
     assert got[:5].tolist() == [0.0, TINY, 0.0, 0.0, 0.0]
     assert got[5] == math.exp(709.78) and np.all(np.isinf(got[6:10]))
@@ -113,8 +132,10 @@ def test_expm1_limits():
     assert np.isnan(got[7])
 
 
-@pytest.mark.skipif("avx2" not in host_cpu_features() or bool(os.environ.get("NUMBA_CPU_NAME")),
-                    reason="numba compiles for a CPU without AVX2 (packed 256-bit doubles) here")
+@pytest.mark.skipif(
+    "avx2" not in host_cpu_features() or bool(os.environ.get("NUMBA_CPU_NAME")),
+    reason="numba compiles for a CPU without AVX2 (packed 256-bit doubles) here",
+)
 @pytest.mark.parametrize("f", [_exp_all, _expm1_all])
 def test_the_loops_are_vectorised(f):
     """The machine code of a loop of them holds packed double arithmetic (AVX2 ymm or AVX-512

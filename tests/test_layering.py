@@ -61,8 +61,14 @@ def test_no_import_cycles():
 
 
 # The front ends: the command line and the figures (fastcdl.plot and the modules it re-exports).
-FRONT_ENDS = ("cli.py", "plot.py", "_figures.py", "_reliability_display.py", "_decision_loss_display.py",
-              "_run_figures.py")
+FRONT_ENDS = (
+    "cli.py",
+    "plot.py",
+    "_figures.py",
+    "_reliability_display.py",
+    "_decision_loss_display.py",
+    "_run_figures.py",
+)
 
 
 def test_front_ends_use_no_private_kernels():

@@ -40,9 +40,14 @@ def board(tmp_path_factory):
     """A leaderboard folder of the small grid: every registered forecaster, T = 2^6 .. 2^8, 2 seeds,
     the worst adversaries of a worst.csv naming kt at 2^6 and 2^8 and foster at 2^7."""
     d = tmp_path_factory.mktemp("board")
-    worst = _worst_csv(d / "worst.csv", [("kt", "markov", {"p01": 0.7, "p10": 1.0}, 64),
-                                         ("kt", "bernoulli", {"p": 0.45}, 256),
-                                         ("foster", "contrarian", {}, 128)])
+    worst = _worst_csv(
+        d / "worst.csv",
+        [
+            ("kt", "markov", {"p01": 0.7, "p10": 1.0}, 64),
+            ("kt", "bernoulli", {"p": 0.45}, 256),
+            ("foster", "contrarian", {}, 128),
+        ],
+    )
     out = d / "lb"
     assert main(["leaderboard", "--run", "--dir", str(out), "--worst", str(worst), "--no-figures", *SMALL]) == 0
     return out
@@ -64,8 +69,12 @@ def _stored(folder):
 def _rows(folder):
     """The stored trials, one per environment they stand for (environments.csv)."""
     envs = _csv(folder / "environments.csv")
-    return [{**r, "adversary_label": e["label"]} for r in _stored(folder) for e in envs
-            if (e["adversary"], e["adversary_params"], int(e["T"])) == (r["adversary"], r["adversary_params"], r["T"])]
+    return [
+        {**r, "adversary_label": e["label"]}
+        for r in _stored(folder)
+        for e in envs
+        if (e["adversary"], e["adversary_params"], int(e["T"])) == (r["adversary"], r["adversary_params"], r["T"])
+    ]
 
 
 def _reference_ranks(rows, measure):
@@ -101,8 +110,9 @@ def test_the_preset_round_trips(tmp_path):
 
 
 def test_worst_adversaries_join_at_their_horizons(tmp_path):
-    worst = _worst_csv(tmp_path / "w.csv", [("kt", "markov", {"p01": 0.7, "p10": 1.0}, 64),
-                                            ("foster", "contrarian", {}, 128)])
+    worst = _worst_csv(
+        tmp_path / "w.csv", [("kt", "markov", {"p01": 0.7, "p10": 1.0}, 64), ("foster", "contrarian", {}, 128)]
+    )
     p = load_preset("leaderboard")
     from dataclasses import replace
 
@@ -115,8 +125,10 @@ def test_worst_adversaries_join_at_their_horizons(tmp_path):
     trials = plan(p)
     got = {(t.forecaster, t.adversary_label, t.T) for t in trials}
     assert ("cdl", "worst(kt)", 64) in got and ("cdl", "worst(kt)", 128) not in got
-    assert json.loads(next(t.adversary_params for t in trials if t.adversary_label == "worst(kt)")) == \
-        {"p01": 0.7, "p10": 1.0}
+    assert json.loads(next(t.adversary_params for t in trials if t.adversary_label == "worst(kt)")) == {
+        "p01": 0.7,
+        "p10": 1.0,
+    }
     # the truthful forecaster plays the stochastic environments only: the engine refuses the others
     truthful = {a for f, a, _ in got if f == "truthful"}
     assert "coin" in truthful and "worst(kt)" in truthful
@@ -130,10 +142,13 @@ def test_refusal_is_the_engines_word():
         refusal(Component("cdl"), Component("bernoulli", (("p", 2.0),)))
 
 
-@pytest.mark.parametrize("rows, match", [
-    ([("kt", "markov", {}, 64), ("kt", "bernoulli", {}, 64)], "two worst adversaries for kt at T = 64"),
-    ([("kt", "nosuch", {}, 64)], "names no adversary"),
-])
+@pytest.mark.parametrize(
+    "rows, match",
+    [
+        ([("kt", "markov", {}, 64), ("kt", "bernoulli", {}, 64)], "two worst adversaries for kt at T = 64"),
+        ([("kt", "nosuch", {}, 64)], "names no adversary"),
+    ],
+)
 def test_worst_csv_errors(tmp_path, rows, match):
     with pytest.raises(PresetError, match=match):
         worst_adversaries(_worst_csv(tmp_path / "w.csv", rows))
@@ -150,8 +165,11 @@ def test_a_worst_adversary_of_the_preset_is_one_trial_of_two_environments(board)
     cdl = {(r["adversary_label"], r["T"]) for r in _rows(board) if r["forecaster_label"] == "cdl"}
     assert {("contrarian", 128), ("worst(foster)", 128), ("worst(kt)", 64), ("worst(kt)", 256)} <= cdl
     assert ("worst(foster)", 64) not in cdl
-    both = [r for r in leaderboard.load_rows(board) if r["forecaster_label"] == "cdl" and r["T"] == 128
-            and r["adversary"] == "contrarian"]
+    both = [
+        r
+        for r in leaderboard.load_rows(board)
+        if r["forecaster_label"] == "cdl" and r["T"] == 128 and r["adversary"] == "contrarian"
+    ]
     assert sorted(r["adversary_label"] for r in both) == ["contrarian"] * 2 + ["worst(foster)"] * 2
 
 
@@ -165,8 +183,11 @@ def test_the_page_and_ranks_match_the_definition(board):
         for f, (rank, worst, value) in ref.items():
             assert mine[f]["rank"] == ("" if rank is None else str(rank)), (m, f)
             assert float(mine[f]["mean"]) == pytest.approx(value, rel=1e-12)
-            at = [r[m] for r in rows if r["forecaster_label"] == f and r["T"] == 256
-                  and r["adversary_label"] == mine[f]["worst_environment"]]
+            at = [
+                r[m]
+                for r in rows
+                if r["forecaster_label"] == f and r["T"] == 256 and r["adversary_label"] == mine[f]["worst_environment"]
+            ]
             assert np.mean(at) == pytest.approx(value, rel=1e-12)  # ties (segments K=4 = K=T^0.25 at 2^8)
     truthful = [r for r in ranked if r["forecaster"] == "truthful"]
     assert truthful and all(r["rank"] == "" for r in truthful)  # refused contrarian and lookahead
@@ -185,8 +206,10 @@ def test_the_page_keeps_its_notes(board):
 def test_add_ranks_a_readme_plugin_and_reuses_the_store(board, capsys):
     before = {r["key"]: r["finished_at"] for r in _stored(board)}
     capsys.readouterr()
-    assert main(["leaderboard", "--dir", str(board), "--add", "readme_plugin:HALFWAY", "--workers", "1",
-                 "--no-progress"]) == 0
+    assert (
+        main(["leaderboard", "--dir", str(board), "--add", "readme_plugin:HALFWAY", "--workers", "1", "--no-progress"])
+        == 0
+    )
     out = capsys.readouterr().out.splitlines()
     rows = _rows(board)
     mine = [r for r in rows if r["forecaster_label"] == "halfway"]
@@ -203,18 +226,23 @@ def test_add_ranks_a_readme_plugin_and_reuses_the_store(board, capsys):
     at = [r["cdl"] for r in mine if r["adversary_label"] == env and r["T"] == 256]
     assert np.mean(at) == pytest.approx(ref["halfway"][2], rel=1e-12)
     # a second time every trial is reused
-    assert main(["leaderboard", "--dir", str(board), "--add", "readme_plugin:HALFWAY", "--workers", "1",
-                 "--no-progress"]) == 0
+    assert (
+        main(["leaderboard", "--dir", str(board), "--add", "readme_plugin:HALFWAY", "--workers", "1", "--no-progress"])
+        == 0
+    )
     assert "(0 run now, " in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["--add", "readme_plugin:NOPE"], "readme_plugin:NOPE"),
-    (["--add", "no_such_module_here:X"], "no_such_module_here"),
-    (["--t-max", "2^9"], "--t-max set the grid of --run"),
-    (["--run", "--t-max", "2^x"], "--t-max must be an integer"),
-    (["--run", "--seeds", "1"], "--seeds must be an integer >= 2"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--add", "readme_plugin:NOPE"], "readme_plugin:NOPE"),
+        (["--add", "no_such_module_here:X"], "no_such_module_here"),
+        (["--t-max", "2^9"], "--t-max set the grid of --run"),
+        (["--run", "--t-max", "2^x"], "--t-max must be an integer"),
+        (["--run", "--seeds", "1"], "--seeds must be an integer >= 2"),
+    ],
+)
 def test_bad_input_is_one_line_and_status_2(board, capsys, argv, match):
     assert main(["leaderboard", "--dir", str(board), *argv]) == 2
     err = capsys.readouterr().err
@@ -231,7 +259,8 @@ def test_a_plugin_named_as_a_stored_forecaster_is_refused(board, tmp_path, capsy
     (tmp_path / "clash_plugin.py").write_text(
         "import readme_plugin\nfrom fastcdl.online import plugin_forecaster\n"
         "CDL = plugin_forecaster(name='cdl', init=readme_plugin.init, forecast=readme_plugin.forecast, "
-        "observe=readme_plugin.observe, params={'m': 20})\n")
+        "observe=readme_plugin.observe, params={'m': 20})\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["leaderboard", "--dir", str(board), "--add", "clash_plugin:CDL"]) == 2
     assert "give the plug-in another name" in capsys.readouterr().err
@@ -245,16 +274,26 @@ def test_paper_rate_slopes():
     assert leaderboard.PaperRate("ece", -1 / 3, 0.0, "").slope_over(T) == pytest.approx(-1 / 3, rel=1e-12)
 
 
-@pytest.mark.parametrize("change, needle", [
-    ({"forecasters": "all"}, "non-empty list or 'registered'"),
-    ({"worst": 3}, "worst must be the path of a worst.csv"),
-    ({"skip_refused": "yes"}, "skip_refused must be true or false"),
-])
+@pytest.mark.parametrize(
+    "change, needle",
+    [
+        ({"forecasters": "all"}, "non-empty list or 'registered'"),
+        ({"worst": 3}, "worst must be the path of a worst.csv"),
+        ({"skip_refused": "yes"}, "skip_refused must be true or false"),
+    ],
+)
 def test_bad_leaderboard_keys_are_named(change, needle):
     from fastcdl.experiments.presets import preset_from_dict
 
-    raw = {"name": "x", "seeds": 2, "t_min": 64, "t_max": 128, "forecasters": [{"name": "cdl"}],
-           "adversaries": [{"name": "contrarian"}], **change}
+    raw = {
+        "name": "x",
+        "seeds": 2,
+        "t_min": 64,
+        "t_max": 128,
+        "forecasters": [{"name": "cdl"}],
+        "adversaries": [{"name": "contrarian"}],
+        **change,
+    }
     with pytest.raises(PresetError, match=needle):
         preset_from_dict(raw)
 
@@ -262,8 +301,14 @@ def test_bad_leaderboard_keys_are_named(change, needle):
 def test_without_skip_refused_truthful_against_contrarian_is_still_an_error():
     from fastcdl.experiments.presets import preset_from_dict
 
-    raw = {"name": "x", "seeds": 2, "t_min": 64, "t_max": 128, "forecasters": "registered",
-           "adversaries": [{"name": "contrarian"}]}
+    raw = {
+        "name": "x",
+        "seeds": 2,
+        "t_min": 64,
+        "t_max": 128,
+        "forecasters": "registered",
+        "adversaries": [{"name": "contrarian"}],
+    }
     with pytest.raises(PresetError, match="stochastic"):
         preset_from_dict(raw)
     assert len(preset_from_dict({**raw, "skip_refused": True}).forecasters) == len(registry.forecasters())
@@ -318,7 +363,11 @@ def test_run_resumes_from_the_packed_store_as_committed(board, tmp_path, capsys)
     shutil.copy(board / "trials.sqlite.xz", copy / "trials.sqlite.xz")
     worst = board.parent / "worst.csv"
     capsys.readouterr()
-    assert main(["leaderboard", "--run", "--dir", str(copy), "--worst", str(worst), "--no-figures",
-                 "--no-progress", *SMALL]) == 0
+    assert (
+        main(
+            ["leaderboard", "--run", "--dir", str(copy), "--worst", str(worst), "--no-figures", "--no-progress", *SMALL]
+        )
+        == 0
+    )
     n = len(_stored(board))
     assert f"{n}/{n} trials in {copy}/trials.sqlite (0 run now, {n} reused)" in capsys.readouterr().out

@@ -82,9 +82,54 @@ def test_no_convergence_warning_in_ordinary_runs():
 
 # -- the certificate search of cdl_report ------------------------------------------------
 
-TIE_Y = [0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]
-TIE_P = ([0.2697867137638703] * 6 + [0.04097352393619469] * 6 + [0.016527635528529094] * 5
-         + [0.8132702392002724] * 5 + [0.9127555772777217] * 8 + [0.6066357757671799] * 8)
+TIE_Y = [
+    0,
+    0,
+    1,
+    1,
+    1,
+    1,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    1,
+    1,
+    0,
+    0,
+    0,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    1,
+    1,
+    1,
+    1,
+    1,
+]
+TIE_P = (
+    [0.2697867137638703] * 6
+    + [0.04097352393619469] * 6
+    + [0.016527635528529094] * 5
+    + [0.8132702392002724] * 5
+    + [0.9127555772777217] * 8
+    + [0.6066357757671799] * 8
+)
 
 
 def test_certificate_search_warns_when_it_gives_up(monkeypatch):
@@ -131,8 +176,10 @@ def test_no_warning_for_m_up_to_T_or_defaults():
     [
         (MemoryError(), "fastcdl: error: out of memory"),
         (MemoryError("Unable to allocate 7.45 GiB for an array"), "out of memory: Unable to allocate 7.45 GiB"),
-        (OSError(28, "No space left on device", "results/x/trials.sqlite"),
-         "fastcdl: error: results/x/trials.sqlite: No space left on device"),
+        (
+            OSError(28, "No space left on device", "results/x/trials.sqlite"),
+            "fastcdl: error: results/x/trials.sqlite: No space left on device",
+        ),
         (PermissionError(13, "Permission denied"), "fastcdl: error: Permission denied"),
     ],
 )
@@ -162,7 +209,9 @@ def test_memory_error_in_a_real_process_exits_2_without_traceback():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 2
-    assert r.stderr == "fastcdl: error: out of memory: Unable to allocate 40.0 GiB for an array with shape (5000000001,)\n"
+    assert (
+        r.stderr == "fastcdl: error: out of memory: Unable to allocate 40.0 GiB for an array with shape (5000000001,)\n"
+    )
 
 
 def test_huge_bins_on_the_command_line(capsys):

@@ -246,8 +246,9 @@ def _random_case(seed, k, m, per):
     return y, P
 
 
-@pytest.mark.parametrize("seed, k, m, per", [(0, 3, 6, 10), (1, 4, 12, 5), (2, 5, 25, 8), (3, 10, 30, 20),
-                                             (4, 3, 40, 1), (5, 6, 20, 3)])
+@pytest.mark.parametrize(
+    "seed, k, m, per", [(0, 3, 6, 10), (1, 4, 12, 5), (2, 5, 25, 8), (3, 10, 30, 20), (4, 3, 40, 1), (5, 6, 20, 3)]
+)
 def test_equals_the_first_formulation(seed, k, m, per):
     from fastcdl.multiclass import _cdl_lp_all_pairs
 
@@ -287,7 +288,8 @@ def test_float32_softmax_rows_are_accepted():
         assert 0 <= float(fc.ece(y, P, multiclass=mc, bins=15)) < 1
     # converted to float64 later, the rows keep float32's tolerance
     assert fc.ece(y, P.astype(np.float64), multiclass="top-label", bins=15) == fc.ece(
-        y, P, multiclass="top-label", bins=15)
+        y, P, multiclass="top-label", bins=15
+    )
     # the exact LP on rounded float32 rows
     R = np.round(P[:300].astype(np.float64), 1).astype(np.float32)
     R[:, 0] = 0
@@ -451,8 +453,10 @@ def _swap_ref(y, P, U, w=None):
         rows[a].append((yt, wt))
     total = Fraction(0)
     for a, rs in rows.items():
-        best = max(sum(Fraction(float(wt)) * (Fraction(float(U[b][yt])) - Fraction(float(U[a][yt])))
-                       for yt, wt in rs) for b in range(A))
+        best = max(
+            sum(Fraction(float(wt)) * (Fraction(float(U[b][yt])) - Fraction(float(U[a][yt]))) for yt, wt in rs)
+            for b in range(A)
+        )
         total += max(best, 0)
     return float(total / sum(Fraction(float(x)) for x in w))
 

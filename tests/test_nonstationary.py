@@ -15,11 +15,23 @@ from fastcdl.online.engine import Round
 from fastcdl.online.simulate import trace
 
 T = 3000
-SEGMENTS = [{}, {"k": 7, "random": 1}, {"k_exponent": 0.25}, {"k_exponent": 0.5, "random": 1},
-            {"means": "0.1,0.9,0.3"}, {"k": 1}, {"k": 25, "low": 0.2, "high": 0.4, "random": 1},
-            {"k": 4, "span": 1000}]
-BUDGETS = [{}, {"c": 0.0}, {"c": 300.0, "cycles": 1}, {"c_exponent": 0.75, "center": 0.3, "cycles": 7},
-           {"c_exponent": 0.0}]
+SEGMENTS = [
+    {},
+    {"k": 7, "random": 1},
+    {"k_exponent": 0.25},
+    {"k_exponent": 0.5, "random": 1},
+    {"means": "0.1,0.9,0.3"},
+    {"k": 1},
+    {"k": 25, "low": 0.2, "high": 0.4, "random": 1},
+    {"k": 4, "span": 1000},
+]
+BUDGETS = [
+    {},
+    {"c": 0.0},
+    {"c": 300.0, "cycles": 1},
+    {"c_exponent": 0.75, "center": 0.3, "cycles": 7},
+    {"c_exponent": 0.0},
+]
 
 
 def _reference(name, params, horizon=T):
@@ -136,26 +148,29 @@ def test_the_environment_is_the_seeds():
     assert list(ty) == ys
 
 
-@pytest.mark.parametrize("name,params,argument", [
-    ("segments", {"k": 0}, "k"),
-    ("segments", {"k": 3001}, "k"),
-    ("segments", {"k": 2.5}, "k"),
-    ("segments", {"k_exponent": -0.1}, "k_exponent"),
-    ("segments", {"k_exponent": 1.5}, "k_exponent"),
-    ("segments", {"k": 5, "k_exponent": 0.25}, "k"),
-    ("segments", {"random": 2}, "random"),
-    ("segments", {"low": 0.6, "high": 0.4}, "high"),
-    ("segments", {"means": "0.2,1.3"}, "means"),
-    ("segments", {"means": "0.2,x"}, "means"),
-    ("segments", {"k": 3, "means": "0.2,0.4"}, "means"),
-    ("budget", {"c": -1.0}, "c"),
-    ("budget", {"c_exponent": -0.5}, "c_exponent"),
-    ("budget", {"c_exponent": 1.01}, "c_exponent"),
-    ("budget", {"c_exponent": 1.0}, "c"),  # C = T: more than a path in [0, 1] can spend
-    ("budget", {"c": 10.0, "center": 0.0}, "c"),
-    ("budget", {"cycles": 0}, "cycles"),
-    ("budget", {"center": 1.5}, "center"),
-])
+@pytest.mark.parametrize(
+    "name,params,argument",
+    [
+        ("segments", {"k": 0}, "k"),
+        ("segments", {"k": 3001}, "k"),
+        ("segments", {"k": 2.5}, "k"),
+        ("segments", {"k_exponent": -0.1}, "k_exponent"),
+        ("segments", {"k_exponent": 1.5}, "k_exponent"),
+        ("segments", {"k": 5, "k_exponent": 0.25}, "k"),
+        ("segments", {"random": 2}, "random"),
+        ("segments", {"low": 0.6, "high": 0.4}, "high"),
+        ("segments", {"means": "0.2,1.3"}, "means"),
+        ("segments", {"means": "0.2,x"}, "means"),
+        ("segments", {"k": 3, "means": "0.2,0.4"}, "means"),
+        ("budget", {"c": -1.0}, "c"),
+        ("budget", {"c_exponent": -0.5}, "c_exponent"),
+        ("budget", {"c_exponent": 1.01}, "c_exponent"),
+        ("budget", {"c_exponent": 1.0}, "c"),  # C = T: more than a path in [0, 1] can spend
+        ("budget", {"c": 10.0, "center": 0.0}, "c"),
+        ("budget", {"cycles": 0}, "cycles"),
+        ("budget", {"center": 1.5}, "center"),
+    ],
+)
 def test_bad_parameters_name_the_parameter(name, params, argument):
     with pytest.raises(ValidationError) as e:
         make_adversary(name, horizon=T, **params)
@@ -203,8 +218,9 @@ def test_plugin_prepare_draws_before_round_1():
     def prepare(resolved, par, rng):
         par[1] = resolved["scale"] * uniform(rng)
 
-    spec = plugin_adversary(respond, name="drawn", params={"scale": 0.5}, prob=prob,
-                            scratch=lambda r: 1, prepare=prepare)
+    spec = plugin_adversary(
+        respond, name="drawn", params={"scale": 0.5}, prob=prob, scratch=lambda r: 1, prepare=prepare
+    )
     a = make_adversary(spec, horizon=100, seed=4)
     arng = B.streams(4)[1]
     mu = 0.5 * arng.uniform()

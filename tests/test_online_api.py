@@ -50,13 +50,16 @@ def _per_round(forecaster, fparams, adversary, aparams, T, seed):
 @pytest.mark.parametrize("forecaster,fparams,adversary,aparams", PAIRS)
 def test_simulate_equals_per_round(forecaster, fparams, adversary, aparams):
     T, seed = 3000, 12345
-    res, tp, ty = trace(forecaster, adversary, horizon=T, seed=seed,
-                        forecaster_params=fparams, adversary_params=aparams)
+    res, tp, ty = trace(
+        forecaster, adversary, horizon=T, seed=seed, forecaster_params=fparams, adversary_params=aparams
+    )
     f, ps, ys = _per_round(forecaster, fparams, adversary, aparams, T, seed)
     assert np.array_equal(tp, ps) and np.array_equal(ty, ys)
     assert res.stats == f.stats()
-    assert simulate(forecaster, adversary, horizon=T, seed=seed, forecaster_params=fparams,
-                    adversary_params=aparams).stats == res.stats
+    assert (
+        simulate(forecaster, adversary, horizon=T, seed=seed, forecaster_params=fparams, adversary_params=aparams).stats
+        == res.stats
+    )
     assert len(np.unique(ps)) > 1 and 0 < ys.sum() < T  # a non-trivial run
 
 
@@ -136,8 +139,9 @@ def test_forecast_distribution_is_valid():
 
 
 def test_run_result():
-    res = simulate("cdl", "drift", horizon=4000, seed=0, forecaster_params={"m": 16},
-                   adversary_params={"amplitude": 0.3})
+    res = simulate(
+        "cdl", "drift", horizon=4000, seed=0, forecaster_params={"m": 16}, adversary_params={"amplitude": 0.3}
+    )
     assert isinstance(res, RunResult)
     assert res.horizon == 4000 and res.stats.total == 4000 and res.stats.n_buckets <= 16
     assert res.params["forecaster"]["m"] == 16 and res.params["adversary"] == {"amplitude": 0.3, "period": 500.0}
@@ -163,46 +167,52 @@ def test_defaults():
 
 def test_stochastic_adversaries_follow_their_law():
     """Outcome frequencies match P(y = 1) (the truthful forecaster's input) to sampling error."""
-    for name, params, target in [("bernoulli", {"p": 0.3}, 0.3), ("markov", {"p01": 0.2, "p10": 0.05}, 0.8),
-                                 ("drift", {"amplitude": 0.4}, 0.5)]:
+    for name, params, target in [
+        ("bernoulli", {"p": 0.3}, 0.3),
+        ("markov", {"p01": 0.2, "p10": 0.05}, 0.8),
+        ("drift", {"amplitude": 0.4}, 0.5),
+    ]:
         res = simulate("frequency", name, horizon=40_000, seed=1, adversary_params=params)
         rate = res.stats.positives.sum() / 40_000
         assert abs(rate - target) < 0.03, (name, rate)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: make_forecaster("nope", horizon=10), "forecaster"),
-    (lambda: make_forecaster("cdl", horizon=0), "horizon"),
-    (lambda: make_forecaster("cdl", horizon=10.5), "horizon"),
-    (lambda: make_forecaster("cdl", horizon=True), "horizon"),
-    (lambda: make_forecaster("cdl", horizon=10, m=0), "m"),
-    (lambda: make_forecaster("cdl", horizon=10, m=2.5), "m"),
-    (lambda: make_forecaster("cdl", horizon=10, m_scale=0), "m_scale"),
-    (lambda: make_forecaster("cdl", horizon=10, m=3, m_scale=2), "m_scale"),
-    (lambda: make_forecaster("cdl", horizon=10, oracle="fast"), "oracle"),
-    (lambda: make_forecaster("cdl", horizon=10, m=4, delta=0.5), "delta"),
-    (lambda: make_forecaster("cdl", horizon=10, delta=0), "delta"),
-    (lambda: make_forecaster("cdl", horizon=10, delta=float("nan")), "delta"),
-    (lambda: make_forecaster("cdl", horizon=10, foo=1), "foo"),
-    (lambda: make_forecaster("foster", horizon=10, delta=0.1), "delta"),
-    (lambda: make_forecaster("cdl", horizon=10, seed=-1), "seed"),
-    (lambda: make_forecaster("truthful", horizon=10), "adversary"),
-    (lambda: make_forecaster("truthful", horizon=10, adversary="greedy"), "adversary"),
-    (lambda: make_adversary("nope"), "adversary"),
-    (lambda: make_adversary("bernoulli", p=1.5), "p"),
-    (lambda: make_adversary("bernoulli", p=-0.1), "p"),
-    (lambda: make_adversary("markov", p01=2), "p01"),
-    (lambda: make_adversary("markov", p10=-1), "p10"),
-    (lambda: make_adversary("drift", horizon=10, amplitude=0.6), "amplitude"),
-    (lambda: make_adversary("drift", horizon=10, period=0), "period"),
-    (lambda: make_adversary("drift"), "period"),
-    (lambda: make_adversary("greedy", p=0.5), "p"),
-    (lambda: simulate("truthful", "greedy", horizon=10), "adversary"),
-    (lambda: simulate("truthful", "bernoulli", horizon=10, forecaster_params={"adversary": "drift"}), "adversary"),
-    (lambda: simulate("cdl", "bernoulli", horizon=-5), "horizon"),
-    (lambda: simulate("cdl", "nope", horizon=5), "adversary"),
-    (lambda: simulate("cdl", "bernoulli", horizon=5, forecaster_params={"m": -2}), "m"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: make_forecaster("nope", horizon=10), "forecaster"),
+        (lambda: make_forecaster("cdl", horizon=0), "horizon"),
+        (lambda: make_forecaster("cdl", horizon=10.5), "horizon"),
+        (lambda: make_forecaster("cdl", horizon=True), "horizon"),
+        (lambda: make_forecaster("cdl", horizon=10, m=0), "m"),
+        (lambda: make_forecaster("cdl", horizon=10, m=2.5), "m"),
+        (lambda: make_forecaster("cdl", horizon=10, m_scale=0), "m_scale"),
+        (lambda: make_forecaster("cdl", horizon=10, m=3, m_scale=2), "m_scale"),
+        (lambda: make_forecaster("cdl", horizon=10, oracle="fast"), "oracle"),
+        (lambda: make_forecaster("cdl", horizon=10, m=4, delta=0.5), "delta"),
+        (lambda: make_forecaster("cdl", horizon=10, delta=0), "delta"),
+        (lambda: make_forecaster("cdl", horizon=10, delta=float("nan")), "delta"),
+        (lambda: make_forecaster("cdl", horizon=10, foo=1), "foo"),
+        (lambda: make_forecaster("foster", horizon=10, delta=0.1), "delta"),
+        (lambda: make_forecaster("cdl", horizon=10, seed=-1), "seed"),
+        (lambda: make_forecaster("truthful", horizon=10), "adversary"),
+        (lambda: make_forecaster("truthful", horizon=10, adversary="greedy"), "adversary"),
+        (lambda: make_adversary("nope"), "adversary"),
+        (lambda: make_adversary("bernoulli", p=1.5), "p"),
+        (lambda: make_adversary("bernoulli", p=-0.1), "p"),
+        (lambda: make_adversary("markov", p01=2), "p01"),
+        (lambda: make_adversary("markov", p10=-1), "p10"),
+        (lambda: make_adversary("drift", horizon=10, amplitude=0.6), "amplitude"),
+        (lambda: make_adversary("drift", horizon=10, period=0), "period"),
+        (lambda: make_adversary("drift"), "period"),
+        (lambda: make_adversary("greedy", p=0.5), "p"),
+        (lambda: simulate("truthful", "greedy", horizon=10), "adversary"),
+        (lambda: simulate("truthful", "bernoulli", horizon=10, forecaster_params={"adversary": "drift"}), "adversary"),
+        (lambda: simulate("cdl", "bernoulli", horizon=-5), "horizon"),
+        (lambda: simulate("cdl", "nope", horizon=5), "adversary"),
+        (lambda: simulate("cdl", "bernoulli", horizon=5, forecaster_params={"m": -2}), "m"),
+    ],
+)
 def test_parameter_validation(call, match):
     with pytest.raises(ValueError, match=match):
         call()

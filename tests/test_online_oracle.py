@@ -169,7 +169,7 @@ def test_update_lanes_equals_update_bucket_to_the_bit(shift):
         P = lanes.shape[1]
         assert tpad[i, 2 * P] == abs(G[i])
         em = np.array([msmwc.expm1_lane(-2.0 * e * abs(G[i])) for e in eta])
-        assert np.array_equal(tpad[i, P:P + K], -em / (2.0 + em))
+        assert np.array_equal(tpad[i, P : P + K], -em / (2.0 + em))
     if shift > 0:
         assert seen["tiny"] > 0
     if shift < 0:

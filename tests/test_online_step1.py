@@ -26,7 +26,8 @@ def _candidates(c, m, delta):
 
 weights = st.lists(
     st.one_of(st.just(0.0), st.floats(-1, 1, allow_nan=False), st.floats(1e-12, 1e-9), st.floats(-1e-9, -1e-12)),
-    min_size=1, max_size=40,
+    min_size=1,
+    max_size=40,
 )
 signs = st.sampled_from(["any", "positive", "negative", "zero"])
 

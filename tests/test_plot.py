@@ -53,8 +53,12 @@ def _files(folder: Path) -> set:
 def run_dir(tmp_path_factory):
     """A tiny rate experiment: cdl and foster against bernoulli and drift, T = 2^8 .. 2^11, 2 seeds."""
     preset = override(
-        load_preset("quick"), forecasters=["cdl", "foster"], adversaries=["bernoulli", "drift"],
-        t_min="2^8", t_max="2^11", seeds=2,
+        load_preset("quick"),
+        forecasters=["cdl", "foster"],
+        adversaries=["bernoulli", "drift"],
+        t_min="2^8",
+        t_max="2^11",
+        seeds=2,
     )
     out = tmp_path_factory.mktemp("run") / "quick"
     run(preset, out, workers=1, progress=False)
@@ -129,8 +133,10 @@ def test_decision_loss_display_of_calibrated_forecaster():
 
 def test_save_figure_writes_valid_png(tmp_path):
     y, p = _example_arrays()
-    for disp, name in ((fplot.ReliabilityDisplay.from_predictions(y, p), "rel.png"),
-                       (fplot.DecisionLossDisplay.from_predictions(y, p), "dl.png")):
+    for disp, name in (
+        (fplot.ReliabilityDisplay.from_predictions(y, p), "rel.png"),
+        (fplot.DecisionLossDisplay.from_predictions(y, p), "dl.png"),
+    ):
         path = fplot.save_figure(disp.figure_, tmp_path / name)
         assert path == tmp_path / name
         assert_valid_png(path)
@@ -177,8 +183,12 @@ def test_file_too_large_names_the_png(tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
 
     out = tmp_path / "figs"
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "plot", str(EXAMPLE), "--out", str(out)],
-                       capture_output=True, text=True, preexec_fn=limit)
+    r = subprocess.run(
+        [sys.executable, "-m", "fastcdl", "plot", str(EXAMPLE), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+    )
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == f"fastcdl: error: {out / 'forecasts_reliability.png'}: File too large\n"
     assert list(out.iterdir()) == []  # all or none: no PNG, no temporary file
@@ -217,8 +227,11 @@ def test_rate_figures_show_the_run_summary(run_dir):
             name = {"cdl": "CDL", "ece": "ECE"}[s["metric"]]
             label = next(t for t in legend if t.startswith(f"{s['forecaster']}, {name}:"))
             assert f"slope {float(s['slope']):.2f} [{float(s['slope_lo']):.2f}, {float(s['slope_hi']):.2f}]" in label
-            means = [float(r["mean"]) for r in rates
-                     if (r["forecaster"], r["adversary"], r["metric"]) == (s["forecaster"], adv, s["metric"])]
+            means = [
+                float(r["mean"])
+                for r in rates
+                if (r["forecaster"], r["adversary"], r["metric"]) == (s["forecaster"], adv, s["metric"])
+            ]
             np.testing.assert_allclose(lines[label].get_ydata(), means, rtol=1e-15)
     ratio_axes = figures["cdl_over_ece.png"].axes
     assert [a.get_title() for a in ratio_axes] == ["adversary 'bernoulli'", "adversary 'drift'"]
@@ -231,9 +244,13 @@ def test_cli_plot_run_folder(run_dir, tmp_path, capsys):
     printed = capsys.readouterr().out.split()
     names = {Path(p).name for p in printed}
     assert names == {
-        "rates_bernoulli.png", "rates_drift.png", "cdl_over_ece.png",
-        "reliability_cdl_bernoulli_T2048.png", "decision_loss_cdl_bernoulli_T2048.png",
-        "reliability_cdl_drift_T2048.png", "decision_loss_cdl_drift_T2048.png",
+        "rates_bernoulli.png",
+        "rates_drift.png",
+        "cdl_over_ece.png",
+        "reliability_cdl_bernoulli_T2048.png",
+        "decision_loss_cdl_bernoulli_T2048.png",
+        "reliability_cdl_drift_T2048.png",
+        "decision_loss_cdl_drift_T2048.png",
     }
     assert _files(out) == {Path(n) for n in names}
     for p in printed:
@@ -275,16 +292,34 @@ def test_run_folder_with_trials_of_an_older_algorithm_version(run_dir, tmp_path,
     shutil.copytree(run_dir, folder)
     with TrialStore(folder / "trials.sqlite") as store:
         for row in store.rows():
-            store.add({**row, "key": "old" + row["key"], "algorithm_version": "old " + row["algorithm_version"],
-                       "cdl": 2 * row["cdl"], "finished_at": "2000-01-01T00:00:00+00:00"})
-            store.add({**row, "key": "legacy" + row["key"], "algorithm_version": None, "code_version": "0.0.0+old",
-                       "cdl": 3 * row["cdl"], "finished_at": "2001-01-01T00:00:00+00:00"})
+            store.add(
+                {
+                    **row,
+                    "key": "old" + row["key"],
+                    "algorithm_version": "old " + row["algorithm_version"],
+                    "cdl": 2 * row["cdl"],
+                    "finished_at": "2000-01-01T00:00:00+00:00",
+                }
+            )
+            store.add(
+                {
+                    **row,
+                    "key": "legacy" + row["key"],
+                    "algorithm_version": None,
+                    "code_version": "0.0.0+old",
+                    "cdl": 3 * row["cdl"],
+                    "finished_at": "2001-01-01T00:00:00+00:00",
+                }
+            )
     rows, seed = _run_figures._read_run(folder)
     assert all(r["algorithm_version"] is not None and not r["algorithm_version"].startswith("old") for r in rows)
     figures = dict(_run_figures._rate_figures(rows, seed))
     with open(run_dir / "rates.csv") as fh:
-        means = [float(r["mean"]) for r in csv.DictReader(fh)
-                 if (r["forecaster"], r["adversary"], r["metric"]) == ("cdl", "drift", "cdl")]
+        means = [
+            float(r["mean"])
+            for r in csv.DictReader(fh)
+            if (r["forecaster"], r["adversary"], r["metric"]) == ("cdl", "drift", "cdl")
+        ]
     line = next(ln for ln in figures["rates_drift.png"].axes[0].get_lines() if ln.get_label().startswith("cdl, CDL:"))
     np.testing.assert_allclose(line.get_ydata(), means, rtol=1e-15)
     assert main(["plot", str(folder), "--out", str(tmp_path / "figs")]) == 0  # replays the current trials

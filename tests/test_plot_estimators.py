@@ -131,8 +131,7 @@ def test_plot_of_a_file_of_continuous_scores(tmp_path, capsys):
     assert written == ["scores_decision_loss_monotone.png", "scores_reliability.png"]
     assert capsys.readouterr().err == ""
     assert main(["plot", str(f), "--out", str(tmp_path / "q"), "--bins", "auto", "--strategy", "quantile"]) == 0
-    assert sorted(x.name for x in (tmp_path / "q").iterdir()) == ["scores_decision_loss.png",
-                                                                 "scores_reliability.png"]
+    assert sorted(x.name for x in (tmp_path / "q").iterdir()) == ["scores_decision_loss.png", "scores_reliability.png"]
 
 
 def test_a_weighted_table_is_binned_by_its_rounds():

@@ -59,13 +59,16 @@ def test_plugin_forecaster_equals_the_builtin_it_reimplements():
         assert a.stats == b.stats
 
 
-@pytest.mark.parametrize("forecaster,adversary", [
-    (user_plugins.RUNNING, "greedy"),
-    (user_plugins.RUNNING, user_plugins.SPITE),
-    ("cdl", user_plugins.SPITE),
-    ("foster", user_plugins.COIN),
-    ("user_plugins:RUNNING", "user_plugins:SPITE"),
-])
+@pytest.mark.parametrize(
+    "forecaster,adversary",
+    [
+        (user_plugins.RUNNING, "greedy"),
+        (user_plugins.RUNNING, user_plugins.SPITE),
+        ("cdl", user_plugins.SPITE),
+        ("foster", user_plugins.COIN),
+        ("user_plugins:RUNNING", "user_plugins:SPITE"),
+    ],
+)
 def test_simulate_equals_per_round_for_plugins(forecaster, adversary):
     T, seed = 2500, 11
     res, tp, ty = trace(forecaster, adversary, horizon=T, seed=seed)
@@ -92,8 +95,9 @@ def test_plugin_contracts_refuse_what_cannot_run():
     with pytest.raises(ValueError, match="name"):
         plugin_adversary(user_plugins.coin, name="")
     with pytest.raises(ValueError, match="numba-compiled"):
-        plugin_forecaster(name="x", init=user_plugins.last_init, forecast=lambda *a: None,
-                          observe=user_plugins.last_observe)
+        plugin_forecaster(
+            name="x", init=user_plugins.last_init, forecast=lambda *a: None, observe=user_plugins.last_observe
+        )
     with pytest.raises(ValueError, match="unknown parameter 'q' for adversary 'coin'"):
         simulate("cdl", user_plugins.COIN, horizon=10, adversary_params={"q": 1})
     with pytest.raises(ValueError, match="unknown parameter 'x' for forecaster 'running'"):
@@ -139,10 +143,24 @@ def test_rates_runs_plugins_on_the_local_pool_and_dask(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     (tmp_path / "p.toml").write_text(PRESET)
     preset = load_preset(str(tmp_path / "p.toml"))
-    assert main(["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / "pool"),
-                 "--workers", "2", "--no-progress"]) == 0
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  scheduler_port=0) as cluster:
+    assert (
+        main(
+            [
+                "rates",
+                "--preset",
+                str(tmp_path / "p.toml"),
+                "--out",
+                str(tmp_path / "pool"),
+                "--workers",
+                "2",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", scheduler_port=0
+    ) as cluster:
         run(preset, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
     a, b = _rows(tmp_path / "pool" / "trials.sqlite"), _rows(tmp_path / "dask" / "trials.sqlite")
     assert a.keys() == b.keys() == {t.key for t in plan(preset)} and len(a) == 2 * 2 * 3 * 2
@@ -152,8 +170,10 @@ def test_rates_runs_plugins_on_the_local_pool_and_dask(tmp_path, monkeypatch):
     assert row["forecaster"] == "user_plugins:RUNNING"
     from fastcdl.online.plugins import code_hash
 
-    assert row["algorithm_version"].startswith(f"forecaster=running/1+{code_hash(user_plugins.RUNNING)} "
-                                               f"adversary=coin/1+{code_hash(user_plugins.COIN)} engine/")
+    assert row["algorithm_version"].startswith(
+        f"forecaster=running/1+{code_hash(user_plugins.RUNNING)} "
+        f"adversary=coin/1+{code_hash(user_plugins.COIN)} engine/"
+    )
     summary = json.loads((tmp_path / "pool" / "summary.json").read_text())
     assert {s["forecaster"] for s in summary["slopes"]} == {"running", "cdl"}
 
@@ -202,9 +222,20 @@ def test_rates_stops_with_one_line_at_an_answer_other_than_0_or_1(tmp_path, monk
     for at, workers in ((17, "1"), (300, "2")):
         (tmp_path / "p.toml").write_text(
             'name = "faulty"\nseeds = 2\nt_min = 256\nt_max = 512\n[[forecasters]]\nname = "frequency"\n'
-            f'[[adversaries]]\nname = "user_plugins:FAULTY"\nparams = {{ at = {at} }}\n')
-        code = main(["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / f"run{at}"),
-                     "--workers", workers, "--no-progress"])
+            f'[[adversaries]]\nname = "user_plugins:FAULTY"\nparams = {{ at = {at} }}\n'
+        )
+        code = main(
+            [
+                "rates",
+                "--preset",
+                str(tmp_path / "p.toml"),
+                "--out",
+                str(tmp_path / f"run{at}"),
+                "--workers",
+                workers,
+                "--no-progress",
+            ]
+        )
         err = capsys.readouterr().err.strip().splitlines()
         assert code == 2
         assert err[-1].startswith("fastcdl: error: ") and f"adversary 'faulty' returned 2 in round {at} " in err[-1]
@@ -216,17 +247,29 @@ def test_a_killed_worker_ends_rates_with_one_line_and_re_running_resumes(tmp_pat
     with one line saying so and how to resume, exit status 2; the finished trials are kept and the
     same command, re-run, runs only the rest."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
-    (tmp_path / "p.toml").write_text('name = "killed"\nseeds = 2\nt_min = 256\nt_max = 1024\n'
-                                     '[[forecasters]]\nname = "frequency"\n'
-                                     '[[adversaries]]\nname = "user_plugins:KILLER"\n')
-    argv = ["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / "run"), "--workers", "2",
-            "--no-progress"]
+    (tmp_path / "p.toml").write_text(
+        'name = "killed"\nseeds = 2\nt_min = 256\nt_max = 1024\n'
+        '[[forecasters]]\nname = "frequency"\n'
+        '[[adversaries]]\nname = "user_plugins:KILLER"\n'
+    )
+    argv = [
+        "rates",
+        "--preset",
+        str(tmp_path / "p.toml"),
+        "--out",
+        str(tmp_path / "run"),
+        "--workers",
+        "2",
+        "--no-progress",
+    ]
     monkeypatch.setenv("FASTCDL_TEST_KILL_AT", "1024")  # the workers die at T = 1024, the dry run is at 256
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
-    assert err[0].startswith("fastcdl: error: a worker process was killed by SIGKILL (the system may have run "
-                             "out of memory) while running trials; ")
+    assert err[0].startswith(
+        "fastcdl: error: a worker process was killed by SIGKILL (the system may have run "
+        "out of memory) while running trials; "
+    )
     assert err[0].endswith("of 6 trials left undone; summary files unchanged; re-run the same command to resume")
     kept = _rows(tmp_path / "run" / "trials.sqlite")
     assert {r["T"] for r in kept.values()} <= {256, 512} and len(kept) >= 2
@@ -236,7 +279,7 @@ def test_a_killed_worker_ends_rates_with_one_line_and_re_running_resumes(tmp_pat
     assert len(after) == 6 and all(after[k]["finished_at"] == r["finished_at"] for k, r in kept.items())
 
 
-MY_PLUGINS = '''
+MY_PLUGINS = """
 from numba import njit
 from fastcdl.online import plugin_adversary, uniform
 
@@ -247,21 +290,39 @@ def answer(view, table, par, rng):
 
 
 ADV = plugin_adversary(answer, name="mine")
-'''
+"""
 
 
 def test_a_plugin_whose_code_changed_is_run_again_though_its_version_did_not(tmp_path):
     """Stored trials of a plug-in are keyed by its code as well as its version: changed code runs
     every trial again (the old rows are not reused), a comment or a moved line changes nothing;
     each run says how many trials it ran and how many it reused."""
-    (tmp_path / "p.toml").write_text('name = "mine"\nseeds = 2\nt_min = 256\nt_max = 512\n'
-                                     '[[forecasters]]\nname = "frequency"\n'
-                                     '[[adversaries]]\nname = "my_plugins:ADV"\n')
+    (tmp_path / "p.toml").write_text(
+        'name = "mine"\nseeds = 2\nt_min = 256\nt_max = 512\n'
+        '[[forecasters]]\nname = "frequency"\n'
+        '[[adversaries]]\nname = "my_plugins:ADV"\n'
+    )
 
     def rates(body, comment=""):
         (tmp_path / "my_plugins.py").write_text(comment + MY_PLUGINS.format(body=body))
-        p = subprocess.run([sys.executable, "-m", "fastcdl", "rates", "--preset", "p.toml", "--out", "run",
-                            "--workers", "1", "--no-progress"], cwd=tmp_path, capture_output=True, text=True)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "fastcdl",
+                "rates",
+                "--preset",
+                "p.toml",
+                "--out",
+                "run",
+                "--workers",
+                "1",
+                "--no-progress",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
         assert p.returncode == 0, p.stderr
         counts = p.stdout.splitlines()[0].split("(")[1].split(")")[0]
         return counts, _rows(tmp_path / "run" / "trials.sqlite")
@@ -283,8 +344,10 @@ def test_the_code_hash_follows_helpers_constants_and_nothing_else():
     count; the same code defined twice (another module, another place) hashes alike."""
     from fastcdl.online.plugins import code_hash
 
-    src = ("from numba import njit\nLIMIT = {limit}\n\n@njit\ndef below(x):\n    return x {op} LIMIT\n\n"
-           "@njit\ndef respond(view, table, par, rng):\n    return 1 if below(par[0]) else 0\n")
+    src = (
+        "from numba import njit\nLIMIT = {limit}\n\n@njit\ndef below(x):\n    return x {op} LIMIT\n\n"
+        "@njit\ndef respond(view, table, par, rng):\n    return 1 if below(par[0]) else 0\n"
+    )
 
     def spec(limit=0.3, op="<", pad=""):
         ns = {}
@@ -304,11 +367,17 @@ def test_the_console_script_imports_plugins_from_the_current_folder(tmp_path):
     if not script.is_file():
         pytest.skip("no fastcdl console script beside this Python (the package is not installed here)")
     (tmp_path / "my_plugins.py").write_text(MY_PLUGINS.format(body="1 if uniform(rng) < 0.3 else 0"))
-    (tmp_path / "p.toml").write_text('name = "mine"\nseeds = 2\nt_min = 256\nt_max = 512\n'
-                                     '[[forecasters]]\nname = "frequency"\n'
-                                     '[[adversaries]]\nname = "my_plugins:ADV"\n')
-    p = subprocess.run([str(script), "rates", "--preset", "p.toml", "--out", "run", "--workers", "2", "--no-progress"],
-                       cwd=tmp_path, capture_output=True, text=True)
+    (tmp_path / "p.toml").write_text(
+        'name = "mine"\nseeds = 2\nt_min = 256\nt_max = 512\n'
+        '[[forecasters]]\nname = "frequency"\n'
+        '[[adversaries]]\nname = "my_plugins:ADV"\n'
+    )
+    p = subprocess.run(
+        [str(script), "rates", "--preset", "p.toml", "--out", "run", "--workers", "2", "--no-progress"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("4/4 trials in run/trials.sqlite (4 run now, 0 reused)")
     assert {r["adversary_label"] for r in _rows(tmp_path / "run" / "trials.sqlite").values()} == {"mine"}
@@ -325,8 +394,14 @@ def test_plugins_in_presets_labels_tables_and_figures(tmp_path, monkeypatch, cap
     from fastcdl.experiments import PresetError, override
     from fastcdl.experiments.presets import preset_from_dict
 
-    raw = {"name": "p", "seeds": 2, "t_min": 256, "t_max": 1024,
-           "forecasters": [{"name": "user_plugins:RUNNING"}], "adversaries": [{"name": "user_plugins:COIN"}]}
+    raw = {
+        "name": "p",
+        "seeds": 2,
+        "t_min": 256,
+        "t_max": 1024,
+        "forecasters": [{"name": "user_plugins:RUNNING"}],
+        "adversaries": [{"name": "user_plugins:COIN"}],
+    }
     preset = preset_from_dict(raw)
     assert [c.display for c in preset.forecasters + preset.adversaries] == ["running", "coin"]
     assert [c.display for c in override(preset, adversaries=["user_plugins:SPITE"]).adversaries] == ["spite"]
@@ -340,15 +415,29 @@ def test_plugins_in_presets_labels_tables_and_figures(tmp_path, monkeypatch, cap
         'name = "long"\nseeds = 2\nt_min = 256\nt_max = 1024\n'
         f'[[forecasters]]\nname = "user_plugins:RUNNING"\nlabel = "{LONG_F}"\n[[forecasters]]\nname = "cdl"\n'
         f'[[adversaries]]\nname = "user_plugins:COIN"\nlabel = "{LONG_A}"\nparams = {{ p = 0.4 }}\n'
-        '[[adversaries]]\nname = "user_plugins:SPITE"\n')
-    assert main(["rates", "--preset", str(tmp_path / "p.toml"), "--out", str(tmp_path / "run"), "--workers", "1",
-                 "--no-progress"]) == 0
+        '[[adversaries]]\nname = "user_plugins:SPITE"\n'
+    )
+    assert (
+        main(
+            [
+                "rates",
+                "--preset",
+                str(tmp_path / "p.toml"),
+                "--out",
+                str(tmp_path / "run"),
+                "--workers",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out.splitlines()[1:]
     head = table[0]
     assert len(table) == 1 + 2 * 2 * 2
     for col in ("adversary", "metric", "95% interval", "T fitted"):  # every row's entries start under the header's
         at = head.index(col)
-        assert all(row[at - 2:at] == "  " and row[at] != " " for row in table[1:]), col
+        assert all(row[at - 2 : at] == "  " and row[at] != " " for row in table[1:]), col
 
     pytest.importorskip("matplotlib")
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -45,10 +45,16 @@ def _expected_counts(forecaster, adversary, T, seed, **params):
     return w
 
 
-@pytest.mark.parametrize("forecaster,adversary,params", [
-    ("kt", "contrarian", {}), ("ftpl", "bernoulli", {}), ("cdl", "greedy", {}),
-    (user_plugins.SPREAD, "contrarian", {}), (user_plugins.SPREAD, "bernoulli", {"m": 5}),
-])
+@pytest.mark.parametrize(
+    "forecaster,adversary,params",
+    [
+        ("kt", "contrarian", {}),
+        ("ftpl", "bernoulli", {}),
+        ("cdl", "greedy", {}),
+        (user_plugins.SPREAD, "contrarian", {}),
+        (user_plugins.SPREAD, "bernoulli", {"m": 5}),
+    ],
+)
 def test_the_expected_count_table_is_the_sum_of_the_rounds_distributions(forecaster, adversary, params):
     T, seed = 700, 3
     res = simulate(forecaster, adversary, horizon=T, seed=seed, forecaster_params=params)
@@ -74,8 +80,13 @@ def test_a_point_mass_forecaster_has_the_realised_table_as_its_expected_one():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 1.0]), st.floats(0.01, 5.0),
-                          st.floats(0.0, 1.0)), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 1.0]), st.floats(0.01, 5.0), st.floats(0.0, 1.0)),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_kl_calibration_agrees_with_its_reference(entries):
     q = [e[0] for e in entries]
     n = [e[1] for e in entries]
@@ -94,7 +105,8 @@ def test_kl_calibration_at_the_ends():
     assert kl_calibration(BucketStats.from_table([1.0, 0.5], [3, 2], [2, 1])) == math.inf
     # a fair coin stated as 1/4: KL(1/2 || 1/4) = 1/2 ln 2 + 1/2 ln(2/3)
     assert kl_calibration(BucketStats.from_table([0.25], [4], [2])) == pytest.approx(
-        0.5 * math.log(2) + 0.5 * math.log(2 / 3), abs=1e-15)
+        0.5 * math.log(2) + 0.5 * math.log(2 / 3), abs=1e-15
+    )
     with pytest.raises(ValueError, match="exact buckets"):
         import fastcdl as fc
 
@@ -104,14 +116,21 @@ def test_kl_calibration_at_the_ends():
 def _trial(forecaster, adversary, T=2048, seed_index=0):
     t = plan(load_preset("quick"))[0]
     aparams = '{"p": 0.5}' if adversary == "bernoulli" else "{}"
-    return dataclasses.replace(t, forecaster=forecaster, forecaster_label=forecaster, forecaster_params="{}",
-                               adversary=adversary, adversary_label=adversary, adversary_params=aparams, T=T,
-                               seed_index=seed_index,
-                               algorithm_version=algorithm_version(forecaster, adversary))
+    return dataclasses.replace(
+        t,
+        forecaster=forecaster,
+        forecaster_label=forecaster,
+        forecaster_params="{}",
+        adversary=adversary,
+        adversary_label=adversary,
+        adversary_params=aparams,
+        T=T,
+        seed_index=seed_index,
+        algorithm_version=algorithm_version(forecaster, adversary),
+    )
 
 
-@pytest.mark.parametrize("forecaster,adversary", [("ftpl", "bernoulli"), ("kt", "contrarian"),
-                                                  ("cdl", "greedy")])
+@pytest.mark.parametrize("forecaster,adversary", [("ftpl", "bernoulli"), ("kt", "contrarian"), ("cdl", "greedy")])
 def test_every_new_trial_column_is_recomputed_from_the_trials_tables(forecaster, adversary):
     """Each new measure recomputed independently from a trial's stored tables agrees
     to 1e-12 (smce: its value recomputed from the stored table bit for bit, and its LP reference
@@ -152,8 +171,10 @@ def test_new_measures_do_not_rekey_stored_trials_and_old_rows_read_as_null(tmp_p
     con = sqlite3.connect(path)
     con.execute(f"CREATE TABLE trials ({', '.join(f'{c} {t}' for c, t in old)})")
     row = run_trial(_trial("kt", "bernoulli", T=256))
-    con.execute(f"INSERT INTO trials ({', '.join(c for c, _ in old)}) VALUES ({', '.join('?' for _ in old)})",
-                [row[c] for c, _ in old])
+    con.execute(
+        f"INSERT INTO trials ({', '.join(c for c, _ in old)}) VALUES ({', '.join('?' for _ in old)})",
+        [row[c] for c, _ in old],
+    )
     con.commit()
     con.close()
     with TrialStore(path) as store:
@@ -179,9 +200,19 @@ def test_the_analysis_of_a_preset_with_an_infinite_klcal_warns_nothing_and_write
 
     from fastcdl.experiments.analysis import analyze, paired
 
-    rows = [dict(forecaster_label=f, adversary_label="coin", T=T, seed_index=i, klcal=math.inf if f == "a" else
-                 1.0 / T + 0.01 * i, ece=1.0 / T ** 0.5 + 0.01 * i)
-            for f in ("a", "b") for T in (64, 128, 256, 512) for i in range(3)]
+    rows = [
+        dict(
+            forecaster_label=f,
+            adversary_label="coin",
+            T=T,
+            seed_index=i,
+            klcal=math.inf if f == "a" else 1.0 / T + 0.01 * i,
+            ece=1.0 / T**0.5 + 0.01 * i,
+        )
+        for f in ("a", "b")
+        for T in (64, 128, 256, 512)
+        for i in range(3)
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rates, slopes, _ = analyze(rows, ["klcal", "ece"], n_boot=50)

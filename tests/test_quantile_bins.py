@@ -44,7 +44,7 @@ def test_quantile_edges_and_table_match_reference(p, m, rnd):
 def test_weighted_quantile_edges_match_reference(p, m, w):
     p = np.array(p)
     w = np.array(w[: p.shape[0]])
-    y = (np.arange(p.shape[0]) % 3 == 0)
+    y = np.arange(p.shape[0]) % 3 == 0
     edges = quantile_edges_ref(p, m, w)
     st_ = fc.bucket_stats(y, p, bins=m, strategy="quantile", sample_weight=w)
     assert st_.edges.tolist() == edges
@@ -74,8 +74,12 @@ def test_large_inputs_match_a_sort(kind):
     chunks; "crowded" puts every prediction in one cell of the grid."""
     rng = np.random.default_rng(5)
     T = 2 * kb.CHUNK + 1001
-    p = {"uniform": rng.random(T), "crowded": 0.3 + rng.random(T) * 1e-6,
-         "grid": np.round(rng.random(T) * 40) / 40, "subnormal": rng.random(T) * 1e-300}[kind]
+    p = {
+        "uniform": rng.random(T),
+        "crowded": 0.3 + rng.random(T) * 1e-6,
+        "grid": np.round(rng.random(T) * 40) / 40,
+        "subnormal": rng.random(T) * 1e-300,
+    }[kind]
     srt = np.sort(p)
     for m in (1, 7, 215, 5000):
         ranks = (np.arange(1, m + 1) * T + m - 1) // m
@@ -102,7 +106,7 @@ def _skewed(kind, T, rng):
     if kind == "zeros_and_ones":
         p = rng.random(T)
         p[: T // 2] = 0.0
-        p[T // 2: T // 2 + T // 4] = 1.0
+        p[T // 2 : T // 2 + T // 4] = 1.0
         p[-5:] = -0.0  # a valid zero too
         return rng.permutation(p)
     if kind == "cell_bounds":  # exactly on, and one ulp around, bounds of cells of 2^20-cell (and 2^19-cell) grids
@@ -159,7 +163,7 @@ def test_grid_count_and_gather_in_parts(kind):
         assert np.array_equal(parts.reshape(n_parts, G).sum(axis=0), want)
         assert np.array_equal(kb.gather_grid_cells_parallel(p, G, cells, offsets, parts), serial)
     for k, g in enumerate(cells):  # the serial gather holds each cell's predictions in round order
-        assert np.array_equal(serial[offsets[k]:offsets[k + 1]], p[cell == g])
+        assert np.array_equal(serial[offsets[k] : offsets[k + 1]], p[cell == g])
 
 
 def test_the_sorted_reference_agrees_with_the_exact_one():
@@ -185,15 +189,29 @@ def test_the_fine_grid_refuses_bad_predictions():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40, unique=True),
-       st.lists(st.floats(0.0, 1.0), min_size=1, max_size=80))
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40, unique=True),
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=80),
+)
 def test_arbitrary_edges_through_the_grid_match_the_definition(cuts, p):
     edges = np.array([0.0, *sorted(c for c in cuts if 0.0 < c < 1.0), 1.0])
     edges = np.unique(edges)
     # points on and a few ulps around every edge
-    pts = np.array(p + [float(x) for e in edges for x in (e, np.nextafter(e, 0), np.nextafter(e, 2),
-                                                            e * (1 + 2.0**-50), np.nextafter(e * (1 + 2.0**-50), 2))
-                        if 0.0 <= x <= 1.0])
+    pts = np.array(
+        p
+        + [
+            float(x)
+            for e in edges
+            for x in (
+                e,
+                np.nextafter(e, 0),
+                np.nextafter(e, 2),
+                e * (1 + 2.0**-50),
+                np.nextafter(e * (1 + 2.0**-50), 2),
+            )
+            if 0.0 <= x <= 1.0
+        ]
+    )
     starts, cuts = kb.cell_starts(edges), kb.cell_cuts(edges)
     got = [kb.bin_of_cells(x, edges, starts, cuts) for x in pts]
     assert got == [bin_index_ref(x, edges.tolist()) for x in pts]
@@ -216,8 +234,9 @@ def test_auto_is_the_cube_root_of_T():
         p = rng.random(T)
         y = rng.random(T) < p
         assert fc.bucket_stats(y, p, bins="auto").edges.shape[0] - 1 == m
-        assert fc.bucket_stats(y, p, bins="auto", strategy="quantile") == \
-            fc.bucket_stats(y, p, bins=m, strategy="quantile")
+        assert fc.bucket_stats(y, p, bins="auto", strategy="quantile") == fc.bucket_stats(
+            y, p, bins=m, strategy="quantile"
+        )
     # weights do not change the count of rounds
     assert fc.bucket_stats(y, p, bins="auto", sample_weight=np.full(T, 0.5)).edges.shape[0] - 1 == 45
 
@@ -227,8 +246,13 @@ def test_rebin_of_the_exact_table_equals_binning_the_rounds():
     p = np.round(rng.random(4000), 3)
     y = rng.random(4000) < p
     exact = fc.bucket_stats(y, p)
-    for bins, strategy in ((12, "quantile"), ("auto", "quantile"), (12, "uniform"), ("auto", "uniform"),
-                           (np.array([0.0, 0.3, 0.31, 1.0]), "uniform")):
+    for bins, strategy in (
+        (12, "quantile"),
+        ("auto", "quantile"),
+        (12, "uniform"),
+        ("auto", "uniform"),
+        (np.array([0.0, 0.3, 0.31, 1.0]), "uniform"),
+    ):
         direct = fc.bucket_stats(y, p, bins=bins, strategy=strategy)
         again = exact.rebin(bins, strategy=strategy)
         assert np.array_equal(again.edges, direct.edges)
@@ -237,8 +261,9 @@ def test_rebin_of_the_exact_table_equals_binning_the_rounds():
         np.testing.assert_allclose(again.prob_sums, direct.prob_sums, rtol=1e-12)
     # chunks: merge the exact tables, then rebin (quantile tables of chunks have other edges)
     a, b = fc.bucket_stats(y[:1500], p[:1500]), fc.bucket_stats(y[1500:], p[1500:])
-    assert (a + b).rebin(12, strategy="quantile").counts.tolist() == \
-        fc.bucket_stats(y, p, bins=12, strategy="quantile").counts.tolist()
+    assert (a + b).rebin(12, strategy="quantile").counts.tolist() == fc.bucket_stats(
+        y, p, bins=12, strategy="quantile"
+    ).counts.tolist()
     qa = fc.bucket_stats(y[:1500], p[:1500], bins=12, strategy="quantile")
     qb = fc.bucket_stats(y[1500:], p[1500:], bins=12, strategy="quantile")
     if not np.array_equal(qa.edges, qb.edges):
@@ -251,8 +276,20 @@ def test_metrics_and_estimators_take_strategy():
     p = rng.random(3000)
     y = rng.random(3000) < p
     st_ = fc.bucket_stats(y, p, bins="auto", strategy="quantile")
-    for f in (fc.ece, fc.k2, fc.cdl, fc.vcdl, fc.ucal, fc.cdl_monotone, fc.vcdl_monotone, fc.cutoff_ce,
-              fc.atb, fc.smce, fc.mce, fc.rmsce):
+    for f in (
+        fc.ece,
+        fc.k2,
+        fc.cdl,
+        fc.vcdl,
+        fc.ucal,
+        fc.cdl_monotone,
+        fc.vcdl_monotone,
+        fc.cutoff_ce,
+        fc.atb,
+        fc.smce,
+        fc.mce,
+        fc.rmsce,
+    ):
         assert f(y, p, bins="auto", strategy="quantile") == f(st_)
     assert fc.cdl_report(y, p, bins=9, strategy="quantile").value == fc.cdl(y, p, bins=9, strategy="quantile")
     b1 = fc.bootstrap("ece", y, p, bins=9, strategy="quantile", n_boot=100, seed=1)
@@ -262,14 +299,17 @@ def test_metrics_and_estimators_take_strategy():
     assert t.statistic == fc.ece(y, p, bins=9, strategy="quantile")
 
 
-@pytest.mark.parametrize("kwargs, needle", [
-    ({"bins": None, "strategy": "quantile"}, "strategy='quantile' needs bins"),
-    ({"bins": np.array([0.0, 0.5, 1.0]), "strategy": "quantile"}, "chooses its own edges"),
-    ({"bins": 10, "strategy": "equal"}, "strategy must be one of uniform, quantile"),
-    ({"bins": "many"}, "bins must be a positive integer, 'auto' or an array of edges"),
-    ({"bins": 0, "strategy": "quantile"}, "bins must be a positive integer"),
-    ({"bins": 2.5}, "bins must be a positive integer, 'auto' or an array of edges"),
-])
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"bins": None, "strategy": "quantile"}, "strategy='quantile' needs bins"),
+        ({"bins": np.array([0.0, 0.5, 1.0]), "strategy": "quantile"}, "chooses its own edges"),
+        ({"bins": 10, "strategy": "equal"}, "strategy must be one of uniform, quantile"),
+        ({"bins": "many"}, "bins must be a positive integer, 'auto' or an array of edges"),
+        ({"bins": 0, "strategy": "quantile"}, "bins must be a positive integer"),
+        ({"bins": 2.5}, "bins must be a positive integer, 'auto' or an array of edges"),
+    ],
+)
 def test_bad_binning_is_refused_by_name(kwargs, needle):
     for f in (fc.bucket_stats, fc.ece, fc.cdl_monotone, fc.brier):
         with pytest.raises(ValueError, match=needle.replace("(", r"\(")):
@@ -379,15 +419,25 @@ def test_dask_quantile_bins_equal_in_memory():
     y = rng.random(5000) < p
     with dask.config.set(scheduler="synchronous"):
         for bins, strategy in ((11, "quantile"), ("auto", "quantile"), ("auto", "uniform")):
-            got = fd.bucket_stats(da.from_array(y, chunks=700), da.from_array(p, chunks=700), bins=bins,
-                                  strategy=strategy)
+            got = fd.bucket_stats(
+                da.from_array(y, chunks=700), da.from_array(p, chunks=700), bins=bins, strategy=strategy
+            )
             _same_counts(got, fc.bucket_stats(y, p, bins=bins, strategy=strategy))
         # weighted, some weights 0: 'auto' counts the rounds of positive weight on the merged table
         yw, pw, w = _weighted_rounds(5000, 22)
         for bins, strategy in (("auto", "quantile"), ("auto", "uniform")):
-            got = fd.bucket_stats(da.from_array(yw, chunks=700), da.from_array(pw, chunks=700), bins=bins,
-                                  strategy=strategy, sample_weight=da.from_array(w, chunks=700))
+            got = fd.bucket_stats(
+                da.from_array(yw, chunks=700),
+                da.from_array(pw, chunks=700),
+                bins=bins,
+                strategy=strategy,
+                sample_weight=da.from_array(w, chunks=700),
+            )
             _same_counts(got, fc.bucket_stats(yw, pw, bins=bins, strategy=strategy, sample_weight=w))
         with pytest.raises(ValueError, match="chooses its own edges"):
-            fd.bucket_stats(da.from_array(y, chunks=700), da.from_array(p, chunks=700),
-                            bins=np.array([0.0, 0.5, 1.0]), strategy="quantile")
+            fd.bucket_stats(
+                da.from_array(y, chunks=700),
+                da.from_array(p, chunks=700),
+                bins=np.array([0.0, 0.5, 1.0]),
+                strategy="quantile",
+            )

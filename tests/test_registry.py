@@ -20,8 +20,21 @@ from fastcdl.measures import MEASURES, TABLE_MEASURES
 from fastcdl.uncertainty import METRICS as NAMED
 from reference import REGISTRY, table_ref
 
-SAMPLE = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier",
-          "k2_debiased", "ece_sweep", "cdl_monotone_crossfit", "vcdl_monotone_crossfit")
+SAMPLE = (
+    "cdl_monotone",
+    "vcdl_monotone",
+    "cutoff_ce",
+    "atb",
+    "atb_unbiased",
+    "smce",
+    "mce",
+    "rmsce",
+    "brier",
+    "k2_debiased",
+    "ece_sweep",
+    "cdl_monotone_crossfit",
+    "vcdl_monotone_crossfit",
+)
 
 
 def test_every_named_metric_has_a_reference():
@@ -57,8 +70,19 @@ def test_trial_metrics_are_unchanged():
     from fastcdl.online.versions import algorithm_version
     from fastcdl.trial_metrics import METRICS
 
-    assert list(METRICS) == ["cdl", "vcdl", "ece", "k2", "ucal", "smce", "klcal", "pseudo_ece", "pseudo_k2",
-                             "pseudo_klcal", "pseudo_cdl"]
+    assert list(METRICS) == [
+        "cdl",
+        "vcdl",
+        "ece",
+        "k2",
+        "ucal",
+        "smce",
+        "klcal",
+        "pseudo_ece",
+        "pseudo_k2",
+        "pseudo_klcal",
+        "pseudo_cdl",
+    ]
     assert [k for k, m in METRICS.items() if m.in_key] == ["cdl", "vcdl", "ece", "k2", "ucal"]
     # the metrics' part of every trial's version string (forecasters may be bumped on their own): the
     # measures added since (functions of the stored tables) are not in it, so no stored trial is re-keyed

@@ -83,8 +83,9 @@ def _table_problems(folder, text):
     forms = {}
     if (d / "forms.csv").exists():
         forms = {(r["forecaster"], r["adversary"], r["metric"], r["form"]): r for r in _read(d / "forms.csv")}
-    rates = {(r["forecaster"], r["adversary"], int(r["T"]), r["metric"]): float(r["mean"])
-             for r in _read(d / "rates.csv")}
+    rates = {
+        (r["forecaster"], r["adversary"], int(r["T"]), r["metric"]): float(r["mean"]) for r in _read(d / "rates.csv")
+    }
     checked, wrong = 0, []
 
     def compare(key, name, cell, record, fields):
@@ -102,11 +103,19 @@ def _table_problems(folder, text):
                 m = re.fullmatch(r"(\w+) (slope|first half|second half)", _clean(name))
                 if m and m.group(1) in METRICS and (*key, METRICS[m.group(1)]) in slopes:
                     prefix = "" if m.group(2) == "slope" else m.group(2).replace(" ", "_") + "_"
-                    fields = (f"{prefix}slope", f"{prefix}lo", f"{prefix}hi") if prefix else ("slope", "slope_lo", "slope_hi")
+                    fields = (
+                        (f"{prefix}slope", f"{prefix}lo", f"{prefix}hi")
+                        if prefix
+                        else ("slope", "slope_lo", "slope_hi")
+                    )
                     compare(key, name, cell, slopes[(*key, METRICS[m.group(1)])], fields)
                 m = re.fullmatch(r"(\w+) (c / m|c ln T / sqrt T)( residual slope)?", _clean(name))
                 if m and m.group(1) in METRICS and (*key, METRICS[m.group(1)], m.group(2)) in forms:
-                    fields = ("residual_slope", "residual_slope_lo", "residual_slope_hi") if m.group(3) else ("c", "c_lo", "c_hi")
+                    fields = (
+                        ("residual_slope", "residual_slope_lo", "residual_slope_hi")
+                        if m.group(3)
+                        else ("c", "c_lo", "c_hi")
+                    )
                     compare(key, name, cell, forms[(*key, METRICS[m.group(1)], m.group(2))], fields)
                 m = re.fullmatch(r"(\w+) at 2\^(\d+)", _clean(name))
                 if m and m.group(1) in METRICS and cell:
@@ -149,7 +158,7 @@ def _section(text, title):
     """The lines of a markdown section, from its '## title' line to the next '## ' heading."""
     start = text.index(f"\n## {title}\n")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end >= 0 else None]
+    return text[start : end if end >= 0 else None]
 
 
 def _speed_machine_problems(readme):
@@ -161,9 +170,12 @@ def _speed_machine_problems(readme):
     problems = []
     for name, claim in items:
         doc = _bench(name)
-        m = re.fullmatch(r"(.+?) \(([\w, ]+)\), (\d+) logical CPUs, numba (\d+) threads; load average "
-                         r"\(1, 5, 15 min\) ([\d.]+), ([\d.]+), ([\d.]+) at the start and ([\d.]+), ([\d.]+), "
-                         r"([\d.]+) at the end\.", _flat(claim))
+        m = re.fullmatch(
+            r"(.+?) \(([\w, ]+)\), (\d+) logical CPUs, numba (\d+) threads; load average "
+            r"\(1, 5, 15 min\) ([\d.]+), ([\d.]+), ([\d.]+) at the start and ([\d.]+), ([\d.]+), "
+            r"([\d.]+) at the end\.",
+            _flat(claim),
+        )
         if m is None:
             problems.append((name, "the machine sentence is not in the expected form", _flat(claim)))
             continue
@@ -200,11 +212,17 @@ def _multiclass_cost_problems(doc, readme, bench):
     of results/benchmarks/multiclass.md with m = M and k = K: S its 'new (s)' to the digits printed,
     its 'old (s)' '> L (stopped)'."""
     claims = []
-    m = re.search(r"Cost: (\d+) distinct rows with k = (\d+) in (" + NUMBER + r") s\b.*?had not finished "
-                  r"after (\d+) s", _flat(doc))
+    m = re.search(
+        r"Cost: (\d+) distinct rows with k = (\d+) in (" + NUMBER + r") s\b.*?had not finished "
+        r"after (\d+) s",
+        _flat(doc),
+    )
     claims.append(("docs/metrics.md", m))
-    m = re.search(r"exact CDL over k = (\d+) outcomes, (\d+) distinct rows \| (" + NUMBER + r") s \|"
-                  r"[^\n]*?stopped at (\d+) s", readme)
+    m = re.search(
+        r"exact CDL over k = (\d+) outcomes, (\d+) distinct rows \| (" + NUMBER + r") s \|"
+        r"[^\n]*?stopped at (\d+) s",
+        readme,
+    )
     claims.append(("README.md", m and (m.group(2), m.group(1), m.group(3), m.group(4))))
     problems = []
     for where, found in claims:
@@ -225,9 +243,11 @@ def _multiclass_cost_problems(doc, readme, bench):
 
 
 def test_multiclass_cost_matches_the_benchmark():
-    checked, problems = _multiclass_cost_problems((ROOT / "docs" / "metrics.md").read_text(),
-                                                  (ROOT / "README.md").read_text(),
-                                                  (BENCH / "multiclass.md").read_text())
+    checked, problems = _multiclass_cost_problems(
+        (ROOT / "docs" / "metrics.md").read_text(),
+        (ROOT / "README.md").read_text(),
+        (BENCH / "multiclass.md").read_text(),
+    )
     assert checked == 2 and not problems, problems
 
 
@@ -240,8 +260,11 @@ def _fresh_against_search():
     rounded, exact = {}, [0, 0, 0]
     for w in worst:
         fresh = float(w["mean"])
-        score = next(float(c["deep_mean_cdl"]) for c in fams
-                     if c["forecaster"] == w["forecaster"] and c["T"] == w["T"] and c["is_winner"] == "1")
+        score = next(
+            float(c["deep_mean_cdl"])
+            for c in fams
+            if c["forecaster"] == w["forecaster"] and c["T"] == w["T"] and c["is_winner"] == "1"
+        )
         exact[0 if fresh < score else 1 if fresh > score else 2] += 1
         a, b = float(f"{fresh:.4g}"), float(f"{score:.4g}")
         rounded.setdefault(w["forecaster"], [0, 0, 0])[0 if a < b else 1 if a > b else 2] += 1
@@ -257,7 +280,7 @@ def _selection_problems(readme, doc, counts):
     rounded, exact = counts
     total = [sum(c[i] for c in rounded.values()) for i in range(3)]
     problems, checked = [], 0
-    limits = _flat(readme[readme.index("**Limits.**"):readme.index("## Tables")])
+    limits = _flat(readme[readme.index("**Limits.**") : readme.index("## Tables")])
     for f, *nums in re.findall(r"`(\w+)` (\d+) / (\d+) / (\d+)", limits):
         checked += 1
         if [int(x) for x in nums] != rounded.get(f):
@@ -275,8 +298,11 @@ def _selection_problems(readme, doc, counts):
     checked += 1
     if not m or any([int(m.group(1)), int(m.group(2))] != [rounded[f][0], sum(rounded[f])] for f in ("cdl", "foster")):
         problems.append(("docs/worst-case.md", "cdl and foster", m and m.groups(), rounded["cdl"], rounded["foster"]))
-    m = re.search(r"over all (\d+) winners, to four digits, (\d+) fresh-seed means are below their search "
-                  r"scores, (\d+) above and (\d+) equal", doc)
+    m = re.search(
+        r"over all (\d+) winners, to four digits, (\d+) fresh-seed means are below their search "
+        r"scores, (\d+) above and (\d+) equal",
+        doc,
+    )
     checked += 1
     if not m or [int(x) for x in m.groups()] != [sum(total), *total]:
         problems.append(("docs/worst-case.md", "totals", m and m.groups(), [sum(total), *total]))
@@ -289,9 +315,11 @@ def _selection_problems(readme, doc, counts):
 
 
 def test_fresh_seed_means_against_search_scores():
-    checked, problems = _selection_problems((RESULTS / "worstcase" / "README.md").read_text(),
-                                            (ROOT / "docs" / "worst-case.md").read_text(),
-                                            _fresh_against_search())
+    checked, problems = _selection_problems(
+        (RESULTS / "worstcase" / "README.md").read_text(),
+        (ROOT / "docs" / "worst-case.md").read_text(),
+        _fresh_against_search(),
+    )
     assert checked >= 7 and not problems, problems
 
 
@@ -305,8 +333,11 @@ def _acrs_tables(T):
         with lzma.open(RESULTS / "worstcase" / "trials.sqlite.xz") as fin:
             store.write_bytes(fin.read())
         with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as con:
-            blobs = con.execute("SELECT bucket_table FROM trials WHERE forecaster = 'acrs' AND adversary = "
-                                "'contrarian' AND T = ? AND bucket_table IS NOT NULL", (T,)).fetchall()
+            blobs = con.execute(
+                "SELECT bucket_table FROM trials WHERE forecaster = 'acrs' AND adversary = "
+                "'contrarian' AND T = ? AND bucket_table IS NOT NULL",
+                (T,),
+            ).fetchall()
     out = []
     for (blob,) in blobs:
         with np.load(io.BytesIO(zlib.decompress(blob))) as z:
@@ -320,12 +351,18 @@ def _acrs_problems(readme, tables):
     0, 1/d, ..., (a-1)/d, all y = 1", moving all to 1/2 "by 1/d in the N rounds at a/d, ...: x/T per
     round on average, against an outcome frequency of S/T") against the stored tables (all alike)."""
     text = _flat(readme)
-    m = re.search(r"stored table at 2\^(\d+): (\d+)/(\d+) in ([\d,]+) rounds, all y = 1; 1/2 in ([\d,]+) "
-                  r"rounds, all y = 0; the other (\d+) rounds one at each of 0, 1/(\d+), \.\.\., (\d+)/(\d+), "
-                  r"all y = 1\)", text)
-    m2 = re.search(r"\(by 1/(\d+) in the ([\d,]+) rounds at (\d+)/(\d+), by (\d+)/(\d+) to (\d+)/(\d+) in the "
-                   r"(\d+) others: (\d+)/([\d,]+) < 0\.01 per round on average, against an outcome frequency "
-                   r"of ([\d,]+)/([\d,]+)\)", text)
+    m = re.search(
+        r"stored table at 2\^(\d+): (\d+)/(\d+) in ([\d,]+) rounds, all y = 1; 1/2 in ([\d,]+) "
+        r"rounds, all y = 0; the other (\d+) rounds one at each of 0, 1/(\d+), \.\.\., (\d+)/(\d+), "
+        r"all y = 1\)",
+        text,
+    )
+    m2 = re.search(
+        r"\(by 1/(\d+) in the ([\d,]+) rounds at (\d+)/(\d+), by (\d+)/(\d+) to (\d+)/(\d+) in the "
+        r"(\d+) others: (\d+)/([\d,]+) < 0\.01 per round on average, against an outcome frequency "
+        r"of ([\d,]+)/([\d,]+)\)",
+        text,
+    )
     if not (m and m2 and tables):
         return 0, [("worstcase/README.md", "acrs paragraph or stored tables not found")]
     q0, n0, s0 = tables[0]
@@ -345,8 +382,11 @@ def _acrs_problems(readme, tables):
         (_int(n_half), rows.get(half, (0, 0))[0], "rounds at 1/2"),
         (0, rows.get(half, (0, 0))[1], "y = 1 at 1/2"),
         (int(r), T - _int(n_low) - _int(n_half), "other rounds"),
-        ([Fraction(j, int(d1)) for j in range(int(last) + 1)], sorted(v for v in q if v not in (low, half)),
-         "the other rounds' predictions"),
+        (
+            [Fraction(j, int(d1)) for j in range(int(last) + 1)],
+            sorted(v for v in q if v not in (low, half)),
+            "the other rounds' predictions",
+        ),
         (Fraction(int(last), int(d2)), max(v for v in q if v < low), "the highest of the other predictions"),
         ([(1, 1)] * int(r), [rows[v] for v in sorted(rows) if v not in (low, half)], "one round each, y = 1"),
     ]
@@ -355,8 +395,11 @@ def _acrs_problems(readme, tables):
         (Fraction(1, int(step)), half - low, "the move of the rounds at a/d"),
         ((_int(n_step), Fraction(int(a2), int(d3))), (_int(n_low), low), "the rounds moved by 1/d"),
         (int(others), int(r), "the others"),
-        ((Fraction(int(by_lo), int(dl)), Fraction(int(by_hi), int(dh))),
-         (min(half - v for v in q if v < low), max(half - v for v in q if v < low)), "the others' moves"),
+        (
+            (Fraction(int(by_lo), int(dl)), Fraction(int(by_hi), int(dh))),
+            (min(half - v for v in q if v < low), max(half - v for v in q if v < low)),
+            "the others' moves",
+        ),
         (Fraction(int(moved), _int(T2)), sum(nn * abs(half - v) for v, nn in zip(q, n)) / T, "mean move to 1/2"),
         ((_int(ones), _int(T3)), (sum(s), T), "outcome frequency"),
     ]
@@ -388,8 +431,9 @@ def _msweep_buckets_problems(readme, preset):
 
 
 def test_msweep_bucket_count_is_the_grid_size():
-    checked, problems = _msweep_buckets_problems((RESULTS / "msweep" / "README.md").read_text(),
-                                                 (RESULTS / "msweep" / "preset.toml").read_text())
+    checked, problems = _msweep_buckets_problems(
+        (RESULTS / "msweep" / "README.md").read_text(), (RESULTS / "msweep" / "preset.toml").read_text()
+    )
     assert checked == 1 and not problems, problems
 
 
@@ -436,16 +480,24 @@ def _claim_problems(text, claims, where):
 def _speed_claims():
     """The README Speed table's numbers, from the JSON files of results/benchmarks."""
     peers, metrics, online, io_, multi = (_bench(n) for n in ("peers", "metrics", "online", "io", "multiclass"))
-    ece = {name: 1e3 * _med(peers, f"ece/1e+07/{name}") for name in (
-        "fastcdl.ece", "netcal ECE", "relplot binnedECE", "torchmetrics binary_calibration_error",
-        "scikit-learn calibration_curve")}
+    ece = {
+        name: 1e3 * _med(peers, f"ece/1e+07/{name}")
+        for name in (
+            "fastcdl.ece",
+            "netcal ECE",
+            "relplot binnedECE",
+            "torchmetrics binary_calibration_error",
+            "scikit-learn calibration_curve",
+        )
+    }
     peer_ms = [ece[n] for n in list(ece)[1:]]
     diff = max(peers["values"][f"ece/1e+07/{n}"]["abs_diff"] for n in list(ece)[1:])
     lp, lp_fc = 1e3 * _med(peers, "lp/100/lp"), 1e3 * _med(peers, "lp/100/fastcdl")
     fc8, np8, sum8 = (_med(metrics, f"bucket_stats/float64/{k}") for k in ("fastcdl", "numpy", "sum"))
     big = online["timings"]["flat/big"]
-    dense = ((online["timings"]["dense/1e7/sparse"]["rounds"] / _med(online, "dense/1e7/sparse"))
-             / (online["timings"]["dense/1e7/dense"]["rounds"] / _med(online, "dense/1e7/dense")))
+    dense = (online["timings"]["dense/1e7/sparse"]["rounds"] / _med(online, "dense/1e7/sparse")) / (
+        online["timings"]["dense/1e7/dense"]["rounds"] / _med(online, "dense/1e7/dense")
+    )
     cases = [f"{p}/{t}" for p in ("continuous", "grid 0.01") for t in ("exact", "15 bins")]
     ours = [_med(io_, f"{c}/fastcdl") for c in cases]
     base = [_med(io_, f"{c}/pyarrow") for c in cases]
@@ -456,30 +508,45 @@ def _speed_claims():
     loads = [d[k][0] for d in (peers, metrics, online, io_, multi) for k in ("load_start", "load_end")]
     return [
         ("(a load average of {} to {} on 2 CPUs)", [min(loads), max(loads)]),
-        ("| binned ECE, T = 10^7, 15 bins | {} ms | netcal `ECE` {} ms; relplot `binnedECE` {} ms; torchmetrics {} ms; "
-         "scikit-learn `calibration_curve` {} ms | {}x; {}x; {}x; {}x fastcdl's time, values within {} |",
-         [ece["fastcdl.ece"], *peer_ms, *(t / ece["fastcdl.ece"] for t in peer_ms), (">=", diff)]),
-        ("| exact CDL, m = 100 buckets | {} ms | the linear program over proper scores (HiGHS) {} ms | {}x fastcdl's time, "
-         "values within {} |", [lp_fc, lp, lp / lp_fc, (">=", peers["values"]["lp/100"]["abs_diff"])]),
+        (
+            "| binned ECE, T = 10^7, 15 bins | {} ms | netcal `ECE` {} ms; relplot `binnedECE` {} ms; torchmetrics {} ms; "
+            "scikit-learn `calibration_curve` {} ms | {}x; {}x; {}x; {}x fastcdl's time, values within {} |",
+            [ece["fastcdl.ece"], *peer_ms, *(t / ece["fastcdl.ece"] for t in peer_ms), (">=", diff)],
+        ),
+        (
+            "| exact CDL, m = 100 buckets | {} ms | the linear program over proper scores (HiGHS) {} ms | {}x fastcdl's time, "
+            "values within {} |",
+            [lp_fc, lp, lp / lp_fc, (">=", peers["values"]["lp/100"]["abs_diff"])],
+        ),
         ("| exact CDL, m = 10^6 buckets | {} s | — | O(m log m) |", [_med(metrics, "envelope/cdl")]),
-        ("| bucket table, T = 10^8, 1000 bins | {} s (float64 y) | numpy searchsorted + 3 bincounts {} s; summing "
-         "the two arrays {} s | bincount {}x fastcdl's time; fastcdl {}x the sum's |", [fc8, np8, sum8, np8 / fc8, fc8 / sum8]),
-        ("| Algorithm 1, T = 10^8 rounds vs greedy | {} s ({} ns a round) | the same oracle formed densely, "
-         "O(m K_eta) per round | {}x the sparse oracle's time at T = 10^7 |",
-         [big["median"], 1e9 * big["median"] / big["rounds"], dense]),
-        ("| CSV file of 10^7 rows to its bucket table (`fastcdl metrics`) | {}–{} s, streaming | "
-         "`pyarrow.csv.read_csv` + `bucket_stats` {}–{} s; fastcdl's earlier Python parser {}–{} s | {}–{}x of "
-         "pyarrow + table |", [min(ours), max(ours), min(base), max(base), min(before), max(before), min(ratio),
-                               max(ratio)]),
-        ("| exact CDL over k = {} outcomes, {} distinct rows | {} s | the LP over all pairs of score vectors, as "
-         "fastcdl solved it before | > {}x (stopped at {} s) |",
-         [mc["k"], mc["m"], mc_new, ("<=", mc["old_stopped_at"] / mc_new), mc["old_stopped_at"]]),
+        (
+            "| bucket table, T = 10^8, 1000 bins | {} s (float64 y) | numpy searchsorted + 3 bincounts {} s; summing "
+            "the two arrays {} s | bincount {}x fastcdl's time; fastcdl {}x the sum's |",
+            [fc8, np8, sum8, np8 / fc8, fc8 / sum8],
+        ),
+        (
+            "| Algorithm 1, T = 10^8 rounds vs greedy | {} s ({} ns a round) | the same oracle formed densely, "
+            "O(m K_eta) per round | {}x the sparse oracle's time at T = 10^7 |",
+            [big["median"], 1e9 * big["median"] / big["rounds"], dense],
+        ),
+        (
+            "| CSV file of 10^7 rows to its bucket table (`fastcdl metrics`) | {}–{} s, streaming | "
+            "`pyarrow.csv.read_csv` + `bucket_stats` {}–{} s; fastcdl's earlier Python parser {}–{} s | {}–{}x of "
+            "pyarrow + table |",
+            [min(ours), max(ours), min(base), max(base), min(before), max(before), min(ratio), max(ratio)],
+        ),
+        (
+            "| exact CDL over k = {} outcomes, {} distinct rows | {} s | the LP over all pairs of score vectors, as "
+            "fastcdl solved it before | > {}x (stopped at {} s) |",
+            [mc["k"], mc["m"], mc_new, ("<=", mc["old_stopped_at"] / mc_new), mc["old_stopped_at"]],
+        ),
     ]
 
 
 def test_speed_table_matches_the_benchmark_json():
-    checked, problems = _claim_problems(_section((ROOT / "README.md").read_text(), "Speed"), _speed_claims(),
-                                        "README.md")
+    checked, problems = _claim_problems(
+        _section((ROOT / "README.md").read_text(), "Speed"), _speed_claims(), "README.md"
+    )
     assert checked == 8 and not problems, problems
 
 
@@ -487,30 +554,49 @@ def _kernels_claims():
     """docs/kernels.md's Speed table, from results/benchmarks/kernels.json."""
     k = _bench("kernels")
     r = lambda key: k["values"][f"njit/{key}/ratio"]  # noqa: E731
-    over = {T: {n: _med(k, f"overhead/{T}/{n}") for n in ("cdl(y, p)", "cdl(table)", "kernels.cdl", "compiled path")}
-            for T in ("1e+02", "1e+03", "1e+04", "1e+05")}
+    over = {
+        T: {n: _med(k, f"overhead/{T}/{n}") for n in ("cdl(y, p)", "cdl(table)", "kernels.cdl", "compiled path")}
+        for T in ("1e+02", "1e+03", "1e+04", "1e+05")
+    }
     fixed = over["1e+02"]["cdl(y, p)"] - over["1e+02"]["compiled path"]
     cold = k["values"]["cold"]["cdl from Python"]
     m = k["machine"]
     return [
-        (f"| what | measured (one run of kernels.json: {m['model']} ({', '.join(m['vector'])}), load average "
-         "{} at the start, {} at the end) |", [k["load_start"][0], k["load_end"][0]]),
-        ("| `K.cdl` in an njit loop, the 100-bucket table of the asv suites | {} us per call, {}x the internal kernel",
-         [1e6 * _med(k, "njit/asv table/100/public"), r("asv table/100")]),
-        ("| the same, frequencies in random order (nothing for the sort to exploit) | {}x |",
-         [r("shuffled frequencies/100")]),
-        ("| the same, 10^4 buckets | {}x (an O(m log m) sort next to an O(m) sweep), and {}x faster than the Python "
-         "pipeline", [r("asv table/10000"),
-                      _med(k, "njit/asv table/10000/python") / _med(k, "njit/asv table/10000/public")]),
-        ("(validation, table object, conversion, numpy sorts) | {} us per call: {}% of the call at T = 100, {}% at "
-         "10^3, {}% at 10^4, {}% at 10^5 |",
-         [1e6 * fixed, *(100 * fixed / over[T]["cdl(y, p)"] for T in over)]),
-        ("| `fastcdl.cdl(table)` against `K.cdl(q, n, s)` from Python, 100 buckets | {} us against {} us |",
-         [1e6 * over["1e+02"]["cdl(table)"], 1e6 * over["1e+02"]["kernels.cdl"]]),
-        ("against `fastcdl.cdl(y, p)` | the call's time over the loop's: {}x at T = 100, {}x at 10^3, {}x at 10^4 |",
-         [over[T]["cdl(y, p)"] / over[T]["compiled path"] for T in ("1e+02", "1e+03", "1e+04")]),
-        ("| first call of `K.cdl`, empty cache / warm cache | {} s / {} s |",
-         [cold["empty cache"], cold["warm cache"]]),
+        (
+            f"| what | measured (one run of kernels.json: {m['model']} ({', '.join(m['vector'])}), load average "
+            "{} at the start, {} at the end) |",
+            [k["load_start"][0], k["load_end"][0]],
+        ),
+        (
+            "| `K.cdl` in an njit loop, the 100-bucket table of the asv suites | {} us per call, {}x the internal kernel",
+            [1e6 * _med(k, "njit/asv table/100/public"), r("asv table/100")],
+        ),
+        (
+            "| the same, frequencies in random order (nothing for the sort to exploit) | {}x |",
+            [r("shuffled frequencies/100")],
+        ),
+        (
+            "| the same, 10^4 buckets | {}x (an O(m log m) sort next to an O(m) sweep), and {}x faster than the Python "
+            "pipeline",
+            [r("asv table/10000"), _med(k, "njit/asv table/10000/python") / _med(k, "njit/asv table/10000/public")],
+        ),
+        (
+            "(validation, table object, conversion, numpy sorts) | {} us per call: {}% of the call at T = 100, {}% at "
+            "10^3, {}% at 10^4, {}% at 10^5 |",
+            [1e6 * fixed, *(100 * fixed / over[T]["cdl(y, p)"] for T in over)],
+        ),
+        (
+            "| `fastcdl.cdl(table)` against `K.cdl(q, n, s)` from Python, 100 buckets | {} us against {} us |",
+            [1e6 * over["1e+02"]["cdl(table)"], 1e6 * over["1e+02"]["kernels.cdl"]],
+        ),
+        (
+            "against `fastcdl.cdl(y, p)` | the call's time over the loop's: {}x at T = 100, {}x at 10^3, {}x at 10^4 |",
+            [over[T]["cdl(y, p)"] / over[T]["compiled path"] for T in ("1e+02", "1e+03", "1e+04")],
+        ),
+        (
+            "| first call of `K.cdl`, empty cache / warm cache | {} s / {} s |",
+            [cold["empty cache"], cold["warm cache"]],
+        ),
     ]
 
 
@@ -520,11 +606,19 @@ def _algorithm1_claims():
     mid = online["timings"]["mid/cdl_greedy"]["rounds"]
     ns = {f: 1e9 * _med(rounds, f) / rounds["params"]["T"] for f in ("cdl", "kt", "sign", "uniform")}
     return [
-        ("A cdl round against greedy costs {} ns at T = 10^7 and a kt round {} ns (wall clock, the two alternated, "
-         "{}x", [1e9 * _med(online, "mid/cdl_greedy") / mid, 1e9 * _med(online, "mid/kt_greedy") / mid,
-                 _med(online, "mid/cdl_greedy") / _med(online, "mid/kt_greedy")]),
-        ("against bernoulli at T = 2^20, cdl, kt, sign and uniform take {}, {}, {} and {} ns a round",
-         [ns["cdl"], ns["kt"], ns["sign"], ns["uniform"]]),
+        (
+            "A cdl round against greedy costs {} ns at T = 10^7 and a kt round {} ns (wall clock, the two alternated, "
+            "{}x",
+            [
+                1e9 * _med(online, "mid/cdl_greedy") / mid,
+                1e9 * _med(online, "mid/kt_greedy") / mid,
+                _med(online, "mid/cdl_greedy") / _med(online, "mid/kt_greedy"),
+            ],
+        ),
+        (
+            "against bernoulli at T = 2^20, cdl, kt, sign and uniform take {}, {}, {} and {} ns a round",
+            [ns["cdl"], ns["kt"], ns["sign"], ns["uniform"]],
+        ),
     ]
 
 
@@ -535,19 +629,35 @@ def _coverage_rows():
 def _coverage_claims():
     """docs/experiments.md's coverage table and the ranges its prose quotes, from results/coverage."""
     rows = _coverage_rows()
-    cols = ("slope: jackknife-t", "slope: percentile bootstrap", "mean: bootstrap-t", "mean: percentile bootstrap",
-            "mean: Student t")
-    claims = [(f"| {r['noise']} | {r['seeds']} | {{}} | {{}} | {{}} | {{}} | {{}} |",
-               [int(r[c + " (covered)"]) / int(r[c + " (intervals)"]) for c in cols]) for r in rows]
-    pct = {n: [100 * float(r[c]) for r in rows if r["seeds"] == n for c in cols if "percentile" in c]
-           for n in ("4", "8", "16")}
+    cols = (
+        "slope: jackknife-t",
+        "slope: percentile bootstrap",
+        "mean: bootstrap-t",
+        "mean: percentile bootstrap",
+        "mean: Student t",
+    )
+    claims = [
+        (
+            f"| {r['noise']} | {r['seeds']} | {{}} | {{}} | {{}} | {{}} | {{}} |",
+            [int(r[c + " (covered)"]) / int(r[c + " (intervals)"]) for c in cols],
+        )
+        for r in rows
+    ]
+    pct = {
+        n: [100 * float(r[c]) for r in rows if r["seeds"] == n for c in cols if "percentile" in c]
+        for n in ("4", "8", "16")
+    }
     jack = [100 * float(r[cols[0]]) for r in rows]
     boot_t = [100 * float(r[cols[2]]) for r in rows]
     claims += [
-        ("{}-{}% with 4 seeds, {}-{}% with 8, {}-{}% with 16",
-         [f(pct[n]) for n in ("4", "8", "16") for f in (min, max)]),
-        ("The jackknife-t slope interval covers {}-{}% and the bootstrap-t mean interval {}-{}%",
-         [min(jack), max(jack), min(boot_t), max(boot_t)]),
+        (
+            "{}-{}% with 4 seeds, {}-{}% with 8, {}-{}% with 16",
+            [f(pct[n]) for n in ("4", "8", "16") for f in (min, max)],
+        ),
+        (
+            "The jackknife-t slope interval covers {}-{}% and the bootstrap-t mean interval {}-{}%",
+            [min(jack), max(jack), min(boot_t), max(boot_t)],
+        ),
     ]
     return claims
 
@@ -560,27 +670,50 @@ def _estimators_claims():
     sort = t["estimators/np_sort"]["median"]
     est = lambda n: t[f"estimators/{n}"]["median"]  # noqa: E731
     rest = ("cutoff_ce", "cutoff_ce_test", "atb", "atb_unbiased", "mce", "rmsce", "brier", "brier_decomposition")
-    claims = [(f"| {label} | {cost} | {{}} s | {{}}x |", [est(n), est(n) / sort]) for label, cost, n in (
-        ("building the exact table (`bucket_stats`)", "O(T) radix sort", "bucket_stats_exact"),
-        ("`cdl_monotone`", "O(m)", "cdl_monotone"), ("`vcdl_monotone`", "O(m)", "vcdl_monotone"),
-        ("`cdl_monotone_report`", "O(m)", "cdl_monotone_report"),
-        ("`smce`", "O(m log m), about linear on calibrated samples", "smce"))]
-    claims.append(("`brier_decomposition` | O(m) | {} to {} s | {}x to {}x |",
-                   [min(map(est, rest)), max(map(est, rest)), min(map(est, rest)) / sort, max(map(est, rest)) / sort]))
+    claims = [
+        (f"| {label} | {cost} | {{}} s | {{}}x |", [est(n), est(n) / sort])
+        for label, cost, n in (
+            ("building the exact table (`bucket_stats`)", "O(T) radix sort", "bucket_stats_exact"),
+            ("`cdl_monotone`", "O(m)", "cdl_monotone"),
+            ("`vcdl_monotone`", "O(m)", "vcdl_monotone"),
+            ("`cdl_monotone_report`", "O(m)", "cdl_monotone_report"),
+            ("`smce`", "O(m log m), about linear on calibrated samples", "smce"),
+        )
+    ]
+    claims.append(
+        (
+            "`brier_decomposition` | O(m) | {} to {} s | {}x to {}x |",
+            [min(map(est, rest)), max(map(est, rest)), min(map(est, rest)) / sort, max(map(est, rest)) / sort],
+        )
+    )
     claims.append(("(medians of {}, np.sort of the predictions {} s", [len(t["estimators/np_sort"]["seconds"]), sort]))
     m = rec["machine"]
-    claims.append((f"on {m['model']} ({', '.join(m['vector'])}), {m['logical_cpus']} logical CPUs, load average "
-                   "{} at the start and {} at the end", [rec["load_start"][0], rec["load_end"][0]]))
+    claims.append(
+        (
+            f"on {m['model']} ({', '.join(m['vector'])}), {m['logical_cpus']} logical CPUs, load average "
+            "{} at the start and {} at the end",
+            [rec["load_start"][0], rec["load_end"][0]],
+        )
+    )
     slowest = max(("cdl_monotone", "vcdl_monotone", "cdl_monotone_report", *rest), key=est)
     claims.append((f"(the slowest, `{slowest}`, at {{}}x)", [est(slowest) / sort]))
     q = [b["ratio"] for b in e["binning"]]
     ql = [b["ratio"] for b in e["binning_loaded"]]
-    claims.append(("quantile bins against equal-width bins, at T = 10^7: {}x to {}x (15 to 10^4 bins) in the "
-                   "recorded run, and {}x to {}x with one of the two cores held", [min(q), max(q), min(ql), max(ql)]))
+    claims.append(
+        (
+            "quantile bins against equal-width bins, at T = 10^7: {}x to {}x (15 to 10^4 bins) in the "
+            "recorded run, and {}x to {}x with one of the two cores held",
+            [min(q), max(q), min(ql), max(ql)],
+        )
+    )
     smce = {r["T"]: r for r in e["smce"]}
-    claims.append(("relplot / smCE in the same repeat): {}x at 10^5, {}x at 10^6 and {}x at 10^7 in the recorded run "
-                   "(the least repeat {}x, {}x and {}x)",
-                   [smce[10**k]["ratio"] for k in (5, 6, 7)] + [smce[10**k]["ratio_min"] for k in (5, 6, 7)]))
+    claims.append(
+        (
+            "relplot / smCE in the same repeat): {}x at 10^5, {}x at 10^6 and {}x at 10^7 in the recorded run "
+            "(the least repeat {}x, {}x and {}x)",
+            [smce[10**k]["ratio"] for k in (5, 6, 7)] + [smce[10**k]["ratio_min"] for k in (5, 6, 7)],
+        )
+    )
     return claims
 
 
@@ -588,8 +721,10 @@ def _bucket_speed_claims():
     """docs/metrics.md's section "Speed, and when a second thread is used", from the bucket-speed
     runs beside it (bucket-speed.json at load 5-7 after the exact-CDL change, bucket-speed-fb35945.json
     at load 16, bucket-speed-71d8227.json quiet, the znver3 emulation) and the variants and twins files."""
-    new, mid, quiet, z = (_bench(n)["sections"] for n in ("bucket-speed", "bucket-speed-fb35945", "bucket-speed-71d8227",
-                                                          "bucket-speed-znver3"))
+    new, mid, quiet, z = (
+        _bench(n)["sections"]
+        for n in ("bucket-speed", "bucket-speed-fb35945", "bucket-speed-71d8227", "bucket-speed-znver3")
+    )
     var = _bench("uniform-bins-variants")["inputs"]
     twins = _bench("envelope-twins")["rows"]
     u = lambda d, y, k: d["uniform"][y][f"{k}/sum"]  # noqa: E731
@@ -601,55 +736,86 @@ def _bucket_speed_claims():
     tw = [r[k] for r in twins for k in ("curve", "ucal", "v")]
     th = lambda d: [d["threads"][k]["two/one"] for k in d["threads"]]  # noqa: E731
     claims = [
-        ("takes {}x (float64 outcomes) and {}x (bool outcomes) the time numpy takes to sum p and y",
-         [u(new, "float64", "fastcdl_1"), u(new, "bool", "fastcdl_1")]),
+        (
+            "takes {}x (float64 outcomes) and {}x (bool outcomes) the time numpy takes to sum p and y",
+            [u(new, "float64", "fastcdl_1"), u(new, "bool", "fastcdl_1")],
+        ),
         ("5 to 7 ({}x and {}x at load 16)", [u(mid, "float64", "fastcdl_1"), u(mid, "bool", "fastcdl_1")]),
         ("before, {}x and {}x on the quiet machine", [u(quiet, "float64", "fastcdl_1"), u(quiet, "bool", "fastcdl_1")]),
         ("It is {}-{}x faster than numpy's searchsorted", [min(np_), max(np_)]),
-        ("(the kernel before) took {}x on random predictions and {}x on predictions on the edges' grid",
-         v("one pass, bin_of (before)")),
+        (
+            "(the kernel before) took {}x on random predictions and {}x on predictions on the edges' grid",
+            v("one pass, bin_of (before)"),
+        ),
         ("near an edge {}x and {}x", v("blocks, guess + correction near edges")),
         ("the blocked loop with the computed cut {}x and {}x", v("blocks, computed cut (now)")),
         ("no edge rule and no checks) took {}-{}x the sum in the same run", [min(simple), max(simple)]),
-        ("the binning took {}x (float64 outcomes) and {}x (bool) the sum on one thread, {}-{}x faster",
-         [u(z, "float64", "fastcdl_1"), u(z, "bool", "fastcdl_1"), min(znp), max(znp)]),
+        (
+            "the binning took {}x (float64 outcomes) and {}x (bool) the sum on one thread, {}-{}x faster",
+            [u(z, "float64", "fastcdl_1"), u(z, "bool", "fastcdl_1"), min(znp), max(znp)],
+        ),
         ("The simplest loop took {}x and {}x", [u(z, "float64", "simplest"), u(z, "bool", "simplest")]),
         ("The exact CDL took {}x numpy's sort", [z["cdl"]["cdl/sort"]]),
         ("time), and cdl_report {}x", [z["cdl"]["cdl_report/sort"]]),
-        ("took {}x on the quiet machine (bucket-speed-71d8227.md), {}x at load 5 to 7 (bucket-speed.md) and {}x at load 16",
-         [quiet["exact"]["fastcdl/simplest"], new["exact"]["fastcdl/simplest"], mid["exact"]["fastcdl/simplest"]]),
+        (
+            "took {}x on the quiet machine (bucket-speed-71d8227.md), {}x at load 5 to 7 (bucket-speed.md) and {}x at load 16",
+            [quiet["exact"]["fastcdl/simplest"], new["exact"]["fastcdl/simplest"], mid["exact"]["fastcdl/simplest"]],
+        ),
         ("10^6 buckets took {}x numpy's sort of 2 10^6 floats", [quiet["cdl"]["cdl/sort"]]),
         ("after it, {}x at load 5 to 7 ({}x in CPU time)", [new["cdl"]["cdl/sort"], new["cdl"]["cdl/sort cpu"]]),
-        ("`cdl_report` took {}x the sort quiet before the change and takes {}x at load 5 to 7",
-         [quiet["cdl"]["cdl_report/sort"], new["cdl"]["cdl_report/sort"]]),
+        (
+            "`cdl_report` took {}x the sort quiet before the change and takes {}x at load 5 to 7",
+            [quiet["cdl"]["cdl_report/sort"], new["cdl"]["cdl_report/sort"]],
+        ),
         ("({}x against {}x the sort, in the same run)", [new["cdl"]["cdl/sort"], new["cdl"]["cdl_report/sort"]]),
-        ("was slower in {} of {} cases, at most {}% faster in the others",
-         [sum(r < 1 for r in tw), len(tw), 100 * (max(tw) - 1)]),
-        ("costs {}x the simplest loop playing the same game on the quiet machine (before), {}x at load 16 and {}x at load 5 to 7",
-         [quiet["online"]["simulate/simplest"], mid["online"]["simulate/simplest"], new["online"]["simulate/simplest"]]),
+        (
+            "was slower in {} of {} cases, at most {}% faster in the others",
+            [sum(r < 1 for r in tw), len(tw), 100 * (max(tw) - 1)],
+        ),
+        (
+            "costs {}x the simplest loop playing the same game on the quiet machine (before), {}x at load 16 and {}x at load 5 to 7",
+            [
+                quiet["online"]["simulate/simplest"],
+                mid["online"]["simulate/simplest"],
+                new["online"]["simulate/simplest"],
+            ],
+        ),
         ("({}-{}x of one thread's time on the quiet machine)", [min(th(quiet)), max(th(quiet))]),
         ("{}-{}x in the run at load 16", [min(th(mid)), max(th(mid))]),
         ("{}-{}x in the run at load 5 to 7", [min(th(new)), max(th(new))]),
     ]
-    for where, key in (("(default: numba's count)", "uniform bins"), ("| binning, quantile | the same", "quantile bins"),
-                       ("| binning, weighted | the same", "weighted uniform bins"),
-                       ("only if it starts in time", "exact table (bins=None)"),
-                       ("on the same helper thread", "smCE from rounds")):
-        claims.append((where + " | {}x | {}x | {}x |", [quiet["threads"][key]["two/one"], mid["threads"][key]["two/one"],
-                                                       new["threads"][key]["two/one"]]))
+    for where, key in (
+        ("(default: numba's count)", "uniform bins"),
+        ("| binning, quantile | the same", "quantile bins"),
+        ("| binning, weighted | the same", "weighted uniform bins"),
+        ("only if it starts in time", "exact table (bins=None)"),
+        ("on the same helper thread", "smCE from rounds"),
+    ):
+        claims.append(
+            (
+                where + " | {}x | {}x | {}x |",
+                [quiet["threads"][key]["two/one"], mid["threads"][key]["two/one"], new["threads"][key]["two/one"]],
+            )
+        )
     return claims
 
 
 def _vsum(name, est, n, shape="all"):
     """A row of results/estimators-coverage/validation_summary.csv."""
-    return next(r for r in _read(RESULTS / "estimators-coverage" / "validation_summary.csv")
-                if (r["file"], r["estimator"], int(r["n"]), r["shape"]) == (name, est, n, shape))
+    return next(
+        r
+        for r in _read(RESULTS / "estimators-coverage" / "validation_summary.csv")
+        if (r["file"], r["estimator"], int(r["n"]), r["shape"]) == (name, est, n, shape)
+    )
 
 
 def _same_samples(est, n, reps, shape=None):
     """(covered, samples) of validation.csv's rows of est at n with replication below reps."""
-    rows = [r for r in _read(RESULTS / "estimators-coverage" / "validation.csv")
-            if r["estimator"] == est and int(r["n"]) == n and int(r["rep"]) < reps and shape in (None, r["shape"])]
+    rows = [
+        r
+        for r in _read(RESULTS / "estimators-coverage" / "validation.csv")
+        if r["estimator"] == est and int(r["n"]) == n and int(r["rep"]) < reps and shape in (None, r["shape"])
+    ]
     return sum(float(r["lo"]) <= float(r["truth"]) <= float(r["hi"]) for r in rows), len(rows)
 
 
@@ -666,78 +832,152 @@ def _crossfit_claims():
     low50 = (float(low["covered"]), float(low["samples"]))
     n = lambda r, f: float(r[f])  # noqa: E731
     return [
-        ("With the default correction it covered {}/{} (Wilson [{}, {}]) at 5,000 and {}/{} ([{}, {}]) at 50,000 "
-         "for CDL, {}/{} and {}/{} for VCDL",
-         [n(a5, "covered"), n(a5, "samples"), n(a5, "coverage_lo"), n(a5, "coverage_hi"), n(a50, "covered"),
-          n(a50, "samples"), n(a50, "coverage_lo"), n(a50, "coverage_hi"), n(v5, "covered"), n(v5, "samples"),
-          n(v50, "covered"), n(v50, "samples")]),
-        ("plug-in bias of `cdl_monotone_crossfit` was {} at 5,000 rounds and {} at 50,000, against {} and {}",
-         [n(a5, "bias_plugin"), n(a50, "bias_plugin"), n(b5, "bias_plugin"), n(b50, "bias_plugin")]),
-        ("(VCDL: {} and {} against {} and {})",
-         [n(v5, "bias_plugin"), n(v50, "bias_plugin"), n(_vsum(cv, "vcdl_monotone", 5000), "bias_plugin"),
-          n(_vsum(cv, "vcdl_monotone", 50000), "bias_plugin")]),
-        ("the debiased estimate's RMSE was {} and {}, against {} and {} for `cdl_monotone`'s",
-         [n(a5, "rmse_estimate"), n(a50, "rmse_estimate"), n(b5, "rmse_estimate"), n(b50, "rmse_estimate")]),
-        ("`vcdl_monotone_crossfit`'s default interval covered the non-monotone model {}/{} at 50,000 rounds "
-         "(Wilson [{}, {}]), where `vcdl_monotone`'s own covered {}/{} on the same samples",
-         [n(vnm50, "covered"), n(vnm50, "samples"), n(vnm50, "coverage_lo"), n(vnm50, "coverage_hi"), *same_vnm]),
-        ("`cdl_monotone_crossfit`'s covered the non-monotone model {}/{} at 5,000 rounds and every model {}/{} or "
-         "more at 50,000", [n(nm5, "covered"), n(nm5, "samples"), *low50]),
+        (
+            "With the default correction it covered {}/{} (Wilson [{}, {}]) at 5,000 and {}/{} ([{}, {}]) at 50,000 "
+            "for CDL, {}/{} and {}/{} for VCDL",
+            [
+                n(a5, "covered"),
+                n(a5, "samples"),
+                n(a5, "coverage_lo"),
+                n(a5, "coverage_hi"),
+                n(a50, "covered"),
+                n(a50, "samples"),
+                n(a50, "coverage_lo"),
+                n(a50, "coverage_hi"),
+                n(v5, "covered"),
+                n(v5, "samples"),
+                n(v50, "covered"),
+                n(v50, "samples"),
+            ],
+        ),
+        (
+            "plug-in bias of `cdl_monotone_crossfit` was {} at 5,000 rounds and {} at 50,000, against {} and {}",
+            [n(a5, "bias_plugin"), n(a50, "bias_plugin"), n(b5, "bias_plugin"), n(b50, "bias_plugin")],
+        ),
+        (
+            "(VCDL: {} and {} against {} and {})",
+            [
+                n(v5, "bias_plugin"),
+                n(v50, "bias_plugin"),
+                n(_vsum(cv, "vcdl_monotone", 5000), "bias_plugin"),
+                n(_vsum(cv, "vcdl_monotone", 50000), "bias_plugin"),
+            ],
+        ),
+        (
+            "the debiased estimate's RMSE was {} and {}, against {} and {} for `cdl_monotone`'s",
+            [n(a5, "rmse_estimate"), n(a50, "rmse_estimate"), n(b5, "rmse_estimate"), n(b50, "rmse_estimate")],
+        ),
+        (
+            "`vcdl_monotone_crossfit`'s default interval covered the non-monotone model {}/{} at 50,000 rounds "
+            "(Wilson [{}, {}]), where `vcdl_monotone`'s own covered {}/{} on the same samples",
+            [n(vnm50, "covered"), n(vnm50, "samples"), n(vnm50, "coverage_lo"), n(vnm50, "coverage_hi"), *same_vnm],
+        ),
+        (
+            "`cdl_monotone_crossfit`'s covered the non-monotone model {}/{} at 5,000 rounds and every model {}/{} or "
+            "more at 50,000",
+            [n(nm5, "covered"), n(nm5, "samples"), *low50],
+        ),
     ]
 
 
 def _lowest_default(est, n, method="default"):
     """The lowest coverage over the models of a method of the study (summary.csv)."""
-    rows = [r for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
-            if (r["estimator"], int(r["n"]), r["method"]) == (est, n, method)]
+    rows = [
+        r
+        for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
+        if (r["estimator"], int(r["n"]), r["method"]) == (est, n, method)
+    ]
     return min(float(r["coverage"]) for r in rows)
 
 
 def _count(est, n, model, method="default"):
     """(covered, samples) of a method of the study at one model (summary.csv)."""
-    r = next(r for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
-             if (r["estimator"], int(r["n"]), r["shape"], r["method"]) == (est, n, model, method))
+    r = next(
+        r
+        for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
+        if (r["estimator"], int(r["n"]), r["shape"], r["method"]) == (est, n, model, method)
+    )
     return round(float(r["coverage"]) * int(r["samples"])), int(r["samples"])
 
 
 NS = (1000, 10000, 100000)
-SHOWN = ("default", "percentile", "basic", "normal_bootstrap_bc", "subsample_n/4", "hs_1/2", "hs_2/3", "quarter_1/2",
-         "quarter_2/3", "quarter_band")
+SHOWN = (
+    "default",
+    "percentile",
+    "basic",
+    "normal_bootstrap_bc",
+    "subsample_n/4",
+    "hs_1/2",
+    "hs_2/3",
+    "quarter_1/2",
+    "quarter_2/3",
+    "quarter_band",
+)
 
 
 def _study_prose_claims(doc):
     """The numbers the coverage README (doc="readme") and docs/estimators.md (doc="docs") quote of
     the third round's study of the four estimators from the literature, from summary.csv."""
     k2 = "k2_debiased"
-    cf = [_lowest_default("cdl_monotone_crossfit", n) for n in NS] + \
-        [_lowest_default("vcdl_monotone_crossfit", n) for n in NS]
+    cf = [_lowest_default("cdl_monotone_crossfit", n) for n in NS] + [
+        _lowest_default("vcdl_monotone_crossfit", n) for n in NS
+    ]
     pct = [_lowest_default(k2, n, "percentile") for n in NS]
     k2def = min(_lowest_default(k2, n) for n in NS)
     sweep = max(_lowest_default("ece_sweep", 10000, m) for m in SHOWN)
     if doc == "docs":
-        rows = [r for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
-                if (r["estimator"], int(r["n"]), r["method"]) == (k2, 100000, "default")]
+        rows = [
+            r
+            for r in _read(RESULTS / "estimators-coverage" / "summary.csv")
+            if (r["estimator"], int(r["n"]), r["method"]) == (k2, 100000, "default")
+        ]
         low = min(rows, key=lambda r: float(r["coverage"]))
-        return [("covered {} or more on every model at 10^3 to 10^5 rounds ({} is {} of {} samples at 10^5, a Wilson "
-                 "interval [{}, {}]), where the percentile bootstrap's lowest was {}, {}, {};",
-                 [k2def, float(low["coverage"]), *_count(k2, 100000, low["shape"]), float(low["coverage_lo"]),
-                  float(low["coverage_hi"]), *pct]),
-                ("no method's lowest coverage over the models passed {} at 10^4 rounds", [sweep]),
-                ("the study's rule covered {}, {}, {} (lowest model at 10^3, 10^4, 10^5 rounds) for CDL_Mcf and "
-                 "{}, {}, {} for VCDL_Mcf", cf)]
-    return [("covered {} or more on every model at 10^3, 10^4 and 10^5 rounds", [k2def]),
-            ("The bootstrap did not: percentile {}, {}, {} at the same sizes", pct),
-            ("BCa {} at 10^3", [_lowest_default(k2, 1000, "bca")]),
-            ("Every method's lowest coverage over the models was {} or less at 10^4 rounds (the default {})",
-             [sweep, _lowest_default("ece_sweep", 10000)]),
-            ("The default covered {}, {}, {} (lowest model, at 10^3, 10^4, 10^5 rounds) for CDL_Mcf and {}, {}, {} "
-             "for VCDL_Mcf", cf),
-            ("at 10^4 the non-monotone model was the lowest for both, at {}/{} and {}/{}",
-             [*_count("cdl_monotone_crossfit", 10000, "nonmonotone"),
-              *_count("vcdl_monotone_crossfit", 10000, "nonmonotone")]
-             if all(min((_count(e, 10000, m) for m in MODELS), key=lambda c: c[0] / c[1])
-                    == _count(e, 10000, "nonmonotone") for e in ("cdl_monotone_crossfit", "vcdl_monotone_crossfit"))
-             else [float("nan")] * 4)]
+        return [
+            (
+                "covered {} or more on every model at 10^3 to 10^5 rounds ({} is {} of {} samples at 10^5, a Wilson "
+                "interval [{}, {}]), where the percentile bootstrap's lowest was {}, {}, {};",
+                [
+                    k2def,
+                    float(low["coverage"]),
+                    *_count(k2, 100000, low["shape"]),
+                    float(low["coverage_lo"]),
+                    float(low["coverage_hi"]),
+                    *pct,
+                ],
+            ),
+            ("no method's lowest coverage over the models passed {} at 10^4 rounds", [sweep]),
+            (
+                "the study's rule covered {}, {}, {} (lowest model at 10^3, 10^4, 10^5 rounds) for CDL_Mcf and "
+                "{}, {}, {} for VCDL_Mcf",
+                cf,
+            ),
+        ]
+    return [
+        ("covered {} or more on every model at 10^3, 10^4 and 10^5 rounds", [k2def]),
+        ("The bootstrap did not: percentile {}, {}, {} at the same sizes", pct),
+        ("BCa {} at 10^3", [_lowest_default(k2, 1000, "bca")]),
+        (
+            "Every method's lowest coverage over the models was {} or less at 10^4 rounds (the default {})",
+            [sweep, _lowest_default("ece_sweep", 10000)],
+        ),
+        (
+            "The default covered {}, {}, {} (lowest model, at 10^3, 10^4, 10^5 rounds) for CDL_Mcf and {}, {}, {} "
+            "for VCDL_Mcf",
+            cf,
+        ),
+        (
+            "at 10^4 the non-monotone model was the lowest for both, at {}/{} and {}/{}",
+            [
+                *_count("cdl_monotone_crossfit", 10000, "nonmonotone"),
+                *_count("vcdl_monotone_crossfit", 10000, "nonmonotone"),
+            ]
+            if all(
+                min((_count(e, 10000, m) for m in MODELS), key=lambda c: c[0] / c[1]) == _count(e, 10000, "nonmonotone")
+                for e in ("cdl_monotone_crossfit", "vcdl_monotone_crossfit")
+            )
+            else [float("nan")] * 4,
+        ),
+    ]
 
 
 def _crossfit_docs_claims():
@@ -751,12 +991,19 @@ def _crossfit_docs_claims():
     n = lambda r, f: float(r[f])  # noqa: E731
     return [
         ("rounds for CDL_Mcf (the non-monotone model {}/{} at 5,000", [n(nm5, "covered"), n(nm5, "samples")]),
-        ("but the non-monotone model only {}/{} at 50,000 rounds for VCDL_Mcf, where `vcdl_monotone`'s own covered "
-         "{}/{} on the same samples", [n(vnm50, "covered"), n(vnm50, "samples"), *same_vnm]),
-        ("({} to {} pooled at 5,000 rounds, {} to {} at 50,000)",
-         [n(b5, "bias_plugin"), n(a5, "bias_plugin"), n(b50, "bias_plugin"), n(a50, "bias_plugin")]),
-        ("(RMSE {} against {} for CDL_M's at 5,000, {} against {} at 50,000)",
-         [n(a5, "rmse_estimate"), n(b5, "rmse_estimate"), n(a50, "rmse_estimate"), n(b50, "rmse_estimate")]),
+        (
+            "but the non-monotone model only {}/{} at 50,000 rounds for VCDL_Mcf, where `vcdl_monotone`'s own covered "
+            "{}/{} on the same samples",
+            [n(vnm50, "covered"), n(vnm50, "samples"), *same_vnm],
+        ),
+        (
+            "({} to {} pooled at 5,000 rounds, {} to {} at 50,000)",
+            [n(b5, "bias_plugin"), n(a5, "bias_plugin"), n(b50, "bias_plugin"), n(a50, "bias_plugin")],
+        ),
+        (
+            "(RMSE {} against {} for CDL_M's at 5,000, {} against {} at 50,000)",
+            [n(a5, "rmse_estimate"), n(b5, "rmse_estimate"), n(a50, "rmse_estimate"), n(b50, "rmse_estimate")],
+        ),
     ]
 
 
@@ -800,15 +1047,16 @@ def test_checkers_fail_on_wrong_numbers():
     peers = _bench("peers")
     said = f"(1, 5, 15 min) {', '.join(map(str, peers['load_start']))} at the start"
     vector = ", ".join(peers["machine"]["vector"])
-    for old, new in ((said, said.replace("(1, 5, 15 min) ", "(1, 5, 15 min) 1")),
-                     (f"({vector}), 2 logical CPUs", f"({vector.replace('avx2, ', '')}), 2 logical CPUs"),
-                     (f"{peers['machine']['model']} (", "Intel Xeon (")):
+    for old, new in (
+        (said, said.replace("(1, 5, 15 min) ", "(1, 5, 15 min) 1")),
+        (f"({vector}), 2 logical CPUs", f"({vector.replace('avx2, ', '')}), 2 logical CPUs"),
+        (f"{peers['machine']['model']} (", "Intel Xeon ("),
+    ):
         assert old in readme and _speed_machine_problems(readme.replace(old, new, 1))[1], new
 
     # every claim taken from a JSON or CSV file, shown a wrong number: the first number it matches,
     # changed (the same digits after the point), must be reported
-    for where, claims in (("README.md", _speed_claims()),
-                          *((doc, f()) for doc, f in DOC_CLAIMS.items())):
+    for where, claims in (("README.md", _speed_claims()), *((doc, f()) for doc, f in DOC_CLAIMS.items())):
         text = _flat((ROOT / where).read_text())
         assert not _claim_problems(text, claims, where)[1], where
         for claim in claims:
@@ -816,7 +1064,7 @@ def test_checkers_fail_on_wrong_numbers():
             num = m.group(1).replace(",", "")
             decimals = len(num.split(".")[1]) if "." in num else 0
             wrong = f"{float(num) * 1.5 + 1:.{decimals}f}"
-            spoiled = text[:m.start(1)] + wrong + text[m.end(1):]
+            spoiled = text[: m.start(1)] + wrong + text[m.end(1) :]
             assert _claim_problems(spoiled, [claim], where)[1], (where, claim[0], num, wrong)
 
     bench = (BENCH / "multiclass.md").read_text()
@@ -839,17 +1087,25 @@ def test_checkers_fail_on_wrong_numbers():
     rounded, exact = counts
     b, a, e = (sum(c[i] for c in rounded.values()) for i in range(3))
     s = rounded["sign"]
-    for old, new in ((f"`sign` {s[0]} / {s[1]} / {s[2]}", f"`sign` {s[0] + 1} / {s[1] - 1} / {s[2]}"),
-                     (f"all {b + a + e} rows {b} / {a} / {e}", f"all {b + a + e} rows {b + 1} / {a - 1} / {e}"),
-                     ("(unrounded {} / {} / {})".format(*exact), "(unrounded {} / {} / {})".format(
-                         exact[0] + 1, exact[1] - 1, exact[2]))):
+    for old, new in (
+        (f"`sign` {s[0]} / {s[1]} / {s[2]}", f"`sign` {s[0] + 1} / {s[1] - 1} / {s[2]}"),
+        (f"all {b + a + e} rows {b} / {a} / {e}", f"all {b + a + e} rows {b + 1} / {a - 1} / {e}"),
+        (
+            "(unrounded {} / {} / {})".format(*exact),
+            "(unrounded {} / {} / {})".format(exact[0] + 1, exact[1] - 1, exact[2]),
+        ),
+    ):
         assert old in worst_readme and _selection_problems(worst_readme.replace(old, new), worst_doc, counts)[1], new
     doc = "over all 38 winners, to four digits, 15 fresh-seed means are below their search scores, 14 above and 9 equal"
     assert _selection_problems(worst_readme, "for `cdl` and `foster` at 5 of 7 horizons each, " + doc, counts)[1]
 
     tables = _acrs_tables(4096)
-    for old, new in (("2,064/4,096", "2,033/4,065"), ("the other 31 rounds", "the other 30 rounds"),
-                     ("40/4,096", "31/4,096"), ("by 1/64 in the 2,033", "by 1/32 in the 2,033")):
+    for old, new in (
+        ("2,064/4,096", "2,033/4,065"),
+        ("the other 31 rounds", "the other 30 rounds"),
+        ("40/4,096", "31/4,096"),
+        ("by 1/64 in the 2,033", "by 1/32 in the 2,033"),
+    ):
         assert old in worst_readme and _acrs_problems(worst_readme.replace(old, new), tables)[1], new
 
     msweep = (RESULTS / "msweep" / "README.md").read_text()
@@ -873,8 +1129,10 @@ def _make_run_problems(readme, record):
     got = (int(m.group(1)), int(m.group(2)))
     loads = re.search(r"load average (\d+\.\d) before and (\d+\.\d) after", text)
     problems = [] if got == want else [("README.md", "make run", got, want)]
-    if not loads or (float(loads.group(1)), float(loads.group(2))) != (round(record["load_before"], 1),
-                                                                       round(record["load_after_first"], 1)):
+    if not loads or (float(loads.group(1)), float(loads.group(2))) != (
+        round(record["load_before"], 1),
+        round(record["load_after_first"], 1),
+    ):
         problems.append(("README.md", "make run load", loads and loads.groups()))
     return 2, problems
 
@@ -941,13 +1199,22 @@ def _make_test_problems(readme, record):
     """README's fresh-clone `make test` time, its CPU seconds, the install time and the load against
     results/benchmarks/test_time.json."""
     text = _flat(readme)
-    m = re.search(r"`make test` on a fresh clone took (\d+) s \((\d+) s of CPU\) on (\d+) cores, load average "
-                  r"(\d+\.\d) before and (\d+\.\d) after; setting up `.venv` before it took (\d+) s", text)
+    m = re.search(
+        r"`make test` on a fresh clone took (\d+) s \((\d+) s of CPU\) on (\d+) cores, load average "
+        r"(\d+\.\d) before and (\d+\.\d) after; setting up `.venv` before it took (\d+) s",
+        text,
+    )
     if not m:
         return 0, [("README.md", "make test time not found")]
     got = (int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4)), float(m.group(5)), int(m.group(6)))
-    want = (round(record["test_s"]), round(record["test_cpu_s"]), record["cores"], round(record["load_before"], 1),
-            round(record["load_after"], 1), round(record["install_s"]))
+    want = (
+        round(record["test_s"]),
+        round(record["test_cpu_s"]),
+        record["cores"],
+        round(record["load_before"], 1),
+        round(record["load_after"], 1),
+        round(record["install_s"]),
+    )
     problems = [] if got == want else [("README.md", "make test", got, want)]
     if not record["all_phases_passed"]:
         problems.append(("test_time.json", "the timed run failed"))
@@ -966,8 +1233,10 @@ def test_make_test_time_comes_from_its_record():
 # -- results/leaderboard/README.md: the rank matrix (ranks.csv), the rates table (theory.csv) and
 # every decimal number of the hand-written notes (one of the folder's CSV values, as printed)
 LEADERBOARD = RESULTS / "leaderboard"
-_CELL = re.compile(rf"^(?:\*\*(\d+)\*\*|–) · ({NUMBER}) \[({NUMBER}), ({NUMBER})\] · (.+?) · "
-                   rf"({NUMBER}|—) \[({NUMBER}|—), ({NUMBER}|—)\]$")
+_CELL = re.compile(
+    rf"^(?:\*\*(\d+)\*\*|–) · ({NUMBER}) \[({NUMBER}), ({NUMBER})\] · (.+?) · "
+    rf"({NUMBER}|—) \[({NUMBER}|—), ({NUMBER}|—)\]$"
+)
 
 
 def _printed_matches(printed, value):
@@ -995,10 +1264,21 @@ def _leaderboard_problems(readme, folder):
                         continue
                     rank, mean, lo, hi, env, s, s_lo, s_hi = m.groups()
                     checked += 1
-                    if (rank or "") != r["rank"] or env != r["worst_environment"] or not all(
-                            _printed_matches(p, r[c]) for p, c in ((mean, "mean"), (lo, "lo"), (hi, "hi"),
-                                                                   (s, "slope"), (s_lo, "slope_lo"),
-                                                                   (s_hi, "slope_hi"))):
+                    if (
+                        (rank or "") != r["rank"]
+                        or env != r["worst_environment"]
+                        or not all(
+                            _printed_matches(p, r[c])
+                            for p, c in (
+                                (mean, "mean"),
+                                (lo, "lo"),
+                                (hi, "hi"),
+                                (s, "slope"),
+                                (s_lo, "slope_lo"),
+                                (s_hi, "slope_hi"),
+                            )
+                        )
+                    ):
                         problems.append(("rank cell", f, label, cell, r))
         elif head[:2] == ["forecaster", "measure"]:
             for row in rows:
@@ -1006,19 +1286,33 @@ def _leaderboard_problems(readme, folder):
                 t = theory.get(f)
                 m = re.match(rf"({NUMBER}) \[({NUMBER}), ({NUMBER})\]$", row[4])
                 checked += 1
-                if t is None or m is None or not (_close(row[3], float(t["paper_slope"])) and all(
-                        _close(p, float(t[c])) for p, c in zip(m.groups(), ("slope", "slope_lo", "slope_hi")))
-                        and row[5] == t["environment"] and row[6] == t["verdict"]):
+                if (
+                    t is None
+                    or m is None
+                    or not (
+                        _close(row[3], float(t["paper_slope"]))
+                        and all(_close(p, float(t[c])) for p, c in zip(m.groups(), ("slope", "slope_lo", "slope_hi")))
+                        and row[5] == t["environment"]
+                        and row[6] == t["verdict"]
+                    )
+                ):
                     problems.append(("rates row", f, row, t))
     table = _read(folder / "table.csv")
     m = re.search(r"(\d+) forecasters against (\d+) environments", readme)
     checked += 1
-    if not m or (int(m.group(1)), int(m.group(2))) != (len({r["forecaster"] for r in table}),
-                                                       len({r["environment"] for r in table})):
+    if not m or (int(m.group(1)), int(m.group(2))) != (
+        len({r["forecaster"] for r in table}),
+        len({r["environment"] for r in table}),
+    ):
         problems.append(("counts", m and m.groups()))
     start, end = readme.find("<!-- notes"), readme.find("<!-- /notes -->")
-    values = [float(v) for name in ("table.csv", "ranks.csv", "theory.csv", "rates.csv", "summary.csv")
-              for r in _read(folder / name) for v in r.values() if re.fullmatch(NUMBER, v or "")]
+    values = [
+        float(v)
+        for name in ("table.csv", "ranks.csv", "theory.csv", "rates.csv", "summary.csv")
+        for r in _read(folder / name)
+        for v in r.values()
+        if re.fullmatch(NUMBER, v or "")
+    ]
     for num in re.findall(rf"(?<![\w^.]){NUMBER}", readme[start:end] if 0 <= start < end else ""):
         if "." not in num:
             continue  # counts, horizons, seeds: the tables' integers, not measured values
@@ -1036,15 +1330,16 @@ def test_leaderboard_page_matches_its_files():
     # a wrong number in a rank cell, in the rates table and in the notes is reported
     rank = next(r for r in _read(LEADERBOARD / "ranks.csv") if r["rank"])
     cell_mean = re.search(rf"`{rank['forecaster']}` \| (?:[^|]+\| )*?\*\*{rank['rank']}\*\* · ({NUMBER})", readme)
-    spoiled = readme[:cell_mean.start(1)] + "9.99" + readme[cell_mean.end(1):]
+    spoiled = readme[: cell_mean.start(1)] + "9.99" + readme[cell_mean.end(1) :]
     assert _leaderboard_problems(spoiled, LEADERBOARD)[1]
     t = _read(LEADERBOARD / "theory.csv")[0]
     row = re.search(rf"\| `{t['forecaster']}` \|[^\n]*?\| ({NUMBER}) \[", readme)
-    spoiled = readme[:row.start(1)] + "-9.999" + readme[row.end(1):]
+    spoiled = readme[: row.start(1)] + "-9.999" + readme[row.end(1) :]
     assert _leaderboard_problems(spoiled, LEADERBOARD)[1]
     n = re.search(r"(\d+) forecasters against", readme).group(1)
-    assert _leaderboard_problems(readme.replace(f"{n} forecasters against", f"{int(n) + 1} forecasters against"),
-                                 LEADERBOARD)[1]
+    assert _leaderboard_problems(
+        readme.replace(f"{n} forecasters against", f"{int(n) + 1} forecasters against"), LEADERBOARD
+    )[1]
     notes = readme.find("<!-- /notes -->")
     assert _leaderboard_problems(readme[:notes] + " 12345.678 " + readme[notes:], LEADERBOARD)[1]
 
@@ -1094,8 +1389,9 @@ def _study_table_problems(text, summ):
                 ns = [int(re.match(r"n = (\d+)", h).group(1)) for h in header[3:]]
                 for row in rows:
                     est, model = _clean(row[0]), _clean(row[1])
-                    some = next((summ[(model, n, est, "default")] for n in ns if (model, n, est, "default") in summ),
-                                None)
+                    some = next(
+                        (summ[(model, n, est, "default")] for n in ns if (model, n, est, "default") in summ), None
+                    )
                     check(row[2], None if some is None else 1000 * float(some["truth"]), (est, model, "truth"))
                     for n, cell in zip(ns, row[3:]):
                         for printed, method in zip(re.findall(NUMBER, cell), ("percentile", "default")):
@@ -1105,8 +1401,11 @@ def _study_table_problems(text, summ):
                 for row in rows:
                     m = re.fullmatch(r"(\w+) \((\d+)(?: to (\d+))?\)", _clean(row[0]))
                     est = m.group(1)
-                    R = [float(summ[(mod, n_here, est, "default")]["samples"]) for mod in MODELS
-                         if (mod, n_here, est, "default") in summ]
+                    R = [
+                        float(summ[(mod, n_here, est, "default")]["samples"])
+                        for mod in MODELS
+                        if (mod, n_here, est, "default") in summ
+                    ]
                     check(m.group(2), min(R) if R else None, (est, n_here, "samples"))
                     check(m.group(3) or m.group(2), max(R) if R else None, (est, n_here, "samples"))
                     for method, cell in zip(header[1:], row[1:]):
@@ -1121,11 +1420,14 @@ def test_estimators_coverage_study_tables_match_summary():
     checked, wrong = _study_table_problems(text, summ)
     assert checked >= 1000 and not wrong, (checked, wrong[:10])
     # a wrong coverage, a wrong lowest coverage and a wrong bias are each reported
-    for pattern in (r"^\| k2_debiased \| calibrated \| (\d\.\d\d) \[", r"^\| ece_sweep \(\d+\) \| (\d\.\d\d) \|",
-                    r"^\| cdl_monotone_crossfit \| overconfident \| [\d.]+ \| (-?\d+\.\d\d) /"):
+    for pattern in (
+        r"^\| k2_debiased \| calibrated \| (\d\.\d\d) \[",
+        r"^\| ece_sweep \(\d+\) \| (\d\.\d\d) \|",
+        r"^\| cdl_monotone_crossfit \| overconfident \| [\d.]+ \| (-?\d+\.\d\d) /",
+    ):
         m = re.search(pattern, text, flags=re.M)
         assert m, pattern
-        spoiled = text[:m.start(1)] + f"{float(m.group(1)) + 0.37:.2f}" + text[m.end(1):]
+        spoiled = text[: m.start(1)] + f"{float(m.group(1)) + 0.37:.2f}" + text[m.end(1) :]
         assert _study_table_problems(spoiled, summ)[1], pattern
 
 
@@ -1151,8 +1453,11 @@ def _docs_coverage_problems(text, summ, counts):
     header, rows = tables[0]
     for row in rows:
         est = _clean(row[0])
-        study = [("percentile", (1000, 10000, 100000), row[1]), ("bca", (1000,), row[2]),
-                 ("default", (1000, 10000, 100000), row[3])]
+        study = [
+            ("percentile", (1000, 10000, 100000), row[1]),
+            ("bca", (1000,), row[2]),
+            ("default", (1000, 10000, 100000), row[3]),
+        ]
         for method, ns, cell in study:
             nums = re.findall(NUMBER, cell)
             checked += 1
@@ -1177,8 +1482,11 @@ def _docs_coverage_problems(text, summ, counts):
                 wrong.append((est, n, cell, low))
                 continue
             said = (float(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4).split(", "))
-            if not (_close(m.group(1), low) and {w[0] for w in where} == set(said[3])
-                    and all((w[1], w[2]) == said[1:3] for w in where)):
+            if not (
+                _close(m.group(1), low)
+                and {w[0] for w in where} == set(said[3])
+                and all((w[1], w[2]) == said[1:3] for w in where)
+            ):
                 wrong.append((est, n, cell, low, where))
     return checked, wrong
 
@@ -1193,11 +1501,16 @@ def test_estimators_docs_coverage_table_matches_the_study():
     first = re.search(NUMBER, cells[1])
     count = re.search(r"\((\d+)/", cells[4])
     model = re.search(r", (\w+)\)", cells[4])
-    for i, (m, new) in enumerate(((first, f"{float(first.group()) + 0.37:.2f}"), (count, str(int(count.group(1)) + 1)),
-                                  (model, "heavy_tails" if model.group(1) != "heavy_tails" else "calibrated"))):
+    for i, (m, new) in enumerate(
+        (
+            (first, f"{float(first.group()) + 0.37:.2f}"),
+            (count, str(int(count.group(1)) + 1)),
+            (model, "heavy_tails" if model.group(1) != "heavy_tails" else "calibrated"),
+        )
+    ):
         k = 1 if i == 0 else 4
         g = 0 if i == 0 else 1
         bad = cells.copy()
-        bad[k] = cells[k][:m.start(g)] + new + cells[k][m.end(g):]
+        bad[k] = cells[k][: m.start(g)] + new + cells[k][m.end(g) :]
         spoiled = text.replace(row, " | ".join(bad), 1)
         assert _docs_coverage_problems(spoiled, summ, counts)[1], bad[k]

@@ -433,8 +433,13 @@ def test_validation_names_the_problem():
 
 # ------------------------------------------------------------------- on samples
 
-ESTIMATORS = {"cdl_monotone": cdl_monotone, "vcdl_monotone": vcdl_monotone, "cutoff_ce": cutoff_ce,
-              "smce": smce, "atb_unbiased": atb_unbiased}
+ESTIMATORS = {
+    "cdl_monotone": cdl_monotone,
+    "vcdl_monotone": vcdl_monotone,
+    "cutoff_ce": cutoff_ce,
+    "smce": smce,
+    "atb_unbiased": atb_unbiased,
+}
 
 
 def _sample(T, a, seed):
@@ -447,8 +452,14 @@ def _sample(T, a, seed):
 def test_calibrated_estimates_shrink_while_plug_in_cdl_does_not():
     """p ~ U[0, 1], y ~ Bernoulli(p): the sample estimators fall roughly like T^-1/2 (ATB like
     1/T, so its square root is compared); the exact plug-in CDL stays near 1/4."""
-    funcs = {"cdl_monotone": cdl_monotone, "vcdl_monotone": vcdl_monotone, "cutoff_ce": cutoff_ce,
-             "smce": smce, "atb": atb, "cdl": fc.cdl}
+    funcs = {
+        "cdl_monotone": cdl_monotone,
+        "vcdl_monotone": vcdl_monotone,
+        "cutoff_ce": cutoff_ce,
+        "smce": smce,
+        "atb": atb,
+        "cdl": fc.cdl,
+    }
     means = {}
     for T in (1000, 100_000):
         with pytest.warns(fc.SampleSizeWarning):  # the plug-in CDL says that it measures noise here
@@ -555,13 +566,25 @@ def test_worked_example_runs_and_agrees_within_the_precision_of_the_fits(capsys)
     assert [line.split("  ")[0] for line in printed] == [line.split("  ")[0] for line in expected]
     header = expected[0].split()
     columns = ["scores", "CDL", "CDL_M", "debiased", "lo", "hi", "cutoff", "p_asym", "p_sim", "smCE", "ATB_unb"]
-    assert header[1:] == ["scores", "CDL", "CDL_M", "debiased", "95%", "interval", "cutoff", "p_asym", "p_sim", "smCE",
-                          "ATB_unb"]
+    assert header[1:] == [
+        "scores",
+        "CDL",
+        "CDL_M",
+        "debiased",
+        "95%",
+        "interval",
+        "cutoff",
+        "p_asym",
+        "p_sim",
+        "smCE",
+        "ATB_unb",
+    ]
     for got_line, want_line in zip(printed[1:], expected[1:]):
         got, want = _numbers(got_line), _numbers(want_line)
         assert len(got) == len(want) == len(columns)
-        digits = [len(w.split(".")[1]) if "." in w else 0 for w in re.findall(r"-?\d+\.\d+|\d+", want_line.split("  ", 1)[1])]
+        digits = [
+            len(w.split(".")[1]) if "." in w else 0 for w in re.findall(r"-?\d+\.\d+|\d+", want_line.split("  ", 1)[1])
+        ]
         for column, g, w, d in zip(columns, got, want, digits):
             tol = 0.005 if column == "p_sim" else 10.0**-d * 1.000001
             assert abs(g - w) <= tol, (want_line.split("  ")[0], column, g, w)
-

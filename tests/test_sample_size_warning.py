@@ -9,14 +9,27 @@ import pytest
 import fastcdl as fc
 
 EXACT = {
-    "cdl": fc.cdl, "vcdl": fc.vcdl, "ece": fc.ece, "k2": fc.k2, "ucal": fc.ucal, "mce": fc.mce,
-    "rmsce": fc.rmsce, "cdl_report": fc.cdl_report,
+    "cdl": fc.cdl,
+    "vcdl": fc.vcdl,
+    "ece": fc.ece,
+    "k2": fc.k2,
+    "ucal": fc.ucal,
+    "mce": fc.mce,
+    "rmsce": fc.rmsce,
+    "cdl_report": fc.cdl_report,
     "cfdl": lambda *a, **k: fc.cfdl(*a, kink=0.4, **k),
     "decision_loss_curve": lambda *a, **k: fc.decision_loss_curve(*a, kinks=[0.3, 0.5], **k),
 }
 # what does not warn: estimators that fit samples, and numbers that do not judge buckets
-QUIET = (fc.cdl_monotone, fc.vcdl_monotone, fc.cutoff_ce, fc.smce, fc.atb, fc.brier,
-         lambda *a, **k: fc.swap_regret(*a, payoff=[[1, 0], [0, 1]], **k))
+QUIET = (
+    fc.cdl_monotone,
+    fc.vcdl_monotone,
+    fc.cutoff_ce,
+    fc.smce,
+    fc.atb,
+    fc.brier,
+    lambda *a, **k: fc.swap_regret(*a, payoff=[[1, 0], [0, 1]], **k),
+)
 
 
 def _continuous(T=400, seed=0):
@@ -145,20 +158,23 @@ def _warns(f, *a, **k):
     return any(issubclass(r.category, fc.SampleSizeWarning) for r in rec)
 
 
-@pytest.mark.parametrize("p, w, warns", [
-    # half of the weight in two single rounds, half in a bucket of two rounds: warns at exactly 1/2
-    ([0.1, 0.2, 0.9, 0.9], [1.0, 1.0, 1.0, 1.0], True),
-    ([0.1, 0.2, 0.9, 0.9], [1.0, 1.0, 1.0, 1.5], False),
-    # most rounds alone but little of the weight: the weight decides, quiet
-    ([0.01 * i for i in range(1, 11)] + [0.9, 0.9], [0.1] * 10 + [5.0, 5.0], False),
-    # few rounds alone but most of the weight: warns
-    ([0.1, 0.2, 0.3] + [0.9] * 20, [10.0] * 3 + [0.1] * 20, True),
-    # a zero weight is not a round: 0.3 holds one round of positive weight
-    ([0.3, 0.3, 0.7, 0.7, 0.7], [2.0, 0.0, 1.0, 0.0, 0.5], True),
-    ([0.3, 0.3, 0.7, 0.7, 0.7], [2.0, 1e-300, 1.0, 0.0, 0.5], False),
-    # -0.0 and 0.0 are one prediction
-    ([-0.0, 0.0, 0.5], [1.0, 1.0, 1.5], False),
-])
+@pytest.mark.parametrize(
+    "p, w, warns",
+    [
+        # half of the weight in two single rounds, half in a bucket of two rounds: warns at exactly 1/2
+        ([0.1, 0.2, 0.9, 0.9], [1.0, 1.0, 1.0, 1.0], True),
+        ([0.1, 0.2, 0.9, 0.9], [1.0, 1.0, 1.0, 1.5], False),
+        # most rounds alone but little of the weight: the weight decides, quiet
+        ([0.01 * i for i in range(1, 11)] + [0.9, 0.9], [0.1] * 10 + [5.0, 5.0], False),
+        # few rounds alone but most of the weight: warns
+        ([0.1, 0.2, 0.3] + [0.9] * 20, [10.0] * 3 + [0.1] * 20, True),
+        # a zero weight is not a round: 0.3 holds one round of positive weight
+        ([0.3, 0.3, 0.7, 0.7, 0.7], [2.0, 0.0, 1.0, 0.0, 0.5], True),
+        ([0.3, 0.3, 0.7, 0.7, 0.7], [2.0, 1e-300, 1.0, 0.0, 0.5], False),
+        # -0.0 and 0.0 are one prediction
+        ([-0.0, 0.0, 0.5], [1.0, 1.0, 1.5], False),
+    ],
+)
 def test_weighted_share_edge_cases(p, w, warns):
     y = np.arange(len(p)) % 2
     st = fc.bucket_stats(y, p, sample_weight=w)
@@ -296,7 +312,8 @@ def test_dask_weighted_table_keeps_its_rounds():
     y = rng.random(1000) < p
     w = rng.random(1000) + 0.1
     with dask.config.set(scheduler="synchronous"):
-        st = fd.bucket_stats(da.from_array(y, chunks=300), da.from_array(p, chunks=300),
-                             sample_weight=da.from_array(w, chunks=300))
+        st = fd.bucket_stats(
+            da.from_array(y, chunks=300), da.from_array(p, chunks=300), sample_weight=da.from_array(w, chunks=300)
+        )
     assert st.rounds.tolist() == fc.bucket_stats(y, p, sample_weight=w).rounds.tolist()
     assert fc.metrics.one_round_share(st) == pytest.approx(_share_ref(p, w), rel=1e-12)

@@ -85,8 +85,11 @@ def test_consistent_signs_are_all_kept():
     stated = GRIDS["eighths"]
     n = [0, 10, 10, 10, 0, 10, 10, 10, 0]
     s = [0, 5, 6, 7, 0, 3, 4, 5, 0]  # 1/8*10 - 5 < 0, ..., 5/8*10 - 3 > 0, ...
-    for entries, want in (([(1.0, 0)], Fraction(7, 16)), ([(1.0, 8)], Fraction(9, 16)),
-                          ([(0.5, 3), (0.5, 5)], Fraction(7, 16))):
+    for entries, want in (
+        ([(1.0, 0)], Fraction(7, 16)),
+        ([(1.0, 8)], Fraction(9, 16)),
+        ([(0.5, 3), (0.5, 5)], Fraction(7, 16)),
+    ):
         k, r = _both(stated, n, s, entries)
         assert r == want and k == float(want)
 

@@ -112,7 +112,7 @@ def test_make_scorer_recipe_from_the_readme():
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme[readme.index("### With scikit-learn"):]
+    section = readme[readme.index("### With scikit-learn") :]
     code = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
     namespace = {}
     exec(compile(code, "README scikit-learn recipe", "exec"), namespace)

@@ -77,8 +77,11 @@ def test_exact_table_same_on_both_sides_of_the_switch(T, grid, monkeypatch):
 
 def test_the_radix_sort_is_used_from_the_switch_on(monkeypatch):
     calls = []
-    monkeypatch.setattr(_outcome_keys, "sort_keys_into",
-                        lambda keys, scratch: calls.append(keys.shape[0]) or sort_keys_into(keys, scratch))
+    monkeypatch.setattr(
+        _outcome_keys,
+        "sort_keys_into",
+        lambda keys, scratch: calls.append(keys.shape[0]) or sort_keys_into(keys, scratch),
+    )
     rng = np.random.default_rng(1)
     for T in (_outcome_keys._RADIX_FROM - 1, _outcome_keys._RADIX_FROM):
         fc.bucket_stats(np.zeros(T, dtype=np.uint8), rng.random(T))
@@ -96,11 +99,18 @@ def test_the_halves_sorted_side_by_side_give_the_same_keys(kind, monkeypatch):
     # from _PAIRED_SORT_FROM rounds the keys are split at a sampled median and the halves
     # sorted side by side: the same sorted keys, and a spare that is another buffer
     T = _outcome_keys._PAIRED_SORT_FROM + 999
-    monkeypatch.setattr(_outcome_keys.numba.config, "NUMBA_NUM_THREADS", max(2, _outcome_keys.numba.config.NUMBA_NUM_THREADS))
+    monkeypatch.setattr(
+        _outcome_keys.numba.config, "NUMBA_NUM_THREADS", max(2, _outcome_keys.numba.config.NUMBA_NUM_THREADS)
+    )
     rng = np.random.default_rng(len(kind))
-    p = {"uniform": rng.random(T), "sorted": np.sort(rng.random(T)), "grid": rng.integers(0, 5, T) / 4,
-         "one value": np.full(T, 0.3), "zeros and ones": rng.choice([0.0, -0.0, 1.0], T),
-         "tiny": rng.random(T) * 1e-300}[kind]
+    p = {
+        "uniform": rng.random(T),
+        "sorted": np.sort(rng.random(T)),
+        "grid": rng.integers(0, 5, T) / 4,
+        "one value": np.full(T, 0.3),
+        "zeros and ones": rng.choice([0.0, -0.0, 1.0], T),
+        "tiny": rng.random(T) * 1e-300,
+    }[kind]
     y = (rng.random(T) < 0.5).astype(np.uint8)
     for paired_from in (_outcome_keys._PAIRED_SORT_FROM, 2**62):
         for numpy_faster in (False, True):
@@ -117,13 +127,16 @@ def test_halves_that_end_in_different_buffers(monkeypatch):
     T = 2 * _outcome_keys._PAIRED_SORT_FROM
     # the paired path runs its second half on a Python helper thread; numba's thread count only
     # decides whether it is taken, so take it on a machine with one (NUMBA_NUM_THREADS=1) too
-    monkeypatch.setattr(_outcome_keys.numba.config, "NUMBA_NUM_THREADS", max(2, _outcome_keys.numba.config.NUMBA_NUM_THREADS))
+    monkeypatch.setattr(
+        _outcome_keys.numba.config, "NUMBA_NUM_THREADS", max(2, _outcome_keys.numba.config.NUMBA_NUM_THREADS)
+    )
     rng = np.random.default_rng(3)
     p = rng.choice([0.25, 0.25, 0.5, 0.75, 0.5, 0.75, 0.5, 0.75, 0.25, 0.25], T)
     y = (rng.random(T) < 0.5).astype(np.uint8)
     ends = []
-    monkeypatch.setattr(_outcome_keys, "sort_keys_into", lambda a, b: ends.append(sort_keys_into(a, b) is a) or
-                        (a if ends[-1] else b))
+    monkeypatch.setattr(
+        _outcome_keys, "sort_keys_into", lambda a, b: ends.append(sort_keys_into(a, b) is a) or (a if ends[-1] else b)
+    )
     keys, spare = _outcome_keys.sorted_outcome_keys_and_spare(y, p)
     assert sorted(ends) == [False, True]
     assert np.array_equal(keys, _want(y, p))

@@ -70,11 +70,19 @@ ZIGZAG = plugin_adversary(from_mean_zigzag, name="zigzag", params={"period": 96.
 
 
 CASES = [
-    ("bernoulli", {"p": 0.3}), ("bernoulli", {"p": 0.0}), ("bernoulli", {"p": 0.5}), ("bernoulli", {"p": 1.0}),
-    ("drift", {}), ("drift", {"amplitude": 0.5, "period": 300.0}),
-    ("segments", {"k": 8, "random": 1}), ("segments", {"means": "0,0.5,1,0.25,0.75"}),
-    ("markov", {"p01": 0.3, "p10": 0.05}), ("budget", {}),
-    (GOLDEN, {}), (ZIGZAG, {}), (ZIGZAG, {"period": 1000.0}),
+    ("bernoulli", {"p": 0.3}),
+    ("bernoulli", {"p": 0.0}),
+    ("bernoulli", {"p": 0.5}),
+    ("bernoulli", {"p": 1.0}),
+    ("drift", {}),
+    ("drift", {"amplitude": 0.5, "period": 300.0}),
+    ("segments", {"k": 8, "random": 1}),
+    ("segments", {"means": "0,0.5,1,0.25,0.75"}),
+    ("markov", {"p01": 0.3, "p10": 0.05}),
+    ("budget", {}),
+    (GOLDEN, {}),
+    (ZIGZAG, {}),
+    (ZIGZAG, {"period": 1000.0}),
 ]
 
 
@@ -120,8 +128,14 @@ def test_the_stress_runs_reach_every_step_and_both_signs():
     shifted = ref.B.shifted_made
     for adversary, params, tau in [(a, p, None) for a, p in CASES] + [(a, p, 6) for a, p in SHORT]:
         T = 4096
-        _, _, y = trace("spr", adversary, horizon=T, seed=5 if tau is None else 8, adversary_params=params,
-                        forecaster_params={} if tau is None else {"tau": tau})
+        _, _, y = trace(
+            "spr",
+            adversary,
+            horizon=T,
+            seed=5 if tau is None else 8,
+            adversary_params=params,
+            forecaster_params={} if tau is None else {"tau": tau},
+        )
         r = ref.SPRReference(T, tau=tau)
         for x in handed_means(adversary, params, T, 5 if tau is None else 8, y):
             r.predict(x)
@@ -174,8 +188,8 @@ def test_erased_records_are_within_one_and_records_stay_bounded():
         st = f.state
         for g in range(st.games.level.shape[0]):
             n, first = 2 ** st.games.level[g], st.games.first[g]
-            sign = st.sign[first:first + n]
-            plus, minus = st.rec_plus[first:first + n], st.rec_minus[first:first + n]
+            sign = st.sign[first : first + n]
+            plus, minus = st.rec_plus[first : first + n], st.rec_minus[first : first + n]
             assert (plus >= 0).all() and (minus <= 0).all()
             assert (np.abs(plus[sign != 1]) <= 1).all() and (np.abs(minus[sign != -1]) <= 1).all()
             bound = st.games.threshold[g] + 2.0 ** -(st.games.level[g] + 1)
@@ -238,13 +252,19 @@ def _seen_observe(st, table, hist, out, slot, y):
     st.t[0] += 1
 
 
-SEEN = plugin_forecaster(name="seen", init=_seen_init, forecast=_seen_forecast, observe=_seen_observe,
-                         needs_mean=True)
+SEEN = plugin_forecaster(name="seen", init=_seen_init, forecast=_seen_forecast, observe=_seen_observe, needs_mean=True)
 
 
-@pytest.mark.parametrize("adversary, params", [
-    ("bernoulli", {"p": 0.37}), ("drift", {}), ("markov", {"p01": 0.2, "p10": 0.6}),
-    ("segments", {"k": 16, "random": 1}), ("budget", {"c": 100.0, "cycles": 3})])
+@pytest.mark.parametrize(
+    "adversary, params",
+    [
+        ("bernoulli", {"p": 0.37}),
+        ("drift", {}),
+        ("markov", {"p01": 0.2, "p10": 0.6}),
+        ("segments", {"k": 16, "random": 1}),
+        ("budget", {"c": 100.0, "cycles": 3}),
+    ],
+)
 def test_the_handed_mean_is_the_probability_the_outcome_is_drawn_with(adversary, params):
     """Through the engine's generic mean loop: e_t handed before round t's forecast equals the
     adversary's prob of round t (its view: t and the previous outcome) exactly, and y_t = [u_t <
@@ -304,8 +324,9 @@ def test_a_forecaster_that_needs_the_mean_is_refused_an_adversary_without_one(ad
     with pytest.raises(ValidationError) as e:
         simulate("spr", adversary, horizon=64)
     assert e.value.argument == "adversary"
-    assert str(e.value).startswith(f"forecaster 'spr' needs the round's true mean E[y_t | past] and adversary "
-                                   f"{adversary!r} states none")
+    assert str(e.value).startswith(
+        f"forecaster 'spr' needs the round's true mean E[y_t | past] and adversary {adversary!r} states none"
+    )
     with pytest.raises(ValidationError, match="needs the round's true mean"):
         check_pairing(SEEN, registry.adversary(adversary))
     with pytest.raises(ValidationError, match="states no true mean"):
@@ -366,9 +387,28 @@ def test_a_true_mean_that_is_no_probability_stops_the_run_at_its_round(forecaste
 
 def test_the_command_line_refuses_in_one_line(tmp_path):
     """fastcdl rates with spr against contrarian: one line naming both, exit status 2."""
-    r = subprocess.run([sys.executable, "-m", "fastcdl", "rates", "--forecasters", "spr", "--adversaries",
-                        "contrarian", "--t-max", "2^11", "--seeds", "2", "--out", str(tmp_path / "x"),
-                        "--no-progress"], capture_output=True, text=True, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fastcdl",
+            "rates",
+            "--forecasters",
+            "spr",
+            "--adversaries",
+            "contrarian",
+            "--t-max",
+            "2^11",
+            "--seeds",
+            "2",
+            "--out",
+            str(tmp_path / "x"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "forecaster 'spr' needs the round's true mean" in lines[0]
@@ -380,8 +420,14 @@ def test_a_preset_that_skips_refused_pairs_drops_spr_against_contrarian():
     from fastcdl.experiments.presets import PresetError, preset_from_dict
     from fastcdl.experiments.runner import plan
 
-    raw = {"name": "t", "seeds": 2, "t_min": 1024, "t_max": 2048, "forecasters": [{"name": "spr"}, {"name": "kt"}],
-           "adversaries": [{"name": "contrarian"}, {"name": "bernoulli"}]}
+    raw = {
+        "name": "t",
+        "seeds": 2,
+        "t_min": 1024,
+        "t_max": 2048,
+        "forecasters": [{"name": "spr"}, {"name": "kt"}],
+        "adversaries": [{"name": "contrarian"}, {"name": "bernoulli"}],
+    }
     with pytest.raises(PresetError, match="needs the round's true mean"):
         preset_from_dict(raw)
     p = preset_from_dict({**raw, "skip_refused": True})

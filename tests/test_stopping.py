@@ -127,8 +127,11 @@ def test_write_summary_replaces_all_files_or_none(tmp_path, monkeypatch):
         return real_write(self, text, *a, **kw)
 
     monkeypatch.setattr(Path, "write_text", fail_on_json)
-    rows = [{"forecaster_label": "f", "adversary_label": "a", "T": T, "seed_index": s, "cdl": 1.0 / T + s}
-            for T in (10, 100) for s in range(3)]
+    rows = [
+        {"forecaster_label": "f", "adversary_label": "a", "T": T, "seed_index": s, "cdl": 1.0 / T + s}
+        for T in (10, 100)
+        for s in range(3)
+    ]
     kw = dict(metrics=["cdl"], preset={}, code_version="v", machine="m", timing={})
     with pytest.raises(OSError, match="no space"):
         write_summary(tmp_path, rows, **kw)
@@ -149,8 +152,16 @@ def _synthetic_rows():
         for a in ("bernoulli", "drift"):
             for T in (2**k for k in range(10, 16)):
                 for s in range(6):
-                    rows.append({"forecaster_label": f, "adversary_label": a, "T": T, "seed_index": s,
-                                 "cdl": T**-0.5 * rng.gamma(20, 1 / 20), "ece": T**-0.3 * rng.gamma(20, 1 / 20)})
+                    rows.append(
+                        {
+                            "forecaster_label": f,
+                            "adversary_label": a,
+                            "T": T,
+                            "seed_index": s,
+                            "cdl": T**-0.5 * rng.gamma(20, 1 / 20),
+                            "ece": T**-0.3 * rng.gamma(20, 1 / 20),
+                        }
+                    )
     return rows
 
 
@@ -190,13 +201,25 @@ def test_unreachable_scheduler_fails_fast_and_writes_nothing(tmp_path, capsys):
     preset = tmp_path / "tiny.toml"
     preset.write_text(tiny().to_toml())
     t0 = time.perf_counter()
-    status = main(["rates", "--preset", str(preset), "--scheduler", f"tcp://127.0.0.1:{_closed_port()}",
-                   "--out", str(out), "--no-progress"])
+    status = main(
+        [
+            "rates",
+            "--preset",
+            str(preset),
+            "--scheduler",
+            f"tcp://127.0.0.1:{_closed_port()}",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     seconds = time.perf_counter() - t0
     err = capsys.readouterr().err
     assert status == 2
     assert seconds < runner_mod.SCHEDULER_TIMEOUT + 3, seconds
-    assert err.startswith("fastcdl: error: cannot reach the Dask scheduler at tcp://127.0.0.1:") and err.count("\n") == 1
+    assert (
+        err.startswith("fastcdl: error: cannot reach the Dask scheduler at tcp://127.0.0.1:") and err.count("\n") == 1
+    )
     assert not out.exists()
 
 
@@ -251,14 +274,30 @@ def _start_long_run(tmp_path):
     rows, the pids of its workers and helpers)."""
     out = tmp_path / "run"
     before = _plant_summary(out)
-    preset = tiny(forecasters=[{"name": "cdl"}], adversaries=[{"name": "drift"}], seeds=2,
-                  t_min=2**10, t_max=2**24, metrics=["cdl", "ece"])
+    preset = tiny(
+        forecasters=[{"name": "cdl"}],
+        adversaries=[{"name": "drift"}],
+        seeds=2,
+        t_min=2**10,
+        t_max=2**24,
+        metrics=["cdl", "ece"],
+    )
     toml = tmp_path / "long.toml"
     toml.write_text(preset.to_toml())
-    argv = [sys.executable, "-m", "fastcdl", "rates", "--preset", str(toml), "--workers", "2",
-            "--no-progress", "--out", str(out)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "fastcdl",
+        "rates",
+        "--preset",
+        str(toml),
+        "--workers",
+        "2",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     db = out / "trials.sqlite"
     deadline = time.time() + 240  # the first start may compile every kernel
     n = 0
@@ -288,8 +327,11 @@ def _check_store(out, before_rows):
 
 
 @linux_proc
-@pytest.mark.parametrize("sig, to_group, status", [(signal.SIGTERM, False, 143), (signal.SIGINT, True, 130)],
-                         ids=["SIGTERM", "SIGINT-to-group"])
+@pytest.mark.parametrize(
+    "sig, to_group, status",
+    [(signal.SIGTERM, False, 143), (signal.SIGINT, True, 130)],
+    ids=["SIGTERM", "SIGINT-to-group"],
+)
 def test_signal_stops_run_promptly_without_orphans(tmp_path, sig, to_group, status):
     proc, out, summary_before, rows, pids = _start_long_run(tmp_path)
     assert len(pids) >= 2
@@ -349,8 +391,9 @@ time.sleep(120)
 
 @linux_proc
 def test_parent_watch_fallback_thread_exits_orphaned_worker(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-c", _PARENT, _CHILD], stdout=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, _CHILD], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         child = int(proc.stdout.readline())
         assert proc.stdout.readline().strip() == "ready"
@@ -378,7 +421,10 @@ def test_every_test_cluster_binds_port_0():
     found = 0
     for f in sorted(Path(__file__).parent.rglob("*.py")):
         for node in ast.walk(ast.parse(f.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "LocalCluster":
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "LocalCluster"
+            ):
                 found += 1
                 kw = {k.arg: k.value for k in node.keywords}
                 where = f"{f.name}:{node.lineno}"
@@ -396,8 +442,9 @@ def test_a_test_cluster_starts_while_port_8787_is_taken():
     except OSError:
         pass  # already held by another process: the case this test is about
     try:
-        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, scheduler_port=0,
-                                      dashboard_address=":0") as cluster:
+        with distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, scheduler_port=0, dashboard_address=":0"
+        ) as cluster:
             assert cluster.scheduler_address
     finally:
         holder.close()

@@ -16,7 +16,7 @@ from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a buc
 def _data(seed=0, T=400, distinct=None):
     rng = np.random.default_rng(seed)
     p = rng.random(T) if distinct is None else rng.choice(np.linspace(0.05, 0.95, distinct), T)
-    y = (rng.random(T) < p ** 1.3).astype(int)
+    y = (rng.random(T) < p**1.3).astype(int)
     return y, p
 
 
@@ -43,8 +43,15 @@ def test_is_frozen_and_round_trips_through_json():
         s.T = 3
     d = json.loads(s.to_json())
     assert d == json.loads(json.dumps(s.to_dict()))
-    assert set(d) == set(MEASURES) | {"n_buckets", "T", "vcdl_kink", "cutoff_ce_p_value", "one_round_share",
-                                      "worst_task", "advice"}
+    assert set(d) == set(MEASURES) | {
+        "n_buckets",
+        "T",
+        "vcdl_kink",
+        "cutoff_ce_p_value",
+        "one_round_share",
+        "worst_task",
+        "advice",
+    }
     assert "CDL_M" in repr(s) and "worst" not in repr(s).lower().split("\n")[0]
 
 

@@ -56,8 +56,10 @@ def test_bootstrap_reproduces_with_a_seed(method):
     assert a.method == method and a.level == 0.95 and a.n_boot == 300
     assert a.lo <= a.hi
     # a numpy Generator is accepted as the seed, and the raw arrays give the same numbers
-    assert np.array_equal(bootstrap(fc.ece, y, p, bins=20, n_boot=300, seed=np.random.default_rng(5),
-                                    method=method).replicates, a.replicates)
+    assert np.array_equal(
+        bootstrap(fc.ece, y, p, bins=20, n_boot=300, seed=np.random.default_rng(5), method=method).replicates,
+        a.replicates,
+    )
 
 
 @pytest.mark.parametrize("bins", [None, 15])
@@ -100,7 +102,9 @@ def test_bootstrap_replicates_are_resampled_tables():
         assert np.allclose(r.prob_sums, r.values * r.counts)
     # each cell's count is Binomial(T, cell / T): check its mean and variance over replicates
     i = 3
-    cnt = np.array([r.positives[np.searchsorted(r.values, st.values[i])] if st.values[i] in r.values else 0 for r in reps])
+    cnt = np.array(
+        [r.positives[np.searchsorted(r.values, st.values[i])] if st.values[i] in r.values else 0 for r in reps]
+    )
     pi = st.positives[i] / 500
     assert abs(cnt.mean() - 500 * pi) <= 4 * math.sqrt(500 * pi * (1 - pi) / len(reps))
     assert cnt.var() == pytest.approx(500 * pi * (1 - pi), rel=0.15)
@@ -135,8 +139,9 @@ def test_bootstrap_intervals_match_scipy_for_a_mean():
     mean = lambda s: float(s.positives.sum() / s.counts.sum())  # noqa: E731
     for method, name in (("percentile", "percentile"), ("bca", "BCa")):
         ours = bootstrap(mean, st, n_boot=4000, seed=0, method=method)
-        ref = sps.bootstrap((y.astype(float),), np.mean, n_resamples=4000, method=name,
-                            rng=np.random.default_rng(1)).confidence_interval
+        ref = sps.bootstrap(
+            (y.astype(float),), np.mean, n_resamples=4000, method=name, rng=np.random.default_rng(1)
+        ).confidence_interval
         assert ours.lo == pytest.approx(ref.low, abs=0.006)
         assert ours.hi == pytest.approx(ref.high, abs=0.006)
 
@@ -309,7 +314,7 @@ def _tied_sample(T, seed):
     rng = np.random.default_rng(seed)
     p = rng.random(T)
     p[: T // 3] = np.round(p[: T // 3], 2)
-    p[T // 3: T // 3 + T // 5] = 0.37
+    p[T // 3 : T // 3 + T // 5] = 0.37
     y = rng.random(T) < p
     return y, p
 
@@ -366,7 +371,7 @@ def test_interval_subsamples_are_quarters_of_the_rounds_without_replacement():
     for j in range(0, 100, 4):
         n = np.zeros(st.n_buckets)
         s = np.zeros(st.n_buckets)
-        for t in subs[j:j + 4]:
+        for t in subs[j : j + 4]:
             assert t.counts.sum() == 500
             idx = np.searchsorted(st.values, t.values)
             assert np.array_equal(st.values[idx], t.values)
@@ -388,8 +393,7 @@ def test_interval_removes_a_bias_that_falls_like_one_over_T():
     for _ in range(reps):
         y = rng.random(T) < mu
         p = rng.choice([0.2, 0.4, 0.6], T)
-        r = interval(lambda t: float((t.positives.sum() / t.counts.sum()) ** 2), y, p, rate=1.0,
-                     n_sub=100, seed=rng)
+        r = interval(lambda t: float((t.positives.sum() / t.counts.sum()) ** 2), y, p, rate=1.0, n_sub=100, seed=rng)
         plug.append(r.value)
         deb.append(r.estimate)
     plug, deb = np.array(plug), np.array(deb)

@@ -78,7 +78,9 @@ def test_a_bad_round_is_refused_wherever_it_sits_in_a_block(where, bad):
     assert err.value.index == i and err.value.argument == ("y_true" if bad == "y_two" else "y_prob")
 
 
-@pytest.mark.parametrize("T", [1, kb.UNIFORM_BLOCK - 1, kb.UNIFORM_BLOCK, kb.UNIFORM_BLOCK + 1, 5 * kb.UNIFORM_BLOCK + 3])
+@pytest.mark.parametrize(
+    "T", [1, kb.UNIFORM_BLOCK - 1, kb.UNIFORM_BLOCK, kb.UNIFORM_BLOCK + 1, 5 * kb.UNIFORM_BLOCK + 3]
+)
 def test_blocked_loop_counts_every_round_once(T):
     rng = np.random.default_rng(T)
     m = 13

@@ -237,10 +237,14 @@ def test_validation_error_fields(case, bins):
 def test_describe_rebuilds_the_message_from_fields():
     e = fc.ValidationError("y_prob", "must lie in [0, 1]", index=np.int64(3), value=np.float64(1.5))
     assert str(e) == "y_prob must lie in [0, 1]; found 1.5 at index 3 (0-based)"
-    assert e.describe("column 'p'", where="row 7 (0-based), line 9") == \
-        "column 'p' must lie in [0, 1]; found 1.5 at row 7 (0-based), line 9"
-    assert e.describe(where="index 3 (0-based) of chunk 2") == \
-        "y_prob must lie in [0, 1]; found 1.5 at index 3 (0-based) of chunk 2"
+    assert (
+        e.describe("column 'p'", where="row 7 (0-based), line 9")
+        == "column 'p' must lie in [0, 1]; found 1.5 at row 7 (0-based), line 9"
+    )
+    assert (
+        e.describe(where="index 3 (0-based) of chunk 2")
+        == "y_prob must lie in [0, 1]; found 1.5 at index 3 (0-based) of chunk 2"
+    )
     nan = fc.ValidationError("y_prob", "contains NaN", index=4, value=float("nan"))
     assert str(nan) == "y_prob contains NaN, first at index 4 (0-based)"
     assert nan.describe("column 'p'", where="row 9 (0-based)") == "column 'p' contains NaN, first at row 9 (0-based)"
@@ -269,8 +273,14 @@ def test_other_checks_raise_validation_errors_with_plain_numbers():
 def test_preset_errors_keep_their_class_and_message():
     from fastcdl.experiments.presets import PresetError, load_preset, override, preset_from_dict
 
-    raw = {"name": "t", "seeds": 1, "t_min": 64, "t_max": 256,
-           "forecasters": [{"name": "cdl"}], "adversaries": [{"name": "bernoulli"}]}
+    raw = {
+        "name": "t",
+        "seeds": 1,
+        "t_min": 64,
+        "t_max": 256,
+        "forecasters": [{"name": "cdl"}],
+        "adversaries": [{"name": "bernoulli"}],
+    }
     with pytest.raises(PresetError, match=re.escape("preset t: seeds must be an integer >= 2, got 1")):
         preset_from_dict(raw)
     with pytest.raises(PresetError, match=re.escape("seeds must be an integer, got 'x'")):
@@ -280,8 +290,23 @@ def test_preset_errors_keep_their_class_and_message():
 
 # -- one dtype for y: the kernels compile once -------------------------------------------
 
-Y_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-            np.float16, np.float32, np.float64, np.longdouble, ">i4", ">f8"]
+Y_DTYPES = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float16,
+    np.float32,
+    np.float64,
+    np.longdouble,
+    ">i4",
+    ">f8",
+]
 
 
 @pytest.mark.parametrize("bins", [None, 3, np.array([0.0, 0.25, 1.0])])
@@ -389,10 +414,16 @@ def test_masked_arrays_with_nothing_masked_are_read_as_their_data():
 
 def test_masked_class_probabilities_are_refused():
     P = np.ma.masked_array([[0.2, 0.8], [0.5, 0.5], [0.1, 0.9]], mask=[[0, 0], [0, 1], [0, 0]])
-    for call in (lambda: fc.ece([0, 1, 1], P, multiclass="top-label"), lambda: fc.cdl_multiclass([0, 1, 1], P),
-                 lambda: fc.cdl([0, 1, 1], P)):
-        with pytest.raises(fc.ValidationError, match=r"masked array with 1 masked entry \(the first at row 1 "
-                           r"\(0-based\), column 1\).*\.mask\.any\(axis=1\)"):
+    for call in (
+        lambda: fc.ece([0, 1, 1], P, multiclass="top-label"),
+        lambda: fc.cdl_multiclass([0, 1, 1], P),
+        lambda: fc.cdl([0, 1, 1], P),
+    ):
+        with pytest.raises(
+            fc.ValidationError,
+            match=r"masked array with 1 masked entry \(the first at row 1 "
+            r"\(0-based\), column 1\).*\.mask\.any\(axis=1\)",
+        ):
             call()
     labels = np.ma.masked_array(["a", "b", "a"], mask=[0, 1, 0])
     with pytest.raises(fc.ValidationError, match="y_true is a numpy masked array"):

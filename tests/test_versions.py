@@ -52,8 +52,9 @@ def _superseded(trial_or_row):
     av = [registry.adversary(a).version, *versions.SUPERSEDED.get(a, ())]
     cur_f = f"forecaster={f}/{registry.forecaster(f).version} "
     cur_a = f"adversary={a}/{registry.adversary(a).version} "
-    return {now.replace(cur_f, f"forecaster={f}/{x} ").replace(cur_a, f"adversary={a}/{z} ")
-            for x in fv for z in av} - {now}
+    return {
+        now.replace(cur_f, f"forecaster={f}/{x} ").replace(cur_a, f"adversary={a}/{z} ") for x in fv for z in av
+    } - {now}
 
 
 def _recorded_replays(folder):
@@ -73,8 +74,18 @@ def test_every_component_has_a_declared_version():
     specs = [*registry.forecasters().values(), *registry.adversaries().values(), *METRICS.values()]
     assert all(isinstance(s.version, int) and s.version >= 1 for s in specs)
     assert {"cdl", "foster", "kt", "truthful", "frequency"} <= set(registry.forecasters())
-    assert {"bernoulli", "drift", "markov", "contrarian", "greedy", "rawpoint", "gridedge", "sweep",
-            "lookahead", "signpreserve"} <= set(registry.adversaries())
+    assert {
+        "bernoulli",
+        "drift",
+        "markov",
+        "contrarian",
+        "greedy",
+        "rawpoint",
+        "gridedge",
+        "sweep",
+        "lookahead",
+        "signpreserve",
+    } <= set(registry.adversaries())
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
@@ -96,8 +107,10 @@ def test_committed_folder_resumes_with_zero_trials_to_run(folder, tmp_path):
         ident = (r["forecaster_label"], r["adversary_label"], r["T"], r["seed_index"])
         t = by_trial[ident]
         assert r["algorithm_version"] in (_superseded(t) or ()), (ident, r["algorithm_version"])
-        assert Trial(**{**{n: r[n] for n in Trial.__dataclass_fields__},
-                        "algorithm_version": t.algorithm_version}).key == t.key
+        assert (
+            Trial(**{**{n: r[n] for n in Trial.__dataclass_fields__}, "algorithm_version": t.algorithm_version}).key
+            == t.key
+        )
         assert ident not in seen
         seen.add(ident)
 
@@ -118,8 +131,11 @@ def test_worstcase_rows_are_current_and_back_every_winner(tmp_path):
     by = {}
     for r in rows:
         by[(r["forecaster"], r["adversary"], r["adversary_params"], r["T"], r["seed"])] = r["cdl"]
-    worst = [w for w in csv.DictReader((RESULTS / "worstcase" / "worst.csv").read_text().splitlines())
-             if w["metric"] == "cdl"]
+    worst = [
+        w
+        for w in csv.DictReader((RESULTS / "worstcase" / "worst.csv").read_text().splitlines())
+        if w["metric"] == "cdl"
+    ]
     assert worst
     for w in worst:
         seeds = [trial_seed(FRESH_MASTER, i) for i in range(int(w["n_seeds"]))]
@@ -137,8 +153,11 @@ def _replay_rows(folder, tmp_path):
     return [picked[k] for k in sorted(picked)]
 
 
-@pytest.mark.skipif(not SAME_LIBM_AS_THE_STORES, reason="the stores were computed with glibc's FMA libm on "
-                    "x86-64 (conftest.SAME_LIBM_AS_THE_STORES); another libm can differ in the last bit")
+@pytest.mark.skipif(
+    not SAME_LIBM_AS_THE_STORES,
+    reason="the stores were computed with glibc's FMA libm on "
+    "x86-64 (conftest.SAME_LIBM_AS_THE_STORES); another libm can differ in the last bit",
+)
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_committed_trials_replay_bit_for_bit(folder, tmp_path):
     """A trial stored under the current versions replays to its stored numbers; one stored under
@@ -163,8 +182,12 @@ def test_committed_trials_replay_bit_for_bit(folder, tmp_path):
             want = _jsonable(rec["new"])
             trial = Trial(**{**{n: r[n] for n in Trial.__dataclass_fields__}, "algorithm_version": now})
         got = run_trial(trial)
-        assert _jsonable({c: got[c] for c in STORED}) == want, (folder, r["forecaster_label"], r["adversary_label"],
-                                                               r["T"])
+        assert _jsonable({c: got[c] for c in STORED}) == want, (
+            folder,
+            r["forecaster_label"],
+            r["adversary_label"],
+            r["T"],
+        )
 
 
 def _jsonable(d):
@@ -180,9 +203,20 @@ def _legacy_store(path, code_version):
     con = sqlite3.connect(path)
     con.execute(f"CREATE TABLE trials ({', '.join(f'{c} {t}' for c, t in cols)})")
     row = {c: None for c, _ in cols}
-    row.update(key="legacy-key", forecaster="cdl", forecaster_label="cdl", forecaster_params="{}",
-               adversary="greedy", adversary_label="greedy", adversary_params="{}", T=64, seed_index=0, seed=5,
-               code_version=code_version, cdl=0.5)
+    row.update(
+        key="legacy-key",
+        forecaster="cdl",
+        forecaster_label="cdl",
+        forecaster_params="{}",
+        adversary="greedy",
+        adversary_label="greedy",
+        adversary_params="{}",
+        T=64,
+        seed_index=0,
+        seed=5,
+        code_version=code_version,
+        cdl=0.5,
+    )
     con.execute(f"INSERT INTO trials ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", list(row.values()))
     con.commit()
     con.close()

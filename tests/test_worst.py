@@ -16,8 +16,18 @@ from fastcdl.experiments.store import TrialStore
 from fastcdl.online import simulate
 
 
-SMALL = W.Budget(search_seeds=2, final_seeds=3, fresh_seeds=3, design=16, generations=1, refine=1, top=2, finalists=2,
-                 deep=2, deep_seeds=4)
+SMALL = W.Budget(
+    search_seeds=2,
+    final_seeds=3,
+    fresh_seeds=3,
+    design=16,
+    generations=1,
+    refine=1,
+    top=2,
+    finalists=2,
+    deep=2,
+    deep_seeds=4,
+)
 
 
 def test_dim_values_span_the_box():
@@ -96,8 +106,12 @@ def test_a_range_invalid_for_the_forecaster_names_family_parameter_and_forecaste
         F.family_for("bernoulli", "kt", 1024, ranges={"p": (0.5, 1.2)})
     with pytest.raises(ValueError, match="no searched parameter 'q'"):
         F.family_for("bernoulli", "kt", 1024, ranges={"q": (0.5, 1.0)})
-    nogrid = plugin_forecaster(name="nogrid", init=lambda T, params: foster.FORECASTER.init(T, {"m": 8}, None),
-                               forecast=foster.FORECASTER.forecast, observe=foster.FORECASTER.observe)
+    nogrid = plugin_forecaster(
+        name="nogrid",
+        init=lambda T, params: foster.FORECASTER.init(T, {"m": 8}, None),
+        forecast=foster.FORECASTER.forecast,
+        observe=foster.FORECASTER.observe,
+    )
     with pytest.raises(ValueError, match="family 'bernoulli', parameter 'p': units = 'cells' for forecaster 'nogrid'"):
         F.family_for("bernoulli", nogrid, 1024, ranges={"p": {"lo": 1, "hi": 3, "units": "cells"}})
     fam = F.family_for("bernoulli", "kt", 1024, ranges={"p": {"lo": 1, "hi": 3, "units": "cells"}})
@@ -138,8 +152,7 @@ def test_planted_narrow_peak_between_grid_points_is_found():
 def test_planted_peak_in_a_two_parameter_family_is_found():
     m = W.registry_m("cdl", 2**14)
     ev = Planted(m, 2.3, 0.3)  # amplitude 2.3 cells, any period
-    r = W.search("cdl", 2**14, None, families=["drift"], budget=W.Budget(search_seeds=2, final_seeds=3),
-                 evaluator=ev)
+    r = W.search("cdl", 2**14, None, families=["drift"], budget=W.Budget(search_seeds=2, final_seeds=3), evaluator=ev)
     assert r.search_mean > 0.9 and abs(r.params["amplitude"] * m - 2.3) < 0.1
 
 
@@ -163,13 +176,18 @@ class Face:
 
 def test_axis_sweeps_find_an_optimum_on_a_face_of_the_box():
     T = 2**14
-    r = W.search("cdl", T, None, families=["sweep"], budget=W.Budget(search_seeds=2, final_seeds=3),
-                 evaluator=Face(T))
+    r = W.search("cdl", T, None, families=["sweep"], budget=W.Budget(search_seeds=2, final_seeds=3), evaluator=Face(T))
     assert r.search_mean > 0.9
     assert abs(r.params["high"] - 0.81) < 0.005 and T / r.params["period"] < 0.55
     # without the axis sweeps the search stays on the decoy
-    r0 = W.search("cdl", T, None, families=["sweep"], budget=W.Budget(search_seeds=2, final_seeds=3, axis_passes=0),
-                  evaluator=Face(T))
+    r0 = W.search(
+        "cdl",
+        T,
+        None,
+        families=["sweep"],
+        budget=W.Budget(search_seeds=2, final_seeds=3, axis_passes=0),
+        evaluator=Face(T),
+    )
     assert r0.search_mean < 0.66
 
 
@@ -206,12 +224,16 @@ def test_search_scores_are_means_over_the_search_seeds(small_search):
     """A candidate's scores are recomputed here with simulate on trial_seed(SEARCH_MASTER, i)."""
     _, r, _ = small_search
     c = max((c for c in r.candidates if c.final_mean is not None), key=lambda c: c.final_mean)
-    again = [simulate("kt", c.family, horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params=c.params).cdl
-             for i in range(3)]
+    again = [
+        simulate("kt", c.family, horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params=c.params).cdl
+        for i in range(3)
+    ]
     assert float(np.mean(again)) == c.final_mean and float(np.mean(again[:2])) == c.search_mean
     w = r.winner()
-    again = [simulate("kt", w.family, horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params=w.params).cdl
-             for i in range(SMALL.deep_seeds)]
+    again = [
+        simulate("kt", w.family, horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params=w.params).cdl
+        for i in range(SMALL.deep_seeds)
+    ]
     assert float(np.mean(again)) == w.deep_mean == r.search_mean
 
 
@@ -235,7 +257,9 @@ def test_winner_is_reported_on_fresh_seeds(small_search):
 def test_search_resumes_without_recomputing(small_search, monkeypatch):
     path, r, rows = small_search
     calls = []
-    monkeypatch.setattr(worst_search, "run_trial", lambda t: calls.append(t) or pytest.fail("recomputed a stored trial"))
+    monkeypatch.setattr(
+        worst_search, "run_trial", lambda t: calls.append(t) or pytest.fail("recomputed a stored trial")
+    )
     with TrialStore(path) as store:
         again = W.search("kt", 512, store, families=["bernoulli", "contrarian", "greedy", "rawpoint"], budget=SMALL)
         assert len(store.rows()) == len(rows)
@@ -249,8 +273,17 @@ def test_recall_against_an_exhaustive_sweep_computed_here(small_search):
     _, r, _ = small_search
     m = W.registry_m("kt", 512)
     pts = [k / (32 * m) for k in range(32 * m + 1)]
-    ex = max(np.mean([simulate("kt", "bernoulli", horizon=512, seed=trial_seed(W.SEARCH_MASTER, i),
-                               adversary_params={"p": p}).cdl for i in range(2)]) for p in pts)
+    ex = max(
+        np.mean(
+            [
+                simulate(
+                    "kt", "bernoulli", horizon=512, seed=trial_seed(W.SEARCH_MASTER, i), adversary_params={"p": p}
+                ).cdl
+                for i in range(2)
+            ]
+        )
+        for p in pts
+    )
     best = max(c.search_mean for c in r.candidates if c.family == "bernoulli")
     assert best >= 0.97 * ex
 
@@ -263,8 +296,9 @@ def test_transfer_carries_the_top_of_every_family_in_grid_units(small_search, tm
     mine = [c for c in r.candidates if c.family == "bernoulli"]
     # those of the deepest rung first (best first), then the best two on the search seeds
     deep = sorted((c for c in mine if c.deep_mean is not None), key=lambda c: -c.deep_mean)
-    top = sorted((c for c in mine if c.deep_mean is None),
-                 key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[:2]  # shorter first on a tie
+    top = sorted((c for c in mine if c.deep_mean is None), key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[
+        :2
+    ]  # shorter first on a tie
     want = []
     for c in deep + top:
         x = F.carry_level(c.params["p"], m0, m1)
@@ -289,8 +323,11 @@ def test_plan_validation(tmp_path):
     with pytest.raises(ValueError, match="unknown key 'seeds'"):
         W.WorstPlan.load(str(bad))
     with pytest.raises(ValueError, match=r"^known sweep for cdl at T = 64: .*amp"):
-        W.WorstPlan.make(forecasters=["cdl"], search_horizons=[64],
-                         known=[("cdl", 64, "sweep", {"low": 0.4, "high": 0.6, "amp": -1.0, "period": 10.0})])
+        W.WorstPlan.make(
+            forecasters=["cdl"],
+            search_horizons=[64],
+            known=[("cdl", 64, "sweep", {"low": 0.4, "high": 0.6, "amp": -1.0, "period": 10.0})],
+        )
     plan = W.WorstPlan.load("worstcase")
     assert plan.forecasters[:2] == ("cdl", "foster") and max(plan.transfer_horizons["cdl"]) >= 2**22
 
@@ -299,18 +336,36 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "fastcdl", "worst", *args], capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("args,match", [((), "give --forecaster"), (("--forecaster", "cdl"), "needs --t"),
-                                        (("--forecaster", "nope", "--t", "64"), "forecaster must be one of"),
-                                        (("--plan", "nope"), "unknown worst-case plan"),
-                                        (("--forecaster", "cdl", "--t", "2^x"), "--t must be an integer or 2^k")])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        ((), "give --forecaster"),
+        (("--forecaster", "cdl"), "needs --t"),
+        (("--forecaster", "nope", "--t", "64"), "forecaster must be one of"),
+        (("--plan", "nope"), "unknown worst-case plan"),
+        (("--forecaster", "cdl", "--t", "2^x"), "--t must be an integer or 2^k"),
+    ],
+)
 def test_cli_errors_are_one_line(args, match):
     p = _cli(*args)
     assert p.returncode == 2 and match in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_cli_one_search(tmp_path):
-    p = _cli("--forecaster", "foster", "--t", "2^7", "--search-seeds", "2", "--fresh-seeds", "3", "--workers", "1",
-             "--out", str(tmp_path))
+    p = _cli(
+        "--forecaster",
+        "foster",
+        "--t",
+        "2^7",
+        "--search-seeds",
+        "2",
+        "--fresh-seeds",
+        "3",
+        "--workers",
+        "1",
+        "--out",
+        str(tmp_path),
+    )
     assert p.returncode == 0, p.stderr
     lines = (tmp_path / "worst.csv").read_text().splitlines()
     assert lines[0] == ",".join(W.WORST_COLUMNS) and len(lines) == 1 + 5
@@ -323,8 +378,7 @@ def test_plan_with_cross_evaluation(tmp_path):
     whose row repeats its worst.csv mean)."""
     import csv
 
-    plan = W.WorstPlan.make(forecasters=["kt", "foster"], search_horizons=[128], cross_horizons=[128],
-                            budget=SMALL)
+    plan = W.WorstPlan.make(forecasters=["kt", "foster"], search_horizons=[128], cross_horizons=[128], budget=SMALL)
     results = W.run_plan(plan, tmp_path, workers=1, progress=False)
     worst = list(csv.DictReader((tmp_path / "worst.csv").read_text().splitlines()))
     cross = list(csv.DictReader((tmp_path / "cross.csv").read_text().splitlines()))
@@ -337,22 +391,31 @@ def test_plan_with_cross_evaluation(tmp_path):
             assert float(own["mean"]) == float(c["mean"])
     r = next(r for r in results if r.forecaster == "kt")
     other = [c for c in cross if c["worst_for"] == "kt" and c["forecaster"] == "foster" and c["metric"] == "cdl"][0]
-    foster_rows = [simulate("foster", r.adversary, horizon=128, seed=x["seed"], adversary_params=r.params).cdl
-                   for x in r.fresh]
+    foster_rows = [
+        simulate("foster", r.adversary, horizon=128, seed=x["seed"], adversary_params=r.params).cdl for x in r.fresh
+    ]
     assert float(other["mean"]) == pytest.approx(np.mean(foster_rows), rel=1e-12)
-    assert float(other["diff_to_worst_for"]) == pytest.approx(np.mean(foster_rows) - np.mean([x["cdl"] for x in r.fresh]),
-                                                              rel=1e-9, abs=1e-15)
+    assert float(other["diff_to_worst_for"]) == pytest.approx(
+        np.mean(foster_rows) - np.mean([x["cdl"] for x in r.fresh]), rel=1e-9, abs=1e-15
+    )
 
 
 def test_plan_over_horizons_writes_slopes_and_figure(tmp_path):
     import csv
 
-    plan = W.WorstPlan.make(forecasters=["kt"], search_horizons=[64, 128, 256, 512], transfer_horizons={"kt": [1024]},
-                            budget=SMALL, families=["bernoulli", "contrarian"])
+    plan = W.WorstPlan.make(
+        forecasters=["kt"],
+        search_horizons=[64, 128, 256, 512],
+        transfer_horizons={"kt": [1024]},
+        budget=SMALL,
+        families=["bernoulli", "contrarian"],
+    )
     W.run_plan(plan, tmp_path, workers=1, progress=False)
     slopes = list(csv.DictReader((tmp_path / "worst_slopes.csv").read_text().splitlines()))
-    assert {(s["forecaster"], s["adversary"], s["metric"]) for s in slopes} == {("kt", "worst", "cdl"),
-                                                                               ("kt", "worst", "ece")}
+    assert {(s["forecaster"], s["adversary"], s["metric"]) for s in slopes} == {
+        ("kt", "worst", "cdl"),
+        ("kt", "worst", "ece"),
+    }
     worst = [w for w in csv.DictReader((tmp_path / "worst.csv").read_text().splitlines()) if w["metric"] == "cdl"]
     assert sorted(int(w["T"]) for w in worst) == [64, 128, 256, 512, 1024]
     from fastcdl.experiments.analysis import fit_slope
@@ -387,8 +450,14 @@ def test_expected_cdl_bound_from_its_pieces_and_above_every_worst_case_found():
         assert expected_cdl_bound(T) == pytest.approx(2 * ece, rel=1e-14)
     K = 21  # a given m: 1/m grows, the sqrt(m T) term shrinks
     assert expected_cdl_bound(2**20, m=10) == pytest.approx(
-        2 * (0.1 + (1 + 10 * (64 + 32 * math.log(K)) + 17 * math.sqrt(10 * 2**20 * (math.log(K) + math.log(1 + 2**20))))
-             / 2**20), rel=1e-14)
+        2
+        * (
+            0.1
+            + (1 + 10 * (64 + 32 * math.log(K)) + 17 * math.sqrt(10 * 2**20 * (math.log(K) + math.log(1 + 2**20))))
+            / 2**20
+        ),
+        rel=1e-14,
+    )
     with pytest.raises(ValueError, match="delta"):
         expected_cdl_bound(2**10, delta=0.01)
     folder = Path(__file__).resolve().parents[1] / "results" / "worstcase"
@@ -400,11 +469,13 @@ def test_expected_cdl_bound_from_its_pieces_and_above_every_worst_case_found():
 def test_plan_on_dask_makes_the_same_choices_as_in_process(tmp_path):
     """run_plan with a Dask scheduler: the same trials, the same winner, the same files."""
     distributed = pytest.importorskip("distributed")
-    plan = W.WorstPlan.make(forecasters=["kt"], search_horizons=[128], budget=SMALL,
-                            families=["bernoulli", "contrarian"])
+    plan = W.WorstPlan.make(
+        forecasters=["kt"], search_horizons=[128], budget=SMALL, families=["bernoulli", "contrarian"]
+    )
     a = W.run_plan(plan, tmp_path / "local", workers=1, progress=False)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, scheduler_port=0,
-                                  dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, scheduler_port=0, dashboard_address=":0"
+    ) as cluster:
         b = W.run_plan(plan, tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
     assert [(r.adversary, r.params, r.search_mean) for r in a] == [(r.adversary, r.params, r.search_mean) for r in b]
     for name in ("worst.csv", "families.csv", "candidates.csv"):
@@ -440,8 +511,10 @@ def test_a_full_search_also_scores_the_best_of_the_horizon_below(small_search, t
     m0, m1 = W.registry_m("kt", 512), W.registry_m("kt", 2048)
     # the deepest rung's, then the best two others on the search seeds
     top = [c for c in r.candidates if c.family == "bernoulli" and c.deep_mean is not None]
-    top += sorted((c for c in r.candidates if c.family == "bernoulli" and c.deep_mean is None),
-                  key=lambda c: (-c.search_mean, len(json.dumps(c.params))))[:2]
+    top += sorted(
+        (c for c in r.candidates if c.family == "bernoulli" and c.deep_mean is None),
+        key=lambda c: (-c.search_mean, len(json.dumps(c.params))),
+    )[:2]
     carried = [c.params["p"] for c in r2.candidates if c.family == "bernoulli" and c.stage == "carried"]
     # a carried point the sweep also holds keeps its sweep stage (the first to score it)
     sweep = {c.params["p"] for c in r2.candidates if c.family == "bernoulli"}
@@ -474,13 +547,17 @@ def test_committed_validation_covers_every_forecaster_and_family_as_its_readme_s
     m = re.search(r"recall at least 0\.97 in (\d+) of (\d+) cells", readme)
     assert m and (int(m.group(1)), int(m.group(2))) == (len(rows) - len(low), len(rows))
     for r in low:
-        assert f"`{r['forecaster']}` {r['family']} at 2^{int(r['T']).bit_length() - 1}: {float(r['recall']):.3f}" in readme
+        assert (
+            f"`{r['forecaster']}` {r['family']} at 2^{int(r['T']).bit_length() - 1}: {float(r['recall']):.3f}" in readme
+        )
     # where the exhaustive best beat the winner on the search seeds, both were run on the fresh seeds
     for r in rows:
         assert (r["exhaustive_fresh"] != "") == (float(r["winner_recall"]) < 1)
         if r["exhaustive_fresh"] != "":
-            assert f"exhaustive_fresh {float(r['exhaustive_fresh']):.4f}, fresh_recall {float(r['fresh_recall']):.2f}" \
+            assert (
+                f"exhaustive_fresh {float(r['exhaustive_fresh']):.4f}, fresh_recall {float(r['fresh_recall']):.2f}"
                 in readme
+            )
 
 
 def test_a_plan_into_a_folder_another_run_holds_stops_at_once(tmp_path):

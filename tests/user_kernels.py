@@ -87,11 +87,23 @@ def binned_weighted(p, y, w, edges):
 def every_metric(q, n, s, mus):
     """All metrics of one table, from compiled code."""
     value, mu1, mu2 = K.cdl_kinks(q, n, s)
-    scalars = np.array([
-        K.cdl(q, n, s), K.vcdl(q, n, s), K.ece(q, n, s), K.k2(q, n, s), K.ucal(q, n, s),
-        K.cdl_monotone(q, n, s), K.vcdl_monotone(q, n, s), K.cutoff_ce(q, n, s), K.atb(q, n, s),
-        K.smce(q, n, s), value, mu1, mu2,
-    ])
+    scalars = np.array(
+        [
+            K.cdl(q, n, s),
+            K.vcdl(q, n, s),
+            K.ece(q, n, s),
+            K.k2(q, n, s),
+            K.ucal(q, n, s),
+            K.cdl_monotone(q, n, s),
+            K.vcdl_monotone(q, n, s),
+            K.cutoff_ce(q, n, s),
+            K.atb(q, n, s),
+            K.smce(q, n, s),
+            value,
+            mu1,
+            mu2,
+        ]
+    )
     return scalars, K.v_curve(q, n, s, mus), K.decision_loss_curve(q, n, s, mus)
 
 

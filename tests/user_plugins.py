@@ -72,8 +72,9 @@ def last_observe(st, table, hist, out, slot, y):
     st.ones[0] += y
 
 
-RUNNING = plugin_forecaster(name="running", init=last_init, forecast=last_forecast, observe=last_observe,
-                            params={"m": 32})
+RUNNING = plugin_forecaster(
+    name="running", init=last_init, forecast=last_forecast, observe=last_observe, params={"m": 32}
+)
 
 
 # -- a faulty adversary: a coin with P(y = 1) = 1/2 that answers `value` (not an outcome) in round
@@ -95,9 +96,14 @@ def faulty_mean(hist, par):
     return 0.5
 
 
-FAULTY = plugin_adversary(faulty, name="faulty", params={"value": 2, "at": 17}, prob=faulty_prob,
-                          k_points=True,  # never reads the distribution: it plays K-point forecasters too
-                          true_mean=faulty_mean)  # and spr, which needs the round's mean
+FAULTY = plugin_adversary(
+    faulty,
+    name="faulty",
+    params={"value": 2, "at": 17},
+    prob=faulty_prob,
+    k_points=True,  # never reads the distribution: it plays K-point forecasters too
+    true_mean=faulty_mean,
+)  # and spr, which needs the round's mean
 
 
 # -- an adversary whose worker dies: a coin whose parameter check kills its own process (as the
@@ -141,8 +147,9 @@ def spread_observe(st, table, hist, out, slot, y):
     st.ones[0] += y
 
 
-SPREAD = plugin_forecaster(name="spread", init=spread_init, forecast=spread_forecast, observe=spread_observe,
-                           params={"m": 8}, support=3)
+SPREAD = plugin_forecaster(
+    name="spread", init=spread_init, forecast=spread_forecast, observe=spread_observe, params={"m": 8}, support=3
+)
 
 
 # -- an adversary for rounds of any support: y = 1 when the round's mean stated value is below

@@ -7,8 +7,18 @@ One `track_` per extension: 1 if /proc/cpuinfo lists it, 0 if not.
 
 from pathlib import Path
 
-VECTOR_FLAGS = ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl",
-                "avx512ifma", "avx512_vnni"]
+VECTOR_FLAGS = [
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512dq",
+    "avx512bw",
+    "avx512vl",
+    "avx512ifma",
+    "avx512_vnni",
+]
 
 
 def _flags():

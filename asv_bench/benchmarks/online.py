@@ -39,8 +39,21 @@ class SimulateSuite:
 class SimulateAdversarySuite:
     """cdl (sparse oracle) against each adversary at one horizon."""
 
-    params = (["bernoulli", "drift", "markov", "contrarian", "greedy", "rawpoint", "gridedge", "sweep",
-               "lookahead", "signpreserve", "cdlahead"],)
+    params = (
+        [
+            "bernoulli",
+            "drift",
+            "markov",
+            "contrarian",
+            "greedy",
+            "rawpoint",
+            "gridedge",
+            "sweep",
+            "lookahead",
+            "signpreserve",
+            "cdlahead",
+        ],
+    )
     param_names = ["adversary"]
     timeout = 300
 
@@ -193,8 +206,19 @@ class OracleSuite:
         for T in (1000, 10**6):
             f = make_forecaster("kt", horizon=T, seed=1)
             a = make_adversary("greedy", horizon=T, seed=1)
-            args = (T, f.state, f.table, f.out, f._rng, a.spec.compiled(), a._par, a._rng, f.hist,
-                    np.zeros(0), np.zeros(0, dtype=np.int8))
+            args = (
+                T,
+                f.state,
+                f.table,
+                f.out,
+                f._rng,
+                a.spec.compiled(),
+                a._par,
+                a._rng,
+                f.hist,
+                np.zeros(0),
+                np.zeros(0, dtype=np.int8),
+            )
             run = _entry(loop, args, 5)
             t0 = time.process_time()
             run(*args)

@@ -15,7 +15,6 @@ import fastcdl as fc
 BINS = 15
 
 
-
 def ece_fastcdl(y, p):
     return fc.ece(y, p, bins=BINS)
 
@@ -101,18 +100,47 @@ class Peer:
     convention: str
 
 
-FASTCDL = Peer("fastcdl.ece", "fastcdl", "fastcdl", ece_fastcdl, bins_fastcdl,
-               "[0, 1/m], ((k-1)/m, k/m] with edges k/m correctly rounded; mean prediction per bin")
+FASTCDL = Peer(
+    "fastcdl.ece",
+    "fastcdl",
+    "fastcdl",
+    ece_fastcdl,
+    bins_fastcdl,
+    "[0, 1/m], ((k-1)/m, k/m] with edges k/m correctly rounded; mean prediction per bin",
+)
 ECE_PEERS = [
-    Peer("scikit-learn calibration_curve", "sklearn", "scikit-learn", ece_sklearn, bins_sklearn,
-         "right-closed like fastcdl, but edges from np.linspace (k * fl(1/m), can be an ulp off k/m)"),
-    Peer("relplot binnedECE", "relplot", "relplot", ece_relplot, bins_relplot,
-         "bin int(p / fl(1/m)): left-closed [k/m, (k+1)/m) up to rounding of the division; p = 1 alone in bin m"),
-    Peer("netcal ECE", "netcal", "netcal", ece_netcal, bins_netcal,
-         "np.histogramdd on np.linspace edges: left-closed, last bin [14/15, 1]; p clipped to [eps, 1 - eps]"),
-    Peer("torchmetrics binary_calibration_error", "torchmetrics", "torchmetrics", ece_torchmetrics,
-         bins_torchmetrics,
-         "torch.bucketize(right=True) on torch.linspace edges: left-closed; p = 1 alone in a hidden bin m"),
+    Peer(
+        "scikit-learn calibration_curve",
+        "sklearn",
+        "scikit-learn",
+        ece_sklearn,
+        bins_sklearn,
+        "right-closed like fastcdl, but edges from np.linspace (k * fl(1/m), can be an ulp off k/m)",
+    ),
+    Peer(
+        "relplot binnedECE",
+        "relplot",
+        "relplot",
+        ece_relplot,
+        bins_relplot,
+        "bin int(p / fl(1/m)): left-closed [k/m, (k+1)/m) up to rounding of the division; p = 1 alone in bin m",
+    ),
+    Peer(
+        "netcal ECE",
+        "netcal",
+        "netcal",
+        ece_netcal,
+        bins_netcal,
+        "np.histogramdd on np.linspace edges: left-closed, last bin [14/15, 1]; p clipped to [eps, 1 - eps]",
+    ),
+    Peer(
+        "torchmetrics binary_calibration_error",
+        "torchmetrics",
+        "torchmetrics",
+        ece_torchmetrics,
+        bins_torchmetrics,
+        "torch.bucketize(right=True) on torch.linspace edges: left-closed; p = 1 alone in a hidden bin m",
+    ),
 ]
 
 
@@ -135,8 +163,11 @@ class ECEPeersSuite:
     param_names = ["T", "implementation"]
 
     def setup(self, T, name):
-        peers = {FASTCDL.name: FASTCDL.ece, "fastcdl.ece, 1 numba thread": ece_fastcdl_1thread,
-                 **{peer.name: peer.ece for peer in ECE_PEERS}}
+        peers = {
+            FASTCDL.name: FASTCDL.ece,
+            "fastcdl.ece, 1 numba thread": ece_fastcdl_1thread,
+            **{peer.name: peer.ece for peer in ECE_PEERS},
+        }
         module = next((peer.module for peer in ECE_PEERS if peer.name == name), "fastcdl")
         try:
             importlib.import_module(module)

@@ -24,8 +24,18 @@ from fastcdl import uncertainty as fu
 from .data import sample_rounds
 
 ESTIMATORS = (
-    "cdl_monotone", "vcdl_monotone", "cdl_monotone_report", "cutoff_ce", "cutoff_ce_test",
-    "atb", "atb_unbiased", "smce", "mce", "rmsce", "brier", "brier_decomposition",
+    "cdl_monotone",
+    "vcdl_monotone",
+    "cdl_monotone_report",
+    "cutoff_ce",
+    "cutoff_ce_test",
+    "atb",
+    "atb_unbiased",
+    "smce",
+    "mce",
+    "rmsce",
+    "brier",
+    "brier_decomposition",
 )
 
 

@@ -4,7 +4,6 @@ Plain loops; no validation beyond refusing what cannot be binned (a binning kern
 returns False on the first round it cannot place, and the caller explains why).
 """
 
-
 import numba as nb
 import numpy as np
 from numba import prange
@@ -30,7 +29,7 @@ def first_bad_prob(p):
     """Index of the first p outside [0, 1] (NaN included), or -1. O(T)."""
     T = p.shape[0]
     for start in range(0, T, CHECK_BLOCK):
-        block = p[start:min(T, start + CHECK_BLOCK)]
+        block = p[start : min(T, start + CHECK_BLOCK)]
         n_bad = 0
         for i in range(block.shape[0]):
             n_bad += 1 - np.int64((block[i] >= 0.0) & (block[i] <= 1.0))
@@ -46,7 +45,7 @@ def first_bad_outcome(y):
     """Index of the first y that is not 0 or 1 (NaN included), or -1. O(T)."""
     T = y.shape[0]
     for start in range(0, T, CHECK_BLOCK):
-        block = y[start:min(T, start + CHECK_BLOCK)]
+        block = y[start : min(T, start + CHECK_BLOCK)]
         n_bad = 0
         for i in range(block.shape[0]):
             n_bad += np.int64(block[i] != 0) - np.int64(block[i] == 1)
@@ -396,7 +395,7 @@ def _bin_span(y, p, edges, uniform, grid, start, stop, ny, pp, off):
     keeps the loop at memory speed on good data."""
     m = edges.shape[0] - 1
     if uniform:
-        return _bin_span_uniform(y[start:stop], p[start:stop], m, ny[off:off + m], pp[off:off + m])
+        return _bin_span_uniform(y[start:stop], p[start:stop], m, ny[off : off + m], pp[off : off + m])
     return _bin_span_cells(y, p, edges, grid[0], grid[1], start, stop, ny, pp, off)
 
 
@@ -461,8 +460,9 @@ def _bin_chunks_weighted(y, p, w, edges, uniform, grid, step, part_n, part_s, pa
     T = p.shape[0]
     m = edges.shape[0] - 1
     for c in prange(bad.shape[0]):
-        ok = _bin_span_weighted(y, p, w, edges, uniform, grid, c * step, min(T, (c + 1) * step),
-                                part_n, part_s, part_p, c * m)
+        ok = _bin_span_weighted(
+            y, p, w, edges, uniform, grid, c * step, min(T, (c + 1) * step), part_n, part_s, part_p, c * m
+        )
         bad[c] = 0 if ok else 1
 
 
@@ -555,8 +555,9 @@ def bin_rounds_weighted(y, p, w, edges, uniform, counts, positives, prob_sums):
     bad = np.zeros(n_chunks, dtype=np.int64)
     grid = _grid(edges, uniform)
     for c in range(n_chunks):
-        ok = _bin_span_weighted(y, p, w, edges, uniform, grid, c * step, min(T, (c + 1) * step),
-                                part_n, part_s, part_p, c * m)
+        ok = _bin_span_weighted(
+            y, p, w, edges, uniform, grid, c * step, min(T, (c + 1) * step), part_n, part_s, part_p, c * m
+        )
         bad[c] = 0 if ok else 1
     return _add_weighted_parts(part_n, part_s, part_p, bad, counts, positives, prob_sums)
 
@@ -654,7 +655,7 @@ def _count_parts(p, p_bits, G, part_hists, bad):
     n_parts = bad.shape[0]
     for c in prange(n_parts):
         lo, hi = part_bounds(p.shape[0], n_parts, c)
-        ok = _count_grid_span(p[lo:hi], p_bits[lo:hi], G, part_hists[c * G:(c + 1) * G])
+        ok = _count_grid_span(p[lo:hi], p_bits[lo:hi], G, part_hists[c * G : (c + 1) * G])
         bad[c] = 0 if ok else 1
 
 
@@ -730,7 +731,7 @@ def gather_grid_cells(p, G, cells, offsets):
     of the rounds) at buf[offsets[k]:offsets[k + 1]] (offsets from the cells' counts). O(T)."""
     words, below = cell_bitmap(cells, G)
     buf = np.empty(offsets[cells.shape[0]], dtype=np.float64)
-    _gather_span(p, G, words, below, buf, offsets[:cells.shape[0]].copy())
+    _gather_span(p, G, words, below, buf, offsets[: cells.shape[0]].copy())
     return buf
 
 
@@ -739,7 +740,7 @@ def _gather_parts(p, G, words, below, buf, fills, K):
     n_parts = fills.shape[0] // K
     for c in prange(n_parts):
         lo, hi = part_bounds(p.shape[0], n_parts, c)
-        _gather_span(p[lo:hi], G, words, below, buf, fills[c * K:(c + 1) * K])
+        _gather_span(p[lo:hi], G, words, below, buf, fills[c * K : (c + 1) * K])
 
 
 @kernel
@@ -787,7 +788,7 @@ def rank_cells(hist, r):
             K += 1
         slot[i] = K - 1
         pos[i] = r[i] - below - 1
-    return cells[:K].copy(), offsets[:K + 1].copy(), slot, pos
+    return cells[:K].copy(), offsets[: K + 1].copy(), slot, pos
 
 
 @kernel(inline="always")
@@ -818,12 +819,12 @@ def order_statistics(buf, offsets, want_slot, want_pos):
             insertion_sort(buf, offsets[k], offsets[k + 1])
             asks[k] = -1  # sorted
         elif asks[k] > 4:
-            buf[offsets[k]:offsets[k + 1]].sort()
+            buf[offsets[k] : offsets[k + 1]].sort()
             asks[k] = -1
     out = np.empty(want_slot.shape[0], dtype=np.float64)
     for i in range(want_slot.shape[0]):
         k = want_slot[i]
-        seg = buf[offsets[k]:offsets[k + 1]]
+        seg = buf[offsets[k] : offsets[k + 1]]
         if asks[k] < 0:
             out[i] = seg[want_pos[i]]
         else:

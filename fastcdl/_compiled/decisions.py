@@ -65,9 +65,7 @@ def prefer_sign(u, a, b, num, den):
     d1 = u[a, 1] - u[b, 1]
     r = den - num
     approx = r * d0 + num * d1
-    bound = 8.0 * _EPS * (abs(den) + abs(num)) * (
-        abs(u[a, 0]) + abs(u[b, 0]) + abs(u[a, 1]) + abs(u[b, 1])
-    )
+    bound = 8.0 * _EPS * (abs(den) + abs(num)) * (abs(u[a, 0]) + abs(u[b, 0]) + abs(u[a, 1]) + abs(u[b, 1]))
     if approx > bound:
         return 1
     if approx < -bound:

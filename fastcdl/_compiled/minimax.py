@@ -58,8 +58,16 @@ def minimax_2xk(A, out_idx, out_prob):
     ([0, 1], [0.5, 0.5])
     """
     K = A.shape[0]
-    return minimax_2xk_into(A, out_idx, out_prob, np.empty(K), np.empty(K), np.empty(K, dtype=np.int64),
-                            np.empty(K, dtype=np.int64), np.empty(K, dtype=np.int64))
+    return minimax_2xk_into(
+        A,
+        out_idx,
+        out_prob,
+        np.empty(K),
+        np.empty(K),
+        np.empty(K, dtype=np.int64),
+        np.empty(K, dtype=np.int64),
+        np.empty(K, dtype=np.int64),
+    )
 
 
 @kernel

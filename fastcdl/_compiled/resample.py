@@ -81,8 +81,13 @@ def binomial(state, n, p):
     mode = int((n + 1) * p)
     if mode > n:
         mode = n
-    logpm = (math.lgamma(n + 1.0) - math.lgamma(mode + 1.0) - math.lgamma(n - mode + 1.0)
-             + mode * math.log(p) + (n - mode) * math.log(q))
+    logpm = (
+        math.lgamma(n + 1.0)
+        - math.lgamma(mode + 1.0)
+        - math.lgamma(n - mode + 1.0)
+        + mode * math.log(p)
+        + (n - mode) * math.log(q)
+    )
     pm = math.exp(logpm)
     u = uniform(state)
     u -= pm

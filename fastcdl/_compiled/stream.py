@@ -68,8 +68,9 @@ Examples
 def stream_new(capacity):
     """An empty exact table with int64 counts and room for ``capacity`` buckets (at least 1)."""
     c = max(capacity, 1)
-    return BucketTable(np.empty(c), np.zeros(c, dtype=np.int64), np.zeros(c, dtype=np.int64),
-                       np.zeros(1, dtype=np.int64))
+    return BucketTable(
+        np.empty(c), np.zeros(c, dtype=np.int64), np.zeros(c, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    )
 
 
 @kernel
@@ -208,8 +209,7 @@ def binned_new(edges, uniform):
     """An empty binned table with int64 counts over ``edges`` (0 = e_0 < ... < e_m = 1,
     copied). ``uniform``: the edges are :func:`uniform_edges` (a bin is found in O(1))."""
     m = edges.shape[0] - 1
-    return BinnedTable(_copy(edges), uniform, np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64),
-                       np.zeros(m))
+    return BinnedTable(_copy(edges), uniform, np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64), np.zeros(m))
 
 
 @kernel

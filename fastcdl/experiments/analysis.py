@@ -35,14 +35,50 @@ from fastcdl._writing import writing_to
 
 RATES_COLUMNS = ("forecaster", "adversary", "T", "metric", "mean", "lo", "hi", "n_seeds")
 SUMMARY_COLUMNS = (
-    "forecaster", "adversary", "metric", "slope", "slope_lo", "slope_hi", "t_min_fit", "t_max_fit", "n_seeds",
-    "slope_se", "first_half_slope", "first_half_lo", "first_half_hi", "first_half_t_max",
-    "second_half_slope", "second_half_lo", "second_half_hi", "second_half_t_min",
+    "forecaster",
+    "adversary",
+    "metric",
+    "slope",
+    "slope_lo",
+    "slope_hi",
+    "t_min_fit",
+    "t_max_fit",
+    "n_seeds",
+    "slope_se",
+    "first_half_slope",
+    "first_half_lo",
+    "first_half_hi",
+    "first_half_t_max",
+    "second_half_slope",
+    "second_half_lo",
+    "second_half_hi",
+    "second_half_t_min",
 )
-PAIRED_COLUMNS = ("forecaster", "baseline", "adversary", "T", "metric", "mean_diff", "lo", "hi",
-                  "ratio", "corr", "n_seeds")
-PAIRED_SLOPE_COLUMNS = ("forecaster", "baseline", "adversary", "metric", "slope_diff", "lo", "hi",
-                        "t_min_fit", "t_max_fit", "n_seeds")
+PAIRED_COLUMNS = (
+    "forecaster",
+    "baseline",
+    "adversary",
+    "T",
+    "metric",
+    "mean_diff",
+    "lo",
+    "hi",
+    "ratio",
+    "corr",
+    "n_seeds",
+)
+PAIRED_SLOPE_COLUMNS = (
+    "forecaster",
+    "baseline",
+    "adversary",
+    "metric",
+    "slope_diff",
+    "lo",
+    "hi",
+    "t_min_fit",
+    "t_max_fit",
+    "n_seeds",
+)
 N_BOOT = 2000
 LEVEL = 0.95
 MIN_BOOT_T_SEEDS = 5  # below this, the bootstrap-t has too few distinct resamples: Student t instead
@@ -301,15 +337,26 @@ def analyze(rows, metrics, *, seed=0, n_boot=N_BOOT):
         lo = hi = se = nan
         if seeds:
             _, lo, hi, se = slope_interval(fit_T, _matrix(by_T, fit_T, seeds))
-        row = dict(forecaster=f, adversary=a, metric=m, slope=slope, slope_lo=lo, slope_hi=hi,
-                   t_min_fit=fit_T[0], t_max_fit=fit_T[-1], n_seeds=len(seeds), slope_se=se)
+        row = dict(
+            forecaster=f,
+            adversary=a,
+            metric=m,
+            slope=slope,
+            slope_lo=lo,
+            slope_hi=hi,
+            t_min_fit=fit_T[0],
+            t_max_fit=fit_T[-1],
+            n_seeds=len(seeds),
+            slope_se=se,
+        )
         for name, half in zip(("first_half", "second_half"), _halves(fit_T)):
             s = lo = hi = nan
             if len(half) >= 2 and seeds:
                 s, lo, hi, _ = slope_interval(half, _matrix(by_T, half, seeds))
             row.update({f"{name}_slope": s, f"{name}_lo": lo, f"{name}_hi": hi})
             row["first_half_t_max" if name == "first_half" else "second_half_t_min"] = (
-                half[-1] if name == "first_half" else half[0])
+                half[-1] if name == "first_half" else half[0]
+            )
         slopes.append(row)
     ratios = []
     mean_of = {(r["forecaster"], r["adversary"], r["T"], r["metric"]): r["mean"] for r in rates}
@@ -369,14 +416,28 @@ def paired(rows, metrics, *, seed=0, n_boot=N_BOOT):
                 both[T] = seeds
                 v1 = np.array([g1[T][s] for s in seeds], dtype=float)
                 v2 = np.array([g2[T][s] for s in seeds], dtype=float)
-                mean, lo, hi = mean_interval(v1 - v2, rng=_cell_rng(seed, "paired", f1, f2, a, m, int(T)), n_boot=n_boot)
+                mean, lo, hi = mean_interval(
+                    v1 - v2, rng=_cell_rng(seed, "paired", f1, f2, a, m, int(T)), n_boot=n_boot
+                )
                 m2 = v2.mean()
                 corr = nan
                 if len(seeds) >= 2 and v1.std() > 0 and v2.std() > 0:
                     corr = float(np.corrcoef(v1, v2)[0, 1])
-                diffs.append(dict(forecaster=f1, baseline=f2, adversary=a, T=T, metric=m, mean_diff=mean, lo=lo,
-                                  hi=hi, ratio=float(v1.mean() / m2) if m2 > 0 else nan, corr=corr,
-                                  n_seeds=len(seeds)))
+                diffs.append(
+                    dict(
+                        forecaster=f1,
+                        baseline=f2,
+                        adversary=a,
+                        T=T,
+                        metric=m,
+                        mean_diff=mean,
+                        lo=lo,
+                        hi=hi,
+                        ratio=float(v1.mean() / m2) if m2 > 0 else nan,
+                        corr=corr,
+                        n_seeds=len(seeds),
+                    )
+                )
             fit_T = fit_window(both)
             if len(fit_T) < 2:
                 continue
@@ -386,8 +447,20 @@ def paired(rows, metrics, *, seed=0, n_boot=N_BOOT):
             w = _slope_weights(fit_T)
             V = np.vstack([_matrix(g1, fit_T, seeds), _matrix(g2, fit_T, seeds)])
             d, lo, hi, _ = jackknife_log_linear(V, np.concatenate([w, -w]))
-            slope_diffs.append(dict(forecaster=f1, baseline=f2, adversary=a, metric=m, slope_diff=d, lo=lo, hi=hi,
-                                    t_min_fit=fit_T[0], t_max_fit=fit_T[-1], n_seeds=len(seeds)))
+            slope_diffs.append(
+                dict(
+                    forecaster=f1,
+                    baseline=f2,
+                    adversary=a,
+                    metric=m,
+                    slope_diff=d,
+                    lo=lo,
+                    hi=hi,
+                    t_min_fit=fit_T[0],
+                    t_max_fit=fit_T[-1],
+                    n_seeds=len(seeds),
+                )
+            )
     return diffs, slope_diffs
 
 
@@ -414,4 +487,3 @@ def _csv_text(rows, columns) -> str:
     for r in rows:
         w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items() if k in columns})
     return buf.getvalue()
-

@@ -295,8 +295,15 @@ FAMILIES = {
     "drift": Family("drift", (Dim("amplitude", 0.0, 0.5, "offset"), Dim("cycles", 0.5, 256.0, "cycles"))),
     "markov": Family("markov", (Dim("p01", 1e-3, 1.0, "log"), Dim("p10", 1e-3, 1.0, "log"))),
     "rawpoint": Family("rawpoint", (Dim("shift", -0.1, 0.1, "offset"), Dim("mix", 0.0, 1.0))),
-    "sweep": Family("sweep", (Dim("low", 0.0, 0.5, "level"), Dim("high", 0.5, 1.0, "level"),
-                              Dim("amp", 0.0, 0.3, "offset"), Dim("cycles", 0.5, 256.0, "cycles"))),
+    "sweep": Family(
+        "sweep",
+        (
+            Dim("low", 0.0, 0.5, "level"),
+            Dim("high", 0.5, 1.0, "level"),
+            Dim("amp", 0.0, 0.3, "offset"),
+            Dim("cycles", 0.5, 256.0, "cycles"),
+        ),
+    ),
     "contrarian": Family("contrarian"),
     "greedy": Family("greedy"),
     "lookahead": Family("lookahead", fixed={"kinks": 32}),
@@ -313,16 +320,24 @@ def family_for(name: str, forecaster: str, T: int, *, ranges=None) -> Family:
     from fastcdl.online import registry
 
     if name not in FAMILIES:
-        raise ValidationError("families", f"must be among {', '.join(FAMILIES)}", value=name,
-                              message=f"unknown adversary family {name!r} (families: {', '.join(FAMILIES)})")
+        raise ValidationError(
+            "families",
+            f"must be among {', '.join(FAMILIES)}",
+            value=name,
+            message=f"unknown adversary family {name!r} (families: {', '.join(FAMILIES)})",
+        )
     fam = FAMILIES[name]
     spec = registry.forecaster(forecaster)
     dims = list(fam.dims)
     for pname, r in (ranges or {}).items():
         idx = [i for i, d in enumerate(dims) if d.name == pname]
         if not idx:
-            raise ValidationError(pname, "is not searched", message=f"family {name!r} has no searched parameter "
-                                  f"{pname!r} (it searches: {', '.join(d.name for d in dims) or 'nothing'})")
+            raise ValidationError(
+                pname,
+                "is not searched",
+                message=f"family {name!r} has no searched parameter "
+                f"{pname!r} (it searches: {', '.join(d.name for d in dims) or 'nothing'})",
+            )
         d = dims[idx[0]]
         units = "value"
         if isinstance(r, dict):
@@ -333,16 +348,28 @@ def family_for(name: str, forecaster: str, T: int, *, ranges=None) -> Family:
             raise ValidationError(pname, "units must be 'value' or 'cells'", value=units)
         if units == "cells":
             if d.kind not in ("level", "offset"):
-                raise ValidationError(pname, "has no grid units", message=f"family {name!r}, parameter {pname!r}: "
-                                      f"units = 'cells' applies to a level or an offset, not to a {d.kind} parameter")
+                raise ValidationError(
+                    pname,
+                    "has no grid units",
+                    message=f"family {name!r}, parameter {pname!r}: "
+                    f"units = 'cells' applies to a level or an offset, not to a {d.kind} parameter",
+                )
             if spec.grid is None:
-                raise ValidationError(pname, "grid units need a grid", message=f"family {name!r}, parameter "
-                                      f"{pname!r}: units = 'cells' for forecaster {spec.name!r}, which declares no grid")
+                raise ValidationError(
+                    pname,
+                    "grid units need a grid",
+                    message=f"family {name!r}, parameter "
+                    f"{pname!r}: units = 'cells' for forecaster {spec.name!r}, which declares no grid",
+                )
             m = spec.grid_m({}, T)
             lo, hi = lo / m, hi / m
         if not (lo <= hi) or not (d.lo <= lo and hi <= d.hi):
-            raise ValidationError(pname, f"range must lie in [{d.lo}, {d.hi}]", message=f"family {name!r}, "
-                                  f"parameter {pname!r}, forecaster {spec.name!r}: range [{lo}, {hi}] is not inside "
-                                  f"the valid [{d.lo}, {d.hi}]")
+            raise ValidationError(
+                pname,
+                f"range must lie in [{d.lo}, {d.hi}]",
+                message=f"family {name!r}, "
+                f"parameter {pname!r}, forecaster {spec.name!r}: range [{lo}, {hi}] is not inside "
+                f"the valid [{d.lo}, {d.hi}]",
+            )
         dims[idx[0]] = Dim(d.name, lo, hi, d.kind)
     return Family(fam.adversary, tuple(dims), dict(fam.fixed), fam.max_T)

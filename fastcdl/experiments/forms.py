@@ -33,9 +33,23 @@ from fastcdl.experiments.analysis import (
     jackknife_log_linear,
 )
 
-FORMS_COLUMNS = ("forecaster", "adversary", "metric", "form", "c", "c_lo", "c_hi", "rms_log_residual",
-                 "power_law_rms_log_residual", "residual_slope", "residual_slope_lo", "residual_slope_hi",
-                 "t_min_fit", "t_max_fit", "n_seeds")
+FORMS_COLUMNS = (
+    "forecaster",
+    "adversary",
+    "metric",
+    "form",
+    "c",
+    "c_lo",
+    "c_hi",
+    "rms_log_residual",
+    "power_law_rms_log_residual",
+    "residual_slope",
+    "residual_slope_lo",
+    "residual_slope_hi",
+    "t_min_fit",
+    "t_max_fit",
+    "n_seeds",
+)
 
 LOG_OVER_ROOT = "c ln T / sqrt T"
 OVER_M = "c / m"
@@ -131,8 +145,9 @@ def form_fits(rows, metrics, forms=None) -> list[dict]:
         free = ly - np.polyval(np.polyfit(lx, ly, 1), lx)
         w = _slope_weights(fit_T)
         k = len(fit_T)
-        todo = PREDICTED[name] if forms is None else [
-            g for g in forms if g != OVER_M or registry_grid(name) is not None]
+        todo = (
+            PREDICTED[name] if forms is None else [g for g in forms if g != OVER_M or registry_grid(name) is not None]
+        )
         for form in todo:
             lg = np.log(form_values(form, name, params, fit_T))
             log_c, lo, hi, _ = jackknife_log_linear(V, np.full(k, 1.0 / k))
@@ -140,15 +155,25 @@ def form_fits(rows, metrics, forms=None) -> list[dict]:
             resid = ly - lg - (log_c - shift)
             rs, rs_lo, rs_hi, _ = jackknife_log_linear(V, w)
             g_slope = float(w @ lg)
-            out.append(dict(
-                forecaster=f, adversary=a, metric=m, form=form,
-                c=math.exp(log_c - shift), c_lo=math.exp(lo - shift) if np.isfinite(lo) else nan,
-                c_hi=math.exp(hi - shift) if np.isfinite(hi) else nan,
-                rms_log_residual=float(np.sqrt(np.mean(resid**2))),
-                power_law_rms_log_residual=float(np.sqrt(np.mean(free**2))),
-                residual_slope=rs - g_slope, residual_slope_lo=rs_lo - g_slope, residual_slope_hi=rs_hi - g_slope,
-                t_min_fit=fit_T[0], t_max_fit=fit_T[-1], n_seeds=len(seeds),
-            ))
+            out.append(
+                dict(
+                    forecaster=f,
+                    adversary=a,
+                    metric=m,
+                    form=form,
+                    c=math.exp(log_c - shift),
+                    c_lo=math.exp(lo - shift) if np.isfinite(lo) else nan,
+                    c_hi=math.exp(hi - shift) if np.isfinite(hi) else nan,
+                    rms_log_residual=float(np.sqrt(np.mean(resid**2))),
+                    power_law_rms_log_residual=float(np.sqrt(np.mean(free**2))),
+                    residual_slope=rs - g_slope,
+                    residual_slope_lo=rs_lo - g_slope,
+                    residual_slope_hi=rs_hi - g_slope,
+                    t_min_fit=fit_T[0],
+                    t_max_fit=fit_T[-1],
+                    n_seeds=len(seeds),
+                )
+            )
     return out
 
 

@@ -79,20 +79,70 @@ PAPER_RATES = {
     "cdl": PaperRate("cdl", -0.5, 1.0, "CDL O(sqrt(T) log T) (Hu & Wu 2024, Theorem 1)"),
     "foster": PaperRate("ece", -1 / 3, 0.0, "ECE x T = O(T^(2/3)) (Foster & Vohra 1998)"),
     "ftpl": PaperRate("ucal", -0.5, 0.0, "U-calibration Theta(sqrt(K T)), K = 2 (Luo, Senapati & Sharan 2024)"),
-    "acrs": PaperRate("smce", -0.5, 0.0, "distance to calibration <= 2 sqrt(T) + 1 (Arunachaleswaran et al. "
-                      "2024); smCE is within a constant factor of it"),
-    "klcal": PaperRate("pseudo_klcal", -2 / 3, 2 / 3, "pseudo KL-calibration O(T^(1/3) (log T)^(2/3)) "
-                       "(Luo, Senapati & Sharan 2025)"),
-    "spr": PaperRate("ece", (2 + _SPR_EPS) / (3 + 2 * _SPR_EPS) - 1, 0.0,
-                     "ECE x T = O(T^((2 + eps)/(3 + 2 eps))), eps = 0.0343 (Dai & Fishelson 2026)"),
+    "acrs": PaperRate(
+        "smce",
+        -0.5,
+        0.0,
+        "distance to calibration <= 2 sqrt(T) + 1 (Arunachaleswaran et al. "
+        "2024); smCE is within a constant factor of it",
+    ),
+    "klcal": PaperRate(
+        "pseudo_klcal", -2 / 3, 2 / 3, "pseudo KL-calibration O(T^(1/3) (log T)^(2/3)) (Luo, Senapati & Sharan 2025)"
+    ),
+    "spr": PaperRate(
+        "ece",
+        (2 + _SPR_EPS) / (3 + 2 * _SPR_EPS) - 1,
+        0.0,
+        "ECE x T = O(T^((2 + eps)/(3 + 2 eps))), eps = 0.0343 (Dai & Fishelson 2026)",
+    ),
 }
 
-TABLE_COLUMNS = ("measure", "forecaster", "environment", "T", "mean", "lo", "hi", "n_seeds",
-                 "slope", "slope_lo", "slope_hi", "t_min_fit", "t_max_fit")
-RANK_COLUMNS = ("measure", "forecaster", "rank", "n_ranked", "worst_environment", "T", "mean", "lo", "hi",
-                "slope", "slope_lo", "slope_hi", "environments_played", "environments_ranked", "ranked_environments")
-THEORY_COLUMNS = ("forecaster", "measure", "recorded", "paper_rate", "paper_slope", "slope", "slope_lo", "slope_hi",
-                  "environment", "t_min_fit", "t_max_fit", "verdict")
+TABLE_COLUMNS = (
+    "measure",
+    "forecaster",
+    "environment",
+    "T",
+    "mean",
+    "lo",
+    "hi",
+    "n_seeds",
+    "slope",
+    "slope_lo",
+    "slope_hi",
+    "t_min_fit",
+    "t_max_fit",
+)
+RANK_COLUMNS = (
+    "measure",
+    "forecaster",
+    "rank",
+    "n_ranked",
+    "worst_environment",
+    "T",
+    "mean",
+    "lo",
+    "hi",
+    "slope",
+    "slope_lo",
+    "slope_hi",
+    "environments_played",
+    "environments_ranked",
+    "ranked_environments",
+)
+THEORY_COLUMNS = (
+    "forecaster",
+    "measure",
+    "recorded",
+    "paper_rate",
+    "paper_slope",
+    "slope",
+    "slope_lo",
+    "slope_hi",
+    "environment",
+    "t_min_fit",
+    "t_max_fit",
+    "verdict",
+)
 NOTES_START, NOTES_END = "<!-- notes: kept when the page is rebuilt -->", "<!-- /notes -->"
 
 
@@ -102,9 +152,13 @@ def _store(folder: Path) -> Path:
     folder = Path(folder)
     store = unpack(folder)  # a committed folder keeps its store as trials.sqlite.xz
     if not store.exists():
-        raise ValidationError("folder", "holds no trial store", value=str(folder),
-                              message=f"{folder}: no trials.sqlite (or trials.sqlite.xz); run the grid first: "
-                              f"fastcdl leaderboard --run --dir {folder}")
+        raise ValidationError(
+            "folder",
+            "holds no trial store",
+            value=str(folder),
+            message=f"{folder}: no trials.sqlite (or trials.sqlite.xz); run the grid first: "
+            f"fastcdl leaderboard --run --dir {folder}",
+        )
     return store
 
 
@@ -167,8 +221,12 @@ def _refused(forecaster, adversary) -> bool:
     from fastcdl.experiments.runner import refusal
 
     (f, fp), (a, ap) = forecaster, adversary
-    return refusal(Component(f, tuple(sorted(json.loads(fp).items()))),
-                   Component(a, tuple(sorted(json.loads(ap).items())))) is not None
+    return (
+        refusal(
+            Component(f, tuple(sorted(json.loads(fp).items()))), Component(a, tuple(sorted(json.loads(ap).items())))
+        )
+        is not None
+    )
 
 
 def _from_tables(rows, measures) -> list:
@@ -238,9 +296,15 @@ def _tables(rows, *, seed):
     def finished(m, T):
         """The environments played at T that every forecaster has finished at T on every seed,
         or is refused (a worst adversary found may be stochastic at one T and not at another)."""
-        return [e for e in envs if (e, T) in adversary_at and all(
-            seeds_at.get((m, f, e, T)) == full or _refused(forecaster_of[f], adversary_at[(e, T)])
-            for f in forecasters)]
+        return [
+            e
+            for e in envs
+            if (e, T) in adversary_at
+            and all(
+                seeds_at.get((m, f, e, T)) == full or _refused(forecaster_of[f], adversary_at[(e, T)])
+                for f in forecasters
+            )
+        ]
 
     # T*: the largest horizon at which some environment is finished (a run in progress has one)
     T_star = max((T for T in {r["T"] for r in rows} if finished(measures[0], T)), default=max(r["T"] for r in rows))
@@ -255,11 +319,23 @@ def _tables(rows, *, seed):
                 if e not in played[f]:
                     continue
                 r, s = at.get((m, f, e), {}), slope.get((m, f, e), {})
-                table.append(dict(measure=m, forecaster=f, environment=e, T=T_star if r else "",
-                                  mean=r.get("mean", nan), lo=r.get("lo", nan), hi=r.get("hi", nan),
-                                  n_seeds=r.get("n_seeds", 0), slope=s.get("slope", nan),
-                                  slope_lo=s.get("slope_lo", nan), slope_hi=s.get("slope_hi", nan),
-                                  t_min_fit=s.get("t_min_fit", ""), t_max_fit=s.get("t_max_fit", "")))
+                table.append(
+                    dict(
+                        measure=m,
+                        forecaster=f,
+                        environment=e,
+                        T=T_star if r else "",
+                        mean=r.get("mean", nan),
+                        lo=r.get("lo", nan),
+                        hi=r.get("hi", nan),
+                        n_seeds=r.get("n_seeds", 0),
+                        slope=s.get("slope", nan),
+                        slope_lo=s.get("slope_lo", nan),
+                        slope_hi=s.get("slope_hi", nan),
+                        t_min_fit=s.get("t_min_fit", ""),
+                        t_max_fit=s.get("t_max_fit", ""),
+                    )
+                )
         sign = 1.0 if _lower_is_better(m) else -1.0
         scores = {}
         for f in forecasters:
@@ -274,31 +350,63 @@ def _tables(rows, *, seed):
             v = sign * at[(m, f, worst)]["mean"]
             rank = 1 + sum(sign * at[(m, g, scores[g][0])]["mean"] < v for g in complete) if c else ""
             r, s = at[(m, f, worst)], slope.get((m, f, worst), {})
-            ranked_rows.append(dict(measure=m, forecaster=f, rank=rank, n_ranked=len(complete),
-                                    worst_environment=worst, T=T_star, mean=r["mean"], lo=r["lo"], hi=r["hi"],
-                                    slope=s.get("slope", nan), slope_lo=s.get("slope_lo", nan),
-                                    slope_hi=s.get("slope_hi", nan), environments_played=n_played,
-                                    environments_ranked=len(ranked_envs), ranked_environments=";".join(ranked_envs)))
+            ranked_rows.append(
+                dict(
+                    measure=m,
+                    forecaster=f,
+                    rank=rank,
+                    n_ranked=len(complete),
+                    worst_environment=worst,
+                    T=T_star,
+                    mean=r["mean"],
+                    lo=r["lo"],
+                    hi=r["hi"],
+                    slope=s.get("slope", nan),
+                    slope_lo=s.get("slope_lo", nan),
+                    slope_hi=s.get("slope_hi", nan),
+                    environments_played=n_played,
+                    environments_ranked=len(ranked_envs),
+                    ranked_environments=";".join(ranked_envs),
+                )
+            )
     for f in forecasters:
         paper = PAPER_RATES.get(f)
         if paper is None or paper.measure not in measures + derived:
             continue
         # over the environments whose window ends at T* (a slope over smaller horizons is another estimand)
-        mine = [slope[(paper.measure, f, e)] for e in envs if (paper.measure, f, e) in slope
-                and np.isfinite(slope[(paper.measure, f, e)]["slope"])
-                and slope[(paper.measure, f, e)]["t_max_fit"] == T_star]
+        mine = [
+            slope[(paper.measure, f, e)]
+            for e in envs
+            if (paper.measure, f, e) in slope
+            and np.isfinite(slope[(paper.measure, f, e)]["slope"])
+            and slope[(paper.measure, f, e)]["t_max_fit"] == T_star
+        ]
         if not mine:
             continue
         s = max(mine, key=lambda s: s["slope"])  # the slowest decay: a worst-case rate bounds it
-        Ts = [T for T in sorted({r["T"] for r in rows}) if s["t_min_fit"] <= T <= s["t_max_fit"]
-              and any(x["forecaster_label"] == f and x["adversary_label"] == s["adversary"] and x["T"] == T
-                      for x in rows)]
+        Ts = [
+            T
+            for T in sorted({r["T"] for r in rows})
+            if s["t_min_fit"] <= T <= s["t_max_fit"]
+            and any(x["forecaster_label"] == f and x["adversary_label"] == s["adversary"] and x["T"] == T for x in rows)
+        ]
         ps = paper.slope_over(Ts)
-        theory.append(dict(forecaster=f, measure=paper.measure, recorded="trial" if paper.measure in measures
-                           else "bucket table", paper_rate=paper.text, paper_slope=ps,
-                           slope=s["slope"], slope_lo=s["slope_lo"], slope_hi=s["slope_hi"],
-                           environment=s["adversary"], t_min_fit=s["t_min_fit"], t_max_fit=s["t_max_fit"],
-                           verdict=_verdict(s, ps)))
+        theory.append(
+            dict(
+                forecaster=f,
+                measure=paper.measure,
+                recorded="trial" if paper.measure in measures else "bucket table",
+                paper_rate=paper.text,
+                paper_slope=ps,
+                slope=s["slope"],
+                slope_lo=s["slope_lo"],
+                slope_hi=s["slope_hi"],
+                environment=s["adversary"],
+                t_min_fit=s["t_min_fit"],
+                t_max_fit=s["t_max_fit"],
+                verdict=_verdict(s, ps),
+            )
+        )
     return measures, T_star, table, ranked_rows, theory, rates, slopes
 
 
@@ -383,15 +491,20 @@ def _figure(m, rates, envs, forecasters):
         ax.set_yscale("log")
         ax.set_title(e, fontsize=9)
         ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[len(envs):]:
+    for ax in list(axes.flat)[len(envs) :]:
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     seen = dict(zip(labels, handles))
     for ax in axes.flat:
         h, lab = ax.get_legend_handles_labels()
         seen.update(zip(lab, h))
-    fig.legend([seen[f] for f in forecasters if f in seen], [f for f in forecasters if f in seen],
-               loc="outside lower center", ncol=min(len(seen), 10), fontsize=8)
+    fig.legend(
+        [seen[f] for f in forecasters if f in seen],
+        [f for f in forecasters if f in seen],
+        loc="outside lower center",
+        ncol=min(len(seen), 10),
+        fontsize=8,
+    )
     fig.suptitle(f"{_label(m)} per round against T (mean over seeds, 95% band)", fontsize=10)
     return fig
 
@@ -439,8 +552,9 @@ def build(folder, *, figures=True, notes=None) -> dict:
     folder = Path(folder)
     rows = load_rows(folder)
     if not rows:
-        raise ValidationError("folder", "holds no trial", value=str(folder),
-                              message=f"{folder}: the trial store holds no trial yet")
+        raise ValidationError(
+            "folder", "holds no trial", value=str(folder), message=f"{folder}: the trial store holds no trial yet"
+        )
     measures, T_star, table, ranked, theory, rates, slopes = _tables(rows, seed=_master_seed(folder))
     forecasters = list(dict.fromkeys(r["forecaster_label"] for r in rows))
     envs = _environment_order({r["adversary_label"] for r in rows})
@@ -448,7 +562,7 @@ def build(folder, *, figures=True, notes=None) -> dict:
     if notes is None:
         old = readme.read_text() if readme.exists() else ""
         i, j = old.find(NOTES_START), old.find(NOTES_END)
-        notes = old[i + len(NOTES_START):j].strip("\n") if 0 <= i < j else ""
+        notes = old[i + len(NOTES_START) : j].strip("\n") if 0 <= i < j else ""
     texts = {
         folder / "table.csv": _csv(table, TABLE_COLUMNS),
         folder / "ranks.csv": _csv(ranked, RANK_COLUMNS),
@@ -502,16 +616,19 @@ def _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes) -> s
                 cells.append("—")
                 continue
             rank = f"**{r['rank']}**" if r["rank"] != "" else "–"
-            cells.append(f"{rank} · {_g(r['mean'])} [{_g(r['lo'])}, {_g(r['hi'])}] · {r['worst_environment']} · "
-                         f"{_s(r['slope'])} [{_s(r['slope_lo'])}, {_s(r['slope_hi'])}]")
+            cells.append(
+                f"{rank} · {_g(r['mean'])} [{_g(r['lo'])}, {_g(r['hi'])}] · {r['worst_environment']} · "
+                f"{_s(r['slope'])} [{_s(r['slope_lo'])}, {_s(r['slope_hi'])}]"
+            )
         lines.append("| " + " | ".join(cells) + " |")
     lines += [""]
     if ranked:
         in_scores = ranked[0]["ranked_environments"].split(";")
         left_out = [e for e in envs if e not in in_scores]
-        lines.append(f"Scores over {len(in_scores)} of the {len(envs)} environments"
-                     + (f"; not finished at {_pow2(T_star)}, so not in the scores: {', '.join(left_out)}."
-                        if left_out else "."))
+        lines.append(
+            f"Scores over {len(in_scores)} of the {len(envs)} environments"
+            + (f"; not finished at {_pow2(T_star)}, so not in the scores: {', '.join(left_out)}." if left_out else ".")
+        )
     lines += [
         "",
         "## The rates the papers prove, against the measured decay",
@@ -525,17 +642,25 @@ def _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes) -> s
         "|---|---|---|---|---|---|---|",
     ]
     for t in theory:
-        lines.append(f"| `{t['forecaster']}` | {_label(t['measure'])} | {t['paper_rate']} | {_s(t['paper_slope'])} | "
-                     f"{_s(t['slope'])} [{_s(t['slope_lo'])}, {_s(t['slope_hi'])}] | {t['environment']} | "
-                     f"{t['verdict']} |")
+        lines.append(
+            f"| `{t['forecaster']}` | {_label(t['measure'])} | {t['paper_rate']} | {_s(t['paper_slope'])} | "
+            f"{_s(t['slope'])} [{_s(t['slope_lo'])}, {_s(t['slope_hi'])}] | {t['environment']} | "
+            f"{t['verdict']} |"
+        )
     unrated = [f for f in forecasters if f not in PAPER_RATES]
     if unrated:
-        lines += ["", "No paper rate for: " + ", ".join(f"`{f}`" for f in unrated)
-                  + " (baselines, ablations and plug-ins)."]
+        lines += [
+            "",
+            "No paper rate for: " + ", ".join(f"`{f}`" for f in unrated) + " (baselines, ablations and plug-ins).",
+        ]
     missing = [f for f, p in PAPER_RATES.items() if f in forecasters and f not in {t["forecaster"] for t in theory}]
     if missing:
-        lines += ["", "Not checked here (the trials do not record the paper's measure): "
-                  + ", ".join(f"`{f}` ({PAPER_RATES[f].measure})" for f in missing) + "."]
+        lines += [
+            "",
+            "Not checked here (the trials do not record the paper's measure): "
+            + ", ".join(f"`{f}` ({PAPER_RATES[f].measure})" for f in missing)
+            + ".",
+        ]
     lines += ["", NOTES_START, notes, NOTES_END, "", "## Figures", ""]
     for m in measures:
         lines.append(f"![{_label(m)}](rates_{m}.png)")
@@ -577,8 +702,10 @@ def grid_of(rows) -> list[tuple]:
     """
     first = {}
     for r in rows:
-        first.setdefault((r["adversary"], r["adversary_params"], int(r["T"]), int(r["seed_index"]), int(r["seed"])),
-                         r["adversary_label"])
+        first.setdefault(
+            (r["adversary"], r["adversary_params"], int(r["T"]), int(r["seed_index"]), int(r["seed"])),
+            r["adversary_label"],
+        )
     return sorted((a, label, p, T, i, seed) for (a, p, T, i, seed), label in first.items())
 
 
@@ -625,18 +752,26 @@ def add(folder, forecaster, *, workers=None, progress=False) -> dict:
     folder = Path(folder)
     rows = load_rows(folder)
     if not rows:
-        raise ValidationError("folder", "holds no trial", value=str(folder),
-                              message=f"{folder}: the trial store holds no trial; run the grid first: "
-                              f"fastcdl leaderboard --run --dir {folder}")
+        raise ValidationError(
+            "folder",
+            "holds no trial",
+            value=str(folder),
+            message=f"{folder}: the trial store holds no trial; run the grid first: "
+            f"fastcdl leaderboard --run --dir {folder}",
+        )
     if not isinstance(forecaster, str):
         raise ValidationError("forecaster", "must be a name or 'package.module:ATTRIBUTE'", value=repr(forecaster))
     spec = registry.forecaster(forecaster)
     name, label = forecaster, spec.name
     taken = {r["forecaster_label"]: r["forecaster"] for r in rows}
     if label in taken and taken[label] != name:
-        raise ValidationError("forecaster", "has the name of another forecaster in the store", value=label,
-                              message=f"forecaster: {name!r} is named {label!r}, the name of the stored forecaster "
-                              f"{taken[label]!r}; give the plug-in another name")
+        raise ValidationError(
+            "forecaster",
+            "has the name of another forecaster in the store",
+            value=label,
+            message=f"forecaster: {name!r} is named {label!r}, the name of the stored forecaster "
+            f"{taken[label]!r}; give the plug-in another name",
+        )
     f = Component(name, label=label)
     refused, trials = {}, []
     for a, a_label, a_params, T, i, seed in grid_of(rows):
@@ -645,8 +780,7 @@ def add(folder, forecaster, *, workers=None, progress=False) -> dict:
         if why is not None:
             refused[a_label] = why
             continue
-        trials.append(Trial(name, label, params_json({}), a, a_label, a_params, T, i, seed,
-                            algorithm_version(name, a)))
+        trials.append(Trial(name, label, params_json({}), a, a_label, a_params, T, i, seed, algorithm_version(name, a)))
     ran, reused = run_trials(trials, folder, workers=workers, progress=progress)
     return {"label": label, "n_trials": len(trials), "n_ran": ran, "n_reused": reused, "refused": refused}
 
@@ -688,9 +822,14 @@ def rank_lines(rows) -> list[str]:
     """The rows of :func:`ranks` in words, one line per measure."""
     out = []
     for r in rows:
-        where = (f"rank {r['rank']} of {r['n_ranked']}" if r["rank"] != "" else
-                 f"no rank (played {r['environments_played']} of the {r['environments_ranked']} ranked environments)")
-        out.append(f"  {_label(r['measure']):<8} {where}: worst environment {r['worst_environment']}, "
-                   f"{_g(r['mean'])} [{_g(r['lo'])}, {_g(r['hi'])}] at T = {_pow2(r['T'])}, "
-                   f"slope {_s(r['slope'])} [{_s(r['slope_lo'])}, {_s(r['slope_hi'])}]")
+        where = (
+            f"rank {r['rank']} of {r['n_ranked']}"
+            if r["rank"] != ""
+            else f"no rank (played {r['environments_played']} of the {r['environments_ranked']} ranked environments)"
+        )
+        out.append(
+            f"  {_label(r['measure']):<8} {where}: worst environment {r['worst_environment']}, "
+            f"{_g(r['mean'])} [{_g(r['lo'])}, {_g(r['hi'])}] at T = {_pow2(r['T'])}, "
+            f"slope {_s(r['slope'])} [{_s(r['slope_lo'])}, {_s(r['slope_hi'])}]"
+        )
     return out

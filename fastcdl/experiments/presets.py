@@ -17,13 +17,13 @@ from pathlib import Path
 
 from fastcdl._validate import MAX_HORIZON, ValidationError, check_count, check_horizon, check_int
 
+
 def _names(kind):
     """The built-in names of a kind, from its registry (fastcdl.online.registry, fastcdl.trial_metrics)."""
     from fastcdl.online import registry
     from fastcdl.trial_metrics import METRICS
 
-    return {"forecaster": registry.forecasters, "adversary": registry.adversaries,
-            "metric": lambda: METRICS}[kind]()
+    return {"forecaster": registry.forecasters, "adversary": registry.adversaries, "metric": lambda: METRICS}[kind]()
 
 
 def _known(kind, name) -> bool:
@@ -39,8 +39,21 @@ def _known(kind, name) -> bool:
             raise PresetError(str(e)) from None
         return True
     return False
-_PRESET_KEYS = {"name", "description", "master_seed", "seeds", "t_min", "t_max", "metrics", "forecasters", "adversaries",
-                "worst", "skip_refused"}
+
+
+_PRESET_KEYS = {
+    "name",
+    "description",
+    "master_seed",
+    "seeds",
+    "t_min",
+    "t_max",
+    "metrics",
+    "forecasters",
+    "adversaries",
+    "worst",
+    "skip_refused",
+}
 
 #: ``forecasters = "registered"`` in a preset: every forecaster of the registry, read when it loads.
 REGISTERED = "registered"
@@ -241,7 +254,9 @@ class Preset:
 
 
 def builtin_presets() -> list[str]:
-    return sorted(p.name[:-5] for p in resources.files(__package__).joinpath("presets").iterdir() if p.name.endswith(".toml"))
+    return sorted(
+        p.name[:-5] for p in resources.files(__package__).joinpath("presets").iterdir() if p.name.endswith(".toml")
+    )
 
 
 def load_preset(name_or_path: str) -> Preset:
@@ -277,7 +292,9 @@ def load_preset(name_or_path: str) -> Preset:
             raise PresetError(f"cannot read preset {path}: {e.strerror}") from None
         source = str(path)
     else:
-        raise PresetError(f"unknown preset {name_or_path!r}; built-in presets are {builtin_presets()} (or give a .toml path)")
+        raise PresetError(
+            f"unknown preset {name_or_path!r}; built-in presets are {builtin_presets()} (or give a .toml path)"
+        )
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -290,12 +307,16 @@ def _component(entry, kind: str, where: str) -> Component:
         raise PresetError(f"{where}: each {kind} needs a name")
     extra = set(entry) - {"name", "params", "label"}
     if extra:
-        raise PresetError(f"{where}: unknown key(s) {sorted(extra)} in {kind} {entry.get('name')!r}; "
-                          "allowed: ['label', 'name', 'params']")
+        raise PresetError(
+            f"{where}: unknown key(s) {sorted(extra)} in {kind} {entry.get('name')!r}; "
+            "allowed: ['label', 'name', 'params']"
+        )
     name = entry["name"]
     if not _known(kind, name):
-        raise PresetError(f"{where}: unknown {kind} {name!r}; choose from {list(_names(kind))} "
-                          "or a plug-in 'package.module:ATTRIBUTE'")
+        raise PresetError(
+            f"{where}: unknown {kind} {name!r}; choose from {list(_names(kind))} "
+            "or a plug-in 'package.module:ATTRIBUTE'"
+        )
     params = entry.get("params", {})
     if not isinstance(params, dict):
         raise PresetError(f"{where}: params of {kind} {name!r} must be a table")
@@ -408,8 +429,10 @@ def worst_adversaries(path) -> dict:
         with open(path, newline="") as fh:
             rows = list(csv.DictReader(fh))
     except OSError as e:
-        raise PresetError(f"cannot read the worst adversaries {path}: {e.strerror} (give the worst.csv of "
-                          "`fastcdl worst`, e.g. results/worstcase/worst.csv from the repository's root)") from None
+        raise PresetError(
+            f"cannot read the worst adversaries {path}: {e.strerror} (give the worst.csv of "
+            "`fastcdl worst`, e.g. results/worstcase/worst.csv from the repository's root)"
+        ) from None
     need = {"forecaster", "adversary", "adversary_params", "T"}
     if rows and not need <= set(rows[0]):
         raise PresetError(f"{path}: a worst.csv needs the columns {sorted(need)}, got {sorted(rows[0])}")
@@ -434,7 +457,9 @@ def check_preset(preset: Preset) -> Preset:
     if preset.t_min > preset.t_max:
         raise PresetError(f"{where}: t_min ({preset.t_min}) exceeds t_max ({preset.t_max})")
     if len(preset.horizons) < 2:
-        raise PresetError(f"{where}: the grid {preset.t_min}..{preset.t_max} holds fewer than two powers of 2; a slope needs at least two horizons")
+        raise PresetError(
+            f"{where}: the grid {preset.t_min}..{preset.t_max} holds fewer than two powers of 2; a slope needs at least two horizons"
+        )
     if preset.seeds < 2:
         raise PresetError(f"{where}: seeds must be >= 2 for confidence intervals")
     for kind, comps in (("forecaster", preset.forecasters), ("adversary", preset.adversaries)):
@@ -502,7 +527,9 @@ def parse_horizon(text, name="horizon") -> int:
     return v
 
 
-def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, t_max=None, seeds=None, master_seed=None) -> Preset:
+def override(
+    preset: Preset, *, forecasters=None, adversaries=None, t_min=None, t_max=None, seeds=None, master_seed=None
+) -> Preset:
     """A copy of the preset with fields replaced.
 
     Parameters
@@ -543,8 +570,10 @@ def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, 
             hits = [c for c in current if c.display == n or c.name == n]
             if not hits:
                 if not _known(kind, n):
-                    raise PresetError(f"unknown {kind} {n!r}; choose from {list(_names(kind))} "
-                                      "or a plug-in 'package.module:ATTRIBUTE'")
+                    raise PresetError(
+                        f"unknown {kind} {n!r}; choose from {list(_names(kind))} "
+                        "or a plug-in 'package.module:ATTRIBUTE'"
+                    )
                 hits = [Component(n, label=_plugin_name(kind, n))]
             out += [h for h in hits if h not in out]
         return tuple(out)
@@ -562,8 +591,14 @@ def override(preset: Preset, *, forecasters=None, adversaries=None, t_min=None, 
     if master_seed is not None:
         changes["master_seed"] = _checked("", check_count, master_seed, "master_seed", 0)
     # the description travels into the run folder's preset.toml: say what was overridden
-    given = {"forecasters": forecasters, "adversaries": adversaries, "t_min": t_min, "t_max": t_max,
-             "seeds": seeds, "master_seed": master_seed}
+    given = {
+        "forecasters": forecasters,
+        "adversaries": adversaries,
+        "t_min": t_min,
+        "t_max": t_max,
+        "seeds": seeds,
+        "master_seed": master_seed,
+    }
     said = [f"{k}={','.join(v) if isinstance(v, (list, tuple)) else v}" for k, v in given.items() if v is not None]
     if said:
         changes["description"] = f"{preset.description} [overridden: {'; '.join(said)}]"

@@ -49,8 +49,15 @@ def code_version() -> str:
         for f in sorted((_PACKAGE / sub).rglob("*.py")):
             h.update(f.relative_to(_PACKAGE).as_posix().encode())
             h.update(f.read_bytes())
-    for f in ("metrics.py", "_tabulate.py", "_outcome_keys.py", "_sample_size.py", "_task_losses.py", "_worst_task.py",
-              "stats.py"):
+    for f in (
+        "metrics.py",
+        "_tabulate.py",
+        "_outcome_keys.py",
+        "_sample_size.py",
+        "_task_losses.py",
+        "_worst_task.py",
+        "stats.py",
+    ):
         h.update((_PACKAGE / f).read_bytes())
     return f"{__version__}+{h.hexdigest()[:12]}"
 
@@ -121,8 +128,15 @@ class Trial:
     @property
     def key(self) -> str:
         """The key of its stored row (names, parameters, horizon, seed, versions)."""
-        return trial_key(self.forecaster, self.forecaster_params, self.adversary, self.adversary_params,
-                         self.T, self.seed, self.algorithm_version)
+        return trial_key(
+            self.forecaster,
+            self.forecaster_params,
+            self.adversary,
+            self.adversary_params,
+            self.T,
+            self.seed,
+            self.algorithm_version,
+        )
 
 
 def plan(preset: Preset) -> list[Trial]:
@@ -150,8 +164,18 @@ def plan(preset: Preset) -> list[Trial]:
                     continue
                 version = algorithm_version(f.name, a.name)
                 for i in range(preset.seeds):
-                    t = Trial(f.name, f.display, params_json(f.param_dict), a.name, a.display, params_json(a.param_dict),
-                              T, i, trial_seed(preset.master_seed, i), version)
+                    t = Trial(
+                        f.name,
+                        f.display,
+                        params_json(f.param_dict),
+                        a.name,
+                        a.display,
+                        params_json(a.param_dict),
+                        T,
+                        i,
+                        trial_seed(preset.master_seed, i),
+                        version,
+                    )
                     # a worst adversary found may be one of the preset's (contrarian): one trial, stored once
                     trials.setdefault(t.key, t)
     return list(trials.values())
@@ -178,8 +202,11 @@ def environments(preset: Preset) -> list[dict]:
     >>> environments(load_preset("quick"))[0]
     {'label': 'bernoulli', 'T': 1024, 'adversary': 'bernoulli', 'adversary_params': '{"p": 0.5}'}
     """
-    return [dict(label=a.display, T=T, adversary=a.name, adversary_params=params_json(a.param_dict))
-            for T in preset.horizons for a in preset.adversaries_at(T)]
+    return [
+        dict(label=a.display, T=T, adversary=a.name, adversary_params=params_json(a.param_dict))
+        for T in preset.horizons
+        for a in preset.adversaries_at(T)
+    ]
 
 
 def run_trial(trial: Trial) -> dict:
@@ -299,8 +326,14 @@ def dry_run(preset: Preset) -> None:
             if preset.skip_refused and refusal(f, a) is not None:
                 continue
             try:
-                simulate(f.name, a.name, horizon=preset.horizons[0], seed=0,
-                         forecaster_params=f.param_dict, adversary_params=a.param_dict)
+                simulate(
+                    f.name,
+                    a.name,
+                    horizon=preset.horizons[0],
+                    seed=0,
+                    forecaster_params=f.param_dict,
+                    adversary_params=a.param_dict,
+                )
             except (ValueError, TypeError) as e:
                 raise PresetError(f"forecaster {f.display!r} against adversary {a.display!r}: {e}") from None
 
@@ -320,8 +353,7 @@ def _progress(total_rounds, enabled):
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total_rounds, unit="round", unit_scale=True, smoothing=0.05,
-                desc="rounds", dynamic_ncols=True)
+    return tqdm(total=total_rounds, unit="round", unit_scale=True, smoothing=0.05, desc="rounds", dynamic_ncols=True)
 
 
 SCHEDULER_TIMEOUT = 5.0  # seconds to reach a Dask scheduler before giving up
@@ -395,8 +427,9 @@ def _local(todo, workers, keep) -> None:
     """
     import multiprocessing as mp
 
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
-                               initializer=_watch_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_watch_parent, initargs=(os.getpid(),)
+    )
     it = iter(todo)
     pending = set()
     try:
@@ -597,8 +630,9 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
                 added.append(row["T"])
                 if bar is not None:
                     bar.update(row["T"])
-                    bar.set_postfix_str(f"{len(added)}/{len(todo)} trials done, "
-                                        f"{sum(added) / (time.perf_counter() - t0):.3g} rounds/s")
+                    bar.set_postfix_str(
+                        f"{len(added)}/{len(todo)} trials done, {sum(added) / (time.perf_counter() - t0):.3g} rounds/s"
+                    )
 
             stop = None
             try:
@@ -622,8 +656,10 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
                 raise stop from None  # the error that stopped the run, not its echo in the count
             left = len(trials) - len(rows)
             if left or stop is not None:
-                undone = (f"{left} of {len(trials)} trials left undone; summary files unchanged; "
-                          "re-run the same command to resume")
+                undone = (
+                    f"{left} of {len(trials)} trials left undone; summary files unchanged; "
+                    "re-run the same command to resume"
+                )
                 if isinstance(stop, KeyboardInterrupt):
                     raise KeyboardInterrupt(undone) from None
                 if isinstance(stop, (WorkerDied, StoreError)):  # one message: what happened and what is left
@@ -631,16 +667,33 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
                 print(f"stopped: {undone}", file=sys.stderr)
                 if stop is not None:
                     raise stop
-                return {"n_trials": len(trials), "n_done": len(rows), "n_ran": len(added),
-                        "n_reused": len(trials) - len(todo), "slopes": []}
+                return {
+                    "n_trials": len(trials),
+                    "n_done": len(rows),
+                    "n_ran": len(added),
+                    "n_reused": len(trials) - len(todo),
+                    "slopes": [],
+                }
             timing = {
                 "wall_seconds_this_invocation": time.perf_counter() - t0,
                 "trials_run_this_invocation": len(added),
                 "trial_seconds_total": float(sum(r["seconds"] for r in rows)),
                 "rounds_total": int(sum(r["T"] for r in rows)),
             }
-            _, slopes, _ = write_summary(out_dir, rows, metrics=preset.metrics, preset=preset.to_dict(),
-                                         code_version=version, machine=machine_description(), timing=timing,
-                                         seed=preset.master_seed)
-    return {"n_trials": len(trials), "n_done": len(rows), "n_ran": len(added), "n_reused": len(trials) - len(todo),
-            "slopes": slopes}
+            _, slopes, _ = write_summary(
+                out_dir,
+                rows,
+                metrics=preset.metrics,
+                preset=preset.to_dict(),
+                code_version=version,
+                machine=machine_description(),
+                timing=timing,
+                seed=preset.master_seed,
+            )
+    return {
+        "n_trials": len(trials),
+        "n_done": len(rows),
+        "n_ran": len(added),
+        "n_reused": len(trials) - len(todo),
+        "slopes": slopes,
+    }

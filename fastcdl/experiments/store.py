@@ -23,6 +23,7 @@ from pathlib import Path
 
 from fastcdl.online.versions import LEGACY_CODE_VERSIONS, algorithm_version
 
+
 def _columns():
     from fastcdl.trial_metrics import METRICS
 
@@ -75,11 +76,15 @@ class StoreError(ValueError):
 def _advice(code: str) -> str:
     """What to do about a store failure, from SQLite's name for its cause (SQLITE_FULL, ...)."""
     if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-        return ("the file is damaged and was left as it is: restore it from a copy (a committed results folder: "
-                "git checkout it), or move it aside and re-run to compute every trial again")
+        return (
+            "the file is damaged and was left as it is: restore it from a copy (a committed results folder: "
+            "git checkout it), or move it aside and re-run to compute every trial again"
+        )
     if code.startswith(("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_TOOBIG")):
-        return ("a write failed (a full disk, a file-size limit, a failing disk): make room or raise the limit; "
-                "every trial stored before the failure is kept")
+        return (
+            "a write failed (a full disk, a file-size limit, a failing disk): make room or raise the limit; "
+            "every trial stored before the failure is kept"
+        )
     if code.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
         return "the file or its folder cannot be written: make it writable, or run into another folder"
     if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
@@ -179,11 +184,15 @@ class TrialStore:
                     self._conn.execute(f"ALTER TABLE trials ADD COLUMN {c} {t.replace('NOT NULL', '')}")
             old = self._conn.execute(
                 "SELECT key, forecaster, forecaster_params, adversary, adversary_params, T, seed FROM trials "
-                f"WHERE algorithm_version IS NULL AND code_version IN ({marks})", legacy).fetchall()
+                f"WHERE algorithm_version IS NULL AND code_version IN ({marks})",
+                legacy,
+            ).fetchall()
             for key, f, fp, a, ap, T, seed in old:
                 version = algorithm_version(f, a, initial=True)
-                self._conn.execute("UPDATE OR REPLACE trials SET key = ?, algorithm_version = ? WHERE key = ?",
-                                   (trial_key(f, fp, a, ap, T, seed, version), version, key))
+                self._conn.execute(
+                    "UPDATE OR REPLACE trials SET key = ?, algorithm_version = ? WHERE key = ?",
+                    (trial_key(f, fp, a, ap, T, seed, version), version, key),
+                )
 
     @contextlib.contextmanager
     def _transaction(self):
@@ -223,16 +232,24 @@ class TrialStore:
         opening it for writing would give them."""
         names = [c for c in NAMES if not self.readonly or c in self._have]
         with _failing_as(self.path, "read the trial store"):
-            cur = self._conn.execute(f"SELECT {', '.join(names)} FROM trials "
-                                     "ORDER BY forecaster_label, adversary_label, T, seed_index")
+            cur = self._conn.execute(
+                f"SELECT {', '.join(names)} FROM trials ORDER BY forecaster_label, adversary_label, T, seed_index"
+            )
             out = [dict.fromkeys(NAMES) | dict(zip(names, r)) for r in cur]
         if self.readonly:
             for r in out:
                 if r["algorithm_version"] is None and r["code_version"] in LEGACY_CODE_VERSIONS:
                     v = algorithm_version(r["forecaster"], r["adversary"], initial=True)
                     r["algorithm_version"] = v
-                    r["key"] = trial_key(r["forecaster"], r["forecaster_params"], r["adversary"],
-                                         r["adversary_params"], r["T"], r["seed"], v)
+                    r["key"] = trial_key(
+                        r["forecaster"],
+                        r["forecaster_params"],
+                        r["adversary"],
+                        r["adversary_params"],
+                        r["T"],
+                        r["seed"],
+                        v,
+                    )
         if keys is not None:
             keys = set(keys)
             out = [r for r in out if r["key"] in keys]
@@ -279,17 +296,21 @@ def run_lock(folder):
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as e:
-            raise StoreError(f"{folder}: cannot write into the run folder ({e.strerror}); resume the run where "
-                             "it can be written, or run into another folder") from None
+            raise StoreError(
+                f"{folder}: cannot write into the run folder ({e.strerror}); resume the run where "
+                "it can be written, or run into another folder"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip()
             os.close(fd)
             by = f" (process {holder})" if holder.isdigit() else ""
-            raise StoreError(f"{folder}: another run is storing trials in this folder{by}, and would run the "
-                             "same trials; wait for it to end (re-running then skips every stored trial), or run "
-                             "into another folder") from None
+            raise StoreError(
+                f"{folder}: another run is storing trials in this folder{by}, and would run the "
+                "same trials; wait for it to end (re-running then skips every stored trial), or run "
+                "into another folder"
+            ) from None
         try:  # the file this lock is on may have been removed by a run that ended meanwhile
             same = os.fstat(fd).st_ino == os.stat(path).st_ino
         except FileNotFoundError:

@@ -78,7 +78,7 @@ def write_summary(out_dir, rows, *, metrics, preset: dict, code_version: str, ma
         "intervals": {
             "level": LEVEL,
             "rates": f"studentized bootstrap (bootstrap-t) of the mean over seeds, {N_BOOT} resamples "
-                     f"(Student t below {MIN_BOOT_T_SEEDS} seeds)",
+            f"(Student t below {MIN_BOOT_T_SEEDS} seeds)",
             "slopes": "jackknife over seeds (deleted at every T together), Student t with n_seeds - 1 degrees of freedom",
             "paired": "differences per seed (common random numbers), bootstrap-t; slope differences by jackknife-t",
         },
@@ -89,12 +89,14 @@ def write_summary(out_dir, rows, *, metrics, preset: dict, code_version: str, ma
         "paired_slopes": slope_diffs,
         "paired": diffs,
     }
-    _atomic_write({
-        out_dir / "rates.csv": _csv_text(rates, RATES_COLUMNS),
-        out_dir / "summary.csv": _csv_text(slopes, SUMMARY_COLUMNS),
-        out_dir / "paired.csv": _csv_text(diffs, PAIRED_COLUMNS),
-        out_dir / "paired_slopes.csv": _csv_text(slope_diffs, PAIRED_SLOPE_COLUMNS),
-        out_dir / "forms.csv": _csv_text(forms, FORMS_COLUMNS),
-        out_dir / "summary.json": json.dumps(doc, indent=1, allow_nan=True),
-    })
+    _atomic_write(
+        {
+            out_dir / "rates.csv": _csv_text(rates, RATES_COLUMNS),
+            out_dir / "summary.csv": _csv_text(slopes, SUMMARY_COLUMNS),
+            out_dir / "paired.csv": _csv_text(diffs, PAIRED_COLUMNS),
+            out_dir / "paired_slopes.csv": _csv_text(slope_diffs, PAIRED_SLOPE_COLUMNS),
+            out_dir / "forms.csv": _csv_text(forms, FORMS_COLUMNS),
+            out_dir / "summary.json": json.dumps(doc, indent=1, allow_nan=True),
+        }
+    )
     return rates, slopes, ratios

@@ -28,10 +28,35 @@ def interval(values, *cell) -> tuple[float, float, float]:
 
 
 WORST_COLUMNS = ("forecaster", "adversary", "adversary_params", "T", "metric", "mean", "lo", "hi", "n_seeds")
-CANDIDATE_COLUMNS = ("forecaster", "T", "m", "stage", "adversary", "adversary_params", "grid", "search_mean_cdl",
-                     "search_seeds", "final_mean_cdl", "final_seeds", "deep_mean_cdl", "deep_seeds")
-FAMILY_COLUMNS = ("forecaster", "T", "m", "family", "adversary_params", "grid", "final_mean_cdl", "final_seeds",
-                  "winner_final_mean_cdl", "ratio_to_winner", "deep_mean_cdl", "is_winner")
+CANDIDATE_COLUMNS = (
+    "forecaster",
+    "T",
+    "m",
+    "stage",
+    "adversary",
+    "adversary_params",
+    "grid",
+    "search_mean_cdl",
+    "search_seeds",
+    "final_mean_cdl",
+    "final_seeds",
+    "deep_mean_cdl",
+    "deep_seeds",
+)
+FAMILY_COLUMNS = (
+    "forecaster",
+    "T",
+    "m",
+    "family",
+    "adversary_params",
+    "grid",
+    "final_mean_cdl",
+    "final_seeds",
+    "winner_final_mean_cdl",
+    "ratio_to_winner",
+    "deep_mean_cdl",
+    "is_winner",
+)
 
 
 def worst_rows(result: SearchResult, metrics=("cdl", "ece", "vcdl", "k2", "ucal")) -> list[dict]:
@@ -39,9 +64,19 @@ def worst_rows(result: SearchResult, metrics=("cdl", "ece", "vcdl", "k2", "ucal"
     out = []
     for m in metrics:
         mean, lo, hi = interval([r[m] for r in result.fresh], result.forecaster, m, result.T)
-        out.append(dict(forecaster=result.forecaster, adversary=result.adversary,
-                        adversary_params=json.dumps(result.params, sort_keys=True), T=result.T, metric=m,
-                        mean=mean, lo=lo, hi=hi, n_seeds=len(result.fresh)))
+        out.append(
+            dict(
+                forecaster=result.forecaster,
+                adversary=result.adversary,
+                adversary_params=json.dumps(result.params, sort_keys=True),
+                T=result.T,
+                metric=m,
+                mean=mean,
+                lo=lo,
+                hi=hi,
+                n_seeds=len(result.fresh),
+            )
+        )
     return out
 
 
@@ -51,13 +86,22 @@ def family_rows(result: SearchResult, final_seeds: int) -> list[dict]:
     w = result.winner()
     top = w.final_mean if w is not None else result.search_mean
     for fam, c in sorted(result.best_of_families().items(), key=lambda kv: -kv[1].final_mean):
-        out.append(dict(forecaster=result.forecaster, T=result.T, m=result.m if result.m is not None else "",
-                        family=fam, adversary_params=params_json(c.params),
-                        grid=grid_coordinates(FAMILIES[fam], c.params, result.T, result.m) if fam in FAMILIES else "",
-                        final_mean_cdl=c.final_mean, final_seeds=final_seeds, winner_final_mean_cdl=top,
-                        ratio_to_winner=c.final_mean / top if top > 0 else float("nan"),
-                        deep_mean_cdl="" if c.deep_mean is None else c.deep_mean,
-                        is_winner=int(fam == result.adversary and c.params == result.params)))
+        out.append(
+            dict(
+                forecaster=result.forecaster,
+                T=result.T,
+                m=result.m if result.m is not None else "",
+                family=fam,
+                adversary_params=params_json(c.params),
+                grid=grid_coordinates(FAMILIES[fam], c.params, result.T, result.m) if fam in FAMILIES else "",
+                final_mean_cdl=c.final_mean,
+                final_seeds=final_seeds,
+                winner_final_mean_cdl=top,
+                ratio_to_winner=c.final_mean / top if top > 0 else float("nan"),
+                deep_mean_cdl="" if c.deep_mean is None else c.deep_mean,
+                is_winner=int(fam == result.adversary and c.params == result.params),
+            )
+        )
     return out
 
 
@@ -110,24 +154,57 @@ class WorstPlan:
                 raise PresetError(f"unknown worst-case plan {name_or_path!r} (built-in: worstcase)")
             text = f.read_text()
         raw = tomllib.loads(text)
-        known = {"name", "description", "forecasters", "search_horizons", "transfer_horizons", "cross_horizons",
-                 "families", "ranges", "known", *_BUDGET_KEYS}
+        known = {
+            "name",
+            "description",
+            "forecasters",
+            "search_horizons",
+            "transfer_horizons",
+            "cross_horizons",
+            "families",
+            "ranges",
+            "known",
+            *_BUDGET_KEYS,
+        }
         extra = sorted(set(raw) - known)
         if extra:
             raise PresetError(f"worst-case plan: unknown key {extra[0]!r} (keys: {', '.join(sorted(known))})")
-        return cls.make(forecasters=raw.get("forecasters", ["cdl"]),
-                        search_horizons=[parse_horizon(t, "search_horizons") for t in raw.get("search_horizons", [])],
-                        transfer_horizons={k: [parse_horizon(t, "transfer_horizons") for t in v]
-                                           for k, v in raw.get("transfer_horizons", {}).items()},
-                        cross_horizons=[parse_horizon(t, "cross_horizons") for t in raw.get("cross_horizons", [])],
-                        families=raw.get("families", ()), ranges=raw.get("ranges", {}),
-                        known=[(k.get("forecaster"), parse_horizon(k.get("T", "?"), "known.T"), k.get("adversary"),
-                                k.get("params", {})) for k in raw.get("known", [])],
-                        **{k: raw[k] for k in _BUDGET_KEYS if k in raw})
+        return cls.make(
+            forecasters=raw.get("forecasters", ["cdl"]),
+            search_horizons=[parse_horizon(t, "search_horizons") for t in raw.get("search_horizons", [])],
+            transfer_horizons={
+                k: [parse_horizon(t, "transfer_horizons") for t in v]
+                for k, v in raw.get("transfer_horizons", {}).items()
+            },
+            cross_horizons=[parse_horizon(t, "cross_horizons") for t in raw.get("cross_horizons", [])],
+            families=raw.get("families", ()),
+            ranges=raw.get("ranges", {}),
+            known=[
+                (
+                    k.get("forecaster"),
+                    parse_horizon(k.get("T", "?"), "known.T"),
+                    k.get("adversary"),
+                    k.get("params", {}),
+                )
+                for k in raw.get("known", [])
+            ],
+            **{k: raw[k] for k in _BUDGET_KEYS if k in raw},
+        )
 
     @classmethod
-    def make(cls, *, forecasters, search_horizons, transfer_horizons=None, cross_horizons=(), families=(),
-             ranges=None, budget=None, known=(), **budget_fields) -> "WorstPlan":
+    def make(
+        cls,
+        *,
+        forecasters,
+        search_horizons,
+        transfer_horizons=None,
+        cross_horizons=(),
+        families=(),
+        ranges=None,
+        budget=None,
+        known=(),
+        **budget_fields,
+    ) -> "WorstPlan":
         """A checked plan (ValueError naming the problem)."""
         from dataclasses import asdict
 
@@ -146,8 +223,9 @@ class WorstPlan:
                 raise ValidationError("transfer_horizons", f"names {f!r}, which is not a planned forecaster")
             for T in Ts:
                 if check_horizon(T, "T", low=2) <= max(search_horizons):
-                    raise ValidationError("transfer_horizons", f"{T} must exceed the largest searched horizon "
-                                          f"{max(search_horizons)}")
+                    raise ValidationError(
+                        "transfer_horizons", f"{T} must exceed the largest searched horizon {max(search_horizons)}"
+                    )
         fields = asdict(budget) if isinstance(budget, Budget) else {}
         fields.update(budget_fields)
         for k, v in fields.items():
@@ -158,7 +236,9 @@ class WorstPlan:
         if b.deep_seeds < b.final_seeds:
             raise ValidationError("deep_seeds", f"must be at least final_seeds = {b.final_seeds}", value=b.deep_seeds)
         if b.final_seeds < b.search_seeds:
-            raise ValidationError("final_seeds", f"must be at least search_seeds = {b.search_seeds}", value=b.final_seeds)
+            raise ValidationError(
+                "final_seeds", f"must be at least search_seeds = {b.search_seeds}", value=b.final_seeds
+            )
         ranges = dict(ranges or {})
         families = tuple(families or ())
         for fam in ranges:
@@ -184,9 +264,16 @@ class WorstPlan:
             except ValueError as e:
                 raise ValidationError("known", f"{adversary} for {f} at T = {T}: {e}") from None
             checked_known.append((f, T, adversary, params_json(params)))
-        return cls(tuple(forecasters), tuple(sorted(search_horizons)),
-                   {f: tuple(sorted(v)) for f, v in transfer_horizons.items()}, families, ranges, b,
-                   cross_horizons=tuple(sorted(cross_horizons)), known=tuple(checked_known))
+        return cls(
+            tuple(forecasters),
+            tuple(sorted(search_horizons)),
+            {f: tuple(sorted(v)) for f, v in transfer_horizons.items()},
+            families,
+            ranges,
+            b,
+            cross_horizons=tuple(sorted(cross_horizons)),
+            known=tuple(checked_known),
+        )
 
 
 def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress=True) -> list[SearchResult]:
@@ -232,12 +319,26 @@ def _cross(plan, store, pool, results) -> list[dict]:
             for f, rs in rows.items():
                 for m in ("cdl", "ece"):
                     mean, lo, hi = interval([r[m] for r in rs], "cross", w.forecaster, f, m, T)
-                    dmean, dlo, dhi = interval([a[m] - b[m] for a, b in zip(rs, rows[w.forecaster])], "diff",
-                                               w.forecaster, f, m, T)
-                    out.append(dict(T=T, worst_for=w.forecaster, adversary=w.adversary,
-                                    adversary_params=params_json(w.params), forecaster=f, metric=m, mean=mean,
-                                    lo=lo, hi=hi, diff_to_worst_for=dmean, diff_lo=dlo, diff_hi=dhi,
-                                    n_seeds=len(rs)))
+                    dmean, dlo, dhi = interval(
+                        [a[m] - b[m] for a, b in zip(rs, rows[w.forecaster])], "diff", w.forecaster, f, m, T
+                    )
+                    out.append(
+                        dict(
+                            T=T,
+                            worst_for=w.forecaster,
+                            adversary=w.adversary,
+                            adversary_params=params_json(w.params),
+                            forecaster=f,
+                            metric=m,
+                            mean=mean,
+                            lo=lo,
+                            hi=hi,
+                            diff_to_worst_for=dmean,
+                            diff_lo=dlo,
+                            diff_hi=dhi,
+                            n_seeds=len(rs),
+                        )
+                    )
     return out
 
 
@@ -257,8 +358,21 @@ def _run_searches(plan, store, pool, results, progress):
                 print(_line(last), flush=True)
 
 
-CROSS_COLUMNS = ("T", "worst_for", "adversary", "adversary_params", "forecaster", "metric", "mean", "lo", "hi",
-                 "diff_to_worst_for", "diff_lo", "diff_hi", "n_seeds")
+CROSS_COLUMNS = (
+    "T",
+    "worst_for",
+    "adversary",
+    "adversary_params",
+    "forecaster",
+    "metric",
+    "mean",
+    "lo",
+    "hi",
+    "diff_to_worst_for",
+    "diff_lo",
+    "diff_hi",
+    "n_seeds",
+)
 
 
 def _write(plan, out, results, cross):
@@ -266,19 +380,31 @@ def _write(plan, out, results, cross):
 
     rows = [w for r in results for w in worst_rows(r)]
     b = plan.budget
-    cand_rows = [dict(forecaster=r.forecaster, T=r.T, m=r.m if r.m is not None else "", stage=c.stage,
-                      adversary=c.family, adversary_params=params_json(c.params),
-                      grid=grid_coordinates(FAMILIES[c.family], c.params, r.T, r.m) if c.family in FAMILIES else "",
-                      search_mean_cdl=c.search_mean, search_seeds=b.search_seeds,
-                      final_mean_cdl="" if c.final_mean is None else c.final_mean,
-                      final_seeds="" if c.final_mean is None else b.final_seeds,
-                      deep_mean_cdl="" if c.deep_mean is None else c.deep_mean,
-                      deep_seeds="" if c.deep_mean is None else b.deep_seeds)
-                 for r in results for c in r.candidates]
+    cand_rows = [
+        dict(
+            forecaster=r.forecaster,
+            T=r.T,
+            m=r.m if r.m is not None else "",
+            stage=c.stage,
+            adversary=c.family,
+            adversary_params=params_json(c.params),
+            grid=grid_coordinates(FAMILIES[c.family], c.params, r.T, r.m) if c.family in FAMILIES else "",
+            search_mean_cdl=c.search_mean,
+            search_seeds=b.search_seeds,
+            final_mean_cdl="" if c.final_mean is None else c.final_mean,
+            final_seeds="" if c.final_mean is None else b.final_seeds,
+            deep_mean_cdl="" if c.deep_mean is None else c.deep_mean,
+            deep_seeds="" if c.deep_mean is None else b.deep_seeds,
+        )
+        for r in results
+        for c in r.candidates
+    ]
     fam_rows = [x for r in results for x in family_rows(r, b.final_seeds)]
-    files = {out / "worst.csv": _csv_text(rows, WORST_COLUMNS),
-             out / "families.csv": _csv_text(fam_rows, FAMILY_COLUMNS),
-             out / "candidates.csv": _csv_text(cand_rows, CANDIDATE_COLUMNS)}
+    files = {
+        out / "worst.csv": _csv_text(rows, WORST_COLUMNS),
+        out / "families.csv": _csv_text(fam_rows, FAMILY_COLUMNS),
+        out / "candidates.csv": _csv_text(cand_rows, CANDIDATE_COLUMNS),
+    }
     if cross:
         files[out / "cross.csv"] = _csv_text(cross, CROSS_COLUMNS)
     slopes, forms = worst_slopes(results)
@@ -301,16 +427,28 @@ def worst_slopes(results, metrics=("cdl", "ece")) -> tuple[list[dict], list[dict
     from fastcdl.experiments.analysis import analyze
     from fastcdl.experiments.forms import ALL_FORMS, form_fits
 
-    rows = [dict(forecaster_label=r.forecaster, adversary_label="worst", forecaster=r.forecaster,
-                 forecaster_params="{}", T=r.T, seed_index=x["seed_index"], **{m: x[m] for m in metrics})
-            for r in results for x in r.fresh]
+    rows = [
+        dict(
+            forecaster_label=r.forecaster,
+            adversary_label="worst",
+            forecaster=r.forecaster,
+            forecaster_params="{}",
+            T=r.T,
+            seed_index=x["seed_index"],
+            **{m: x[m] for m in metrics},
+        )
+        for r in results
+        for x in r.fresh
+    ]
     return analyze(rows, list(metrics), seed=FRESH_MASTER)[1], form_fits(rows, list(metrics), forms=ALL_FORMS)
 
 
 def _line(r: SearchResult) -> str:
     mean, lo, hi = interval([x["cdl"] for x in r.fresh], r.forecaster, "cdl", r.T)
-    return (f"{r.forecaster:<8} T = {r.T:<8} worst: {r.adversary} {params_json(r.params)}  "
-            f"CDL {mean:.4g} [{lo:.4g}, {hi:.4g}] on {len(r.fresh)} fresh seeds (search {r.search_mean:.4g})")
+    return (
+        f"{r.forecaster:<8} T = {r.T:<8} worst: {r.adversary} {params_json(r.params)}  "
+        f"CDL {mean:.4g} [{lo:.4g}, {hi:.4g}] on {len(r.fresh)} fresh seeds (search {r.search_mean:.4g})"
+    )
 
 
 def pack_folder(folder) -> Path:

@@ -120,8 +120,14 @@ class SearchResult:
         -------
         Candidate or None
         """
-        return next((c for c in self.candidates if c.family == self.adversary and c.params == self.params
-                     and c.deep_mean is not None), None)
+        return next(
+            (
+                c
+                for c in self.candidates
+                if c.family == self.adversary and c.params == self.params and c.deep_mean is not None
+            ),
+            None,
+        )
 
 
 def _final_key(c):
@@ -158,8 +164,12 @@ class _Pool:
 
             from fastcdl.experiments.runner import _watch_parent
 
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("spawn"),
-                                             initializer=_watch_parent, initargs=(os.getpid(),))
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=mp.get_context("spawn"),
+                initializer=_watch_parent,
+                initargs=(os.getpid(),),
+            )
         pending = {self._pool.submit(run_trial, t) for t in todo}
         try:
             while pending:
@@ -190,9 +200,18 @@ class _Evaluator:
         self.done = {r["key"]: r for r in store.rows()}
 
     def trial(self, adversary, params, i, master) -> Trial:
-        return Trial(self.forecaster, self.forecaster, params_json(self.fparams), adversary, adversary,
-                     params_json(params), self.T, i, trial_seed(master, i),
-                     algorithm_version(self.forecaster, adversary))
+        return Trial(
+            self.forecaster,
+            self.forecaster,
+            params_json(self.fparams),
+            adversary,
+            adversary,
+            params_json(params),
+            self.T,
+            i,
+            trial_seed(master, i),
+            algorithm_version(self.forecaster, adversary),
+        )
 
     def rows(self, cands, seeds, master) -> list[list[dict]]:
         """The stored rows of every (adversary, params) in cands over seed indices 0..seeds-1."""
@@ -265,8 +284,12 @@ def _sweep(sc: _Scorer, fam: Family, m):
     step = xs[1] - xs[0] if len(xs) > 1 else (d.hi - d.lo)
     for i in sorted(range(len(xs)), key=lambda i: -scores[i])[: sc.budget.refine]:
         lo, hi = max(d.lo, xs[i] - step), min(d.hi, xs[i] + step)
-        minimize_scalar(lambda x: -sc.score(fam, [fam.params_of_values([x], sc.T)], "refine")[0], bounds=(lo, hi),
-                        method="bounded", options={"xatol": step / 64, "maxiter": 8})
+        minimize_scalar(
+            lambda x: -sc.score(fam, [fam.params_of_values([x], sc.T)], "refine")[0],
+            bounds=(lo, hi),
+            method="bounded",
+            options={"xatol": step / 64, "maxiter": 8},
+        )
 
 
 def _halving(sc: _Scorer, fam: Family, units, stage):
@@ -293,9 +316,17 @@ def _evolve(sc: _Scorer, fam: Family, init, seed):
         xs = [np.clip(np.asarray(x, dtype=float), 0.0, 1.0) for x in xs]
         return [-s for s in sc.score(fam, [fam.params(x, sc.T) for x in xs], "evolve")]
 
-    differential_evolution(lambda x: 0.0, [(0.0, 1.0)] * len(fam.dims), init=np.asarray(init, dtype=float),
-                           maxiter=sc.budget.generations, seed=seed, polish=False, updating="deferred",
-                           workers=batch, tol=0.0)
+    differential_evolution(
+        lambda x: 0.0,
+        [(0.0, 1.0)] * len(fam.dims),
+        init=np.asarray(init, dtype=float),
+        maxiter=sc.budget.generations,
+        seed=seed,
+        polish=False,
+        updating="deferred",
+        workers=batch,
+        tol=0.0,
+    )
 
 
 def _design(d, n, seed):
@@ -331,8 +362,20 @@ def _plays(fspec, adversary) -> bool:
     return not fspec.needs_mean or registry.adversary(adversary).true_mean is not None
 
 
-def search(forecaster, T, store, *, fparams=None, families=None, ranges=None, budget=None, pool=None,
-           evaluator=None, previous=None, known=()) -> SearchResult:
+def search(
+    forecaster,
+    T,
+    store,
+    *,
+    fparams=None,
+    families=None,
+    ranges=None,
+    budget=None,
+    pool=None,
+    evaluator=None,
+    previous=None,
+    known=(),
+) -> SearchResult:
     """The adversary among ``families`` (default: all of FAMILIES) that maximises the
     forecaster's mean CDL at horizon T, chosen on the search seeds, reported on fresh seeds.
 
@@ -446,18 +489,25 @@ def _polish(sc: _Scorer, fam: Family, T):
     from scipy.optimize import minimize
 
     b = sc.budget
-    mine = sorted((c for c in sc.cands.values() if c.family == fam.adversary),
-                  key=lambda c: (-c.search_mean, len(params_json(c.params))))[: b.polish]
+    mine = sorted(
+        (c for c in sc.cands.values() if c.family == fam.adversary),
+        key=lambda c: (-c.search_mean, len(params_json(c.params))),
+    )[: b.polish]
     for c in mine:
         u0 = np.clip(np.asarray(fam.unit_of_params(c.params, T), dtype=float), 0.0, 1.0)
-        simplex = [u0] + [u0 + np.where(np.arange(len(u0)) == i, 0.05 if u0[i] <= 0.5 else -0.05, 0.0)
-                          for i in range(len(u0))]
+        simplex = [u0] + [
+            u0 + np.where(np.arange(len(u0)) == i, 0.05 if u0[i] <= 0.5 else -0.05, 0.0) for i in range(len(u0))
+        ]
 
         def objective(u):
             return -sc.score(fam, [fam.params(np.clip(u, 0.0, 1.0), T)], "polish")[0]
 
-        minimize(objective, u0, method="Nelder-Mead",
-                 options={"maxfev": b.polish_fev, "initial_simplex": np.array(simplex), "xatol": 1e-4, "fatol": 0.0})
+        minimize(
+            objective,
+            u0,
+            method="Nelder-Mead",
+            options={"maxfev": b.polish_fev, "initial_simplex": np.array(simplex), "xatol": 1e-4, "fatol": 0.0},
+        )
 
 
 def axis_points(dim: Dim, m, most: int) -> list[float]:
@@ -485,8 +535,10 @@ def _axes(sc: _Scorer, fam: Family, T, m):
     def unit(c):
         return np.clip(np.asarray(fam.unit_of_params(c.params, T), dtype=float), 0.0, 1.0)
 
-    ranked = sorted((c for c in sc.cands.values() if c.family == fam.adversary),
-                    key=lambda c: (-c.search_mean, len(params_json(c.params))))
+    ranked = sorted(
+        (c for c in sc.cands.values() if c.family == fam.adversary),
+        key=lambda c: (-c.search_mean, len(params_json(c.params))),
+    )
     starts = ranked[:1] + [c for c in ranked if np.max(np.abs(unit(c) - unit(ranked[0]))) >= 0.25][:1]
     for c in starts:
         score, u = c.search_mean, unit(c)
@@ -535,8 +587,20 @@ def _choose(ev, sc, forecaster, T, fams, m) -> SearchResult:
     return SearchResult(forecaster, int(T), best.family, best.params, best.deep_mean, fresh, cands, m)
 
 
-def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, families=None, ranges=None, budget=None,
-             pool=None, evaluator=None, known=()) -> SearchResult:
+def transfer(
+    forecaster,
+    T,
+    store,
+    previous: SearchResult,
+    *,
+    fparams=None,
+    families=None,
+    ranges=None,
+    budget=None,
+    pool=None,
+    evaluator=None,
+    known=(),
+) -> SearchResult:
     """The search at a larger horizon T from a search at a smaller one: the ``top`` best
     candidates of every family are carried in grid units (families.carry) and searched
     locally there (a 1-D family at 8 points per cell within half a cell either side; a
@@ -589,8 +653,9 @@ def transfer(forecaster, T, store, previous: SearchResult, *, fparams=None, fami
         sc.score(fam, carried, "carried")
         for j, p in enumerate(carried):
             u0 = np.asarray(fam.unit_of_params(p, T))
-            half = np.array([fam.cell_width(d, m) / 2 if d.kind in ("level", "offset", "cell") else 1 / 32
-                             for d in fam.dims])
+            half = np.array(
+                [fam.cell_width(d, m) / 2 if d.kind in ("level", "offset", "cell") else 1 / 32 for d in fam.dims]
+            )
             if len(fam.dims) == 1:
                 local = [u0 + half * (i / PER_CELL * 2) for i in range(-PER_CELL // 2, PER_CELL // 2 + 1) if i]
             else:

@@ -74,8 +74,9 @@ from fastcdl._compiled.rng import uniform
 
 __all__ = ["Draw", "History", "KTable", "Round", "Table", "next_round", "slot", "slots", "uniform"]
 
-Round = namedtuple("Round", ["t", "prev_y", "m", "point0", "point1", "prob0", "prob1",
-                             "stated0", "stated1", "bucket0", "bucket1"])
+Round = namedtuple(
+    "Round", ["t", "prev_y", "m", "point0", "point1", "prob0", "prob1", "stated0", "stated1", "bucket0", "bucket1"]
+)
 Table = namedtuple("Table", ["q", "n", "s", "num", "den"])
 KTable = namedtuple("KTable", ["q", "n", "s", "num", "den", "points", "probs", "buckets"])
 _NONE = np.zeros(0)  # the default of pw and pwy: no expected-count table (length 0: nothing to write;
@@ -270,15 +271,18 @@ def _slots(view, table):
 @overload(slot, inline="always")
 def _slot(view, table, i):
     if _is_ktable(table):
+
         def k_slot(view, table, i):
             b = table.buckets[i]
             return table.probs[i], table.q[b], b, table.points[i]
+
         return k_slot
 
     def two_slot(view, table, i):
         if i == 0:
             return view.prob0, view.stated0, view.bucket0, view.point0
         return view.prob1, view.stated1, view.bucket1, view.point1
+
     return two_slot
 
 
@@ -308,8 +312,19 @@ def view_of(hist, out, table):
     """
     b0 = out.buckets[0]
     b1 = out.buckets[1]
-    return Round(hist.t + 1, hist.prev_y, table.q.shape[0], out.points[0], out.points[1],
-                 out.probs[0], out.probs[1], table.q[b0], table.q[b1], b0, b1)
+    return Round(
+        hist.t + 1,
+        hist.prev_y,
+        table.q.shape[0],
+        out.points[0],
+        out.points[1],
+        out.probs[0],
+        out.probs[1],
+        table.q[b0],
+        table.q[b1],
+        b0,
+        b1,
+    )
 
 
 @kernel(inline="always")
@@ -541,7 +556,6 @@ def next_round(hist):
     return Round(hist.t + 1, hist.prev_y, -1, nan, nan, nan, nan, nan, nan, -1, -1)
 
 
-
 @kernel(inline="always")
 def bad_mean(e):
     """True when a true mean e is not a probability (outside [0, 1], or NaN); expected never to be."""
@@ -557,8 +571,7 @@ def mean_stopped(hist):
 
 
 @kernel(cache=False)
-def run_rounds_mean(T, forecast, observe, state, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y,
-                    mean):
+def run_rounds_mean(T, forecast, observe, state, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y, mean):
     """:func:`run_rounds` for a plug-in forecaster that declares ``needs_mean``: each round
     e = mean(hist, apar), the adversary's true mean (a numba function), then
     ``forecast(state, table, hist, out, e)``. Returns the History after the run, or

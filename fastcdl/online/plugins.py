@@ -113,24 +113,32 @@ def check_pairing(forecaster, adversary) -> None:
     """
     if forecaster.k_point and not adversary.k_points:
         raise ValidationError(
-            "adversary", "reads only two-point rounds", value=adversary.name,
+            "adversary",
+            "reads only two-point rounds",
+            value=adversary.name,
             message=f"adversary {adversary.name!r} reads only two-point rounds (view.prob0, view.prob1) and "
             f"forecaster {forecaster.name!r} puts mass on more than two stated values a round; "
             "pair it with an adversary that declares k_points=True (it reads the distribution through "
-            "engine.slots and engine.slot)")
+            "engine.slots and engine.slot)",
+        )
     if forecaster.needs_mean and adversary.true_mean is None:
         raise ValidationError(
-            "adversary", "states no true mean", value=adversary.name,
+            "adversary",
+            "states no true mean",
+            value=adversary.name,
             message=f"forecaster {forecaster.name!r} needs the round's true mean E[y_t | past] and adversary "
             f"{adversary.name!r} states none; pair it with an adversary that declares true_mean (bernoulli, "
-            "drift, markov, segments, budget, or a plug-in made with plugin_adversary(..., true_mean=...))")
+            "drift, markov, segments, budget, or a plug-in made with plugin_adversary(..., true_mean=...))",
+        )
 
 
 def _check_dispatcher(func, what):
     if not isinstance(func, numba.core.dispatcher.Dispatcher):
-        raise ValidationError(what, "must be a numba-compiled function (decorate it with numba.njit)",
-                              message=f"{what} must be a numba-compiled function (numba.njit), "
-                              f"got {type(func).__name__}")
+        raise ValidationError(
+            what,
+            "must be a numba-compiled function (decorate it with numba.njit)",
+            message=f"{what} must be a numba-compiled function (numba.njit), got {type(func).__name__}",
+        )
     return func
 
 
@@ -148,8 +156,11 @@ def _unknown(given, allowed, what):
     extra = sorted(set(given) - set(allowed))
     if extra:
         hint = ", ".join(allowed) if allowed else "none"
-        raise ValidationError(extra[0], f"is not a parameter of {what}",
-                              message=f"unknown parameter {extra[0]!r} for {what} (accepted: {hint})")
+        raise ValidationError(
+            extra[0],
+            f"is not a parameter of {what}",
+            message=f"unknown parameter {extra[0]!r} for {what} (accepted: {hint})",
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -287,8 +298,10 @@ class AdversarySpec:
         >>> registry.adversary("bernoulli").parameter_vector({"p": 0.3}).tolist()
         [0.3]
         """
-        par = [math.nan if isinstance(resolved.get(k), str) or resolved.get(k) is None else float(resolved[k])
-               for k in self.params]
+        par = [
+            math.nan if isinstance(resolved.get(k), str) or resolved.get(k) is None else float(resolved[k])
+            for k in self.params
+        ]
         extra = 0 if self.scratch is None else int(self.scratch(resolved))
         return np.array(par + [0.0] * extra, dtype=np.float64)
 
@@ -499,8 +512,19 @@ class ForecasterSpec:
         return out
 
 
-def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolve=None, scratch=None,
-                     prepare=None, k_points=False, true_mean=None) -> AdversarySpec:
+def plugin_adversary(
+    respond,
+    *,
+    name,
+    params=None,
+    version=1,
+    prob=None,
+    resolve=None,
+    scratch=None,
+    prepare=None,
+    k_points=False,
+    true_mean=None,
+) -> AdversarySpec:
     """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
 
     Decorate the kernels with ``numba.njit(cache=True)`` so that processes load them from
@@ -573,12 +597,35 @@ def plugin_adversary(respond, *, name, params=None, version=1, prob=None, resolv
         raise ValidationError("k_points", "must be True or False", value=k_points)
     if true_mean is not None:
         _check_dispatcher(true_mean, "true_mean")
-    return AdversarySpec(name, respond, _check_params(params, f"adversary {name!r}"), version, prob, resolve,
-                         respond.py_func.__doc__ or "", scratch, prepare, k_points, true_mean)
+    return AdversarySpec(
+        name,
+        respond,
+        _check_params(params, f"adversary {name!r}"),
+        version,
+        prob,
+        resolve,
+        respond.py_func.__doc__ or "",
+        scratch,
+        prepare,
+        k_points,
+        true_mean,
+    )
 
 
-def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, resolve=None,
-                      report=None, grid=None, support=2, needs_mean=False) -> ForecasterSpec:
+def plugin_forecaster(
+    *,
+    name,
+    init,
+    forecast,
+    observe,
+    params=None,
+    version=1,
+    resolve=None,
+    report=None,
+    grid=None,
+    support=2,
+    needs_mean=False,
+) -> ForecasterSpec:
     """A forecaster from ``init(horizon, params) -> (state, q)`` and numba kernels
     ``forecast(state, table, hist, out)`` and ``observe(state, table, hist, out, slot, y)``.
 
@@ -663,8 +710,22 @@ def plugin_forecaster(*, name, init, forecast, observe, params=None, version=1, 
     support = check_int(support, "support", low=2)
     if not isinstance(needs_mean, bool):
         raise ValidationError("needs_mean", "must be True or False", value=needs_mean)
-    return ForecasterSpec(name, init3, forecast, observe, _check_params(params, f"forecaster {name!r}"), version,
-                          resolve, None, False, report, init.__doc__ or "", grid, support, needs_mean)
+    return ForecasterSpec(
+        name,
+        init3,
+        forecast,
+        observe,
+        _check_params(params, f"forecaster {name!r}"),
+        version,
+        resolve,
+        None,
+        False,
+        report,
+        init.__doc__ or "",
+        grid,
+        support,
+        needs_mean,
+    )
 
 
 _HASHES: dict = {}
@@ -693,8 +754,11 @@ def code_hash(spec) -> str:
     hit = _HASHES.get(id(spec))
     if hit is not None and hit[0] is spec:
         return hit[1]
-    names = ("respond", "prob", "resolve", "scratch") if isinstance(spec, AdversarySpec) else (
-        "init", "forecast", "observe", "resolve", "report", "grid")
+    names = (
+        ("respond", "prob", "resolve", "scratch")
+        if isinstance(spec, AdversarySpec)
+        else ("init", "forecast", "observe", "resolve", "report", "grid")
+    )
     h = hashlib.sha256()
     seen = set()
     if getattr(spec, "prepare", None) is not None:  # only when given: older plug-ins keep their hashes
@@ -802,9 +866,12 @@ def load_spec(text: str, kind: type):
     except (ImportError, AttributeError) as e:
         raise ValidationError(what, f"cannot be loaded from {text!r}: {e}", value=text) from None
     if not isinstance(obj, kind):
-        raise ValidationError(what, f"{text!r} is not an {kind.__name__}", value=text,
-                              message=f"{what}: {text!r} is a {type(obj).__name__}, not a plug-in made with "
-                              f"plugin_{what}")
+        raise ValidationError(
+            what,
+            f"{text!r} is not an {kind.__name__}",
+            value=text,
+            message=f"{what}: {text!r} is a {type(obj).__name__}, not a plug-in made with plugin_{what}",
+        )
     return obj
 
 

@@ -92,9 +92,13 @@ def _lookup(what, table, kind, name_or_spec):
             return table[name_or_spec]
         if ":" in name_or_spec:
             return load_spec(name_or_spec, kind)
-    raise ValidationError(what, f"must be one of {', '.join(table)} or a plug-in", value=name_or_spec,
-                          message=f"{what} must be one of {', '.join(table)}, a plug-in made with "
-                          f"plugin_{what}, or 'package.module:ATTRIBUTE'; got {name_or_spec!r}")
+    raise ValidationError(
+        what,
+        f"must be one of {', '.join(table)} or a plug-in",
+        value=name_or_spec,
+        message=f"{what} must be one of {', '.join(table)}, a plug-in made with "
+        f"plugin_{what}, or 'package.module:ATTRIBUTE'; got {name_or_spec!r}",
+    )
 
 
 def forecaster(name_or_spec) -> ForecasterSpec:

@@ -20,6 +20,7 @@ from fastcdl.stats import BucketStats
 
 __all__ = ["RunResult", "simulate", "trace"]
 
+
 @dataclass(frozen=True, repr=False)
 class RunResult:
     """One simulated run: the bucket table of (p_t, y_t), timing, and what was run.
@@ -103,9 +104,11 @@ class RunResult:
         raise AttributeError(name)
 
     def __repr__(self) -> str:
-        return (f"RunResult({self.forecaster!r} vs {self.adversary!r}, horizon={self.horizon}, seed={self.seed}, "
-                f"n_buckets={self.stats.n_buckets}, seconds={self.seconds:.3g}, "
-                f"rounds_per_second={self.rounds_per_second:.3g})")
+        return (
+            f"RunResult({self.forecaster!r} vs {self.adversary!r}, horizon={self.horizon}, seed={self.seed}, "
+            f"n_buckets={self.stats.n_buckets}, seconds={self.seconds:.3g}, "
+            f"rounds_per_second={self.rounds_per_second:.3g})"
+        )
 
 
 def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_params):
@@ -132,8 +135,9 @@ def _entry(loop, args, adversary_at, k_points=False, mean_at=None):
     import numba
 
     adv = plugins.ADVERSARY_K_TYPE if k_points else plugins.ADVERSARY_TYPE
-    types = [adv if i == adversary_at else plugins.MEAN_TYPE if i == mean_at else numba.typeof(x)
-             for i, x in enumerate(args)]
+    types = [
+        adv if i == adversary_at else plugins.MEAN_TYPE if i == mean_at else numba.typeof(x) for i, x in enumerate(args)
+    ]
     key = (id(loop), tuple(types))
     if key not in _ENTRIES:
         _ENTRIES[key] = loop.compile(tuple(types))
@@ -149,8 +153,21 @@ def _run_loop(f, a, T, trace_p, trace_y):
         args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y) + mean
         run = _entry(f.spec.loop, args, 5, k, 11 if mean else None)
     else:  # a plug-in forecaster: the engine's generic loop
-        args = (T, f.spec.forecast, f.spec.observe, f.state, f.table, f.out, f._rng, respond, a._par, a._rng,
-                f.hist, trace_p, trace_y) + mean
+        args = (
+            T,
+            f.spec.forecast,
+            f.spec.observe,
+            f.state,
+            f.table,
+            f.out,
+            f._rng,
+            respond,
+            a._par,
+            a._rng,
+            f.hist,
+            trace_p,
+            trace_y,
+        ) + mean
         run = _entry(engine.run_rounds_mean if mean else engine.run_rounds, args, 7, k, 13 if mean else None)
     t0 = time.perf_counter()
     hist = run(*args)
@@ -189,8 +206,15 @@ def _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_para
     return res, trace_p, trace_y
 
 
-def simulate(forecaster: str, adversary: str, *, horizon: int, seed: int = 0,
-             forecaster_params: dict | None = None, adversary_params: dict | None = None) -> RunResult:
+def simulate(
+    forecaster: str,
+    adversary: str,
+    *,
+    horizon: int,
+    seed: int = 0,
+    forecaster_params: dict | None = None,
+    adversary_params: dict | None = None,
+) -> RunResult:
     """Run ``forecaster`` against ``adversary`` for ``horizon`` rounds in compiled code.
 
     Names and parameters are those of :func:`make_forecaster` and :func:`make_adversary`
@@ -238,8 +262,15 @@ def simulate(forecaster: str, adversary: str, *, horizon: int, seed: int = 0,
     return _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, False)[0]
 
 
-def trace(forecaster: str, adversary: str, *, horizon: int, seed: int = 0,
-          forecaster_params: dict | None = None, adversary_params: dict | None = None):
+def trace(
+    forecaster: str,
+    adversary: str,
+    *,
+    horizon: int,
+    seed: int = 0,
+    forecaster_params: dict | None = None,
+    adversary_params: dict | None = None,
+):
     """:func:`simulate`, also returning the stated predictions and outcomes of every round.
 
     The same compiled loop as simulate, with a trace buffer (memory O(T)): for tests and

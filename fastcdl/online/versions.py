@@ -23,23 +23,35 @@ ENGINE = 1
 # Versions a component had before its current one, with what changed. Stored trials keep the
 # version they ran under (they are never re-keyed or mixed with newer ones); a preset resumed
 # after a bump runs that component's trials again.
-_EXACT_SIGNS = ("step 1 decided on the signs of float sums of the raw points; the next version decides on "
-                "their exact signs (a float residue such as -2.2e-16 where G_b is 0 changed the path)")
+_EXACT_SIGNS = (
+    "step 1 decided on the signs of float sums of the raw points; the next version decides on "
+    "their exact signs (a float residue such as -2.2e-16 where G_b is 0 changed the path)"
+)
 SUPERSEDED = {
-    "cdl": {1: "scalar MsMwC oracle (math.exp per copy); version 2 vectorises it, which changes "
-               "the rounding of Lam and of the step-1 probability r",
-            2: _EXACT_SIGNS},
+    "cdl": {
+        1: "scalar MsMwC oracle (math.exp per copy); version 2 vectorises it, which changes "
+        "the rounding of Lam and of the step-1 probability r",
+        2: _EXACT_SIGNS,
+    },
     "kt": {1: _EXACT_SIGNS},
     "sign": {1: _EXACT_SIGNS},
     "uniform": {1: _EXACT_SIGNS},
-    "contrarian": {1: "compared the float mean stated prediction with 1/2; version 2 compares exactly (at a mean "
-                      "of exactly 1/2, such as 1/4 x 1/5 + 3/4 x 3/5, version 1 said 1)"},
-    "greedy": {1: "compared the float expected increases; version 2 compares them exactly (at an exact tie "
-                  "version 1 could skip its coin)"},
-    "lookahead": {1: "compared the float expectations of CDL_K exactly; version 2 calls them a tie within 16 "
-                     "units of roundoff (an exact tie rounded apart by two evaluation orders skipped the coin)"},
-    "klcal": {1: "the default grid size was the paper's K as it is (odd at some horizons); version 2 rounds it "
-                 "up to an even number, which puts 1/2 on the grid (even=0 keeps the paper's K)"},
+    "contrarian": {
+        1: "compared the float mean stated prediction with 1/2; version 2 compares exactly (at a mean "
+        "of exactly 1/2, such as 1/4 x 1/5 + 3/4 x 3/5, version 1 said 1)"
+    },
+    "greedy": {
+        1: "compared the float expected increases; version 2 compares them exactly (at an exact tie "
+        "version 1 could skip its coin)"
+    },
+    "lookahead": {
+        1: "compared the float expectations of CDL_K exactly; version 2 calls them a tie within 16 "
+        "units of roundoff (an exact tie rounded apart by two evaluation orders skipped the coin)"
+    },
+    "klcal": {
+        1: "the default grid size was the paper's K as it is (odd at some horizons); version 2 rounds it "
+        "up to an even number, which puts 1/2 on the grid (even=0 keeps the paper's K)"
+    },
 }
 
 # Trials stored before versions were declared carry only the source hash of the code that

@@ -23,9 +23,13 @@ __all__ = ["Adversary", "make_adversary"]
 def not_an_outcome(adversary: str, t: int, y: int) -> ValidationError:
     """The error of an adversary that answered round t (1-based, as view.t) with y, not 0 or 1."""
     return ValidationError(
-        "adversary", "must return an outcome, 0 or 1", index=t, value=y,
+        "adversary",
+        "must return an outcome, 0 or 1",
+        index=t,
+        value=y,
         message=f"adversary {adversary!r} returned {y} in round {t} (view.t = {t}); an adversary's "
-        "respond must return an outcome, 0 or 1; the run stopped there")
+        "respond must return an outcome, 0 or 1; the run stopped there",
+    )
 
 
 class Adversary:
@@ -71,11 +75,16 @@ class Adversary:
 
     def _table_for(self, grid, support):
         k = support if support > 2 else 2
-        if (self._table is None or self._table.q.shape != grid.shape or not np.array_equal(self._table.q, grid)
-                or getattr(self._table, "probs", np.zeros(2)).shape[0] != k):
+        if (
+            self._table is None
+            or self._table.q.shape != grid.shape
+            or not np.array_equal(self._table.q, grid)
+            or getattr(self._table, "probs", np.zeros(2)).shape[0] != k
+        ):
             if self._table is not None and self._t > 0:
-                raise ValidationError("forecast", "comes from a forecaster with other stated values than "
-                                      "the rounds observed so far")
+                raise ValidationError(
+                    "forecast", "comes from a forecaster with other stated values than the rounds observed so far"
+                )
             self._table = engine.new_table(grid, engine.new_draw(k))
         return self._table
 
@@ -110,12 +119,16 @@ class Adversary:
         support = int(getattr(forecast, "support", 2))
         if support > 2 and not self.spec.k_points:
             raise ValidationError(
-                "forecast", "states more than two values", value=self.name,
+                "forecast",
+                "states more than two values",
+                value=self.name,
                 message=f"adversary {self.name!r} reads only two-point rounds and the forecast comes from a "
-                f"forecaster with support {support}; use an adversary that declares k_points=True")
+                f"forecaster with support {support}; use an adversary that declares k_points=True",
+            )
         if not 1 <= k <= max(support, 2) or len(forecast.predictions) != k or len(forecast.buckets) != k:
-            raise ValidationError("forecast", f"must have one to {max(support, 2)} entries (probs, predictions, "
-                                  "buckets)")
+            raise ValidationError(
+                "forecast", f"must have one to {max(support, 2)} entries (probs, predictions, buckets)"
+            )
         table = self._table_for(forecast.grid, support)
         if support > 2:  # the distribution's arrays, as the forecaster's Draw holds them (zeros elsewhere)
             table.points[:] = 0.0
@@ -125,11 +138,19 @@ class Adversary:
             table.probs[:k] = forecast.probs
             table.buckets[:k] = forecast.buckets
         j1 = 1 if k >= 2 else 0
-        view = engine.Round(self._t + 1, self._prev, table.q.shape[0],
-                            float(forecast.points[0]), float(forecast.points[j1]),
-                            float(forecast.probs[0]), float(forecast.probs[1]) if k >= 2 else 0.0,
-                            float(table.q[forecast.buckets[0]]), float(table.q[forecast.buckets[j1]]),
-                            int(forecast.buckets[0]), int(forecast.buckets[j1]))
+        view = engine.Round(
+            self._t + 1,
+            self._prev,
+            table.q.shape[0],
+            float(forecast.points[0]),
+            float(forecast.points[j1]),
+            float(forecast.probs[0]),
+            float(forecast.probs[1]) if k >= 2 else 0.0,
+            float(table.q[forecast.buckets[0]]),
+            float(table.q[forecast.buckets[j1]]),
+            int(forecast.buckets[0]),
+            int(forecast.buckets[j1]),
+        )
         y = int(self.spec.compiled(support > 2)(view, table, self._par, self._rng))
         if y not in (0, 1):
             raise not_an_outcome(self.name, self._t + 1, y)
@@ -158,8 +179,11 @@ class Adversary:
         """
         y = check_outcome(y)
         if self._last is None:
-            raise ValidationError("p", "was observed before respond()",
-                                  message="observe(p, y) before respond(forecast): respond to each round first")
+            raise ValidationError(
+                "p",
+                "was observed before respond()",
+                message="observe(p, y) before respond(forecast): respond to each round first",
+            )
         p = float(p)
         f = self._last
         where = [b for b, v in zip(f.buckets, f.predictions) if v == p]
@@ -195,9 +219,12 @@ class Adversary:
         0.25
         """
         if self.spec.true_mean is None:
-            raise ValidationError("adversary", "states no true mean", value=self.name,
-                                  message=f"adversary {self.name!r} states no true mean (its spec declares no "
-                                  "true_mean)")
+            raise ValidationError(
+                "adversary",
+                "states no true mean",
+                value=self.name,
+                message=f"adversary {self.name!r} states no true mean (its spec declares no true_mean)",
+            )
         hist = engine.History(self._t, self._ones, self._prev)
         e = float(self.spec.compiled_mean()(hist, self._par))
         if not 0.0 <= e <= 1.0:
@@ -210,9 +237,14 @@ class Adversary:
         if e is None:
             e = float(self.spec.compiled_mean()(hist, self._par))
         t = int(hist.t) + 1
-        return ValidationError("true_mean", "must return a probability in [0, 1]", index=t, value=e,
-                               message=f"adversary {self.name!r}: true_mean returned {e} for round {t}, not a "
-                               "probability in [0, 1]; the run stopped there")
+        return ValidationError(
+            "true_mean",
+            "must return a probability in [0, 1]",
+            index=t,
+            value=e,
+            message=f"adversary {self.name!r}: true_mean returned {e} for round {t}, not a "
+            "probability in [0, 1]; the run stopped there",
+        )
 
     def __repr__(self) -> str:
         args = "".join(f", {k}={v!r}" for k, v in self.params.items())

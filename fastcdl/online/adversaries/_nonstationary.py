@@ -15,8 +15,9 @@ def resolve_span(params, horizon, who):
     if params.get("span") is not None:
         return check_horizon(params["span"], "span")
     if horizon is None:
-        raise ValidationError("span", "is needed", message=f"span: the {who} adversary needs span=... or "
-                              "horizon=... (span = horizon)")
+        raise ValidationError(
+            "span", "is needed", message=f"span: the {who} adversary needs span=... or horizon=... (span = horizon)"
+        )
     return check_horizon(horizon)
 
 

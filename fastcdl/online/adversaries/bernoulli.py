@@ -30,5 +30,14 @@ def resolve(params, horizon):
     return {"p": check_real(params.get("p", 0.5), "p", 0.0, 1.0)}
 
 
-ADVERSARY = AdversarySpec("bernoulli", respond, {"p": 0.5}, version=1, prob=prob, resolve=resolve, doc=__doc__,
-                          k_points=True, true_mean=true_mean)  # respond never reads the distribution
+ADVERSARY = AdversarySpec(
+    "bernoulli",
+    respond,
+    {"p": 0.5},
+    version=1,
+    prob=prob,
+    resolve=resolve,
+    doc=__doc__,
+    k_points=True,
+    true_mean=true_mean,
+)  # respond never reads the distribution

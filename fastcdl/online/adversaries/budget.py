@@ -90,8 +90,12 @@ def resolve(params, horizon):
         C = c
     room = min(center, 1.0 - center) * abs_sine_sum(float(cycles), span)
     if C > room:
-        raise ValidationError("c", f"must be at most {room:.6g}, the largest budget whose path stays in [0, 1] "
-                              f"for center = {center}, cycles = {cycles} and span = {span}", value=C)
+        raise ValidationError(
+            "c",
+            f"must be at most {room:.6g}, the largest budget whose path stays in [0, 1] "
+            f"for center = {center}, cycles = {cycles} and span = {span}",
+            value=C,
+        )
     out = {"c": C}
     if b is not None:
         out["c_exponent"] = b
@@ -108,6 +112,16 @@ def prepare(resolved, par, rng):
     par[NP] = 0.0 if C == 0.0 else C / abs_sine_sum(float(resolved["cycles"]), int(resolved["span"]))
 
 
-ADVERSARY = AdversarySpec("budget", respond, dict(PARAMS), version=1, prob=prob, resolve=resolve, doc=__doc__,
-                          scratch=scratch, prepare=prepare, k_points=True,
-                          true_mean=true_mean)  # respond never reads the distribution
+ADVERSARY = AdversarySpec(
+    "budget",
+    respond,
+    dict(PARAMS),
+    version=1,
+    prob=prob,
+    resolve=resolve,
+    doc=__doc__,
+    scratch=scratch,
+    prepare=prepare,
+    k_points=True,
+    true_mean=true_mean,
+)  # respond never reads the distribution

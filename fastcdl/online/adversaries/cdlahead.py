@@ -359,5 +359,6 @@ def respond(view, table, par, rng):
     return 1 if up > down else 0
 
 
-ADVERSARY = AdversarySpec("cdlahead", respond, {}, version=1, doc=__doc__, scratch=lambda resolved: SCRATCH,
-                          k_points=True)
+ADVERSARY = AdversarySpec(
+    "cdlahead", respond, {}, version=1, doc=__doc__, scratch=lambda resolved: SCRATCH, k_points=True
+)

@@ -56,8 +56,9 @@ def respond(view, table, par, rng):
     if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
         return 1 if below_half_k(view, table) else 0
     if table.den > 0:
-        below = sign_dot2(view.prob0, 2 * table.num[view.bucket0], view.prob1, 2 * table.num[view.bucket1],
-                          -table.den) < 0
+        below = (
+            sign_dot2(view.prob0, 2 * table.num[view.bucket0], view.prob1, 2 * table.num[view.bucket1], -table.den) < 0
+        )
     else:
         below = view.prob0 * view.stated0 + view.prob1 * view.stated1 < 0.5
     return 1 if below else 0

@@ -33,13 +33,24 @@ def resolve(params, horizon):
     if "period" in params:
         period = check_real(params["period"], "period", 0.0, low_open=True)
     elif horizon is None:
-        raise ValidationError("period", "is needed", message="period: the drift adversary needs "
-                              "period=... or horizon=... (period = horizon / 8)")
+        raise ValidationError(
+            "period",
+            "is needed",
+            message="period: the drift adversary needs period=... or horizon=... (period = horizon / 8)",
+        )
     else:
         period = check_horizon(horizon) / 8.0
     return {"amplitude": amplitude, "period": period}
 
 
-ADVERSARY = AdversarySpec("drift", respond, {"amplitude": 0.4, "period": None}, version=1, prob=prob,
-                          resolve=resolve, doc=__doc__, k_points=True,
-                          true_mean=true_mean)  # respond never reads the distribution
+ADVERSARY = AdversarySpec(
+    "drift",
+    respond,
+    {"amplitude": 0.4, "period": None},
+    version=1,
+    prob=prob,
+    resolve=resolve,
+    doc=__doc__,
+    k_points=True,
+    true_mean=true_mean,
+)  # respond never reads the distribution

@@ -38,8 +38,9 @@ def gain(y, v, p, n, s):
 
 @kernel
 def expected_gain(y, view, table):
-    return (gain(y, view.stated0, view.prob0, table.n[view.bucket0], table.s[view.bucket0])
-            + gain(y, view.stated1, view.prob1, table.n[view.bucket1], table.s[view.bucket1]))
+    return gain(y, view.stated0, view.prob0, table.n[view.bucket0], table.s[view.bucket0]) + gain(
+        y, view.stated1, view.prob1, table.n[view.bucket1], table.s[view.bucket1]
+    )
 
 
 @kernel
@@ -97,8 +98,9 @@ def respond(view, table, par, rng):
     if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
         return respond_k(view, table, rng)
     if table.den > 0:
-        sign = sign_dot2(view.prob0, up_minus_down(table, view.bucket0),
-                         view.prob1, up_minus_down(table, view.bucket1), 0)
+        sign = sign_dot2(
+            view.prob0, up_minus_down(table, view.bucket0), view.prob1, up_minus_down(table, view.bucket1), 0
+        )
     else:
         up = expected_gain(1, view, table)
         down = expected_gain(0, view, table)

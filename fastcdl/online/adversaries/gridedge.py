@@ -33,8 +33,7 @@ def edge_point(table, b, position):
 
 @kernel
 def target(view, table, par):
-    return (view.prob0 * edge_point(table, view.bucket0, par[0])
-            + view.prob1 * edge_point(table, view.bucket1, par[0]))
+    return view.prob0 * edge_point(table, view.bucket0, par[0]) + view.prob1 * edge_point(table, view.bucket1, par[0])
 
 
 @kernel
@@ -58,5 +57,6 @@ def resolve(params, horizon):
     return {"position": check_real(params.get("position", 0.5), "position", 0.0, 1.0)}
 
 
-ADVERSARY = AdversarySpec("gridedge", respond, {"position": 0.5}, version=1, resolve=resolve, doc=__doc__,
-                          k_points=True)
+ADVERSARY = AdversarySpec(
+    "gridedge", respond, {"position": 0.5}, version=1, resolve=resolve, doc=__doc__, k_points=True
+)

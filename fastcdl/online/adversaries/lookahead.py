@@ -86,8 +86,9 @@ def catch_up(par, table, K):
         s_old = int(par[base + 3 * k + 2])
         if table.n[b] != n_old:
             for j in range(K + 1):
-                par[_F + j] += (scaled_loss(table.q[b], table.n[b], table.s[b], j, K)
-                                - scaled_loss(table.q[b], n_old, s_old, j, K))
+                par[_F + j] += scaled_loss(table.q[b], table.n[b], table.s[b], j, K) - scaled_loss(
+                    table.q[b], n_old, s_old, j, K
+                )
             return
 
 
@@ -109,8 +110,7 @@ def catch_up_k(par, table, K, prev_y):
     if par[base + 6] != 0.0 and b >= 0:
         n, s = table.n[b], table.s[b]
         for j in range(K + 1):
-            par[_F + j] += (scaled_loss(table.q[b], n, s, j, K)
-                            - scaled_loss(table.q[b], n - 1, s - prev_y, j, K))
+            par[_F + j] += scaled_loss(table.q[b], n, s, j, K) - scaled_loss(table.q[b], n - 1, s - prev_y, j, K)
     par[base] = float(w)
     par[base + 6] = 1.0
 
@@ -168,5 +168,13 @@ def resolve(params, horizon):
 
 # version 2: ties within TIE_REL (version 1 compared the float expectations exactly, so an exact
 # tie rounded apart by the two evaluations skipped the coin)
-ADVERSARY = AdversarySpec("lookahead", respond, {"kinks": 32}, version=2, resolve=resolve, doc=__doc__,
-                          scratch=lambda resolved: int(resolved["kinks"]) + 1 + 7, k_points=True)
+ADVERSARY = AdversarySpec(
+    "lookahead",
+    respond,
+    {"kinks": 32},
+    version=2,
+    resolve=resolve,
+    doc=__doc__,
+    scratch=lambda resolved: int(resolved["kinks"]) + 1 + 7,
+    k_points=True,
+)

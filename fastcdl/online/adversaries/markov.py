@@ -33,10 +33,20 @@ def true_mean(hist, par):
 
 
 def resolve(params, horizon):
-    return {"p01": check_real(params.get("p01", 0.1), "p01", 0.0, 1.0),
-            "p10": check_real(params.get("p10", 0.1), "p10", 0.0, 1.0)}
+    return {
+        "p01": check_real(params.get("p01", 0.1), "p01", 0.0, 1.0),
+        "p10": check_real(params.get("p10", 0.1), "p10", 0.0, 1.0),
+    }
 
 
-ADVERSARY = AdversarySpec("markov", respond, {"p01": 0.1, "p10": 0.1}, version=1, prob=prob, resolve=resolve,
-                          doc=__doc__, k_points=True,
-                          true_mean=true_mean)  # respond never reads the distribution
+ADVERSARY = AdversarySpec(
+    "markov",
+    respond,
+    {"p01": 0.1, "p10": 0.1},
+    version=1,
+    prob=prob,
+    resolve=resolve,
+    doc=__doc__,
+    k_points=True,
+    true_mean=true_mean,
+)  # respond never reads the distribution

@@ -53,9 +53,12 @@ def respond(view, table, par, rng):
 
 
 def resolve(params, horizon):
-    return {"shift": check_real(params.get("shift", 0.0), "shift", -1.0, 1.0),
-            "mix": check_real(params.get("mix", 0.0), "mix", 0.0, 1.0)}
+    return {
+        "shift": check_real(params.get("shift", 0.0), "shift", -1.0, 1.0),
+        "mix": check_real(params.get("mix", 0.0), "mix", 0.0, 1.0),
+    }
 
 
-ADVERSARY = AdversarySpec("rawpoint", respond, {"shift": 0.0, "mix": 0.0}, version=1, resolve=resolve, doc=__doc__,
-                          k_points=True)
+ADVERSARY = AdversarySpec(
+    "rawpoint", respond, {"shift": 0.0, "mix": 0.0}, version=1, resolve=resolve, doc=__doc__, k_points=True
+)

@@ -21,7 +21,6 @@ it; memory O(K) (O(span) booleans while drawing random cuts).
 {'k': 16, 'k_exponent': 0.25, 'random': 0, 'low': 0.0, 'high': 1.0, 'span': 65536}
 """
 
-
 import numpy as np
 
 from fastcdl._compiled._jit import kernel
@@ -149,10 +148,20 @@ def prepare(resolved, par, rng):
     K = int(resolved["k"])
     given = resolved.get("means")
     if given:
-        par[NP + K:NP + 2 * K] = parse_means(given)
+        par[NP + K : NP + 2 * K] = parse_means(given)
     draw_environment(par, rng, bool(given))
 
 
-ADVERSARY = AdversarySpec("segments", respond, dict(PARAMS), version=1, prob=prob, resolve=resolve, doc=__doc__,
-                          scratch=scratch, prepare=prepare, k_points=True,
-                          true_mean=true_mean)  # respond never reads the distribution
+ADVERSARY = AdversarySpec(
+    "segments",
+    respond,
+    dict(PARAMS),
+    version=1,
+    prob=prob,
+    resolve=resolve,
+    doc=__doc__,
+    scratch=scratch,
+    prepare=prepare,
+    k_points=True,
+    true_mean=true_mean,
+)  # respond never reads the distribution

@@ -64,18 +64,32 @@ def resolve(params, horizon):
     low = check_real(params.get("low", 0.1), "low", 0.0, 1.0)
     high = check_real(params.get("high", 0.9), "high", 0.0, 1.0)
     if high < low:
-        raise ValidationError("high", "must be >= low", value=high,
-                              message=f"high must be >= low for the sweep adversary; got low={low}, high={high}")
+        raise ValidationError(
+            "high",
+            "must be >= low",
+            value=high,
+            message=f"high must be >= low for the sweep adversary; got low={low}, high={high}",
+        )
     amp = check_real(params.get("amp", 0.05), "amp", 0.0, 0.5)
     if params.get("period") is not None:
         period = check_real(params["period"], "period", 0.0, low_open=True)
     elif horizon is None:
-        raise ValidationError("period", "is needed", message="period: the sweep adversary needs "
-                              "period=... or horizon=... (period = horizon / 8)")
+        raise ValidationError(
+            "period",
+            "is needed",
+            message="period: the sweep adversary needs period=... or horizon=... (period = horizon / 8)",
+        )
     else:
         period = check_horizon(horizon) / 8.0
     return {"low": low, "high": high, "amp": amp, "period": period}
 
 
-ADVERSARY = AdversarySpec("sweep", respond, {"low": 0.1, "high": 0.9, "amp": 0.05, "period": None}, version=1,
-                          resolve=resolve, doc=__doc__, k_points=True)
+ADVERSARY = AdversarySpec(
+    "sweep",
+    respond,
+    {"low": 0.1, "high": 0.9, "amp": 0.05, "period": None},
+    version=1,
+    resolve=resolve,
+    doc=__doc__,
+    k_points=True,
+)

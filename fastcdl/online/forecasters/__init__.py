@@ -157,13 +157,18 @@ class Forecaster:
         if self._phase == 0:
             if self.spec.needs_mean:
                 if mean is None:
-                    raise ValidationError("mean", "is needed", message=f"mean: the {self.name} forecaster needs "
-                                          "the round's true mean: forecast(mean=adversary.mean()) before draw()")
+                    raise ValidationError(
+                        "mean",
+                        "is needed",
+                        message=f"mean: the {self.name} forecaster needs "
+                        "the round's true mean: forecast(mean=adversary.mean()) before draw()",
+                    )
                 e = check_real(mean, "mean", 0.0, 1.0)
                 self.spec.forecast(self.state, self.table, self.hist, self.out, e)
             elif mean is not None:
-                raise ValidationError("mean", f"is not taken by forecaster {self.name!r} (it does not "
-                                      "declare needs_mean)", value=mean)
+                raise ValidationError(
+                    "mean", f"is not taken by forecaster {self.name!r} (it does not declare needs_mean)", value=mean
+                )
             else:
                 self.spec.forecast(self.state, self.table, self.hist, self.out)
             self._report(self.rounds + 1)
@@ -222,8 +227,11 @@ class Forecaster:
         """
         y = check_outcome(y)
         if self._phase != 2:
-            raise ValidationError("y", "was observed before draw()",
-                                  message="observe(y) before draw(): call forecast() and draw() first in each round")
+            raise ValidationError(
+                "y",
+                "was observed before draw()",
+                message="observe(y) before draw(): call forecast() and draw() first in each round",
+            )
         self.spec.observe(self.state, self.table, self.hist, self.out, self.slot, y)
         self.hist = engine.settle(self.table, self.out, self.slot, y, self.hist)
         self._phase = 0
@@ -377,8 +385,12 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
     pair = None
     if spec.needs_adversary:
         if adversary is None:
-            raise ValidationError("adversary", "is needed", message=f"adversary: the {spec.name} forecaster needs "
-                                  "adversary=(name, params) of the adversary it plays against")
+            raise ValidationError(
+                "adversary",
+                "is needed",
+                message=f"adversary: the {spec.name} forecaster needs "
+                "adversary=(name, params) of the adversary it plays against",
+            )
         name, aparams = adversary if isinstance(adversary, tuple) else (adversary, {})
         aspec = registry.adversary(name)
         pair = (aspec, aspec.resolve_params(aparams, horizon))

@@ -61,11 +61,12 @@ def init(horizon, params, adversary=None):
     while P < m:
         P *= 2
     tree = np.zeros(2 * P, dtype=np.int64)
-    tree[P:P + m] = 1  # alpha = 0 everywhere: every i is a bracket
+    tree[P : P + m] = 1  # alpha = 0 everywhere: every i is a bracket
     for k in range(P - 1, 0, -1):
         tree[k] = tree[2 * k] + tree[2 * k + 1]
-    st = AcrsState(np.zeros(m + 1, dtype=np.int64), np.zeros(m + 1, dtype=np.int64), tree, m,
-                   1 if params["pick"] == "upper" else 0)
+    st = AcrsState(
+        np.zeros(m + 1, dtype=np.int64), np.zeros(m + 1, dtype=np.int64), tree, m, 1 if params["pick"] == "upper" else 0
+    )
     return st, grid(m)
 
 
@@ -147,5 +148,15 @@ def _grid_m(resolved):
     return resolved["m"]
 
 
-FORECASTER = ForecasterSpec("acrs", init, forecast, observe, params={"m": None, "pick": "lower"}, version=1,
-                            resolve=resolve, loop=simulate, grid=_grid_m, doc=__doc__)
+FORECASTER = ForecasterSpec(
+    "acrs",
+    init,
+    forecast,
+    observe,
+    params={"m": None, "pick": "lower"},
+    version=1,
+    resolve=resolve,
+    loop=simulate,
+    grid=_grid_m,
+    doc=__doc__,
+)

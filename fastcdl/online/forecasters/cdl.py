@@ -28,8 +28,14 @@ import numpy as np
 from fastcdl._compiled import msmwc
 from fastcdl._compiled._jit import kernel
 from fastcdl._compiled.minimax import minimax_2xk_into
-from fastcdl._compiled.step1 import (add_to_bias, boundary_points, drawn_numerator, exact_bias, point_mass,
-                                    step1_point_mass)
+from fastcdl._compiled.step1 import (
+    add_to_bias,
+    boundary_points,
+    drawn_numerator,
+    exact_bias,
+    point_mass,
+    step1_point_mass,
+)
 from fastcdl._validate import ValidationError, check_real
 from fastcdl.online.engine import not_outcome, play_round, settle, stopped
 from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_cdl_m, given_m
@@ -39,9 +45,31 @@ from fastcdl.online.plugins import ConvergenceWarning, ForecasterSpec, default_c
 # the latest such solve; mm: None for step="two-point", else the minimax step's MinimaxScratch.
 # lanes, tpad: the oracle's per-copy rows and bucket terms padded to the vector width
 # (msmwc.new_lanes); eta, logpi, off, S, b, w and terms are views of their first K_eta copies.
-CDLState = namedtuple("CDLState", ["G", "Q", "eta", "logpi", "off", "S", "terms", "b", "w", "c",
-                                   "lam", "logc", "capped", "last_step", "delta", "dense", "mm",
-                                   "lanes", "tpad", "eb"])
+CDLState = namedtuple(
+    "CDLState",
+    [
+        "G",
+        "Q",
+        "eta",
+        "logpi",
+        "off",
+        "S",
+        "terms",
+        "b",
+        "w",
+        "c",
+        "lam",
+        "logc",
+        "capped",
+        "last_step",
+        "delta",
+        "dense",
+        "mm",
+        "lanes",
+        "tpad",
+        "eb",
+    ],
+)
 # c: every c_b of the round; A: the (2m, 2) gains of the candidate points; idx, prob: the solution;
 # a, b, order, tmp, hull: minimax_2xk_into's work arrays (2m each: the loop allocates nothing)
 MinimaxScratch = namedtuple("MinimaxScratch", ["c", "A", "idx", "prob", "a", "b", "order", "tmp", "hull"])
@@ -55,15 +83,38 @@ def init(horizon, params, adversary=None):
     lanes, tpad = msmwc.new_lanes(m, K_eta)
     row = lambda r: lanes[r, :K_eta]  # noqa: E731  (views of the padded rows)
     st = CDLState(
-        G=np.zeros(m), Q=np.zeros(m), eta=row(msmwc.ETA), logpi=row(msmwc.LOGPI), off=row(msmwc.OFF),
-        S=row(msmwc.SUM), terms=tpad[:, :K_eta], b=row(msmwc.B), w=row(msmwc.W),
-        c=np.zeros(m if dense else 1), lam=np.zeros(1), logc=np.full(2, math.nan),
-        capped=np.zeros(1, dtype=np.int64), last_step=np.zeros(1), delta=float(params["delta"]), dense=dense,
-        mm=None if params.get("step", "two-point") == "two-point" else MinimaxScratch(
-            np.zeros(m), np.zeros((2 * m, 2)), np.full(2, -1, dtype=np.int64), np.zeros(2), np.zeros(2 * m),
-            np.zeros(2 * m), np.zeros(2 * m, dtype=np.int64), np.zeros(2 * m, dtype=np.int64),
-            np.zeros(2 * m, dtype=np.int64)),
-        lanes=lanes, tpad=tpad, eb=exact_bias(m),
+        G=np.zeros(m),
+        Q=np.zeros(m),
+        eta=row(msmwc.ETA),
+        logpi=row(msmwc.LOGPI),
+        off=row(msmwc.OFF),
+        S=row(msmwc.SUM),
+        terms=tpad[:, :K_eta],
+        b=row(msmwc.B),
+        w=row(msmwc.W),
+        c=np.zeros(m if dense else 1),
+        lam=np.zeros(1),
+        logc=np.full(2, math.nan),
+        capped=np.zeros(1, dtype=np.int64),
+        last_step=np.zeros(1),
+        delta=float(params["delta"]),
+        dense=dense,
+        mm=None
+        if params.get("step", "two-point") == "two-point"
+        else MinimaxScratch(
+            np.zeros(m),
+            np.zeros((2 * m, 2)),
+            np.full(2, -1, dtype=np.int64),
+            np.zeros(2),
+            np.zeros(2 * m),
+            np.zeros(2 * m),
+            np.zeros(2 * m, dtype=np.int64),
+            np.zeros(2 * m, dtype=np.int64),
+            np.zeros(2 * m, dtype=np.int64),
+        ),
+        lanes=lanes,
+        tpad=tpad,
+        eb=exact_bias(m),
     )
     if not dense:
         msmwc.refresh_normaliser(st.G, st.Q, st.eta, st.off, st.S, st.terms)
@@ -221,8 +272,11 @@ def resolve_grid(params, T):
     """m, m_scale and delta of Algorithm 1's grid (shared by cdl and the forecasters built on it)."""
     out = {}
     if "m" in params and "m_scale" in params:
-        raise ValidationError("m_scale", "cannot be given with m", message="m and m_scale: give "
-                              "the number of buckets m or its scale m_scale, not both")
+        raise ValidationError(
+            "m_scale",
+            "cannot be given with m",
+            message="m and m_scale: give the number of buckets m or its scale m_scale, not both",
+        )
     if "m" in params:
         out["m"] = given_m(params, T, default_cdl_m(T))
     else:
@@ -246,9 +300,12 @@ def report(st, rounds, seen):
     capped = int(st.capped[0])
     if capped > seen:
         step = st.last_step[0]
-        how = ("the normaliser evaluated to NaN" if math.isnan(step) else
-               f"it stopped at its cap of {msmwc.LAM_MAX_STEPS} Newton/bisection steps, the last "
-               f"step {step:.3g} above the tolerance {msmwc.LAM_STEP_TOL:g}")
+        how = (
+            "the normaliser evaluated to NaN"
+            if math.isnan(step)
+            else f"it stopped at its cap of {msmwc.LAM_MAX_STEPS} Newton/bisection steps, the last "
+            f"step {step:.3g} above the tolerance {msmwc.LAM_STEP_TOL:g}"
+        )
         warnings.warn(
             ConvergenceWarning(
                 f"cdl forecaster: the MsMwC normaliser Lam did not converge in {capped - seen} round(s) "
@@ -288,12 +345,20 @@ def _grid_m(resolved):
 
 
 FORECASTER = ForecasterSpec(
-    "cdl", init, forecast, observe,
+    "cdl",
+    init,
+    forecast,
+    observe,
     params={"oracle": "sparse", "m": None, "m_scale": 1.0, "delta": None, "step": "two-point"},
     # version 2: the vectorised oracle (msmwc.update_lanes, lam_lanes, lanes_logc). Same
     # algorithm; Lam and c round differently (polynomial exp, pairwise sums), so the step-1
     # probability r can differ in its last bits and, rarely, a draw with it. Version 3: step 1
     # decides on the exact signs of G (step1.ExactBias), not on the float sums, which leave a
     # residue such as -2.2e-16 where G_b is 0.
-    version=3, resolve=resolve, loop=simulate, report=report, grid=_grid_m, doc=__doc__,
+    version=3,
+    resolve=resolve,
+    loop=simulate,
+    report=report,
+    grid=_grid_m,
+    doc=__doc__,
 )

@@ -83,5 +83,15 @@ def _grid_m(resolved):
     return resolved["m"]
 
 
-FORECASTER = ForecasterSpec("foster", init, forecast, observe, params={"m": None}, version=1,
-                            resolve=lambda params, T: resolve_m(params, T, icbrt_up(T)), loop=simulate, grid=_grid_m, doc=__doc__)
+FORECASTER = ForecasterSpec(
+    "foster",
+    init,
+    forecast,
+    observe,
+    params={"m": None},
+    version=1,
+    resolve=lambda params, T: resolve_m(params, T, icbrt_up(T)),
+    loop=simulate,
+    grid=_grid_m,
+    doc=__doc__,
+)

@@ -55,6 +55,15 @@ def _grid_m(resolved):
     return resolved["m"]
 
 
-FORECASTER = ForecasterSpec("frequency", init, forecast, observe, params={"m": None}, version=1,
-                            resolve=lambda params, T: resolve_m(params, T, default_sqrt(T)), loop=simulate,
-                            grid=_grid_m, doc=__doc__)
+FORECASTER = ForecasterSpec(
+    "frequency",
+    init,
+    forecast,
+    observe,
+    params={"m": None},
+    version=1,
+    resolve=lambda params, T: resolve_m(params, T, default_sqrt(T)),
+    loop=simulate,
+    grid=_grid_m,
+    doc=__doc__,
+)

@@ -83,6 +83,15 @@ def _grid_m(resolved):
     return resolved["m"]
 
 
-FORECASTER = ForecasterSpec("ftpl", init, forecast, observe, params={"m": None}, version=1,
-                            resolve=lambda params, T: resolve_m(params, T, default_m(T)), loop=simulate,
-                            grid=_grid_m, doc=__doc__)
+FORECASTER = ForecasterSpec(
+    "ftpl",
+    init,
+    forecast,
+    observe,
+    params={"m": None},
+    version=1,
+    resolve=lambda params, T: resolve_m(params, T, default_m(T)),
+    loop=simulate,
+    grid=_grid_m,
+    doc=__doc__,
+)

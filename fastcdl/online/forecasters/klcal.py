@@ -179,5 +179,15 @@ def resolve(params, T):
     return {"k": k + (k % 2) if even else k}
 
 
-FORECASTER = ForecasterSpec("klcal", init, forecast, observe, params={"k": None, "even": 1}, version=2, resolve=resolve,
-                            loop=simulate, doc=__doc__, support=lambda resolved: int(resolved["k"]) + 1)
+FORECASTER = ForecasterSpec(
+    "klcal",
+    init,
+    forecast,
+    observe,
+    params={"k": None, "even": 1},
+    version=2,
+    resolve=resolve,
+    loop=simulate,
+    doc=__doc__,
+    support=lambda resolved: int(resolved["k"]) + 1,
+)

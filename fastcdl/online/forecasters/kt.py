@@ -43,8 +43,9 @@ def forecast(st, table, hist, out):
     if not done:
         st.logc[0] = logc(lo, st, table.n)
         st.logc[1] = logc(lo + 1, st, table.n)
-        boundary_points(lo, m, st.delta, 1.0 / (1.0 + math.exp(st.logc[0] - st.logc[1])),
-                        out.points, out.probs, out.buckets)
+        boundary_points(
+            lo, m, st.delta, 1.0 / (1.0 + math.exp(st.logc[0] - st.logc[1])), out.points, out.probs, out.buckets
+        )
 
 
 @kernel(inline="always")  # into the simulate loop: no per-round state passing
@@ -77,6 +78,15 @@ def _grid_m(resolved):
     return resolved["m"]
 
 
-FORECASTER = ForecasterSpec("kt", init, forecast, observe, params={"m": None, "m_scale": 1.0, "delta": None},
-                            version=2, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
-                            grid=_grid_m, doc=__doc__)
+FORECASTER = ForecasterSpec(
+    "kt",
+    init,
+    forecast,
+    observe,
+    params={"m": None, "m_scale": 1.0, "delta": None},
+    version=2,
+    resolve=lambda params, T: resolve_grid(params, T),
+    loop=simulate,
+    grid=_grid_m,
+    doc=__doc__,
+)

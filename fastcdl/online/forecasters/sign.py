@@ -73,6 +73,15 @@ def _grid_m(resolved):
     return resolved["m"]
 
 
-FORECASTER = ForecasterSpec("sign", init, forecast, observe, params={"m": None, "m_scale": 1.0, "delta": None},
-                            version=2, resolve=lambda params, T: resolve_grid(params, T), loop=simulate,
-                            grid=_grid_m, doc=__doc__)
+FORECASTER = ForecasterSpec(
+    "sign",
+    init,
+    forecast,
+    observe,
+    params={"m": None, "m_scale": 1.0, "delta": None},
+    version=2,
+    resolve=lambda params, T: resolve_grid(params, T),
+    loop=simulate,
+    grid=_grid_m,
+    doc=__doc__,
+)

@@ -71,8 +71,22 @@ Games = namedtuple("Games", ["level", "threshold", "first", "word", "root"])
 # cells: sign (+1, -1, 0 empty), records per sign; bitsets of the "heavy" cells, whose active record
 # is above 1 ('+') or below -1 ('-') (the candidates of removal), and their count per game;
 # anodes, bnodes: the labeler's tables, in a one-element list so that they can grow; used: rows in use
-SPRState = namedtuple("SPRState", ["games", "sign", "rec_plus", "rec_minus", "heavy_plus",
-                                   "heavy_minus", "n_heavy", "anodes", "bnodes", "used", "res"])
+SPRState = namedtuple(
+    "SPRState",
+    [
+        "games",
+        "sign",
+        "rec_plus",
+        "rec_minus",
+        "heavy_plus",
+        "heavy_minus",
+        "n_heavy",
+        "anodes",
+        "bnodes",
+        "used",
+        "res",
+    ],
+)
 
 
 TAU_MAX = 30  # 2^21 cells and a table of 2^22 + 1 stated values; beyond, memory runs out
@@ -109,12 +123,27 @@ def init(horizon, params, adversary=None):
     bnodes = typed.List([np.zeros((max(64, 2 * G), 12), dtype=np.int64)])
     used = np.zeros(2, dtype=np.int64)
     root = np.array([new_a(anodes, used, 1, 2**i, 0) for i in level], dtype=np.int64)
-    games = Games(np.array(level, dtype=np.int64), np.array(threshold), np.array(first[:-1], dtype=np.int64),
-                  np.array(word[:-1], dtype=np.int64), root)
+    games = Games(
+        np.array(level, dtype=np.int64),
+        np.array(threshold),
+        np.array(first[:-1], dtype=np.int64),
+        np.array(word[:-1], dtype=np.int64),
+        root,
+    )
     R = 2 ** (i0 + h + 1)
-    st = SPRState(games, np.zeros(first[-1], dtype=np.int8), np.zeros(first[-1]), np.zeros(first[-1]),
-                  np.zeros(word[-1], dtype=np.uint64), np.zeros(word[-1], dtype=np.uint64),
-                  np.zeros(G, dtype=np.int64), anodes, bnodes, used, R)
+    st = SPRState(
+        games,
+        np.zeros(first[-1], dtype=np.int8),
+        np.zeros(first[-1]),
+        np.zeros(first[-1]),
+        np.zeros(word[-1], dtype=np.uint64),
+        np.zeros(word[-1], dtype=np.uint64),
+        np.zeros(G, dtype=np.int64),
+        anodes,
+        bnodes,
+        used,
+        R,
+    )
     return st, np.arange(R + 1) / R
 
 
@@ -266,8 +295,9 @@ def next_bit(bits, word, n, c0):
 
 
 @kernel
-def point(level, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, anodes, bnodes,
-          used, g, c0):
+def point(
+    level, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, anodes, bnodes, used, g, c0
+):
     """Point at empty cell c0 of game g: erase every '-' left of it and every '+' right of it,
     then write the labeler's sign. O(2^i) plus the labeler's descent."""
     f = first[g]
@@ -340,15 +370,46 @@ def step(level, threshold, first, word, sign, rec_plus, rec_minus, heavy_plus, h
 
 
 @kernel(inline="always")
-def choose_in(level, threshold, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy,
-              anodes, bnodes, used, R, e):
+def choose_in(
+    level,
+    threshold,
+    first,
+    word,
+    root,
+    sign,
+    rec_plus,
+    rec_minus,
+    heavy_plus,
+    heavy_minus,
+    n_heavy,
+    anodes,
+    bnodes,
+    used,
+    R,
+    e,
+):
     """:func:`choose` over the state's arrays (the loop unpacks them once, before its first round)."""
     k = step(level, threshold, first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, R, e)
     if k < 0:
         g = (-1 - k) >> 32
         c0 = (-1 - k) & 0xFFFFFFFF
-        point(level, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, anodes, bnodes,
-              used, g, c0)
+        point(
+            level,
+            first,
+            word,
+            root,
+            sign,
+            rec_plus,
+            rec_minus,
+            heavy_plus,
+            heavy_minus,
+            n_heavy,
+            anodes,
+            bnodes,
+            used,
+            g,
+            c0,
+        )
         k = step(level, threshold, first, word, sign, rec_plus, rec_minus, heavy_plus, heavy_minus, n_heavy, R, e)
     return k
 
@@ -358,8 +419,24 @@ def choose(st, e):
     """k of the round's prediction k / R for the true mean e: :func:`step` on the state's arrays,
     pointing where it asks (:func:`choose_in`)."""
     gm = st.games
-    return choose_in(gm.level, gm.threshold, gm.first, gm.word, gm.root, st.sign, st.rec_plus, st.rec_minus,
-                     st.heavy_plus, st.heavy_minus, st.n_heavy, st.anodes, st.bnodes, st.used, st.res, e)
+    return choose_in(
+        gm.level,
+        gm.threshold,
+        gm.first,
+        gm.word,
+        gm.root,
+        st.sign,
+        st.rec_plus,
+        st.rec_minus,
+        st.heavy_plus,
+        st.heavy_minus,
+        st.n_heavy,
+        st.anodes,
+        st.bnodes,
+        st.used,
+        st.res,
+        e,
+    )
 
 
 @kernel(inline="always")  # into the simulate loop: no per-round state passing
@@ -379,15 +456,37 @@ def observe(st, table, hist, out, slot, y):
 def simulate(T, st, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y, mean):
     gm = st.games
     level, threshold, first, word, root = gm.level, gm.threshold, gm.first, gm.word, gm.root
-    sign, rec_plus, rec_minus, heavy_plus, heavy_minus = st.sign, st.rec_plus, st.rec_minus, st.heavy_plus, st.heavy_minus
+    sign, rec_plus, rec_minus, heavy_plus, heavy_minus = (
+        st.sign,
+        st.rec_plus,
+        st.rec_minus,
+        st.heavy_plus,
+        st.heavy_minus,
+    )
     n_heavy, anodes, bnodes, used, R = st.n_heavy, st.anodes, st.bnodes, st.used, st.res
     q = table.q
     for t in range(T):
         e = mean(hist, apar)
         if bad_mean(e):
             return mean_stopped(hist)
-        k = choose_in(level, threshold, first, word, root, sign, rec_plus, rec_minus, heavy_plus, heavy_minus,
-                      n_heavy, anodes, bnodes, used, R, e)
+        k = choose_in(
+            level,
+            threshold,
+            first,
+            word,
+            root,
+            sign,
+            rec_plus,
+            rec_minus,
+            heavy_plus,
+            heavy_minus,
+            n_heavy,
+            anodes,
+            bnodes,
+            used,
+            R,
+            e,
+        )
         point_mass(q[k], k, out.points, out.probs, out.buckets)  # forecast's, with the state unpacked
         slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
         if not_outcome(y):
@@ -401,8 +500,9 @@ def resolve(params, T):
     tau = params.get("tau")
     tau = default_tau(T) if tau is None else check_int(tau, "tau", low=0)
     if tau > TAU_MAX:
-        raise ValidationError("tau", f"must be at most {TAU_MAX} (the cells and stated values grow like 2^(2 tau / 3))",
-                              value=tau)
+        raise ValidationError(
+            "tau", f"must be at most {TAU_MAX} (the cells and stated values grow like 2^(2 tau / 3))", value=tau
+        )
     return {"tau": tau}
 
 
@@ -412,5 +512,16 @@ def _grid_m(resolved):
     return 2 ** (i0 + h + 1)
 
 
-FORECASTER = ForecasterSpec("spr", init, forecast, observe, params={"tau": None}, version=1, resolve=resolve,
-                            loop=simulate, grid=_grid_m, doc=__doc__, needs_mean=True)
+FORECASTER = ForecasterSpec(
+    "spr",
+    init,
+    forecast,
+    observe,
+    params={"tau": None},
+    version=1,
+    resolve=resolve,
+    loop=simulate,
+    grid=_grid_m,
+    doc=__doc__,
+    needs_mean=True,
+)

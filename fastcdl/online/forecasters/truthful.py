@@ -31,24 +31,36 @@ def init(horizon, params, adversary):
     (spec, resolved params) still serves an adversary that draws no environment."""
     spec, aparams, *rest = adversary
     if spec.name not in KNOWN or spec is not _SPECS[spec.name]:
-        raise ValidationError("adversary", "must be one of the stochastic built-ins", value=spec.name,
-                              message=f"adversary: the truthful forecaster needs a stochastic built-in adversary "
-                              f"({', '.join(KNOWN)}), got {spec.name!r}")
+        raise ValidationError(
+            "adversary",
+            "must be one of the stochastic built-ins",
+            value=spec.name,
+            message=f"adversary: the truthful forecaster needs a stochastic built-in adversary "
+            f"({', '.join(KNOWN)}), got {spec.name!r}",
+        )
     if rest:
         apar = rest[0]
     elif spec.prepare is None:
         apar = spec.parameter_vector(aparams)
     else:
-        raise ValidationError("adversary", "needs the run's parameter vector",
-                              message=f"adversary: {spec.name!r} draws its environment from the seed; pass "
-                              "(spec, params, par) with par = spec.run_vector(params, generator), or use "
-                              "make_forecaster / forecaster_setup")
+        raise ValidationError(
+            "adversary",
+            "needs the run's parameter vector",
+            message=f"adversary: {spec.name!r} draws its environment from the seed; pass "
+            "(spec, params, par) with par = spec.run_vector(params, generator), or use "
+            "make_forecaster / forecaster_setup",
+        )
     st = TruthfulState(int(params["m"]), KNOWN.index(spec.name), apar)
     return st, grid(params["m"])
 
 
-_SPECS = {"bernoulli": bernoulli.ADVERSARY, "drift": drift.ADVERSARY, "markov": markov.ADVERSARY,
-          "segments": segments.ADVERSARY, "budget": budget.ADVERSARY}
+_SPECS = {
+    "bernoulli": bernoulli.ADVERSARY,
+    "drift": drift.ADVERSARY,
+    "markov": markov.ADVERSARY,
+    "segments": segments.ADVERSARY,
+    "budget": budget.ADVERSARY,
+}
 
 
 @kernel
@@ -97,6 +109,16 @@ def _grid_m(resolved):
     return resolved["m"]
 
 
-FORECASTER = ForecasterSpec("truthful", init, forecast, observe, params={"m": None}, version=1,
-                            resolve=lambda params, T: resolve_m(params, T, default_sqrt(T)), loop=simulate,
-                            needs_adversary=True, grid=_grid_m, doc=__doc__)
+FORECASTER = ForecasterSpec(
+    "truthful",
+    init,
+    forecast,
+    observe,
+    params={"m": None},
+    version=1,
+    resolve=lambda params, T: resolve_m(params, T, default_sqrt(T)),
+    loop=simulate,
+    needs_adversary=True,
+    grid=_grid_m,
+    doc=__doc__,
+)
