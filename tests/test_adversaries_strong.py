@@ -331,8 +331,13 @@ def test_game_against_reference(adversary, aparams, forecaster):
     kt (two-point): simulate's compiled loop, the per-round API and the reference agree on
     every outcome and stated prediction, the reference's generator on every word."""
     T, seed = (150 if adversary == "lookahead" else 400), 2
-    res, tp, ty = trace(forecaster, adversary, horizon=T, seed=seed, adversary_params=aparams)
-    f = make_forecaster(forecaster, horizon=T, seed=seed)
+    # klcal with the paper's grid size (odd here): 1/2 off the grid, so it mixes three or more
+    # stated values in more rounds than with its default even K
+    fparams = {"even": 0} if forecaster == "klcal" else {}
+    res, tp, ty = trace(
+        forecaster, adversary, horizon=T, seed=seed, adversary_params=aparams, forecaster_params=fparams
+    )
+    f = make_forecaster(forecaster, horizon=T, seed=seed, **fparams)
     a = make_adversary(adversary, horizon=T, seed=seed, **aparams)
     ra = _reference(adversary, T, aparams)
     _, arng = R.streams(seed)
