@@ -30,7 +30,10 @@ phase() {  # phase NAME COMMAND...
 
 case "$SET" in
 fast)
-    phase "test suite (not slow)" "$PY" -m pytest -q -m "not slow"
+    # two pytest workers (pytest-xdist) on a machine of two cores or more, each test file on one
+    # worker (its module fixtures built once); one on a single core
+    workers=$(( $(nproc) >= 2 ? 2 : 1 ))
+    phase "test suite (not slow)" "$PY" -m pytest -q -m "not slow" -n "$workers" --dist loadfile
     phase "docstring examples" "$PY" -m pytest -q --doctest-modules fastcdl
     ;;
 slow)
