@@ -571,6 +571,7 @@ def cmd_leaderboard(args) -> int:
     from dataclasses import replace
 
     from fastcdl.experiments import leaderboard
+    from fastcdl.experiments.fill import ReplayMismatch, fill_measures
     from fastcdl.experiments.presets import load_preset, override, parse_horizon
     from fastcdl.experiments.runner import WorkerDied, run
 
@@ -598,6 +599,13 @@ def cmd_leaderboard(args) -> int:
                     f"{summary['n_done']}/{summary['n_trials']} trials in {folder}/trials.sqlite "
                     f"({summary['n_ran']} run now, {summary['n_reused']} reused)"
                 )
+                filled = fill_measures(folder, workers=args.workers, progress=not args.no_progress)
+                if filled["n_missing"]:
+                    print(
+                        f"later measures of {filled['n_missing']} trials stored before them: "
+                        f"{filled['n_from_tables']} from their bucket tables, {filled['n_replayed']} run again "
+                        "and checked against the stored row"
+                    )
             for spec in args.add or ():
                 out = leaderboard.add(folder, spec, workers=args.workers, progress=not args.no_progress)
                 print(
@@ -616,7 +624,7 @@ def cmd_leaderboard(args) -> int:
             file=sys.stderr,
         )
         return 128 + signum
-    except WorkerDied as e:
+    except (WorkerDied, ReplayMismatch) as e:
         print(f"fastcdl: error: {e}", file=sys.stderr)
         return 2
     if args.add and not args.run:
@@ -880,8 +888,8 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument(
         "--run",
         action="store_true",
-        help="run (or resume) the grid into --dir, then build the page; without it the page is built "
-        "from the stored trials",
+        help="run (or resume) the grid into --dir, complete the later measures (pseudo, KL, smCE) of trials "
+        "stored before them, then build the page; without it the page is built from the stored trials",
     )
     lb.add_argument(
         "--add",

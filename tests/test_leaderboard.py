@@ -375,3 +375,33 @@ def test_run_resumes_from_the_packed_store_as_committed(board, tmp_path, capsys)
     )
     done, planned, ran, reused = map(int, said.groups())
     assert (done, ran, reused) == (planned, 0, planned) and planned >= 100
+
+
+def test_run_completes_the_later_measures_of_trials_stored_before_them(board, tmp_path, capsys):
+    """`leaderboard --run` into a folder whose trials predate the measures outside the key
+    (their columns NULL) fills them: the point-mass forecasters' from their bucket tables,
+    the others' by running them again, with the values the runner itself stored."""
+    import shutil
+
+    from fastcdl.experiments.fill import later_columns, missing
+    from fastcdl.experiments.store import TrialStore
+
+    copy = tmp_path / "old"
+    shutil.copytree(board, copy)
+    with TrialStore(copy / "trials.sqlite") as store:
+        stored = {r["key"]: r for r in store.rows()}
+        for key in stored:
+            store.set_columns(key, dict.fromkeys(later_columns()))
+    worst = board.parent / "worst.csv"
+    capsys.readouterr()
+    args = ["leaderboard", "--run", "--dir", str(copy), "--worst", str(worst), "--no-figures", "--no-progress"]
+    assert main(args + SMALL) == 0
+    said = re.search(r"later measures of (\d+) trials stored before them: (\d+) from", capsys.readouterr().out)
+    assert said and int(said.group(1)) == len(stored) and int(said.group(2)) > 0
+    with TrialStore(copy / "trials.sqlite") as store:
+        rows = store.rows()
+    assert missing(rows) == []
+    for r in rows:
+        for c in later_columns()[:-1]:
+            a, b = r[c], stored[r["key"]][c]
+            assert a == b or (a != a and b != b), (r["forecaster"], r["adversary_label"], c)

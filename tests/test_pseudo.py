@@ -18,7 +18,7 @@ from fastcdl.experiments import load_preset, plan
 from fastcdl.experiments.runner import run_trial
 from fastcdl.experiments.store import TrialStore, pack_table, unpack_table
 from fastcdl.kl_calibration import kl_calibration
-from fastcdl.online import make_adversary, make_forecaster, simulate
+from fastcdl.online import make_adversary, make_forecaster, registry, simulate
 from fastcdl.online.versions import algorithm_version
 from fastcdl.stats import BucketStats
 from fastcdl.trial_metrics import METRICS
@@ -221,3 +221,56 @@ def test_the_analysis_of_a_preset_with_an_infinite_klcal_warns_nothing_and_write
     assert inf_rates and all(r["mean"] == r["lo"] == r["hi"] == math.inf for r in inf_rates)
     assert all(math.isnan(s["slope"]) for s in slopes if s["forecaster"] == "a" and s["metric"] == "klcal")
     assert not [d for d in diffs if d["metric"] == "klcal"] and [d for d in diffs if d["metric"] == "ece"]
+
+
+def _point_mass_rounds(forecaster, adversary, T, seed=2):
+    """How many of T rounds of the per-round API published a point mass (one stated value of
+    probability 1)."""
+    spec = registry.forecaster(forecaster)
+    given = {"adversary": (adversary, {})} if spec.needs_adversary else {}
+    f = make_forecaster(forecaster, horizon=T, seed=seed, **given)
+    a = make_adversary(adversary, horizon=T, seed=seed)
+    mean = spec.needs_mean
+    points = 0
+    for _ in range(T):
+        fc = f.forecast(mean=a.mean()) if mean else f.forecast()
+        points += fc.probs == (1.0,)
+        y = a.respond(fc)
+        p = f.draw()
+        f.observe(y)
+        a.observe(p, y)
+    return points
+
+
+@pytest.mark.parametrize("forecaster", sorted(registry.forecasters()))
+def test_the_point_mass_declaration_holds_round_by_round(forecaster):
+    """A built-in declaring point_mass publishes one value of probability 1 in every round (the
+    engine keeps no expected-count table for it); every other built-in randomizes in some
+    round against the same adversaries."""
+    declared = registry.forecaster(forecaster).point_mass
+    T, spec = 200, registry.forecaster(forecaster)
+    adversaries = ("drift", "segments") if spec.needs_mean or spec.needs_adversary else ("bernoulli", "contrarian")
+    counts = [_point_mass_rounds(forecaster, a, T) for a in adversaries]
+    if declared:
+        assert counts == [T] * len(adversaries)
+    else:
+        assert min(counts) < T
+
+
+@pytest.mark.parametrize(
+    "forecaster,adversary",
+    [("truthful", "bernoulli"), ("frequency", "contrarian"), ("acrs", "lookahead"), ("spr", "drift")],
+)
+def test_a_point_mass_forecasters_table_is_the_kept_one_bit_for_bit(forecaster, adversary):
+    """Reading the public table (point_mass) gives the expected-count table the engine keeps
+    when told the forecaster may randomize, bit for bit, and so the same pseudo measures."""
+    spec = registry.forecaster(forecaster)
+    assert spec.point_mass
+    kept = dataclasses.replace(spec, point_mass=False)
+    a = simulate(spec, adversary, horizon=3000, seed=5)
+    b = simulate(kept, adversary, horizon=3000, seed=5)
+    for x, y in ((a.pseudo_stats, b.pseudo_stats), (a.stats, b.stats)):
+        assert x.values.tobytes() == y.values.tobytes()
+        assert x.counts.tobytes() == y.counts.tobytes() and x.positives.tobytes() == y.positives.tobytes()
+    for k in ("pseudo_ece", "pseudo_k2", "pseudo_klcal", "pseudo_cdl"):
+        assert getattr(a, k) == getattr(b, k) or (math.isnan(getattr(a, k)) and math.isnan(getattr(b, k)))

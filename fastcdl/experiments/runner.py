@@ -417,9 +417,10 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
         p.kill()
 
 
-def _local(todo, workers, keep) -> None:
+def _local(todo, workers, keep, fn=None) -> None:
     """Run trials on a local process pool (spawned: no fork after threads), calling keep(row)
-    here as each one finishes.
+    here as each one finishes (fn(trial) in place of run_trial, if given: a module-level
+    function the workers can import).
 
     On any exception (Ctrl-C, SIGTERM turned into KeyboardInterrupt by the command line, a
     failed trial) no more trials are handed out, the workers are killed at once and the
@@ -430,11 +431,12 @@ def _local(todo, workers, keep) -> None:
     pool = ProcessPoolExecutor(
         max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_watch_parent, initargs=(os.getpid(),)
     )
+    fn = fn or run_trial
     it = iter(todo)
     pending = set()
     try:
         for t in islice(it, 2 * workers):  # at most 2 trials per worker queued: little to cancel
-            pending.add(pool.submit(run_trial, t))
+            pending.add(pool.submit(fn, t))
         processes = dict(pool._processes or {})  # the workers, for their exit codes should one die
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -447,7 +449,7 @@ def _local(todo, workers, keep) -> None:
                 pending.discard(fut)
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.add(pool.submit(run_trial, nxt))
+                    pending.add(pool.submit(fn, nxt))
     except BaseException:
         _kill_workers(pool)
         for fut in pending:  # finished before the stop (or while keep() was interrupted)

@@ -224,6 +224,19 @@ class TrialStore:
         with _failing_as(self.path, "store a bucket table"):
             self._conn.execute("UPDATE trials SET bucket_table = ? WHERE key = ?", (blob, key))
 
+    def set_columns(self, key: str, values: dict) -> None:
+        """Set columns of an existing trial in one transaction (the measures outside the key,
+        :func:`fastcdl.experiments.fill.fill_measures`); the names must be store columns."""
+        bad = [c for c in values if c not in NAMES or c == "key"]
+        if bad:
+            raise ValueError(f"not columns of the trial store that may be set: {', '.join(bad)}")
+        names = list(values)
+        with _failing_as(self.path, "store a trial's measures"), self._transaction():
+            self._conn.execute(
+                f"UPDATE trials SET {', '.join(f'{c} = ?' for c in names)} WHERE key = ?",
+                [values[c] for c in names] + [key],
+            )
+
     def rows(self, keys=None) -> list[dict]:
         """All stored trials (or those with the given keys) as dicts, in a stable order.
 

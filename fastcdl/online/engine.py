@@ -430,19 +430,23 @@ def keep_pseudo(out, slot, y):
     from the public table: pw[b_i] += p_i for every slot i of positive probability and
     pw[b_slot] -= 1 (pwy likewise when y = 1). A point-mass round (the drawn slot has
     probability 1) adds nothing and costs one comparison; none when the table is not kept.
-    O(K) for a randomized round."""
+    O(K) for a randomized round.
+
+    pwy takes p_i y and -y in every randomized round, without a branch on y (which a fair
+    coin's outcomes would mispredict half the time): adding 0.0 leaves every value these
+    sums reach unchanged bit for bit (they start at +0.0 and, rounding to nearest, never
+    become -0.0), so the table is the one the branch on y kept."""
     if out.pw.shape[0] > 0 and out.probs[slot] < 1.0:
+        fy = float(y)
         for i in range(out.probs.shape[0]):
             p = out.probs[i]
             if p > 0.0:
                 b = out.buckets[i]
                 out.pw[b] += p
-                if y != 0:
-                    out.pwy[b] += p
+                out.pwy[b] += p * fy
         b = out.buckets[slot]
         out.pw[b] -= 1.0
-        if y != 0:
-            out.pwy[b] -= 1.0
+        out.pwy[b] -= fy
 
 
 @kernel(inline="always")

@@ -402,6 +402,13 @@ class ForecasterSpec:
         kernel is ``forecast(state, table, hist, out, e)``, its runs hand it the adversary's
         ``true_mean`` each round before the forecast, and an adversary without one is
         refused (``check_pairing``). False for every forecaster but spr.
+    point_mass : bool
+        Every round's distribution is a point mass (the drawn slot has probability 1): its
+        expected-count table is its bucket table, so the engine keeps none and
+        :meth:`Forecaster.pseudo_stats` reads the public table. Declared by the built-ins
+        that state one value a round (truthful, frequency, acrs, spr; tests check it round
+        by round); a plug-in keeps the default False, under which the engine keeps the table
+        from the distributions it publishes.
 
     Examples
     --------
@@ -425,6 +432,7 @@ class ForecasterSpec:
     grid: Callable | None = None
     support: int | Callable = 2
     needs_mean: bool = False
+    point_mass: bool = False
 
     @property
     def k_point(self) -> bool:

@@ -114,7 +114,8 @@ class Forecaster:
             aspec, aparams = adversary
             adversary = (aspec, aparams, aspec.run_vector(aparams, seed_states(seed)[1]))
         self.state, q = spec.init(horizon, params, adversary)
-        self.out = engine.new_draw(spec.slots(params), len(q))  # keeping the expected-count table
+        # keeping the expected-count table, unless it is the public table (point masses)
+        self.out = engine.new_draw(spec.slots(params), 0 if spec.point_mass else len(q))
         self.table = engine.new_table(q, self.out)
         self._grid = self.table.q.view()
         self._grid.setflags(write=False)
@@ -279,7 +280,7 @@ class Forecaster:
         >>> f.pseudo_stats().counts.tolist(), f.pseudo_stats().positives.tolist()
         ([1.0], [1.0])
         """
-        return pseudo_table(self.table, self.out)
+        return pseudo_table(self.table, self.out, self.spec.point_mass)
 
     def _report(self, rounds):
         if self.spec.report is not None:
@@ -290,15 +291,19 @@ class Forecaster:
         return f"Forecaster({self.name!r}, horizon={self.horizon}, seed={self.seed}, {args}; rounds={self.rounds})"
 
 
-def pseudo_table(table, out) -> BucketStats:
+def pseudo_table(table, out, point_mass=False) -> BucketStats:
     """The weighted BucketStats of the expected-count table: weights n_j + pw_j and outcomes
     s_j + pwy_j over the stated values (engine.keep_pseudo keeps the difference from the
-    public table); values of zero weight left out; empty when nothing is kept."""
-    if out.pw.shape[0] == 0:
+    public table); for a point-mass forecaster (no difference kept) n_j and s_j as floats,
+    the same numbers bit for bit; values of zero weight left out; empty when nothing is kept."""
+    if point_mass:
+        w, wy = table.n.astype(np.float64), table.s.astype(np.float64)
+    elif out.pw.shape[0] == 0:
         empty = np.empty(0)
         return BucketStats(empty, empty.copy(), empty.copy(), empty.copy())
-    w = table.n + out.pw
-    wy = table.s + out.pwy
+    else:
+        w = table.n + out.pw
+        wy = table.s + out.pwy
     keep = w > 0
     if not keep.any():
         empty = np.empty(0)

@@ -66,4 +66,5 @@ FORECASTER = ForecasterSpec(
     loop=simulate,
     grid=_grid_m,
     doc=__doc__,
+    point_mass=True,
 )

@@ -524,4 +524,5 @@ FORECASTER = ForecasterSpec(
     grid=_grid_m,
     doc=__doc__,
     needs_mean=True,
+    point_mass=True,
 )

@@ -121,4 +121,5 @@ FORECASTER = ForecasterSpec(
     needs_adversary=True,
     grid=_grid_m,
     doc=__doc__,
+    point_mass=True,
 )
