@@ -9,6 +9,7 @@ fastcdl.sample.cdl_monotone_report.
 from __future__ import annotations
 
 import itertools
+import struct
 import warnings
 
 import numpy as np
@@ -67,6 +68,17 @@ def _three_actions(mu1, mu2, c1, c2):
     return [1.0, 0.0], [min(1.0, c2 * mu2), min(1.0, c1 * (1.0 - mu1))], [0.0, 1.0]
 
 
+def _ulps_below(x: float, k: int) -> float:
+    """The float k steps below x >= 0 toward 0 (k applications of np.nextafter(x, 0.0)), 0.0
+    once there, in O(1): the bit patterns of nonnegative floats are ordered as the floats.
+
+    >>> _ulps_below(1.0, 1) == float(np.nextafter(1.0, 0.0)), _ulps_below(5e-324, 3), _ulps_below(0.5, 2**80)
+    (True, 0.0, 0.0)
+    """
+    bits = struct.unpack("<q", struct.pack("<d", x))[0]
+    return struct.unpack("<d", struct.pack("<q", max(0, bits - k)))[0]
+
+
 def _three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
     """Payoff matrix of c1 V_mu1 + c2 V_mu2 (docs/exact-cdl.md), rows ordered so ties attain the value.
 
@@ -105,8 +117,7 @@ def _three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
         for k, got, want in ((1, got1, want1), (2, got2, want2)):
             if got != want:
                 r, c = lower[(k, want)]
-                for _ in range(step):
-                    u[r, c] = np.nextafter(u[r, c], 0.0)
+                u[r, c] = _ulps_below(float(u[r, c]), step)
         step *= 2
     got1 = order[best_response(u, mu1, 1.0)]
     got2 = order[best_response(u, mu2, 1.0)]

@@ -13,6 +13,7 @@ import pytest
 
 import fastcdl as fc
 import fastcdl._worst_task as worst_task_module
+from fastcdl._compiled.decisions import best_response
 from fastcdl._compiled.msmwc import LAM_MAX_STEPS, LAM_STEP_TOL, solve_lam
 from fastcdl.cli import main
 from fastcdl.online import ConvergenceWarning, OnlineWarning, ParameterWarning, make_forecaster, simulate
@@ -140,6 +141,29 @@ def test_certificate_search_warns_when_it_gives_up(monkeypatch):
     with pytest.warns(fc.CertificateWarning, match=r"after 0 rounds .* kinks mu1 = 0\.\d+, mu2 = 0\.\d+"):
         capped = fc.cdl_report(y, p)
     assert capped.value == rep.value  # the value never depends on the search
+
+
+def test_certificate_search_lowers_an_entry_by_many_ulps_at_once():
+    """A three-action task next to the V task (mu1 one ulp below 1/2, c2 ~ 1e-15, from a
+    leaderboard trial): the entry to lower is ~8e-16, whose ulps are so small that the kink
+    moves only after about 2^50 of them. The search lowers by 2^k ulps in round k in O(1)
+    (it took one np.nextafter per ulp and did not finish in hours)."""
+    mu1, mu2 = 0.4999999999999999, 0.6913417161825449
+    u, settled = worst_task_module._three_action_task(
+        mu1, mu2, 1.999999999999999, 1.1604610293826094e-15, ("right", "right")
+    )
+    assert settled
+    assert best_response(u, mu1, 1.0) == 0 and best_response(u, mu2, 1.0) == 1
+
+
+@pytest.mark.parametrize("x", [1.0, 0.5, 0.3, 1e-300, 5e-324, 0.0, 8.02e-16])
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 17, 1000])
+def test_ulps_below_is_repeated_nextafter(x, k):
+    want = x
+    for _ in range(k):
+        want = np.nextafter(want, 0.0)
+    assert worst_task_module._ulps_below(x, k) == want
+    assert worst_task_module._ulps_below(x, 2**200) == 0.0
 
 
 # -- m larger than T ---------------------------------------------------------------------
