@@ -405,3 +405,34 @@ def test_run_completes_the_later_measures_of_trials_stored_before_them(board, tm
         for c in later_columns()[:-1]:
             a, b = r[c], stored[r["key"]][c]
             assert a == b or (a != a and b != b), (r["forecaster"], r["adversary_label"], c)
+
+
+def test_a_new_worst_csv_replaces_the_worst_environments_and_keeps_their_old_trials(board, tmp_path):
+    """Run again with another worst.csv, the grid plays the new worst adversaries; the trials
+    of the ones it replaced stay stored (a later grid may reuse them) and leave the page."""
+    import shutil
+
+    copy = tmp_path / "again"
+    shutil.copytree(board, copy)
+    worst = _worst_csv(
+        tmp_path / "worst.csv",
+        [
+            ("kt", "bernoulli", {"p": 0.3}, 64),
+            ("kt", "bernoulli", {"p": 0.45}, 256),
+            ("foster", "contrarian", {}, 128),
+        ],
+    )
+    args = ["leaderboard", "--run", "--dir", str(copy), "--worst", str(worst), "--no-figures", "--no-progress"]
+    assert main(args + SMALL) == 0
+    stored = _stored(copy)
+    old = [r for r in stored if r["adversary"] == "markov" and r["T"] == 64]
+    new = [r for r in stored if r["adversary"] == "bernoulli" and r["adversary_params"] == '{"p": 0.3}']
+    assert old and new  # both stored
+    rows = leaderboard.load_rows(copy)
+    at64 = {
+        (r["adversary"], r["adversary_params"]) for r in rows if r["adversary_label"] == "worst(kt)" and r["T"] == 64
+    }
+    assert at64 == {("bernoulli", '{"p": 0.3}')}
+    assert not [r for r in rows if r["adversary"] == "markov"]
+    table = _csv(copy / "table.csv")
+    assert table  # the page was built from the new grid

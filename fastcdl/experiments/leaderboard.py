@@ -173,9 +173,12 @@ def load_rows(folder) -> list[dict]:
     Returns
     -------
     list of dict
-        The store's rows (:meth:`fastcdl.experiments.TrialStore.rows`); where the folder's
-        environments.csv says a trial stands for several environments (a worst adversary found
-        that is one of the preset's), one row per environment, labelled as it says.
+        The store's rows (:meth:`fastcdl.experiments.TrialStore.rows`) of the environments in
+        the folder's environments.csv, one row per environment a trial stands for (a worst
+        adversary found that is one of the preset's stands for two), labelled as it says.
+        Trials of environments it no longer names (the worst adversaries of an earlier
+        worst.csv, replaced when the grid was run again) stay in the store, where a later
+        grid may reuse them, and are left out here.
 
     Raises
     ------
@@ -203,7 +206,7 @@ def load_rows(folder) -> list[dict]:
             labels[(e["adversary"], e["adversary_params"], int(e["T"]))].append(e["label"])
     out = []
     for r in rows:
-        for label in labels.get((r["adversary"], r["adversary_params"], int(r["T"])), [r["adversary_label"]]):
+        for label in labels.get((r["adversary"], r["adversary_params"], int(r["T"])), ()):
             out.append({**r, "adversary_label": label})
     return out
 
