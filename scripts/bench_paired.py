@@ -6,7 +6,7 @@ warm-up run that compiles or loads the loops). Prints, and writes as JSON, the m
 the median of the per-repeat ratios after / before, with the load average at every repeat.
 
     python scripts/bench_paired.py BEFORE_TREE AFTER_TREE --forecasters truthful kt cdl \
-        --adversary bernoulli --log2T 22 --repeats 9 --json out.json
+        --adversary bernoulli --log2T 22 --repeats 9 --json out.json [--after-kwargs '{"pseudo": false}']
 """
 
 from __future__ import annotations
@@ -21,20 +21,20 @@ import sys
 _CHILD = r"""
 import json, sys, time
 from fastcdl.online import simulate
-fs, adv, T = sys.argv[1].split(","), sys.argv[2], int(sys.argv[3])
+fs, adv, T, kw = sys.argv[1].split(","), sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
 out = {}
 for f in fs:
-    simulate(f, adv, horizon=1024, seed=1)
+    simulate(f, adv, horizon=1024, seed=1, **kw)
 for f in fs:
-    out[f] = simulate(f, adv, horizon=T, seed=0).seconds
+    out[f] = simulate(f, adv, horizon=T, seed=0, **kw).seconds
 print(json.dumps(out))
 """
 
 
-def _once(tree, forecasters, adversary, T):
+def _once(tree, forecasters, adversary, T, kwargs="{}"):
     env = dict(os.environ, PYTHONPATH=tree)
     r = subprocess.run(
-        [sys.executable, "-c", _CHILD, ",".join(forecasters), adversary, str(T)],
+        [sys.executable, "-c", _CHILD, ",".join(forecasters), adversary, str(T), kwargs],
         env=env,
         cwd=tree,
         capture_output=True,
@@ -53,6 +53,10 @@ def main(argv=None):
     ap.add_argument("--log2T", type=int, default=22)
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--json")
+    ap.add_argument("--before-kwargs", default="{}", help="simulate's keyword arguments in BEFORE (JSON)")
+    ap.add_argument(
+        "--after-kwargs", default="{}", help='simulate\'s keyword arguments in AFTER (JSON), e.g. {"pseudo": false}'
+    )
     a = ap.parse_args(argv)
     T = 2**a.log2T
     runs = []
@@ -60,7 +64,7 @@ def main(argv=None):
         order = ("before", "after") if i % 2 == 0 else ("after", "before")
         rep = {"load": os.getloadavg()}
         for which in order:
-            rep[which] = _once(getattr(a, which), a.forecasters, a.adversary, T)
+            rep[which] = _once(getattr(a, which), a.forecasters, a.adversary, T, getattr(a, f"{which}_kwargs"))
         runs.append(rep)
         print(i, rep, flush=True)
     summary = {}

@@ -274,3 +274,17 @@ def test_a_point_mass_forecasters_table_is_the_kept_one_bit_for_bit(forecaster, 
         assert x.counts.tobytes() == y.counts.tobytes() and x.positives.tobytes() == y.positives.tobytes()
     for k in ("pseudo_ece", "pseudo_k2", "pseudo_klcal", "pseudo_cdl"):
         assert getattr(a, k) == getattr(b, k) or (math.isnan(getattr(a, k)) and math.isnan(getattr(b, k)))
+
+
+@pytest.mark.parametrize("forecaster,adversary", [("kt", "bernoulli"), ("klcal", "contrarian"), ("truthful", "drift")])
+def test_a_run_without_the_expected_count_table_is_the_same_run(forecaster, adversary):
+    """simulate(..., pseudo=False) plays the same rounds (the table only watches them) and its
+    pseudo measures raise naming the option, while the others are there."""
+    kept = simulate(forecaster, adversary, horizon=2000, seed=4)
+    bare = simulate(forecaster, adversary, horizon=2000, seed=4, pseudo=False)
+    assert bare.pseudo_stats is None
+    for a in ("values", "counts", "positives"):
+        assert getattr(bare.stats, a).tobytes() == getattr(kept.stats, a).tobytes()
+    assert bare.cdl == kept.cdl and bare.klcal == kept.klcal
+    with pytest.raises(ValueError, match=r"pseudo measure: .*pseudo=False.*pseudo_ece"):
+        bare.pseudo_ece

@@ -450,6 +450,41 @@ def keep_pseudo(out, slot, y):
 
 
 @kernel(inline="always")
+def keep_pseudo_two(out, slot, y):
+    """:func:`keep_pseudo` for a two-slot Draw, unrolled: the same additions in the same order
+    (slot 0, slot 1, the drawn slot), so the same table bit for bit."""
+    if out.pw.shape[0] > 0 and out.probs[slot] < 1.0:
+        fy = float(y)
+        p0, p1 = out.probs[0], out.probs[1]
+        if p0 > 0.0:
+            b = out.buckets[0]
+            out.pw[b] += p0
+            out.pwy[b] += p0 * fy
+        if p1 > 0.0:
+            b = out.buckets[1]
+            out.pw[b] += p1
+            out.pwy[b] += p1 * fy
+        b = out.buckets[slot]
+        out.pw[b] -= 1.0
+        out.pwy[b] -= fy
+
+
+def keep_pseudo_of(table, out, slot, y):
+    """:func:`keep_pseudo` for a K-point run, :func:`keep_pseudo_two` for a two-point one
+    (chosen by the table's type when compiled)."""
+    if isinstance(table, KTable):
+        return keep_pseudo(out, slot, y)
+    return keep_pseudo_two(out, slot, y)
+
+
+@overload(keep_pseudo_of, inline="always")
+def _keep_pseudo_of(table, out, slot, y):
+    if _is_ktable(table):
+        return lambda table, out, slot, y: keep_pseudo(out, slot, y)
+    return lambda table, out, slot, y: keep_pseudo_two(out, slot, y)
+
+
+@kernel(inline="always")
 def keep_trace(t, p, y, trace_p, trace_y):
     if trace_p.shape[0] > 0:
         trace_p[t] = p
@@ -529,7 +564,7 @@ def settle(table, out, slot, y, hist):
     (History(t=1, ones=1, prev_y=1), [0, 1, 0])
     """
     record(table, out.buckets[slot], y)
-    keep_pseudo(out, slot, y)
+    keep_pseudo_of(table, out, slot, y)
     return History(hist.t + 1, hist.ones + y, y)
 
 

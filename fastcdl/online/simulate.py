@@ -47,7 +47,8 @@ class RunResult:
     pseudo_stats : BucketStats
         The expected-count table: per stated value j, sum_t P_t(j) (its counts) and
         sum_t P_t(j) y_t (its positives), P_t the forecaster's distribution in round t; a
-        weighted table (docs/pseudo.md). The pseudo measures are computed on it.
+        weighted table (docs/pseudo.md). The pseudo measures are computed on it. None for
+        a run of ``simulate(..., pseudo=False)``, whose pseudo measures raise.
 
     Examples
     --------
@@ -94,6 +95,12 @@ class RunResult:
         if name not in METRICS:
             raise ValidationError("name", f"must be one of {', '.join(METRICS)}", value=name)
         m = METRICS[name]
+        if m.of == "pseudo" and self.pseudo_stats is None:
+            raise ValidationError(
+                "name",
+                "is a pseudo measure: this run kept no expected-count table (simulate(..., pseudo=False))",
+                value=name,
+            )
         return m.value(self.pseudo_stats if m.of == "pseudo" else self.stats)
 
     def __getattr__(self, name):  # the metric shortcuts: res.cdl, res.ece, ...
@@ -111,7 +118,7 @@ class RunResult:
         )
 
 
-def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_params):
+def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, pseudo=True):
     T = check_horizon(horizon)
     seed = check_seed(seed)
     fspec = registry.forecaster(forecaster)
@@ -119,7 +126,7 @@ def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_pa
     aparams = aspec.resolve_params(adversary_params, T)
     fparams = fspec.resolve_params(forecaster_params, T)
     plugins.check_pairing(fspec, aspec)
-    f = Forecaster(fspec, T, seed, fparams, (aspec, aparams) if fspec.needs_adversary else None)
+    f = Forecaster(fspec, T, seed, fparams, (aspec, aparams) if fspec.needs_adversary else None, pseudo=pseudo)
     a = Adversary(aspec, aparams, seed)
     return f, a
 
@@ -184,8 +191,8 @@ def _run_loop(f, a, T, trace_p, trace_y):
     return seconds
 
 
-def _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, trace):
-    f, a = _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_params)
+def _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, trace, pseudo=True):
+    f, a = _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, pseudo)
     T = f.horizon
     if trace:
         trace_p, trace_y = np.zeros(T), np.zeros(T, dtype=np.int8)
@@ -201,7 +208,7 @@ def _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_para
         horizon=T,
         seed=f.seed,
         params={"forecaster": dict(f.params), "adversary": dict(a.params)},
-        pseudo_stats=f.pseudo_stats(),
+        pseudo_stats=f.pseudo_stats() if pseudo else None,
     )
     return res, trace_p, trace_y
 
@@ -214,6 +221,7 @@ def simulate(
     seed: int = 0,
     forecaster_params: dict | None = None,
     adversary_params: dict | None = None,
+    pseudo: bool = True,
 ) -> RunResult:
     """Run ``forecaster`` against ``adversary`` for ``horizon`` rounds in compiled code.
 
@@ -238,6 +246,11 @@ def simulate(
         Fixes the whole run.
     forecaster_params, adversary_params : dict, optional
         Parameters by name; those left out take their defaults.
+    pseudo : bool, default True
+        Keep the expected-count table (``RunResult.pseudo_stats``, the pseudo measures). A
+        randomized round adds its distribution to it (docs/pseudo.md has the cost); False
+        runs the loop without it, as fast as before the table existed, and the result's
+        pseudo measures raise.
 
     Returns
     -------
@@ -259,7 +272,7 @@ def simulate(
     >>> int(res.stats.total)
     2000
     """
-    return _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, False)[0]
+    return _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_params, False, pseudo)[0]
 
 
 def trace(

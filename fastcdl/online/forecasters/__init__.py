@@ -104,7 +104,7 @@ class Forecaster:
     (3, [1, 2])
     """
 
-    def __init__(self, spec, horizon: int, seed: int, params: dict, adversary=None):
+    def __init__(self, spec, horizon: int, seed: int, params: dict, adversary=None, pseudo: bool = True):
         self.spec = spec
         self.name = spec.name
         self.horizon = horizon
@@ -115,7 +115,7 @@ class Forecaster:
             adversary = (aspec, aparams, aspec.run_vector(aparams, seed_states(seed)[1]))
         self.state, q = spec.init(horizon, params, adversary)
         # keeping the expected-count table, unless it is the public table (point masses)
-        self.out = engine.new_draw(spec.slots(params), 0 if spec.point_mass else len(q))
+        self.out = engine.new_draw(spec.slots(params), len(q) if pseudo and not spec.point_mass else 0)
         self.table = engine.new_table(q, self.out)
         self._grid = self.table.q.view()
         self._grid.setflags(write=False)
