@@ -436,3 +436,15 @@ def test_a_new_worst_csv_replaces_the_worst_environments_and_keeps_their_old_tri
     assert not [r for r in rows if r["adversary"] == "markov"]
     table = _csv(copy / "table.csv")
     assert table  # the page was built from the new grid
+
+
+def test_the_files_hold_no_nan_and_an_infinite_measure_has_an_empty_slope(board):
+    """KL-calibration is inf for a forecaster that stated 0 or 1 and saw the other outcome (the
+    convention of docs/pseudo.md); its slope has no value: an empty cell, never "nan"."""
+    for name in ("table.csv", "ranks.csv", "theory.csv", "rates.csv", "summary.csv"):
+        text = (board / name).read_text()
+        assert not re.search(r"(^|,)nan(,|$)", text, flags=re.MULTILINE | re.IGNORECASE), name
+    infinite = [r for r in _csv(board / "table.csv") if r["mean"] == "inf"]
+    assert infinite, "the small grid has a forecaster with infinite KL-calibration"
+    assert all(r["slope"] == "" and r["slope_lo"] == "" and r["slope_hi"] == "" for r in infinite)
+    assert {r["measure"] for r in infinite} <= {"klcal", "pseudo_klcal"}

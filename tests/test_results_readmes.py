@@ -1233,14 +1233,20 @@ def test_make_test_time_comes_from_its_record():
 # -- results/leaderboard/README.md: the rank matrix (ranks.csv), the rates table (theory.csv) and
 # every decimal number of the hand-written notes (one of the folder's CSV values, as printed)
 LEADERBOARD = RESULTS / "leaderboard"
+# a score may be inf (KL-calibration of a forecaster that stated 0 or 1 and saw the other
+# outcome, docs/pseudo.md); its slope is then printed as a dash
 _CELL = re.compile(
-    rf"^(?:\*\*(\d+)\*\*|–) · ({NUMBER}) \[({NUMBER}), ({NUMBER})\] · (.+?) · "
+    rf"^(?:\*\*(\d+)\*\*|–) · ({NUMBER}|inf) \[({NUMBER}|inf), ({NUMBER}|inf)\] · (.+?) · "
     rf"({NUMBER}|—) \[({NUMBER}|—), ({NUMBER}|—)\]$"
 )
 
 
 def _printed_matches(printed, value):
-    return (printed == "—" and not np.isfinite(float(value))) or (printed != "—" and _close(printed, float(value)))
+    if printed == "inf":
+        return float(value) == np.inf
+    if printed == "—":  # no value: an empty cell (the slope of an infinite measure)
+        return value == ""
+    return value != "" and _close(printed, float(value))
 
 
 def _leaderboard_problems(readme, folder):

@@ -17,6 +17,10 @@ trial store :func:`build` writes, for every trial measure of :mod:`fastcdl.trial
 - ``rates_<measure>.png``: a grid of panels, one per environment, of every forecaster's mean
   against T; and ``README.md``, the page, rewritten around its hand-written notes.
 
+A mean may be ``inf`` (KL-calibration of a forecaster that stated 0 or 1 and saw the other
+outcome: the convention of docs/pseudo.md); its slope has no value and its CSV cells are
+empty, as is every cell without a value: the files never hold the text "nan".
+
 :func:`add` plays a user's plug-in forecaster on the folder's grid (the adversaries, horizons and
 seeds of its stored trials), reusing every stored trial, and :func:`ranks` says where it
 ranks. Measures and forecasters are read from their registries and the store: a new measure or
@@ -425,11 +429,13 @@ def _verdict(s, paper_slope) -> str:
 
 
 def _csv(rows, columns) -> str:
+    """CSV text of the rows; a float NaN (no value: the slope of a measure that is infinite at
+    some horizon, a cell not finished) is an empty cell, never the text "nan"."""
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n", extrasaction="ignore")
     w.writeheader()
     for r in rows:
-        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+        w.writerow({k: ("" if v != v else repr(v)) if isinstance(v, float) else v for k, v in r.items()})
     return buf.getvalue()
 
 
@@ -606,7 +612,10 @@ def _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes) -> s
         "**Rank** among the forecasters that played every one of them (1 = best; a forecaster the engine "
         "refuses some environment, such as `truthful` against an adversary that states no probability, "
         "has no rank). Cells: rank · score [95% interval] · the worst environment · decay slope there over "
-        "the upper half of the horizons [95% interval]. Only finished cells (every seed) enter.",
+        "the upper half of the horizons [95% interval]. Only finished cells (every seed) enter. A score of "
+        "`inf` with a dash for its slope: KL-calibration is infinite once a forecaster states 0 or 1 and "
+        "sees the other outcome (docs/pseudo.md), and an infinite measure has no decay slope (the CSVs "
+        "leave such cells empty); ties rank alike.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
