@@ -120,7 +120,7 @@ def _complete_keyed(row):
 
 
 def fill_measures(folder, *, workers=None, progress=False) -> dict:
-    """Complete the later measures (:func:`later_columns`) of every stored trial of a run folder
+    """Complete the later measures (``later_columns()`` of this module) of every stored trial of a run folder
     that lacks them; see the module's text.
 
     Parameters

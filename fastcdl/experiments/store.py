@@ -226,7 +226,7 @@ class TrialStore:
 
     def set_columns(self, key: str, values: dict) -> None:
         """Set columns of an existing trial in one transaction (the measures outside the key,
-        :func:`fastcdl.experiments.fill.fill_measures`); the names must be store columns."""
+        :func:`fastcdl.experiments.fill_measures`); the names must be store columns."""
         bad = [c for c in values if c not in NAMES or c == "key"]
         if bad:
             raise ValueError(f"not columns of the trial store that may be set: {', '.join(bad)}")
