@@ -119,6 +119,23 @@ class PluginAdversarySuite:
         simulate(forecaster, self.adversary, horizon=self.T, seed=1)
 
 
+class PseudoTableSuite:
+    """What the expected-count table (RunResult.pseudo_stats, docs/pseudo.md) costs the two-point
+    loops: simulate with the table kept (the default) and without it (pseudo=False), against a
+    fair coin. truthful states point masses and keeps none; kt randomizes every round."""
+
+    params = (["truthful", "kt", "cdl"], [True, False])
+    param_names = ["forecaster", "pseudo"]
+    timeout = 600
+
+    def setup(self, forecaster, pseudo):
+        self.T = 10**6 if forecaster == "cdl" else 4 * 10**6
+        simulate(forecaster, "bernoulli", horizon=200, seed=0, pseudo=pseudo)
+
+    def time_simulate(self, forecaster, pseudo):
+        simulate(forecaster, "bernoulli", horizon=self.T, seed=1, pseudo=pseudo)
+
+
 class OracleSuite:
     """The vectorised MsMwC oracle's kernels on the state of a cdl run (10^5 rounds against
     greedy, the m and K_eta of T = 10^7), each called 10^4 times in a compiled loop; and a cdl
