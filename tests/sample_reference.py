@@ -250,12 +250,16 @@ def smce_lp_chain(q, n, s):
 
 def k2_debiased_edges_ref(y, p, edges, merge=False):
     """Kumar, Liang and Ma's debiased squared calibration error over the bins of ``edges``
-    (a round goes to the first bin whose upper edge it does not exceed), exactly:
-    sum_b (n_b / T) [(ybar_b - pbar_b)^2 - ybar_b (1 - ybar_b) / (n_b - 1)]; with merge, a
-    bin of one round first joins the next bin (the last the one before), one at a time from
-    the left."""
+    (a round goes to the first bin whose upper edge it does not exceed, an interior edge
+    widened by the library's documented slack: e (1 + 2^-50) in float64, docs/metrics.md
+    "Binned tables"), exactly: sum_b (n_b / T) [(ybar_b - pbar_b)^2 - ybar_b (1 - ybar_b) /
+    (n_b - 1)]; with merge, a bin of one round first joins the next bin (the last the one
+    before), one at a time from the left."""
     y, p, _ = _rounds(y, p)
-    edges = [F(float(e)) for e in edges]
+    last = len(edges) - 1
+    edges = [
+        F(float(e) if k in (0, last) else float(np.float64(e) * np.float64(1 + 2**-50))) for k, e in enumerate(edges)
+    ]
     groups = defaultdict(list)
     for yt, pt in zip(y, p):
         b = next(k for k in range(1, len(edges)) if pt <= edges[k] or k == len(edges) - 1)
