@@ -288,3 +288,47 @@ def test_a_run_without_the_expected_count_table_is_the_same_run(forecaster, adve
     assert bare.cdl == kept.cdl and bare.klcal == kept.klcal
     with pytest.raises(ValueError, match=r"pseudo measure: .*pseudo=False.*pseudo_ece"):
         bare.pseudo_ece
+
+
+def test_settle_records_into_a_table_made_inside_the_kernel():
+    """A user's kernel that makes its game (fastcdl.kernels.game_new) and settles rounds into it
+    keeps the counts: an overload inlined into settle once lost such a table (counts all 0)."""
+    import numpy as np
+
+    import fastcdl.kernels as K
+
+    @K.njit(cache=False)
+    def play(q):
+        table, out, hist = K.game_new(q)
+        out.buckets[0], out.buckets[1], out.probs[0] = 1, 2, 1.0
+        for t in range(7):
+            hist = K.settle(table, out, 0, t % 2, hist)
+        return table.n, table.s, hist.t
+
+    n, s, t = play(np.array([0.0, 0.5, 1.0]))
+    assert n.tolist() == [0, 7, 0] and s.tolist() == [0, 3, 0] and t == 7
+
+
+def test_the_table_type_dispatchers_keep_a_table_made_inside_the_kernel():
+    """slots, slot and choose_slot (chosen by the table's type) in a kernel that makes its game:
+    the table keeps what settle records (they once lost it, as settle's dispatcher did)."""
+    import numpy as np
+
+    import fastcdl.kernels as K
+    from fastcdl._compiled.rng import seed_states
+    from fastcdl.online import engine
+
+    @K.njit(cache=False)
+    def play(q, rng):
+        table, out, hist = K.game_new(q)
+        out.buckets[0], out.buckets[1], out.probs[0], out.probs[1] = 1, 2, 0.5, 0.5
+        k = 0
+        for t in range(40):
+            view = engine.view_of(hist, out, table)
+            k += engine.slots(view, table) + engine.slot(view, table, 1)[2]
+            slot = engine.choose_slot(out, table, rng)
+            hist = K.settle(table, out, slot, 1, hist)
+        return table.n, k
+
+    n, k = play(np.array([0.0, 0.5, 1.0]), seed_states(0)[0])
+    assert n.sum() == 40 and n[0] == 0 and n[1] > 0 and n[2] > 0 and k == 40 * (2 + 2)

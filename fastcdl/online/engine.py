@@ -201,6 +201,10 @@ def new_draw(k=2, pseudo=0) -> Draw:
     return Draw(np.zeros(k), np.zeros(k), np.zeros(k, dtype=np.int64), np.zeros(pseudo), np.zeros(pseudo))
 
 
+# The overloads below that choose by the table's type (slots, slot, choose_slot,
+# keep_pseudo_of) are compiled as functions of their own, which LLVM inlines: numba's own IR
+# inlining (inline="always") lost a table made inside the caller's kernel, whose counts then
+# stayed 0 (tests/test_pseudo.py, a kernel that makes its game).
 def _is_ktable(table) -> bool:
     return isinstance(table, types.BaseNamedTuple) and table.instance_class is KTable
 
@@ -261,14 +265,14 @@ def slot(view, table, i):
     return view.prob1, view.stated1, view.bucket1, view.point1
 
 
-@overload(slots, inline="always")
+@overload(slots)
 def _slots(view, table):
     if _is_ktable(table):
         return lambda view, table: table.probs.shape[0]
     return lambda view, table: 2
 
 
-@overload(slot, inline="always")
+@overload(slot)
 def _slot(view, table, i):
     if _is_ktable(table):
 
@@ -411,7 +415,7 @@ def choose_slot(out, table, rng):
     return draw_slot(out, rng)
 
 
-@overload(choose_slot, inline="always")
+@overload(choose_slot)
 def _choose_slot(out, table, rng):
     if _is_ktable(table):
         return lambda out, table, rng: draw_slot_k(out, rng)
@@ -477,7 +481,7 @@ def keep_pseudo_of(table, out, slot, y):
     return keep_pseudo_two(out, slot, y)
 
 
-@overload(keep_pseudo_of, inline="always")
+@overload(keep_pseudo_of)
 def _keep_pseudo_of(table, out, slot, y):
     if _is_ktable(table):
         return lambda table, out, slot, y: keep_pseudo(out, slot, y)
