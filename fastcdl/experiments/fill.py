@@ -154,7 +154,7 @@ def fill_measures(folder, *, workers=None, progress=False) -> dict:
     >>> fill_measures(d, workers=1)["n_missing"]
     0
     """
-    from fastcdl.experiments.runner import _local, _progress
+    from fastcdl.experiments.runner import _progress, run_each
     from fastcdl.experiments.store import TrialStore, run_lock
     from fastcdl.online import registry
 
@@ -178,11 +178,7 @@ def fill_measures(folder, *, workers=None, progress=False) -> dict:
 
         by_key = {r["key"]: r["T"] for r in hard}
         try:
-            if hard and workers > 1:
-                _local(hard, workers, keep, fn=_complete_keyed)
-            else:
-                for r in hard:
-                    keep(_complete_keyed(r))
+            run_each(hard, workers, keep, fn=_complete_keyed)
         finally:
             if bar is not None:
                 bar.close()

@@ -460,6 +460,18 @@ def _local(todo, workers, keep, fn=None) -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def run_each(todo, workers, keep, fn=None) -> None:
+    """fn(item) (default run_trial) for every item of todo, keep(result) here as each finishes:
+    on the local pool (:func:`_local`) with more than one worker, else one by one in this
+    process."""
+    fn = fn or run_trial
+    if todo and workers > 1:
+        _local(todo, workers, keep, fn=fn)
+    else:
+        for item in todo:
+            keep(fn(item))
+
+
 def run_trials(trials, out_dir, *, workers=None, progress=False) -> tuple[int, int]:
     """Run the given trials into out_dir/trials.sqlite, skipping those stored already.
 
@@ -511,11 +523,7 @@ def run_trials(trials, out_dir, *, workers=None, progress=False) -> tuple[int, i
                 bar.update(row["T"])
 
         try:
-            if todo and workers > 1:
-                _local(todo, workers, keep)
-            else:
-                for t in todo:
-                    keep(run_trial(t))
+            run_each(todo, workers, keep)
         finally:
             if bar is not None:
                 bar.close()
