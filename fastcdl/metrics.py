@@ -19,7 +19,7 @@ from fastcdl._binary_views import ClasswiseResult, accepts_multiclass
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled.decisions import best_response, cfdl_kernel
 from fastcdl._compiled.errors import ece_kernel, k2_kernel
-from fastcdl._compiled.tablecdl import table_cdl
+from fastcdl._compiled.tablecdl import cdl_of_table
 from fastcdl._outcome_keys import numpy_sorts_faster as numpy_sorts_faster
 from fastcdl._outcome_keys import sort_outcome_keys as sort_outcome_keys
 from fastcdl._outcome_keys import sorted_outcome_keys as sorted_outcome_keys
@@ -400,7 +400,7 @@ def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
     # the fused kernel of fastcdl.kernels.cdl: envelope.cdl_curve's value bit for bit, without the
     # curve's arrays (cdl_report, which builds the curve, takes 2.5x cdl's time at 10^6 buckets in
     # results/benchmarks/bucket-speed.md)
-    return float(table_cdl(q, n, s, False)[0])
+    return float(cdl_of_table(q, n, s, False)[0])
 
 
 @accepts_multiclass()
@@ -439,7 +439,7 @@ def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
     0.16666666666666666
     """
     q, n, s = _checked_table("vcdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    return float(table_cdl(q, n, s, True)[3])  # envelope.cdl_curve's VCDL bit for bit, as in cdl
+    return float(cdl_of_table(q, n, s, True)[3])  # envelope.cdl_curve's VCDL bit for bit, as in cdl
 
 
 @accepts_multiclass()

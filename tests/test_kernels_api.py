@@ -21,7 +21,7 @@ from fastcdl import kernels as K
 from fastcdl import sample as fs
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled.rng import seed_states
-from fastcdl._compiled.sort import argsort_stable, merge_distinct, pairwise_sum, sort_pairs
+from fastcdl._compiled.sort import argsort_stable, merge_distinct, pairwise_sum, sort_pairs, sort_pairs_small
 from fastcdl.online import minimax, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,6 +217,8 @@ def test_sorts_and_sums_equal_numpy():
         want = np.argsort(x, kind="stable")
         assert np.array_equal(order, want) and np.array_equal(keys, x[want])
         assert np.array_equal(argsort_stable(x), want)
+        keys, order = sort_pairs_small(x)  # the merge sort, also beyond the radix sort's threshold
+        assert np.array_equal(order, want) and np.array_equal(keys, x[want])
         a = np.sort(rng.integers(0, 20, int(rng.integers(0, 30))) / 19.0)
         b = np.sort(rng.integers(0, 20, int(rng.integers(0, 30))) / 19.0)
         if a.shape[0] and trial % 3 == 0:

@@ -3,6 +3,13 @@
 ``kernel`` is numba's ``njit`` with fastcdl's defaults:
 
 - the on-disk cache is on, unless the environment sets ``FASTCDL_CACHE=0``;
+- one specialisation per argument type, not per constant: a call from compiled code with a
+  literal argument (``_block(x, 0, n)``) is typed with the argument's plain type
+  (``int64``), so the kernel compiles once for both ``_block(x, 0, n)`` and
+  ``_block(x, lo, n)``. numba's dispatchers otherwise compile a second version for the
+  literal (results/benchmarks/compile_profile.md, "Literal[int]"). A kernel that types only
+  with the literal (a branch pruned on a constant) still gets it: the plain types are tried
+  first, then the literal ones;
 - the cache cannot go stale across files. numba invalidates a cached function only when
   its *own* source file changes, so a caller in ``simulate.py`` would keep the machine
   code of an old ``msmwc.update_bucket`` after an edit or an upgrade that changed only
@@ -28,6 +35,7 @@ import os
 from pathlib import Path
 
 from numba import njit
+from numba.core import errors, types
 
 _HERE = Path(__file__).resolve().parent
 STAMP = "fastcdl-kernels.hash"
@@ -100,6 +108,24 @@ def ensure_fresh(directory) -> bool:
     return dropped
 
 
+def _typed_without_literals(dispatcher):
+    """Make calls from compiled code type ``dispatcher`` with unliteral argument types first."""
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        plain = tuple(types.unliteral(a) for a in args)
+        plain_kws = {k: types.unliteral(v) for k, v in kws.items()}
+        if plain != tuple(args) or plain_kws != kws:
+            try:
+                return typed(plain, plain_kws)
+            except errors.TypingError:
+                pass  # the kernel needs the constant (a branch pruned on it): its literal version
+        return typed(args, kws)
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
 def kernel(*args, **options):
     """numba.njit with fastcdl's cache policy. Use as ``@kernel``, ``@kernel(parallel=True)``
     or ``@kernel("float64(float64[:])")`` (an explicit signature compiles at import)."""
@@ -107,7 +133,7 @@ def kernel(*args, **options):
 
     def wrap(func, sig=None):
         # Compile only after the freshness check, so a stale entry is never loaded.
-        dispatcher = njit(**options)(func)
+        dispatcher = _typed_without_literals(njit(**options)(func))
         path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
         if options["cache"] and path is not None:
             ensure_fresh(path)

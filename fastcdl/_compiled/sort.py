@@ -232,20 +232,43 @@ def sort_pairs(x):
     Insertion sort first, for at most 8m element moves (2m from 512 elements on): a nearly
     sorted array (the frequencies of a nearly calibrated table, in the order of its
     predictions) is done in O(m + inversions). Otherwise, from 512 elements on, a radix
-    sort finishes it (O(m)); below, the rest is merge-sorted bottom-up (runs of 8 by
-    insertion) and merged with the sorted prefix. Every step is stable.
+    sort finishes it (O(m)); below, :func:`sort_pairs_small` finishes it. Every step is stable.
     """
     n = x.shape[0]
+    if n < _RADIX_MIN:
+        return sort_pairs_small(x)
     ka = empty_huge(n, np.float64)
     ia = empty_huge(n, np.int64)
     for i in range(n):
         ka[i] = x[i]
         ia[i] = i
-    p = _insertion(ka, ia, 0, n, 8 * n if n < _RADIX_MIN else 2 * n)
+    if _insertion(ka, ia, 0, n, 2 * n) == n:
+        return ka, ia
+    return _radix(x, ia)  # ia: equal keys still in index order (insertion is stable)
+
+
+@kernel
+def sort_pairs_small(x):
+    """:func:`sort_pairs` without the radix sort, for any length (the same pairs: a stable sort
+    is unique), O(m log m): what a caller of small arrays compiles (the radix sort and its
+    huge-page helpers cost about a second of compilation; results/benchmarks/compile_profile.md).
+
+    Insertion sort first, for at most 8m element moves; the rest is merge-sorted bottom-up
+    (runs of 8 by insertion) and merged with the sorted prefix.
+
+    >>> import numpy as np
+    >>> sort_pairs_small(np.array([0.5, 0.25, 0.5, 0.0]))[1].tolist()
+    [3, 1, 0, 2]
+    """
+    n = x.shape[0]
+    ka = np.empty(n)
+    ia = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        ka[i] = x[i]
+        ia[i] = i
+    p = _insertion(ka, ia, 0, n, 8 * n)
     if p == n:
         return ka, ia
-    if n >= _RADIX_MIN:
-        return _radix(x, ia)  # ia: equal keys still in index order (insertion is stable)
     for lo in range(p, n, _RUN):
         _insertion(ka, ia, lo, min(lo + _RUN, n), n * n)
     kb = np.empty(n)

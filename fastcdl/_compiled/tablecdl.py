@@ -27,7 +27,7 @@ import numpy as np
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._compiled.hugepages import empty_huge
-from fastcdl._compiled.sort import pairwise_sum, sort_pairs
+from fastcdl._compiled.sort import _RADIX_MIN, pairwise_sum, sort_pairs
 
 _INF = np.inf
 
@@ -52,13 +52,10 @@ def _next_bucket(i, n, m):
 
 
 @kernel
-def table_cdl(q, n, s, with_vcdl):
-    """(cdl, mu1, mu2, vcdl, buckets) of the table (q sorted; n, s counts of any numeric type).
-
-    mu1, mu2: the worst task's kinks (both 1/2 for the V task at 1/2); vcdl is computed only
-    when ``with_vcdl`` (else NaN); buckets: the number with n_i != 0 (0: every value NaN).
-    O(m log m) for the sort of the frequencies, then O(m).
-    """
+def frequencies(q, n, s):
+    """(qhat, kind, k, T) of the table: each bucket's frequency s_i / n_i (inf for an empty
+    bucket, which sorts last), its kind (_UP, _DOWN or 0), the number k of non-empty buckets
+    and T, numpy's pairwise sum of their counts. O(m)."""
     m = q.shape[0]
     qhat = empty_huge(m, np.float64)
     kind = np.zeros(m, dtype=np.int8)
@@ -74,7 +71,7 @@ def table_cdl(q, n, s, with_vcdl):
         else:
             qhat[i] = _INF  # sorts last; never a candidate or a ramp
     if k == 0:
-        return np.nan, np.nan, np.nan, np.nan, 0
+        return qhat, kind, k, np.nan
     if k == m:
         T = pairwise_sum(n)
     else:
@@ -85,7 +82,51 @@ def table_cdl(q, n, s, with_vcdl):
                 nf[j] = n[i]
                 j += 1
         T = pairwise_sum(nf)
+    return qhat, kind, k, T
+
+
+@kernel
+def table_cdl(q, n, s, with_vcdl):
+    """(cdl, mu1, mu2, vcdl, buckets) of the table (q sorted; n, s counts of any numeric type).
+
+    mu1, mu2: the worst task's kinks (both 1/2 for the V task at 1/2); vcdl is computed only
+    when ``with_vcdl`` (else NaN); buckets: the number with n_i != 0 (0: every value NaN).
+    O(m log m) for the sort of the frequencies, then O(m). From Python, :func:`cdl_of_table`
+    gives the same numbers and compiles the radix sort only for a table large enough to use it.
+    """
+    qhat, kind, k, T = frequencies(q, n, s)
+    if k == 0:
+        return np.nan, np.nan, np.nan, np.nan, 0
     qs, oq = sort_pairs(qhat)  # the frequencies sorted, and their stable argsort
+    return sweep(q, n, s, with_vcdl, kind, k, T, qs, oq)
+
+
+def cdl_of_table(q, n, s, with_vcdl):
+    """:func:`table_cdl` from Python, bit for bit. A table of fewer than 512 buckets with float64
+    counts gets its frequencies, kinds, T and sorted frequencies from numpy (the same divisions,
+    numpy's pairwise sum, which :func:`fastcdl._compiled.sort.pairwise_sum` reproduces, and the
+    unique stable argsort) and only :func:`sweep` compiled: a first call on a small table
+    compiles neither the sorts nor the huge-page helpers (results/benchmarks/compile_profile.md).
+    Larger tables take the fused kernel."""
+    if q.shape[0] >= _RADIX_MIN or n.dtype != np.float64:
+        return table_cdl(q, n, s, with_vcdl)
+    full = n != 0
+    k = int(np.count_nonzero(full))
+    if k == 0:
+        return np.nan, np.nan, np.nan, np.nan, 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qhat = np.where(full, s / np.where(full, n, 1.0), _INF)
+    kind = np.where(full & (q < qhat), _UP, np.where(full & (qhat < q), _DOWN, 0)).astype(np.int8)
+    T = float(np.sum(n if k == n.shape[0] else n[full]))
+    oq = np.argsort(qhat, kind="stable")
+    return sweep(q, n, s, with_vcdl, kind, k, T, qhat[oq], oq)
+
+
+@kernel
+def sweep(q, n, s, with_vcdl, kind, k, T, qs, oq):
+    """The sweep, the upper hull and its read-out at 1/2 of :func:`table_cdl`, given the table's
+    kinds, k and T (:func:`frequencies`) and its frequencies sorted with their stable argsort. O(m)."""
+    m = q.shape[0]
     # The buckets' kinds and counts in the order of oq, gathered once: the walkers over oq
     # then read them in sequence (read through oq inside the sweep, each was a cache miss at
     # 10^6 buckets that the next one waited for). 1.0 * s_i and 1.0 * n_i (the floats the
