@@ -213,3 +213,56 @@ def numba_threads() -> int:
 SAME_LIBM_AS_THE_STORES = (
     _glibc_at_least(2, 28) and "fma" in host_cpu_features() and __import__("platform").machine() == "x86_64"
 )
+
+
+# -- compile log (opt-in) ------------------------------------------------------------------
+# FASTCDL_COMPILE_LOG=path appends one JSON line per numba compilation (the kernel, its argument
+# types, self and total seconds, the test that caused it, the worker): what a run of the suite
+# compiles and where (scripts/suite_compiles.py sums it). Off by default: nothing is registered.
+
+
+def _install_compile_log(path):
+    import json
+    import time
+
+    import numba.core.event as ev
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    stack = []
+    state = {"test": "(collection)"}
+
+    class Log(ev.Listener):
+        def on_start(self, event):
+            stack.append([time.perf_counter(), 0.0])
+
+        def on_end(self, event):
+            start, inner = stack.pop()
+            total = time.perf_counter() - start
+            if stack:
+                stack[-1][1] += total
+            py = getattr(event.data["dispatcher"], "py_func", None)
+            name = f"{py.__module__}.{py.__qualname__}" if py is not None else "?"
+            line = {
+                "kernel": name,
+                "args": str(event.data["args"]),
+                "self": total - inner,
+                "total": total,
+                "depth": len(stack),
+                "test": state["test"],
+                "worker": worker,
+            }
+            with open(path, "a") as f:
+                f.write(json.dumps(line) + "\n")
+
+    ev.register("numba:compile", Log())
+    return state
+
+
+_COMPILE_LOG = os.environ.get("FASTCDL_COMPILE_LOG")
+_compile_state = _install_compile_log(_COMPILE_LOG) if _COMPILE_LOG else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    if _compile_state is not None:  # setup (module fixtures), call and teardown of this test
+        _compile_state["test"] = item.nodeid
