@@ -140,7 +140,7 @@ def _intervals(st, out, level, seed):
     import warnings
 
     from fastcdl import sample
-    from fastcdl.uncertainty import CoverageWarning, interval
+    from fastcdl.uncertainty import CoverageWarning, intervals
 
     if st.weighted:
         return None, (
@@ -153,10 +153,10 @@ def _intervals(st, out, level, seed):
     res = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
-        for key in _ci_keys():
-            if out.get(key) is None:
-                continue
-            r = interval(getattr(sample, key), st, level=level, seed=seed)
+        keys = [key for key in _ci_keys() if out.get(key) is not None]
+        # one set of subsample tables for every estimator (the same numbers as one interval each)
+        found = intervals([getattr(sample, key) for key in keys], st, level=level, seed=seed) if keys else {}
+        for key, r in zip(keys, found.values()):
             res[key] = {"estimate": r.estimate, "lo": r.lo, "hi": r.hi, "level": level, "validated": r.validated}
     note = None
     if any(issubclass(w.category, CoverageWarning) for w in caught):

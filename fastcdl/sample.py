@@ -27,6 +27,8 @@ and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._bi
 
 from __future__ import annotations
 
+import weakref
+
 import math
 import warnings
 from dataclasses import dataclass
@@ -79,6 +81,21 @@ def _table(y_true, y_prob, bins, sample_weight, strategy="uniform"):
 
 # --------------------------------------------------------------------------------------
 # CDL and VCDL relative to non-decreasing recalibrations
+
+_last_monotone = (lambda: None, None)  # a weak reference to the last table, and its kernel's output
+
+
+def _monotone_of(st, q, n, s):
+    """monotone_cdl_kernel of the table (q, n, s) of ``st``, computed once per table: CDL_M and
+    VCDL_M of one table (a summary's measures, each subsample of an interval) share it. A
+    BucketStats is immutable, so the same object has the same output. O(m), or O(1) again."""
+    global _last_monotone
+    ref, out = _last_monotone
+    if ref() is st:
+        return out
+    out = _k.monotone_cdl_kernel(q, n, s, n.sum())
+    _last_monotone = (weakref.ref(st), out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -177,7 +194,7 @@ def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
     0.75
     """
     st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
-    return float(_k.monotone_cdl_kernel(q, n, s, n.sum())[0])
+    return float(_monotone_of(st, q, n, s)[0])
 
 
 @accepts_multiclass()
@@ -212,7 +229,7 @@ def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strateg
     0.16666666666666666
     """
     st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
-    return float(_k.monotone_cdl_kernel(q, n, s, n.sum())[6])
+    return float(_monotone_of(st, q, n, s)[6])
 
 
 @accepts_multiclass("report")

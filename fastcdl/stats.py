@@ -280,18 +280,19 @@ class BucketStats:
         Returns
         -------
         q, n, s : ndarray of float64
-            Contiguous copies (or the arrays themselves when already float64).
+            Read-only: the table's own arrays when already float64, else contiguous copies,
+            frozen too, so that a kernel meets one array type whatever the counts' dtype
+            (numba compiles read-only and writable arrays as two types).
 
         Examples
         --------
         >>> BucketStats.from_table([0.5], [4], [2]).table()
         (array([0.5]), array([4.]), array([2.]))
         """
-        return (
-            np.ascontiguousarray(self.values, dtype=np.float64),
-            np.ascontiguousarray(self.counts, dtype=np.float64),
-            np.ascontiguousarray(self.positives, dtype=np.float64),
-        )
+        out = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (self.values, self.counts, self.positives))
+        for a in out:
+            a.setflags(write=False)
+        return out
 
     # -- merging --------------------------------------------------------------------
     def __add__(self, other: "BucketStats") -> "BucketStats":

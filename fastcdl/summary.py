@@ -284,12 +284,12 @@ def summary_of_table(stats, *, intervals=False, level=0.95, n_sub=200, seed=0) -
     share = one_round_share(stats)
     ivs = {}
     if intervals:
-        from fastcdl.uncertainty import CoverageWarning, interval
+        from fastcdl.uncertainty import CoverageWarning, intervals as intervals_of
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CoverageWarning)
-            for key in values:
-                ivs[key] = interval(key, stats, level=level, n_sub=n_sub, seed=seed)
+            # one set of subsample tables for every measure (the same numbers as one interval each)
+            ivs = intervals_of(list(values), stats, level=level, n_sub=n_sub, seed=seed)
         said = {str(w.message) for w in caught if issubclass(w.category, CoverageWarning)}
         if said:  # once, not once per measure
             warnings.warn(

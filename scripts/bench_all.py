@@ -41,7 +41,7 @@ RUNS = {
     "io": ("bench_io.py", ["--repeat", "3"]),
     "multiclass": ("bench_multiclass.py", ["--old-timeout", "60"]),
     "kernels": ("bench_kernels.py", ["--repeat", "21"]),
-    "startup": ("bench_startup.py", ["--repeat", "3"]),
+    "startup": ("bench_startup.py", ["--repeat", "3", "--warmup"]),
     "sample-costs": ("bench_sample_costs.py", []),
     "bucket-speed": ("bench_buckets.py", ["--repeat", "15"]),  # --render: bucket-speed.md only
 }

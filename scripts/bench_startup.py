@@ -1,7 +1,8 @@
 """First-call and import latency, as ratios to numba's own floor measured in the same run.
 
-    .venv/bin/python scripts/bench_startup.py [--repeat 5]
+    .venv/bin/python scripts/bench_startup.py [--repeat 5] [--warmup]
     .venv/bin/python scripts/bench_startup.py --render     # startup.md from startup.json
+    .venv/bin/python scripts/bench_startup.py --summary    # one run of each first call, printed only (CI)
 
 Each figure is the median wall time of --repeat fresh processes. "Cold" processes get an
 empty NUMBA_CACHE_DIR of their own (what a pip user, a CI job, a container or a new Dask
@@ -38,6 +39,7 @@ Path(MODULE_DIR, "trivial_numba.py").write_text(
 )
 TRIVIAL, CDL = S.TRIVIAL, S.CDL
 EXAMPLE = str(ROOT / "examples" / "forecasts.csv")
+SCORES = S.SCORES  # 100,000 continuous scores, written by S.write_scores()
 
 COMMANDS = {
     "numba cold: import + compile a trivial function": ("cold", ["-c", TRIVIAL]),
@@ -54,11 +56,29 @@ COMMANDS = {
         "warm",
         ["-m", "fastcdl", "metrics", EXAMPLE, "--bins", "15"],
     ),
+    "fastcdl metrics on 100,000 continuous scores, empty cache": ("cold", ["-m", "fastcdl", "metrics", SCORES]),
+    "fastcdl metrics on 100,000 continuous scores, warm cache": ("warm", ["-m", "fastcdl", "metrics", SCORES]),
 }
+# measured once, with --warmup (about three minutes a run)
+WARMUP_ROW = "fastcdl warmup, empty cache"
+WARMUP_COMMAND = ("cold", ["-m", "fastcdl", "warmup"])
+COLD_TRIVIAL = "numba cold: import + compile a trivial function"
+WARM_FLOOR = "numba warm floor: import + call a cached trivial function"
+# what .ci/run prints after the tests (--summary): one run each, interleaved, nothing written
+SUMMARY = [
+    COLD_TRIVIAL,
+    "first fc.cdl(y, p), empty cache",
+    "fastcdl metrics on 100,000 continuous scores, empty cache",
+    WARM_FLOOR,
+    "fastcdl metrics on 100,000 continuous scores, warm cache",
+]
 
 # (measured, baseline, bar) as in the issue that set them
 TARGETS = [
     ("first fc.cdl(y, p), empty cache", "numba cold: import + compile a trivial function", 3.0),
+    ("fastcdl metrics on 100,000 continuous scores, empty cache", COLD_TRIVIAL, 10.0),
+    ("fastcdl metrics on 100,000 continuous scores, warm cache", WARM_FLOOR, 2.0),
+    (WARMUP_ROW, COLD_TRIVIAL, 60.0),
     ("fastcdl metrics forecasts.csv --bins 15, empty cache", "numba cold: import + compile a trivial function", 5.0),
     ("import fastcdl + fc.cdl(y, p), warm cache", "numba import alone", 1.5),
     ("import fastcdl + fc.cdl(y, p), warm cache", "numba warm floor: import + call a cached trivial function", 1.5),
@@ -91,11 +111,15 @@ def render(doc):
         "| process | median (s) | min (s) | max (s) |",
         "|---|---|---|---|",
     ]
-    for name in COMMANDS:
+    for name in [*COMMANDS, WARMUP_ROW]:
+        if name not in doc["timings"]:
+            continue
         ts = doc["timings"][name]["seconds"]
         lines.append(f"| {name} | {med(name):.2f} | {min(ts):.2f} | {max(ts):.2f} |")
     lines += ["", "| ratio | measured | bar | met |", "|---|---|---|---|"]
     for a, b, bar in TARGETS:
+        if a not in doc["timings"]:
+            continue
         r = med(a) / med(b)
         lines.append(f"| {a} / {b} | {r:.2f}x | {bar:g}x | {'yes' if r <= bar else 'no'} |")
     lines += [
@@ -108,10 +132,43 @@ def render(doc):
     return lines
 
 
+def summary():
+    """One fresh process per first call of SUMMARY (each cold one with an empty cache), printed
+    next to numba's own: what CI shows after the tests, so that a regression is seen in the
+    next run. No bar is asserted."""
+    import time
+
+    warm_cache = tempfile.mkdtemp(prefix="fastcdl-warm-")
+    for name in SUMMARY:  # fill the warm cache (and the OS's file cache) first
+        kind, cmd = COMMANDS[name]
+        if kind == "warm":
+            run_once(cmd, warm_cache)
+    seconds = {}
+    for name in SUMMARY:
+        kind, cmd = COMMANDS[name]
+        t0 = time.perf_counter()
+        run_once(cmd, None if kind == "cold" else warm_cache)
+        seconds[name] = time.perf_counter() - t0
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"first calls (one fresh process each; load average {load}; bars from issue 39):")
+    base = {True: seconds[COLD_TRIVIAL], False: seconds[WARM_FLOOR]}
+    for name in SUMMARY:
+        cold = COMMANDS[name][0] == "cold"
+        bar = next((b for a, _, b in TARGETS if a == name), None)
+        ratio = "" if name in (COLD_TRIVIAL, WARM_FLOOR) else f"  {seconds[name] / base[cold]:5.2f}x numba's"
+        print(f"  {seconds[name]:7.2f} s  {name}{ratio}{f' (bar {bar:g}x)' if bar and ratio else ''}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--render", action="store_true", help="only write startup.md from startup.json")
+    ap.add_argument("--warmup", action="store_true", help="also time `fastcdl warmup` on an empty cache, once")
+    ap.add_argument(
+        "--summary",
+        action="store_true",
+        help="time each first call of SUMMARY once (interleaved), print them with their ratios; write nothing",
+    )
     ap.add_argument(
         "--out-dir",
         type=Path,
@@ -119,6 +176,10 @@ def main():
         help="folder of startup.json and startup.md (default results/benchmarks)",
     )
     args = ap.parse_args()
+    S.write_scores()
+    if args.summary:
+        summary()
+        return
     if not args.render:
         rec = benchrecord.Recorder("startup", repeat=args.repeat)
         warm_cache = tempfile.mkdtemp(prefix="fastcdl-warm-")
@@ -129,6 +190,13 @@ def main():
             for name, (kind, cmd) in COMMANDS.items()
         }
         rec.record("", benchrecord.repeats(funcs, args.repeat), interleaved=True, process="fresh, wall time around it")
+        if args.warmup:
+            kind, cmd = WARMUP_COMMAND
+            rec.record(
+                "",
+                benchrecord.repeats({WARMUP_ROW: lambda: run_once(cmd, None)}, 1),
+                process="fresh, wall time around it",
+            )
         rec.save(args.out_dir / "startup.json")
     lines = render(benchrecord.load("startup", args.out_dir))
     benchrecord.write_md("startup", lines, args.out_dir)

@@ -475,3 +475,32 @@ def test_interval_validation():
         interval("cutoff_ce", y[:9], p[:9])
     with pytest.raises(ValueError, match="too small to resample.*1 bucket"):
         interval("cutoff_ce", [0, 1] * 10, [0.4] * 20)
+
+
+def test_intervals_share_the_subsamples_and_equal_one_interval_each():
+    """intervals() builds each subsample table once; with an integer seed each metric's result
+    is interval()'s bit for bit (value, subsamples, estimate, bounds, validity)."""
+    from fastcdl.uncertainty import intervals
+
+    rng = np.random.default_rng(4)
+    p = rng.random(3000)
+    y = (rng.random(3000) < p).astype(int)
+    keys = ["cdl_monotone", "smce", "atb"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = intervals(keys, y, p, seed=3, n_sub=100)
+        for key in keys:
+            one = fc.interval(key, y, p, seed=3, n_sub=100)
+            got = both[key]
+            assert np.array_equal(got.subsamples, one.subsamples)
+            assert (got.value, got.estimate, got.lo, got.hi, got.validated, got.rate) == (
+                one.value,
+                one.estimate,
+                one.lo,
+                one.hi,
+                one.validated,
+                one.rate,
+            )
+    assert list(both) == keys
+    with pytest.raises(ValueError, match="metrics"):
+        intervals([], y, p)

@@ -20,6 +20,31 @@ METRICS = (
     "import contextlib, io\nfrom fastcdl.cli import main\n"
     f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['metrics', {EXAMPLE!r}, '--bins', '15'])\n"
 )
+# 100,000 continuous scores (every score its own bucket: the sample estimators with their intervals)
+SCORES = os.path.join(tempfile.gettempdir(), "fastcdl-scores-100000.csv")
+
+
+def write_scores(path=SCORES, T=100_000):
+    """The CSV of T continuous scores (y ~ Bernoulli(p), p uniform, seed 0) the startup rows read;
+    written once, then reused."""
+    if os.path.exists(path):
+        return path
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    p = rng.random(T)
+    y = (rng.random(T) < p).astype(int)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    np.savetxt(tmp, np.column_stack([y, p]), delimiter=",", header="y,p", comments="", fmt=["%d", "%.17g"])
+    os.replace(tmp, path)
+    return path
+
+
+METRICS_100K = (
+    "import contextlib, io\nfrom fastcdl.cli import main\n"
+    f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['metrics', {SCORES!r}])\n"
+)
+WARMUP = "from fastcdl.warmup import warmup\nwarmup()\n"
 COLD = (
     "import os, sys, tempfile\n"
     "os.environ['NUMBA_CACHE_DIR'] = tempfile.mkdtemp()\n"
@@ -65,3 +90,22 @@ class StartupSuite:
 
     def timeraw_warm_cdl(self):
         return CDL, _warm(CDL)
+
+    def timeraw_cold_cli_metrics_100k(self):
+        write_scores()
+        return METRICS_100K, COLD
+
+    def timeraw_warm_cli_metrics_100k(self):
+        write_scores()
+        return METRICS_100K, _warm(METRICS_100K)
+
+
+class WarmupSuite:
+    """`fastcdl warmup` in a fresh interpreter on an empty cache: every kernel compiled once."""
+
+    repeat = (1, 1, 1200.0)
+    number = 1
+    timeout = 1200
+
+    def timeraw_cold_warmup(self):
+        return WARMUP, COLD

@@ -120,6 +120,9 @@ def _typed_without_literals(dispatcher):
                 return typed(plain, plain_kws)
             except errors.TypingError:
                 pass  # the kernel needs the constant (a branch pruned on it): its literal version
+        # (Arrays are left as they are: typing a kernel with its arrays read-only first, to share
+        # one version between read-only and writable callers, cost more than it saved, since a
+        # kernel that writes to an argument fails that typing only at its end: tried and measured.)
         return typed(args, kws)
 
     dispatcher.get_call_template = get_call_template

@@ -145,3 +145,37 @@ def cutoff_null(q, n, states):
                 hi = P
         out[b] = (hi - lo) / T
     return out
+
+
+@kernel
+def subsample_table(rounds, start, stop, cell_bucket, cell_y, values, n, s):
+    """The table of the unweighted rounds rounds[start:stop] (each a cell: a bucket and an
+    outcome): (q, n, s, kept) of its non-empty buckets in bucket order, kept their indices.
+    ``n`` and ``s`` (int64, one slot per bucket) are scratch, zero on entry and on return.
+    The same table as counting the cells (np.bincount), scattering them (:func:`scatter_cells`)
+    and dropping empty buckets, in one pass: O(stop - start + m)."""
+    m = n.shape[0]
+    for r in range(start, stop):
+        c = rounds[r]
+        i = cell_bucket[c]
+        n[i] += 1
+        s[i] += cell_y[c]
+    k = 0
+    for i in range(m):
+        if n[i] > 0:
+            k += 1
+    q_out = np.empty(k)
+    n_out = np.empty(k, dtype=np.int64)
+    s_out = np.empty(k, dtype=np.int64)
+    kept = np.empty(k, dtype=np.int64)
+    j = 0
+    for i in range(m):
+        if n[i] > 0:
+            q_out[j] = values[i]
+            n_out[j] = n[i]
+            s_out[j] = s[i]
+            kept[j] = i
+            j += 1
+            n[i] = 0
+            s[i] = 0
+    return q_out, n_out, s_out, kept

@@ -185,8 +185,10 @@ Examples
 def new_table(q, draw=None):
     """An empty public table over the stated values q (float64, increasing), with their exact
     fractions (:func:`fastcdl._compiled.exact.rational_grid`); a :data:`KTable` showing the
-    arrays of ``draw`` when it has more than two slots."""
-    q = np.ascontiguousarray(q, dtype=np.float64)
+    arrays of ``draw`` when it has more than two slots. The table holds its own writable copy
+    of q (a read-only grid, as the per-round API hands out, would type every adversary and
+    loop a second time: numba compiles read-only arrays as a type of their own)."""
+    q = np.array(q, dtype=np.float64, order="C")
     num = np.zeros(q.shape[0], dtype=np.int64)
     den = rational_grid(q, num)
     n, s = np.zeros(q.shape[0], dtype=np.int64), np.zeros(q.shape[0], dtype=np.int64)
