@@ -66,6 +66,6 @@ peers: $(STAMP)
 # also numba's cache: beside the sources, and under NUMBA_CACHE_DIR when that is set
 clean:
 	rm -rf $(VENV) build *.egg-info .asv docs/_build
-	find fastcdl \( -name '*.nbi' -o -name '*.nbc' -o -name 'fastcdl-kernels.hash*' \) -delete
+	find fastcdl \( -name '*.nbi' -o -name '*.nbc' -o -name 'fastcdl-kernels.hash*' -o -name '*.compile.lock' \) -delete
 	find fastcdl -name __pycache__ -type d -empty -delete
-	if [ -n "$$NUMBA_CACHE_DIR" ]; then find "$$NUMBA_CACHE_DIR" -path '*fastcdl*' \( -name '*.nbi' -o -name '*.nbc' -o -name 'fastcdl-kernels.hash*' \) -delete; fi
+	if [ -n "$$NUMBA_CACHE_DIR" ]; then find "$$NUMBA_CACHE_DIR" -path '*fastcdl*' \( -name '*.nbi' -o -name '*.nbc' -o -name 'fastcdl-kernels.hash*' -o -name '*.compile.lock' \) -delete; fi

@@ -10,6 +10,8 @@
   literal (results/benchmarks/compile_profile.md, "Literal[int]"). A kernel that types only
   with the literal (a branch pruned on a constant) still gets it: the plain types are tried
   first, then the literal ones;
+- a kernel is compiled once across processes: its compile holds a lock file of its own in the
+  cache folder, so a second process that needs it meanwhile waits and then loads it;
 - the cache cannot go stale across files. numba invalidates a cached function only when
   its *own* source file changes, so a caller in ``simulate.py`` would keep the machine
   code of an old ``msmwc.update_bucket`` after an edit or an upgrade that changed only
@@ -40,6 +42,7 @@ from numba.core import errors, types
 _HERE = Path(__file__).resolve().parent
 STAMP = "fastcdl-kernels.hash"
 _checked: set[str] = set()
+_locked: set[str] = set()  # the compile locks this process holds (numba compiles one kernel at a time)
 
 
 def cache_enabled() -> bool:
@@ -129,6 +132,34 @@ def _typed_without_literals(dispatcher):
     return dispatcher
 
 
+def _compiled_once(dispatcher, path):
+    """Make ``dispatcher.compile`` hold an exclusive lock on a file of its own in the cache
+    folder: two processes that need the same kernel at once (pytest workers, a pool's workers)
+    compile it once, and the second loads what the first saved (numba's compile looks in the
+    cache first). Locks follow the call graph, callers before callees, so they cannot cycle."""
+    compile_ = dispatcher.compile
+    py = dispatcher.py_func
+    lock_path = os.path.join(path, f"{py.__module__}.{py.__qualname__}.compile.lock")
+
+    def compile(sig):
+        if lock_path in _locked:  # a recursive compile in this process: its lock is held already
+            return compile_(sig)
+        try:
+            lock = open(lock_path, "a+")
+        except OSError:  # a read-only cache folder: compile unlocked
+            return compile_(sig)
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            _locked.add(lock_path)
+            try:
+                return compile_(sig)
+            finally:
+                _locked.discard(lock_path)
+
+    dispatcher.compile = compile
+    return dispatcher
+
+
 def kernel(*args, **options):
     """numba.njit with fastcdl's cache policy. Use as ``@kernel``, ``@kernel(parallel=True)``
     or ``@kernel("float64(float64[:])")`` (an explicit signature compiles at import)."""
@@ -140,6 +171,7 @@ def kernel(*args, **options):
         path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
         if options["cache"] and path is not None:
             ensure_fresh(path)
+            _compiled_once(dispatcher, path)
         if sig is not None:
             for s in sig if isinstance(sig, (list, tuple)) else [sig]:
                 dispatcher.compile(s)
