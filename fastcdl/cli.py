@@ -10,6 +10,7 @@ status 2. Either way the finished trials are kept, and re-running the same comma
 from __future__ import annotations
 
 import argparse
+import os
 import contextlib
 import json
 import signal
@@ -698,7 +699,9 @@ def cmd_warmup(args) -> int:
 
     groups = GROUPS if args.only is None else tuple(g.strip() for g in args.only.split(","))
     t0 = time.perf_counter()
-    warmup(groups, report=lambda step: print(f"  {step.seconds:7.2f} s  {step.name}", flush=True))
+    if args.jobs < 1:
+        raise InputError(f"--jobs must be >= 1, got {args.jobs}")
+    warmup(groups, report=lambda step: print(f"  {step.seconds:7.2f} s  {step.name}", flush=True), jobs=args.jobs)
     print(f"compiled in {time.perf_counter() - t0:.1f} s (cache: FASTCDL_CACHE=0 turns it off)")
     return 0
 
@@ -918,6 +921,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("warmup", help="compile every kernel once (later processes load them from the cache)")
     w.add_argument("--only", help="comma-separated groups: metrics, binning, online (default: all)")
+    w.add_argument(
+        "--jobs",
+        type=int,
+        default=min(os.cpu_count() or 1, 4),
+        help="processes that share the steps (default: the CPUs, at most 4; each kernel is still compiled once)",
+    )
     w.set_defaults(func=cmd_warmup)
     return ap
 

@@ -13,6 +13,8 @@ long it took. With a warm cache it takes well under a second per step.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -138,16 +140,15 @@ def _binning():
 def _online():
     from fastcdl.online import make_adversary, make_forecaster, minimax, registry, simulate
 
-    def loops():
-        for f, spec in registry.forecasters().items():
-            for a, aspec in registry.adversaries().items():
-                if spec.needs_adversary and not aspec.stochastic:
-                    continue
-                if spec.k_point and not aspec.k_points:  # refused (plugins.check_pairing); no built-in is now
-                    continue
-                if spec.needs_mean and aspec.true_mean is None:  # refused as well: no mean to hand over
-                    continue
-                simulate(f, a, horizon=64, seed=0)
+    def loops(f, spec):
+        for a, aspec in registry.adversaries().items():
+            if spec.needs_adversary and not aspec.stochastic:
+                continue
+            if spec.k_point and not aspec.k_points:  # refused (plugins.check_pairing); no built-in is now
+                continue
+            if spec.needs_mean and aspec.true_mean is None:  # refused as well: no mean to hand over
+                continue
+            simulate(f, a, horizon=64, seed=0)
 
     def per_round():
         for f, spec in registry.forecasters().items():
@@ -163,36 +164,113 @@ def _online():
                 fc_.observe(y)
                 adv.observe(p, y)
 
+    # one step per forecaster (its loop, and every adversary it meets), so that the steps of
+    # a warmup with several processes are of a size to share out
     return [
-        ("simulate loops (every forecaster x adversary)", loops),
+        *(
+            (f"simulate loop of {f} (against every adversary)", lambda f=f, spec=spec: loops(f, spec))
+            for f, spec in registry.forecasters().items()
+        ),
         ("per-round API", per_round),
         ("minimax solver", lambda: minimax(np.array([[0.2, -0.1], [-0.3, 0.4]]))),
     ]
 
 
-def warmup(groups=GROUPS, report=None) -> list[Step]:
-    """Compile the kernels of ``groups`` (metrics, binning, online); returns the timed steps.
-
-    ``report(step)`` is called after each step (the CLI prints them). Cost: seconds per
-    step on an empty cache, milliseconds on a warm one.
-    """
+def _steps(groups):
     unknown = sorted(set(groups) - set(GROUPS))
     if unknown:
         raise ValueError(f"unknown warmup group {unknown[0]!r}; choose from {', '.join(GROUPS)}")
+    makers = {"metrics": _metrics, "binning": _binning, "online": _online}
+    return [step for g in GROUPS if g in groups for step in makers[g]()]
+
+
+def _run_step(name, fn) -> Step:
     from fastcdl.metrics import SampleSizeWarning
 
-    makers = {"metrics": _metrics, "binning": _binning, "online": _online}
-    steps = []
-    for g in GROUPS:
-        if g not in groups:
-            continue
-        for name, fn in makers[g]():
-            t0 = time.perf_counter()
-            with warnings.catch_warnings():  # the tiny inputs are not samples anyone measures
-                warnings.simplefilter("ignore", SampleSizeWarning)
-                fn()
-            step = Step(name, time.perf_counter() - t0)
-            steps.append(step)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():  # the tiny inputs are not samples anyone measures
+        warnings.simplefilter("ignore", SampleSizeWarning)
+        fn()
+    return Step(name, time.perf_counter() - t0)
+
+
+def _claim(queue) -> int:
+    """The next step's index from the counter file ``queue``, taken under an exclusive lock."""
+    with open(queue, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        i = int(f.read() or 0)
+        f.seek(0)
+        f.truncate()
+        f.write(str(i + 1))
+        return i
+
+
+def work_queue(groups, queue, report=None) -> list[Step]:
+    """Run the steps of ``groups`` whose indices this process claims from the counter file
+    ``queue`` (shared with the other processes of a warmup), until none is left."""
+    steps = _steps(groups)
+    done = []
+    while (i := _claim(queue)) < len(steps):
+        step = _run_step(*steps[i])
+        done.append(step)
+        if report is not None:
+            report(step)
+    return done
+
+
+def warmup(groups=GROUPS, report=None, jobs=1) -> list[Step]:
+    """Compile the kernels of ``groups`` (metrics, binning, online); returns the timed steps.
+
+    ``report(step)`` is called after each step (the CLI prints them). With ``jobs`` > 1 the
+    steps are shared out among this process and jobs - 1 fresh ones, which take them from one
+    queue; a kernel two of them need at once is compiled by one and loaded by the other
+    (fastcdl._compiled._jit). The steps are then returned in the order they ended. Cost:
+    seconds per step on an empty cache, milliseconds on a warm one.
+    """
+    steps = _steps(groups)
+    if jobs <= 1:
+        done = []
+        for name, fn in steps:
+            step = _run_step(name, fn)
+            done.append(step)
             if report is not None:
                 report(step)
-    return steps
+        return done
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    import threading
+
+    with tempfile.TemporaryDirectory(prefix="fastcdl-warmup-") as tmp:
+        queue = os.path.join(tmp, "next")
+        code = (
+            "import json, sys\nfrom fastcdl.warmup import work_queue\n"
+            f"work_queue({tuple(groups)!r}, {queue!r}, report=lambda s: print(json.dumps([s.name, s.seconds]), flush=True))"
+        )
+        helpers = [
+            subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(jobs - 1)
+        ]
+        done, lock = [], threading.Lock()
+
+        def take(step):
+            with lock:
+                done.append(step)
+                if report is not None:
+                    report(step)
+
+        def read(proc):
+            for line in proc.stdout:
+                take(Step(*json.loads(line)))
+
+        readers = [threading.Thread(target=read, args=(p,), daemon=True) for p in helpers]
+        for r in readers:
+            r.start()
+        work_queue(groups, queue, report=take)
+        failed = [p.wait() for p in helpers]
+        for r in readers:
+            r.join()
+        if any(failed):
+            raise RuntimeError(f"warmup: a helper process failed (exit status {max(failed)})")
+    return done

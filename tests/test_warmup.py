@@ -54,3 +54,12 @@ def test_warmup_reports_each_step_and_refuses_unknown_groups():
     with pytest.raises(ValueError, match="unknown warmup group 'nope'"):
         warmup(("nope",))
     assert set(GROUPS) == {"metrics", "binning", "online"}
+
+
+def test_warmup_with_two_processes_runs_every_step_once():
+    """jobs=2: this process and a fresh one take the steps from one queue; every step runs once."""
+    one = warmup(("metrics",))
+    seen = []
+    two = warmup(("metrics",), report=seen.append, jobs=2)
+    assert sorted(s.name for s in two) == sorted(s.name for s in one)
+    assert two == seen and all(s.seconds >= 0 for s in two)
