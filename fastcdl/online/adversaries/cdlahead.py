@@ -185,6 +185,13 @@ def height(par, table, p, b, y, direct):
     return par[_H + j] + (ramp(table, b, n + 1, s + y, j) - ramp(table, b, n, s, j))
 
 
+@kernel
+def height_once(par, table, p, b, y, direct):
+    """:func:`height` as a call, for the envelope's three calls outside its loops: each copy of
+    height inlined into the envelope adds seconds to its compilation, and these run once a call."""
+    return height(par, table, p, b, y, direct)
+
+
 @kernel(inline="always")
 def chord(xa, ha, xc, hc):
     """The value at 1/2 of the chord from (xa, ha) to (xc, hc), xa < 1/2 < xc."""
@@ -205,9 +212,9 @@ def envelope(par, table, b, y, direct):
     if c < 0 or c > last or not point_x(table, c) > 0.5:
         c = last
     xa = point_x(table, a)
-    ha = height(par, table, a, b, y, direct)
+    ha = height_once(par, table, a, b, y, direct)
     xc = point_x(table, c)
-    hc = height(par, table, c, b, y, direct)
+    hc = height_once(par, table, c, b, y, direct)
     v = chord(xa, ha, xc, hc)
     half = -1  # the point at 1/2, if a stated value is 1/2
     while True:
@@ -242,7 +249,7 @@ def envelope(par, table, b, y, direct):
     par[_A] = a
     par[_C] = c
     if half >= 0:
-        v = max(v, height(par, table, half, b, y, direct))
+        v = max(v, height_once(par, table, half, b, y, direct))
     return v
 
 
