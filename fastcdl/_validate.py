@@ -203,22 +203,54 @@ _KERNEL_Y = frozenset(
 )
 
 
+# Below this many values the checks run in numpy (a few passes of microseconds) instead of the
+# compiled one-pass kernels, each of which costs 0.1-0.5 s to compile per dtype and layout: a first
+# call on a small input compiles none of them (results/benchmarks/compile_profile.md).
+SMALL = 1 << 14
+
+
+def first_bad_prob(p: np.ndarray) -> int:
+    """Index of the first p outside [0, 1] (NaN included), or -1: the compiled check from
+    :data:`SMALL` values on, numpy's below (the same index)."""
+    if p.shape[0] >= SMALL:
+        return _k.first_bad_prob(p)
+    good = (p >= 0.0) & (p <= 1.0)
+    return -1 if good.all() else int(np.argmin(good))
+
+
+def first_bad_outcome(y: np.ndarray) -> int:
+    """Index of the first y other than 0 and 1 (NaN included), or -1, as :func:`first_bad_prob`."""
+    if y.shape[0] >= SMALL:
+        return _k.first_bad_outcome(y)
+    good = (y == 0) | (y == 1)
+    return -1 if good.all() else int(np.argmin(good))
+
+
+def first_bad_weight(w: np.ndarray) -> int:
+    """Index of the first weight that is negative, NaN or infinite, or -1, as :func:`first_bad_prob`."""
+    if w.shape[0] >= SMALL:
+        return _k.first_bad_weight(w)
+    good = (w >= 0.0) & (w < np.inf)
+    return -1 if good.all() else int(np.argmin(good))
+
+
 def _outcomes_u8(y: np.ndarray):
     """(y as a contiguous uint8 array of 0/1, or None; index of the first y not 0/1 or -1)."""
     if y.dtype == np.bool_:
         return np.ascontiguousarray(y).view(np.uint8), -1
     if y.dtype == np.uint8:
         y = np.ascontiguousarray(y)
-        i = _k.first_bad_outcome(y)
+        i = first_bad_outcome(y)
         return (y, -1) if i < 0 else (None, i)
-    if y.dtype in _KERNEL_Y:
+    if y.dtype in _KERNEL_Y and y.shape[0] >= SMALL:
         out = np.empty(y.shape[0], dtype=np.uint8)
         i = _k.outcomes_to_u8(y, out)
         return (out, -1) if i < 0 else (None, i)
-    good = (y == 0) | (y == 1)  # float16 or longdouble: no kernel reads them
+    # small, or float16 or longdouble (no kernel reads them): numpy
+    good = (y == 0) | (y == 1)
     if not good.all():
         return None, int(np.argmin(good))
-    return (y == 1).view(np.uint8), -1
+    return np.ascontiguousarray(y == 1).view(np.uint8), -1
 
 
 def _bad_outcome(y: np.ndarray, i: int) -> ValidationError:
@@ -283,7 +315,7 @@ def prepare_rounds(y_true, y_prob, sample_weight=None, keep_y=()):
         return np.ascontiguousarray(y), p, w
     y8, i = _outcomes_u8(y)
     if y8 is None:
-        i_p = _k.first_bad_prob(p)  # a bad y_prob is reported first, as check_rounds does
+        i_p = first_bad_prob(p)  # a bad y_prob is reported first, as check_rounds does
         if i_p >= 0:
             raise _bad_float("y_prob", p, i_p, "must lie in [0, 1]")
         raise _bad_outcome(y, i)
@@ -293,15 +325,15 @@ def prepare_rounds(y_true, y_prob, sample_weight=None, keep_y=()):
 def check_rounds(y, p, w) -> None:
     """Raise ValidationError for the first bad value in arrays from :func:`prepare_rounds`
     (y_prob outside [0, 1] or NaN, then bad or all-zero weights; y was checked there)."""
-    i = _k.first_bad_prob(p)
+    i = first_bad_prob(p)
     if i >= 0:
         raise _bad_float("y_prob", p, i, "must lie in [0, 1]")
     if y.dtype != np.uint8:  # not from prepare_rounds: check it here
-        i = _k.first_bad_outcome(y)
+        i = first_bad_outcome(y)
         if i >= 0:
             raise _bad_outcome(y, i)
     if w.shape[0]:
-        i = _k.first_bad_weight(w)
+        i = first_bad_weight(w)
         if i >= 0:
             raise _bad_float("sample_weight", w, i, "must be non-negative")
         if not w.sum() > 0:
@@ -426,7 +458,7 @@ def check_table(values, counts, positives, prob_sums=None):
             "has a different length from values or positives",
             message="values, counts and positives have different lengths",
         )
-    i = _k.first_bad_prob(q)
+    i = first_bad_prob(q)
     if i >= 0:
         raise _bad_float("values", q, i, "must lie in [0, 1]")
     integer = n.dtype.kind in "biu" and s.dtype.kind in "biu"
@@ -493,7 +525,7 @@ def check_kinks(kinks, name: str = "kink") -> np.ndarray:
         raise ValidationError(name, "must be a number or a 1-D array")
     if k.shape[0] == 0:
         raise ValidationError(name, "is empty")
-    bad = _k.first_bad_prob(k)
+    bad = first_bad_prob(k)
     if bad >= 0:
         raise _bad_float(name, k, bad, "must lie in [0, 1]")
     return k

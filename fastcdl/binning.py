@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastcdl._compiled import buckets as _kb
+from fastcdl._validate import first_bad_prob
 
 __all__ = ["quantile_edges_of_rounds", "quantile_edges_of_table", "edges_from_quantiles"]
 
@@ -104,7 +105,7 @@ def quantile_edges_of_rounds(p: np.ndarray, m: int, n_parts: int = 1):
     T = p.shape[0]
     r = _ranks(T, m)
     if T <= MIN_EDGE_GRID:  # fewer rounds than cells: a sort is cheaper than the grid
-        if _kb.first_bad_prob(p) >= 0:
+        if first_bad_prob(p) >= 0:
             return None
         return edges_from_quantiles(np.sort(p)[r - 1])
     G = edge_grid(T, m)

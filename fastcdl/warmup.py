@@ -261,8 +261,9 @@ def warmup(groups=GROUPS, report=None, jobs=1) -> list[Step]:
                     report(step)
 
         def read(proc):
-            for line in proc.stdout:
-                take(Step(*json.loads(line)))
+            with proc.stdout:
+                for line in proc.stdout:
+                    take(Step(*json.loads(line)))
 
         readers = [threading.Thread(target=read, args=(p,), daemon=True) for p in helpers]
         for r in readers:

@@ -449,3 +449,35 @@ def test_horizons_beyond_64_bit_counts_are_refused():
         override(load_preset("quick"), t_max="2^70")
     with pytest.raises(PresetError, match=r"^master_seed must be an integer >= 0, got -1"):
         override(load_preset("quick"), master_seed=-1)
+
+
+@pytest.mark.parametrize("size", [1, 7, 1 << 14, (1 << 14) + 5])
+def test_small_inputs_are_checked_in_numpy_with_the_kernels_answers(size):
+    """Below _validate.SMALL values the checks run in numpy (no compile); from it on, in the
+    kernels. Both give the same first bad index and the same 0/1 bytes, for every dtype of y."""
+    from fastcdl import _validate
+    from fastcdl._compiled import buckets as kb
+
+    assert _validate.SMALL == 1 << 14  # the sizes above straddle it
+    rng = np.random.default_rng(size)
+    for bad in (np.nan, -0.25, 1.5, np.inf):
+        p = rng.random(size)
+        w = rng.random(size)
+        for i in sorted({0, size // 2, size - 1}):
+            q, v = p.copy(), w.copy()
+            q[i] = bad
+            assert _validate.first_bad_prob(q) == kb.first_bad_prob(q) == i
+            if not (bad >= 0 and bad < np.inf):
+                v[i] = bad
+                assert _validate.first_bad_weight(v) == kb.first_bad_weight(v) == i
+        assert _validate.first_bad_prob(p) == kb.first_bad_prob(p) == -1
+        assert _validate.first_bad_weight(w) == -1
+    for dtype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint64, np.float32, np.float64):
+        y = (rng.random(size) < 0.5).astype(dtype)
+        got, i = _validate._outcomes_u8(y)
+        out = np.empty(size, np.uint8)
+        want = kb.outcomes_to_u8(y, out) if dtype != np.uint8 else kb.first_bad_outcome(y)
+        assert i == want == -1 and got.dtype == np.uint8 and np.array_equal(got, (y == 1).view(np.uint8))
+        y[size // 2] = 2
+        assert _validate._outcomes_u8(y) == (None, size // 2)
+        assert _validate.first_bad_outcome(y) == kb.first_bad_outcome(y) == size // 2

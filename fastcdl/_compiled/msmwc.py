@@ -345,6 +345,14 @@ def _move(lanes, lam):
 
 
 @kernel(error_model="numpy", _nrt=False)
+def _evaluate_once(lanes, lam):
+    """:func:`_evaluate` as a call, for lam_lanes' two evaluations after its Newton loop: each
+    copy of _evaluate inlined (its vector exps) adds a second to lam_lanes' compilation, and
+    these run once a solve."""
+    return _evaluate(lanes, lam)
+
+
+@kernel(error_model="numpy", _nrt=False)
 def lam_lanes(lanes, lam0, max_steps=None):
     """solve_lam for the sparse normaliser (b_k = ln(rho_k/K) + off_k, w_k = S_k) on whole
     vector registers: the same Newton/bisection steps, stopping rule and results
@@ -393,11 +401,11 @@ def lam_lanes(lanes, lam0, max_steps=None):
             if lanes[SCALARS, AGE] < REUSE:
                 _move(lanes, nxt)
             else:
-                _evaluate(lanes, nxt)
+                _evaluate_once(lanes, nxt)
             return nxt, True, abs(nxt - lam)
         step = abs(nxt - lam)
         lam = nxt
-    _evaluate(lanes, lam)
+    _evaluate_once(lanes, lam)
     return lam, False, step
 
 
