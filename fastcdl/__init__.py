@@ -56,6 +56,7 @@ from fastcdl.uncertainty import (
     bootstrap,
     calibration_test,
     interval,
+    intervals,
 )
 
 __version__ = "0.1.0"
@@ -101,6 +102,7 @@ __all__ = [
     "decision_loss_curve_monotone",
     "ece",
     "interval",
+    "intervals",
     "k2",
     "mce",
     "rmsce",

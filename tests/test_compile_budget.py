@@ -1,0 +1,74 @@
+"""What a call compiles: the compile budget's rules, checked by listening to numba's compile events.
+
+- a forecaster's loop is compiled once, whatever the adversary: the adversary enters it as a
+  first-class function, so a new adversary compiles only its own kernels (F + A loops, not F x A);
+- a first fc.cdl on a small table compiles neither the radix sort nor the validation kernels.
+Seconds are never asserted: only which kernels compile.
+"""
+
+import os
+import subprocess
+import sys
+
+import numba.core.event as ev
+
+from fastcdl.online import simulate
+
+
+class _Compiled(ev.Listener):
+    def __init__(self):
+        self.names = []
+
+    def on_start(self, event):
+        py = getattr(event.data["dispatcher"], "py_func", None)
+        self.names.append(f"{py.__module__}.{py.__qualname__}" if py is not None else "?")
+
+    def on_end(self, event):
+        pass
+
+
+def _compiled_by(fn):
+    listener = _Compiled()
+    ev.register("numba:compile", listener)
+    try:
+        fn()
+    finally:
+        ev.unregister("numba:compile", listener)
+    return listener.names
+
+
+def test_a_new_adversary_compiles_no_forecaster_loop_again():
+    simulate("kt", "bernoulli", horizon=32, seed=0)  # the loop, compiled or loaded
+    names = _compiled_by(lambda: simulate("kt", "contrarian", horizon=32, seed=0))
+    assert not [n for n in names if n.startswith("fastcdl.online.forecasters.")], names
+    simulate("frequency", "contrarian", horizon=32, seed=0)
+    names = _compiled_by(lambda: simulate("frequency", "bernoulli", horizon=32, seed=0))
+    assert not [n for n in names if n.startswith("fastcdl.online.forecasters.")], names
+
+
+FIRST_CDL = """
+import numba.core.event as ev
+names = []
+class L(ev.Listener):
+    def on_start(self, event):
+        py = event.data["dispatcher"].py_func
+        names.append(py.__module__ + "." + py.__qualname__)
+    def on_end(self, event):
+        pass
+ev.register("numba:compile", L())
+import fastcdl as fc
+fc.cdl([0, 1, 1, 0, 1], [0.1, 0.5, 0.5, 0.9, 0.3])
+print("\\n".join(names))
+"""
+
+
+def test_a_first_cdl_on_a_small_table_compiles_only_what_it_runs(tmp_path):
+    """An empty cache: the small table's path compiles no radix sort, huge-page sort or
+    validation kernel (they are for inputs large enough to use them)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", FIRST_CDL], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    names = set(out.stdout.split())
+    assert "fastcdl._compiled.tablecdl.sweep" in names  # it did compile, into the empty cache
+    for large in ("_radix", "sort_pairs", "first_bad_prob", "outcomes_to_u8", "table_cdl"):
+        assert not [n for n in names if n.endswith("." + large)], sorted(names)
