@@ -98,7 +98,10 @@ def table_cdl(q, n, s, with_vcdl):
     if k == 0:
         return np.nan, np.nan, np.nan, np.nan, 0
     qs, oq = sort_pairs(qhat)  # the frequencies sorted, and their stable argsort
-    return sweep(q, n, s, with_vcdl, kind, k, T, qs, oq)
+    m = q.shape[0]
+    work = (np.empty(m, dtype=np.int8), empty_huge(2 * m, np.float64))
+    hull = (empty_huge(m + k + 3, np.float64), empty_huge(m + k + 3, np.float64))
+    return sweep(q, n, s, with_vcdl, kind, k, T, qs, oq, *work, *hull)
 
 
 def cdl_of_table(q, n, s, with_vcdl):
@@ -119,27 +122,28 @@ def cdl_of_table(q, n, s, with_vcdl):
     kind = np.where(full & (q < qhat), _UP, np.where(full & (qhat < q), _DOWN, 0)).astype(np.int8)
     T = float(np.sum(n if k == n.shape[0] else n[full]))
     oq = np.argsort(qhat, kind="stable")
-    return sweep(q, n, s, with_vcdl, kind, k, T, qhat[oq], oq)
+    m = q.shape[0]
+    work = (np.empty(m, dtype=np.int8), np.empty(2 * m), np.empty(m + k + 3), np.empty(m + k + 3))
+    return sweep(q, n, s, with_vcdl, kind, k, T, qhat[oq], oq, *work)
 
 
 @kernel
-def sweep(q, n, s, with_vcdl, kind, k, T, qs, oq):
+def sweep(q, n, s, with_vcdl, kind, k, T, qs, oq, kind_o, sn_o, hb, hh):
     """The sweep, the upper hull and its read-out at 1/2 of :func:`table_cdl`, given the table's
-    kinds, k and T (:func:`frequencies`) and its frequencies sorted with their stable argsort. O(m)."""
+    kinds, k and T (:func:`frequencies`) and its frequencies sorted with their stable argsort. O(m).
+    kind_o, sn_o, hb, hh are work arrays of m, 2m, m + k + 3 and m + k + 3 values (int8, then
+    float64), allocated by the caller: on huge pages for a large table (:func:`table_cdl`), by
+    numpy for a small one (:func:`cdl_of_table`), so that the sweep compiles no allocator."""
     m = q.shape[0]
     # The buckets' kinds and counts in the order of oq, gathered once: the walkers over oq
     # then read them in sequence (read through oq inside the sweep, each was a cache miss at
     # 10^6 buckets that the next one waited for). 1.0 * s_i and 1.0 * n_i (the floats the
     # sweep adds) travel as one record of two floats; the kinds are bytes, in cache.
-    kind_o = np.empty(m, dtype=np.int8)
-    sn_o = empty_huge(2 * m, np.float64)
     for p in range(m):
         i = oq[p]
         kind_o[p] = kind[i]
         sn_o[2 * p] = 1.0 * s[i]
         sn_o[2 * p + 1] = 1.0 * n[i]
-    hb = empty_huge(m + k + 3, np.float64)  # hull vertices: candidate and h
-    hh = empty_huge(m + k + 3, np.float64)
     nh = 0
     A = 0.0
     B = 0.0
