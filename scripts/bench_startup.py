@@ -150,7 +150,7 @@ def summary():
         run_once(cmd, None if kind == "cold" else warm_cache)
         seconds[name] = time.perf_counter() - t0
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"first calls (one fresh process each; load average {load}; bars from issue 39):")
+    print(f"first calls (one fresh process each; load average {load}; bars of docs/compile-time.md):")
     base = {True: seconds[COLD_TRIVIAL], False: seconds[WARM_FLOOR]}
     for name in SUMMARY:
         cold = COMMANDS[name][0] == "cold"
