@@ -214,6 +214,8 @@ def first_bad_prob(p: np.ndarray) -> int:
     :data:`SMALL` values on, numpy's below (the same index)."""
     if p.shape[0] >= SMALL:
         return _k.first_bad_prob(p)
+    if p.shape[0] and p.min() >= 0.0 and p.max() <= 1.0:  # a NaN makes min and max NaN: not here
+        return -1
     good = (p >= 0.0) & (p <= 1.0)
     return -1 if good.all() else int(np.argmin(good))
 

@@ -291,7 +291,8 @@ class BucketStats:
         """
         out = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (self.values, self.counts, self.positives))
         for a in out:
-            a.setflags(write=False)
+            if a.flags.writeable:  # a converted copy (the table's own arrays are frozen already)
+                a.setflags(write=False)
         return out
 
     # -- merging --------------------------------------------------------------------

@@ -113,18 +113,38 @@ def cdl_of_table(q, n, s, with_vcdl):
     Larger tables take the fused kernel."""
     if q.shape[0] >= _RADIX_MIN or n.dtype != np.float64:
         return table_cdl(q, n, s, with_vcdl)
-    full = n != 0
-    k = int(np.count_nonzero(full))
-    if k == 0:
-        return np.nan, np.nan, np.nan, np.nan, 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        qhat = np.where(full, s / np.where(full, n, 1.0), _INF)
-    kind = np.where(full & (q < qhat), _UP, np.where(full & (qhat < q), _DOWN, 0)).astype(np.int8)
-    T = float(np.sum(n if k == n.shape[0] else n[full]))
-    oq = np.argsort(qhat, kind="stable")
     m = q.shape[0]
-    work = (np.empty(m, dtype=np.int8), np.empty(2 * m), np.empty(m + k + 3), np.empty(m + k + 3))
-    return sweep(q, n, s, with_vcdl, kind, k, T, qhat[oq], oq, *work)
+    if n.all():  # every bucket holds rounds (a table from rounds always does): no masks
+        k = m
+        qhat = s / n
+        kind = (q < qhat).view(np.int8) + _DOWN * (qhat < q).view(np.int8)
+        T = float(n.sum())
+    else:
+        full = n != 0
+        k = int(np.count_nonzero(full))
+        if k == 0:
+            return np.nan, np.nan, np.nan, np.nan, 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            qhat = np.where(full, s / np.where(full, n, 1.0), _INF)  # empty buckets sort last
+        kind = (full & (q < qhat)).view(np.int8) + _DOWN * (full & (qhat < q)).view(np.int8)
+        T = float(n[full].sum())
+    oq = np.argsort(qhat, kind="stable")
+    work = np.empty(2 * m + 2 * (m + k + 3))  # sn_o, hb, hh in one allocation
+    return sweep(
+        q,
+        n,
+        s,
+        with_vcdl,
+        kind,
+        k,
+        T,
+        qhat[oq],
+        oq,
+        np.empty(m, np.int8),
+        work[: 2 * m],
+        work[2 * m : 3 * m + k + 3],
+        work[3 * m + k + 3 :],
+    )
 
 
 @kernel
