@@ -504,3 +504,26 @@ def test_intervals_share_the_subsamples_and_equal_one_interval_each():
     assert list(both) == keys
     with pytest.raises(ValueError, match="metrics"):
         intervals([], y, p)
+
+
+def test_subsample_table_equals_counting_the_cells_and_scattering_them():
+    """resample.subsample_table (one pass) against the reference from its definition: count the
+    cells of the rounds (np.bincount), scatter them into buckets (scatter_cells), drop empty buckets."""
+    rng = np.random.default_rng(11)
+    for m in (1, 2, 7, 50):
+        values = np.sort(rng.random(m))
+        cell_bucket = np.concatenate([np.arange(m), np.arange(m)]).astype(np.int64)
+        cell_y = np.concatenate([np.zeros(m), np.ones(m)]).astype(np.int64)
+        counts = rng.integers(0, 4, 2 * m)
+        counts[0] = max(counts[0], 1)
+        rounds = rng.permutation(np.repeat(np.arange(2 * m, dtype=np.int64), counts))
+        n0, s0 = np.zeros(m, np.int64), np.zeros(m, np.int64)
+        for start, stop in ((0, rounds.shape[0]), (0, rounds.shape[0] // 2), (1, rounds.shape[0])):
+            q, n, s, kept = _rk.subsample_table(rounds, start, stop, cell_bucket, cell_y, values, n0, s0)
+            c = np.bincount(rounds[start:stop], minlength=2 * m)[None, :]
+            nr, sr = _rk.scatter_cells(c, cell_bucket, cell_y, np.ones(2 * m), m)
+            keep = nr[0] > 0
+            assert np.array_equal(kept, np.flatnonzero(keep))
+            assert np.array_equal(q, values[keep])
+            assert np.array_equal(n, nr[0][keep].astype(np.int64)) and np.array_equal(s, sr[0][keep].astype(np.int64))
+            assert not n0.any() and not s0.any()  # the scratch is zero again
