@@ -229,3 +229,27 @@ class LiteratureEstimatorsSuite:
 
     def time_vcdl_monotone_crossfit(self, T):
         fs.vcdl_monotone_crossfit(self.stats)
+
+
+class IntervalsSuite:
+    """The intervals `fastcdl metrics` prints: five estimators on 100,000 continuous scores, one
+    fc.interval each against fc.intervals (the subsample tables built once). Same numbers;
+    target: intervals well under the sum of the five."""
+
+    timeout = 600
+    KEYS = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "smce", "atb")
+
+    def setup(self):
+        import warnings
+
+        warnings.simplefilter("ignore")
+        self.stats = fc.bucket_stats(*sample_rounds(10**5))
+        small = fc.bucket_stats(*sample_rounds(2000, seed=3))
+        fu.intervals(self.KEYS, small, seed=0, n_sub=100)  # compiled here, not timed
+
+    def time_one_interval_each(self):
+        for key in self.KEYS:
+            fu.interval(key, self.stats, seed=0)
+
+    def time_intervals_shared(self):
+        fu.intervals(self.KEYS, self.stats, seed=0)
