@@ -47,7 +47,7 @@ from fastcdl.sample import (
 )
 from fastcdl.measures import MEASURES, Measure
 from fastcdl.stats import BucketStats
-from fastcdl.summary import Summary, summary
+from fastcdl.summary import ClasswiseSummary, Summary, summary
 from fastcdl.uncertainty import (
     BootstrapResult,
     CalibrationTest,
@@ -70,6 +70,7 @@ __all__ = [
     "CertificateWarning",
     "CoverageWarning",
     "ClasswiseResult",
+    "ClasswiseSummary",
     "MEASURES",
     "Measure",
     "CutoffCETest",

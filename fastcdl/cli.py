@@ -12,251 +12,21 @@ from __future__ import annotations
 import argparse
 import os
 import contextlib
-import json
 import signal
 import sys
 import threading
+import warnings
 from pathlib import Path
 
-import numpy as np
 
 from fastcdl.io import InputError, read_file, supported_formats
 
 
-def _json(out) -> str:
-    """Standard JSON of a report: a non-finite value (KL-calibration's +inf) as a string."""
-    from fastcdl.summary import jsonable
-
-    return json.dumps(jsonable(out), allow_nan=False)
-
-
-def _num(v) -> str:
-    """A value with 4 significant digits (scientific below 1e-4): 0.02452, 1.234e-07, 0."""
-    v = float(v)
-    return "0" if v == 0 else f"{v:.4g}"
-
-
-# p-values below this are printed as a bound: the range law's tail (8 Phi(-r) and its series)
-# is below the smallest normal double there, and at r > 38.5 it underflows to 0
-_P_FLOOR = 1e-300
-
-
-def _p_value(p) -> str:
-    """A p-value in words: "p = 0.0123", or "p < 1e-300" where it underflowed (never "p = 0")."""
-    return f"p < {_P_FLOOR:g}" if p < _P_FLOOR else f"p = {_num(p)}"
-
-
-def _rounds(fs) -> str:
-    """T in words: an integer count, or a total weight (an integer when the weights are)."""
-    T = float(sum(t.total for t in ([fs.stats] if fs.stats is not None else fs.per_class[:1])))
-    if not fs.weighted:
-        return f"T = {int(T)} rounds"
-    if fs.integer_weights:
-        return f"T = {int(round(T))} rounds (total weight of {fs.n_rows - fs.skipped} rows)"
-    return f"total weight T = {T:.6g} over {fs.n_rows - fs.skipped} rows"
-
-
-def _json_T(fs):
-    T = float(sum(t.total for t in ([fs.stats] if fs.stats is not None else fs.per_class[:1])))
-    return int(round(T)) if (not fs.weighted or fs.integer_weights) else T
-
-
-def _task_lines(summ) -> list[str]:
-    """The worst task (fastcdl.summary.WorstTask) in words: its regions (with the action taken
-    at each bound), exact payoffs and gain."""
-    t = summ.worst_task
-    names = list(t.actions)
-    if len(names) == 1:
-        regions = f"'{names[0]}' at every belief"
-    else:
-        at = [names.index(a) for a in t.at_bounds]
-        regions = ", ".join(f"'{names[i]}' when {_region(i, t.bounds, at)}" for i in range(len(names)))
-    pay = ", ".join(f"{n} ({_num(row[0])}, {_num(row[1])})" for n, row in zip(names, t.payoff))
-    lines = [f"worst decision task: {regions}", f"  payoffs (if y=0, if y=1): {pay}"]
-    cdl = summ["cdl"]
-    if t.gain >= cdl - 1e-12 * max(1.0, cdl):
-        lines.append(f"  acting on the recalibrated frequencies gains it {_num(t.gain)} per round (= CDL)")
-    else:
-        ends = " and ".join(str(int(k)) for k in t.kinks if k in (0.0, 1.0))
-        lines.append(
-            f"  acting on the recalibrated frequencies gains it {_num(t.gain)} per round; the CDL, "
-            f"{_num(cdl)}, adds what predictions of exactly {ends or '0 or 1'} cost a "
-            "decision maker who takes them at their word"
-        )
-    return lines
-
-
-def _region(i, bounds, at_bounds) -> str:
-    """The beliefs p where action i of an ordered task is taken: "p < 0.35", "0.35 <= p < 0.7",
-    "p >= 0.7", each bound on the side of the action taken there."""
-    lo = None if i == 0 else (_num(bounds[i - 1]), at_bounds[i - 1] == i)
-    hi = None if i == len(bounds) else (_num(bounds[i]), at_bounds[i] == i)
-    if lo and hi:
-        return f"{lo[0]} {'<=' if lo[1] else '<'} p {'<=' if hi[1] else '<'} {hi[0]}"
-    if hi:
-        return f"p {'<=' if hi[1] else '<'} {hi[0]}"
-    return f"p {'>=' if lo[1] else '>'} {lo[0]}"
-
-
-def _rows(sample: bool) -> list:
-    """(label, key, text) of the measures the text report prints (fastcdl.measures: headline
-    ones; the exact measures, or the sample estimators)."""
-    from fastcdl.measures import TABLE_MEASURES as MEASURES
-
-    return [(m.label, m.key, m.text) for m in MEASURES.values() if m.headline and m.sample == sample]
-
-
-def _binary_metrics(st):
-    """(JSON fields, Summary) of one binary table (fastcdl.summary)."""
-    from fastcdl.summary import summary_of_table
-
-    summ = summary_of_table(st)
-    out = summ.to_dict()
-    out.pop("T")
-    out.pop("advice")
-    return out, summ
-
-
-def _ci_keys():
-    """The estimators that get a debiased estimate and an interval (fastcdl.interval), in the
-    order shown: the measures whose entry says cli_interval."""
-    from fastcdl.measures import MEASURES
-
-    return [m.key for m in MEASURES.values() if m.cli_interval]
-
-
-def _binned_ece(st):
-    """(ECE over round(T^(1/3)) equal-mass bins, bins made) of an exact table, or (None, None)."""
-    if st.edges is not None or (st.weighted and getattr(st, "rounds", None) is None):
-        return None, None
-    from fastcdl.metrics import ece
-
-    binned = st.rebin("auto", strategy="quantile")
-    return ece(binned), int(binned.edges.shape[0] - 1)
-
-
-def _intervals(st, out, level, seed):
-    """({estimator: {estimate, lo, hi, level, validated}} or None, note or None): the debiased
-    estimates with their intervals (fastcdl.interval), when the table can be resampled."""
-    import warnings
-
-    from fastcdl import sample
-    from fastcdl.uncertainty import CoverageWarning, intervals
-
-    if st.weighted:
-        return None, (
-            "intervals: not computed for weighted files (resampling needs each round's weight, "
-            "which the table does not keep; fastcdl.interval takes y, p and sample_weight)"
-        )
-    T = int(round(float(st.counts.sum())))
-    if st.n_buckets < 2 or T < 10:
-        return None, f"intervals: not computed, {T} rounds in {st.n_buckets} buckets is too small to resample"
-    res = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CoverageWarning)
-        keys = [key for key in _ci_keys() if out.get(key) is not None]
-        # one set of subsample tables for every estimator (the same numbers as one interval each)
-        found = intervals([getattr(sample, key) for key in keys], st, level=level, seed=seed) if keys else {}
-        for key, r in zip(keys, found.values()):
-            res[key] = {"estimate": r.estimate, "lo": r.lo, "hi": r.hi, "level": level, "validated": r.validated}
-    note = None
-    if any(issubclass(w.category, CoverageWarning) for w in caught):
-        note = (
-            f"intervals: at {T} rounds read them as rough ranges (they covered at 0.90 or more at nominal "
-            "0.95 from 5000 rounds on in results/estimators-coverage)"
-        )
-    return res, note
-
-
-def _sparse(out) -> bool:
-    share = out["one_round_share"]
-    return share is not None and share >= 0.5
-
-
-def _advice(share, weighted=False) -> str:
-    """The SampleSizeWarning's advice in one line, in the command line's words."""
-    of = "the weight of the rounds sits" if weighted else "the rounds sit"
-    return (
-        f"note: {100 * share:.0f}% of {of} in buckets of one round (continuous scores), so the "
-        "exact numbers measure noise; use the sample estimators (CDL_M, cutoff CE, smCE, ATB) or bin the "
-        "predictions (--bins auto --strategy quantile)"
-    )
-
-
-def _binning_words(fs, args) -> str:
-    """How the rounds were grouped, for the first line: buckets, or bins (fewer than asked)."""
-    st = fs.stats if fs.stats is not None else fs.per_class[0]
-    if st.edges is None:
-        return ""
-    made = st.edges.shape[0] - 1
-    if args.strategy == "quantile":
-        asked = "" if args.bins == "auto" or made == int(args.bins) else f", {args.bins} asked (tied predictions)"
-        return f" ({made} equal-mass bins{asked})"
-    return f" ({made} equal-width bins)" if args.bins is not None else ""
-
-
-def _json_bins(fs, args):
-    st = fs.stats if fs.stats is not None else fs.per_class[0]
-    if st.edges is None:
-        return {}
-    return {
-        "bins": {
-            "strategy": args.strategy,
-            "asked": args.bins,
-            "made": int(st.edges.shape[0] - 1),
-            "edges": st.edges.tolist(),
-        }
-    }
-
-
-# The k-class LP's measured cost (results/benchmarks/multiclass.md, k = 10): 0.5 s at 48 distinct
-# rows, 7 s at 194, 19 s at 390; doubling the rows multiplies it by 2.7 to 5, about the square
-_LP_COST = "k = 10: 19 s at 390 rows, growing about as the square of the rows"
-
-
-def _lp_time(m: int) -> str:
-    """The k-class LP's time at m distinct rows in words, by the growth of _LP_COST."""
-    seconds = 19.0 * (m / 390) ** 2
-    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600), ("minutes", 60)):
-        if seconds >= 2 * size:
-            return f"about {seconds / size:.0f} {unit}"
-    return f"about {max(seconds, 1):.0f} s"
-
-
-def _exact_multiclass(fs, limit):
-    """(value or None, words): the exact CDL over all k outcomes, from the file's distinct rows."""
-    import warnings
-
-    from fastcdl._validate import ROW_SUM_TOL
-    from fastcdl.metrics import SampleSizeWarning
-    from fastcdl.multiclass import _cdl_multiclass
-
-    if fs.rows is None:
-        return None, (
-            f"not computed: at least {fs.rows_over} distinct rows of predictions, where the LP would "
-            f"take {_lp_time(fs.rows_over)} or more ({_LP_COST}); the exact k-class CDL is for "
-            "predictions on a few hundred distinct rows at most: read the top-label or class-wise "
-            "numbers instead (--multiclass classwise; --bins to group continuous scores)"
-        )
-    Q, C = fs.rows
-    if Q.shape[0] > limit:
-        m = Q.shape[0]
-        return None, (
-            f"not computed: {m} distinct rows of predictions, more than --lp-rows {limit}; the LP "
-            f"would take {_lp_time(m)} ({_LP_COST}): --lp-rows {m} computes it"
-        )
-    i, j = np.nonzero(C > 0)
-    # the file's rounds come aggregated by row, so cdl_multiclass cannot count them; the advice
-    # line, from the binary tables, speaks for the file
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SampleSizeWarning)
-        # the rows were checked as read, against the digits they were printed with
-        value = _cdl_multiclass(j, Q[i], C[i, j], max(limit, 1), row_sum_tol=ROW_SUM_TOL + fs.printed_slack)
-    return value, f"the LP over the {Q.shape[0]} distinct rows"
-
-
 def cmd_metrics(args) -> int:
+    """Read the file, build its report (fastcdl.summary) and print it, as text or JSON."""
     from fastcdl.multiclass import MAX_ROWS
+    from fastcdl.summary import summary_of_file
+    from fastcdl.uncertainty import CoverageWarning
 
     if args.lp_rows < 0:
         raise InputError(f"--lp-rows must be >= 0, got {args.lp_rows}")
@@ -265,171 +35,28 @@ def cmd_metrics(args) -> int:
     args.strategy = args.strategy or "uniform"
     if args.strategy == "quantile" and args.bins is None:
         raise InputError("--strategy quantile needs --bins M or --bins auto")
+    read = {k: getattr(args, k) for k in ("y_col", "p_col", "p_cols", "p_prefix", "multiclass", "weight_col")}
+    # distinct rows are counted to MAX_ROWS at least, so that the report can name their number
     fs = read_file(
         args.file,
-        y_col=args.y_col,
-        p_col=args.p_col,
-        p_cols=args.p_cols,
-        p_prefix=args.p_prefix,
-        multiclass=args.multiclass,
-        weight_col=args.weight_col,
+        **read,
         bins=args.bins,
         strategy=args.strategy,
-        # distinct rows are counted to MAX_ROWS at least, so that the advice can name their number
         fmt=args.format,
         delimiter=args.delimiter,
         skip_missing=args.skip_missing,
         max_rows=max(args.lp_rows, MAX_ROWS),
     )
-    cols = fs.columns
-    source = "standard input" if args.file == "-" else args.file
-    extra = {"skipped_rows": fs.skipped} if args.skip_missing else {}
-    skipped = f"; {fs.skipped} row{'s' * (fs.skipped != 1)} with a missing value skipped" if args.skip_missing else ""
-    if cols.multiclass is None or cols.multiclass == "top-label":
-        out, summ = _binary_metrics(fs.stats)
-        out = {"n_buckets": out.pop("n_buckets"), "T": _json_T(fs), **out, **_json_bins(fs, args), **extra}
-        sparse = _sparse(out)
-        out["advice"] = _advice(out["one_round_share"], fs.stats.weighted) if sparse else None
-        out["ece_quantile"], out["ece_quantile_bins"] = _binned_ece(fs.stats) if sparse else (None, None)
-        ci_note = None
-        out["intervals"] = None
-        if (sparse or args.ci) and not args.no_ci:
-            out["intervals"], ci_note = _intervals(fs.stats, out, args.level, args.seed)
-        exact = None
-        if cols.multiclass:
-            exact, how = _exact_multiclass(fs, args.lp_rows)
-            out.update({"multiclass": "top-label", "classes": list(cols.p), "cdl_multiclass": exact})
-        if args.json:
-            print(_json(out))
-            return 0
-        what = (
-            f", k = {len(cols.p)} classes ({', '.join(cols.p)}); top-label: the confidence of the "
-            "predicted class against being right,"
-            if cols.multiclass
-            else ""
-        )
-        print(f"{source}: {_rounds(fs)}{what} in {out['n_buckets']} buckets{_binning_words(fs, args)}{skipped}")
-        if sparse:
-            print(out["advice"])
-            _print_sample_rows(out, ci_note)
-            print("exact-bucket numbers (every score its own bucket: they measure noise here, see the note):")
-        for name, key, text in _rows(sample=False):
-            text = f"{text}, kink {_num(summ.vcdl_kink)}" if key == "vcdl" else text
-            print(f"  {name:<6} {_num(out[key]):>10}   {text}")
-        if cols.multiclass:
-            shown = _num(exact) if exact is not None else "—"
-            print(f"  {'CDL_k':<6} {shown:>10}   CDL over all {len(cols.p)} outcomes, exact ({how})")
-        if not sparse and (args.estimators or args.ci):
-            _print_sample_rows(out, ci_note)
-        if sparse:
-            print("worst decision task: not shown, the exact CDL measures noise here (see the note)")
-            return 0
-        for line in _task_lines(summ):
-            print(line)
-        return 0
-    # class-wise: one binary problem per class
-    per = []
-    for c, st in zip(cols.p, fs.per_class):
-        m, _ = _binary_metrics(st)
-        per.append({"class": c, **m})
-    k = len(per)
-    ci_notes = []
-    for r, st in zip(per, fs.per_class):
-        r["intervals"] = None
-        if (_sparse(r) or args.ci) and not args.no_ci:
-            r["intervals"], note = _intervals(st, r, args.level, args.seed)
-            if note and note not in ci_notes:
-                ci_notes.append(note)
-    keys = [key for _, key, _ in _rows(sample=False) + _rows(sample=True)]
-    mean = {key: float(np.mean([r[key] for r in per])) for key in keys}
-    exact, how = _exact_multiclass(fs, args.lp_rows)
-    sparse = any(_sparse(r) for r in per)
-    share = max((r["one_round_share"] or 0.0) for r in per)
-    out = {
-        "multiclass": "classwise",
-        "T": _json_T(fs),
-        "classes": list(cols.p),
-        "weights": [1.0 / k] * k,
-        "per_class": per,
-        "mean": mean,
-        "cdl_multiclass": exact,
-        **_json_bins(fs, args),
-        "advice": _advice(share, fs.per_class[0].weighted) if sparse else None,
-        **extra,
-    }
+    intervals = False if args.no_ci else (True if args.ci else "auto")
+    with warnings.catch_warnings():  # the report says it in its note
+        warnings.simplefilter("ignore", CoverageWarning)
+        report = summary_of_file(fs, intervals=intervals, level=args.level, seed=args.seed, lp_rows=args.lp_rows)
     if args.json:
-        print(_json(out))
-        return 0
-    print(
-        f"{source}: {_rounds(fs)}, k = {k} classes; class-wise: each class's column against "
-        f"y = that class{_binning_words(fs, args)}{skipped}"
-    )
-    if sparse:
-        print(out["advice"])
-    width = max(5, *(len(c) for c in cols.p))
-    rows = _rows(sample=False) + (_rows(sample=True) if sparse or args.estimators else [])
-    print(f"  {'class':<{width}} " + " ".join(f"{name:>10}" for name, _, _ in rows) + "   buckets")
-    for r in per:
-        print(
-            f"  {r['class']:<{width}} " + " ".join(f"{_num(r[key]):>10}" for _, key, _ in rows) + f"   {r['n_buckets']}"
-        )
-    print(f"  {'mean':<{width}} " + " ".join(f"{_num(mean[key]):>10}" for _, key, _ in rows) + f"   (weights 1/{k})")
-    shown = _num(exact) if exact is not None else "—"
-    print(f"  CDL over all {k} outcomes, exact: {shown} ({how})")
-    if any(r["intervals"] for r in per):
-        _print_classwise_intervals(per, width)
-    for note in ci_notes:
-        print(note)
-    return 0
-
-
-def _print_classwise_intervals(per, width):
-    """Each class's debiased estimates with their intervals, one line per (class, estimator)."""
-    from fastcdl.measures import MEASURES
-
-    level = next(iv["level"] for r in per if r["intervals"] for iv in r["intervals"].values())
-    print(f"class-wise sample estimators, debiased with {100 * level:g}% intervals (fastcdl.interval), per class:")
-    print(f"  {'class':<{width}} {'':<8} {'plug-in':>10} {'debiased':>10}   interval")
-    for r in per:
-        for key, iv in (r["intervals"] or {}).items():
-            print(
-                f"  {r['class']:<{width}} {MEASURES[key].label:<8} {_num(r[key]):>10} {_num(iv['estimate']):>10}   "
-                f"[{_num(iv['lo'])}, {_num(iv['hi'])}]"
-            )
-
-
-def _print_sample_rows(out, ci_note):
-    """The sample estimators: plug-in value, and with intervals the debiased estimate and its
-    interval; then the binned ECE with its bins named."""
-    ci = out.get("intervals")
-    if ci:
-        level = next(iter(ci.values()))["level"]
-        print(
-            "sample estimators (they converge on continuous scores; docs/estimators.md), debiased with "
-            f"{100 * level:g}% intervals (fastcdl.interval):"
-        )
-        print(f"  {'':<6} {'plug-in':>10} {'debiased':>10}   {'interval':<22}")
+        print(report.to_json())
     else:
-        print("sample estimators (they converge on continuous scores; docs/estimators.md):")
-    for name, key, text in _rows(sample=True):
-        if key == "cutoff_ce":
-            text = f"{text}; {_p_value(out['cutoff_ce_p_value'])} for perfect calibration"
-        if ci:
-            # ATB's debiased estimate is atb_unbiased, with its interval
-            r = ci.get("atb_unbiased" if key == "atb" else key)
-            span = f"[{_num(r['lo'])}, {_num(r['hi'])}]" if r else ""
-            deb = _num(r["estimate"]) if r else ""
-            print(f"  {name:<6} {_num(out[key]):>10} {deb:>10}   {span:<22} {text}")
-        else:
-            print(f"  {name:<6} {_num(out[key]):>10}   {text}")
-    if out.get("ece_quantile") is not None:
-        b = out["ece_quantile_bins"]
-        print(
-            f"  {'ECE_q':<6} {_num(out['ece_quantile']):>10}   ECE over {b} equal-mass bins (round(T^(1/3)), "
-            "edges at scores): the ECE of the binned model"
-        )
-    if ci_note:
-        print(ci_note)
+        name = "standard input" if args.file == "-" else args.file
+        sys.stdout.write(report.to_text(name, estimators=args.estimators))
+    return 0
 
 
 @contextlib.contextmanager

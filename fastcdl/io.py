@@ -66,6 +66,7 @@ __all__ = [
     "FileStats",
     "InputError",
     "detect_format",
+    "read_arrays",
     "read_file",
     "read_stats",
     "resolve_columns",
@@ -108,6 +109,10 @@ class FileStats:
         k classes with more than ``max_rows`` distinct rows: how many distinct rows the file
         had when the count passed max_rows (a lower bound of its distinct rows; the count
         stops there), else 0.
+    bins, strategy : object, str
+        The binning asked for (``bins=None``: one bucket per prediction).
+    skip_missing : bool
+        Whether rows with a missing value were skipped (and counted in ``skipped``).
 
     Examples
     --------
@@ -123,6 +128,9 @@ class FileStats:
     rows: tuple | None
     printed_slack: float = 0.0
     rows_over: int = 0
+    bins: object = None
+    strategy: str = "uniform"
+    skip_missing: bool = False
 
     @property
     def weighted(self) -> bool:
@@ -428,7 +436,7 @@ def read_file(
     )
     reducer = _Reducer(source, cols, chunk_bins, n_jobs, max_rows)
     _rechunk(source.chunks(cols, skip_missing), reducer)
-    fs = reducer.result()
+    fs = dataclasses.replace(reducer.result(), bins=bins, strategy=strategy, skip_missing=bool(skip_missing))
     if not rebin:
         return fs
     return dataclasses.replace(
@@ -511,3 +519,89 @@ def _file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):
     reducer = _Reducer(source, columns, bins, n_jobs, 0)
     _rechunk(source.chunks(columns, False), reducer)
     return reducer.totals()[0], reducer.n_rows
+
+
+def read_arrays(
+    y_true,
+    y_prob,
+    *,
+    sample_weight=None,
+    bins=None,
+    strategy="uniform",
+    multiclass=None,
+    pos_label=None,
+    max_rows=1000,
+) -> FileStats:
+    """The :class:`FileStats` of arrays: what :func:`read_file` gives of a file that holds them
+    (the tables, and for k classes the distinct rows for the exact k-class CDL), so that
+    :func:`fastcdl.summary` reports arrays and files alike.
+
+    Cost O(T log T) (O(T) binned); k classes add O(T k log T) for the distinct rows.
+
+    Parameters
+    ----------
+    y_true, y_prob, sample_weight, bins, strategy, multiclass, pos_label
+        As in :func:`fastcdl.summary`.
+    max_rows : int, default 1000
+        k classes: the distinct rows are kept up to this many (``rows`` is None beyond).
+
+    Returns
+    -------
+    FileStats
+        The columns are named "y_true", "y_prob" (binary) or "0".."k-1" (k classes) and
+        "sample_weight".
+
+    Examples
+    --------
+    >>> fs = read_arrays([0, 1, 1], [0.25, 0.75, 0.75])
+    >>> fs.n_rows, fs.stats.counts.tolist()
+    (3, [1, 2])
+    """
+    from fastcdl._binary_views import reduce
+    from fastcdl._tabulate import _stats
+
+    form, views = reduce(y_true, y_prob, multiclass, pos_label)
+    tables = [_stats(y, p, bins, sample_weight, strategy=strategy) for y, p in views]
+    T = int(np.shape(views[0][1])[0])
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    integer_weights = None if w is None else bool(np.all(w == np.floor(w)))
+    rows, rows_over = None, 0
+    if form == "binary":
+        names = ("y_prob",)
+    else:
+        y, P = check_distributions(*_labels_and_rows(y_true, y_prob))
+        k = P.shape[1]
+        names = tuple(str(j) for j in range(k))
+        Q, inv = np.unique(P.astype(np.float64), axis=0, return_inverse=True)
+        C = np.bincount(inv.ravel() * k + y, weights=w, minlength=Q.shape[0] * k).reshape(-1, k).astype(np.float64)
+        keep = C.sum(axis=1) > 0
+        Q, C = Q[keep], C[keep]
+        if Q.shape[0] > max_rows:
+            rows_over = int(Q.shape[0])
+        else:
+            rows = (Q, C)
+    cols = Columns("y_true", names, None if w is None else "sample_weight", None if form == "binary" else form)
+    classwise = form == "classwise"
+    return FileStats(
+        None if classwise else tables[0],
+        tuple(tables) if classwise else None,
+        cols,
+        T,
+        0,
+        integer_weights,
+        rows,
+        bins=bins,
+        strategy=strategy,
+        rows_over=rows_over,
+    )
+
+
+def _labels_and_rows(y_true, y_prob):
+    """(labels, (T, k) rows) of k-class input; a 1-D probability of y = 1 as the rows (1 - p, p)."""
+    P = np.asarray(y_prob)
+    if P.ndim == 1:
+        from fastcdl._validate import prepare_rounds
+
+        y8, p, _ = prepare_rounds(y_true, P)
+        return y8.astype(np.int64), np.column_stack([1.0 - p, p])
+    return y_true, P

@@ -91,7 +91,7 @@ def test_worst_task_payoffs_are_exact(capsys):
     ],
 )
 def test_regions_of_a_task_put_each_bound_with_its_action(at_bounds, words):
-    from fastcdl.cli import _region
+    from fastcdl.summary_text import _region
 
     assert [_region(i, [0.15, 0.75], at_bounds) for i in range(3)] == words
 

@@ -87,7 +87,7 @@ def test_json_has_the_new_metrics(continuous, capsys):
     for key, f in want.items():
         assert out[key] == pytest.approx(_quiet(f, y, p), rel=1e-12, abs=1e-15), key
     assert out["cutoff_ce_p_value"] == pytest.approx(fc.cutoff_ce_test(y, p).p_value, rel=1e-12)
-    assert out["one_round_share"] == 1.0 and out["advice"].startswith("note: 100%")
+    assert out["one_round_share"] == 1.0 and out["advice"].startswith("100%")
     assert out["cdl"] == pytest.approx(_quiet(fc.cdl, y, p), abs=1e-15)
 
 
@@ -193,9 +193,7 @@ def test_continuous_scores_lead_with_debiased_estimates_and_intervals(tmp_path, 
     r = fc.interval("cdl_monotone", y, p, level=0.9, seed=0)
     got = out["intervals"]["cdl_monotone"]
     assert (got["estimate"], got["lo"], got["hi"], got["level"]) == (r.estimate, r.lo, r.hi, 0.9)
-    from fastcdl.cli import _ci_keys
-
-    assert got["validated"] is True and set(out["intervals"]) == set(_ci_keys()) >= {
+    assert got["validated"] is True and set(out["intervals"]) == {k for k, m in fc.MEASURES.items() if m.cli_interval} >= {
         "cdl_monotone",
         "vcdl_monotone",
         "cutoff_ce",
@@ -259,10 +257,8 @@ def test_classwise_intervals_per_class_in_text_and_json(tmp_path, capsys):
     path, y, P = _classwise_file(tmp_path / "mc.csv")
     assert main(["metrics", path, "--multiclass", "classwise", "--ci", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    from fastcdl.cli import _ci_keys
-
     for j, row in enumerate(out["per_class"]):
-        assert set(row["intervals"]) == set(_ci_keys())
+        assert set(row["intervals"]) == {k for k, m in fc.MEASURES.items() if m.cli_interval}
         for key in ("cdl_monotone", "smce"):
             r = fc.interval(key, (y == j).astype(int), P[:, j], seed=0)
             got = row["intervals"][key]

@@ -780,7 +780,7 @@ def test_skip_missing(tmp_path, capsys):
     assert out["skipped_rows"] == 5 and out["T"] == 2
     with pytest.warns(fc.SampleSizeWarning):  # two rounds, two buckets of one round
         assert out["cdl"] == fc.cdl([1, 0], [0.5, 0.25])
-    assert out["advice"].startswith("note: 100% of the rounds")
+    assert out["advice"].startswith("100% of the rounds")
     assert main(["metrics", str(f), "--skip-missing"]) == 0
     assert "5 rows with a missing value skipped" in capsys.readouterr().out
     pq.write_table(

@@ -10,6 +10,7 @@ import pytest
 
 import fastcdl as fc
 from fastcdl.cli import main
+from fastcdl.io import read_file
 from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
 
 
@@ -51,6 +52,9 @@ def test_is_frozen_and_round_trips_through_json():
         "one_round_share",
         "worst_task",
         "advice",
+        "ece_quantile",
+        "ece_quantile_bins",
+        "intervals",
     }
     assert "CDL_M" in repr(s) and "worst" not in repr(s).lower().split("\n")[0]
 
@@ -64,17 +68,21 @@ def test_binned_table_leaves_out_what_it_does_not_determine():
 
 def test_continuous_scores_get_the_advice():
     y, p = _data()
-    s = fc.summary(y, p)
+    with pytest.warns(fc.CoverageWarning, match="rough ranges"):  # 400 rounds: the intervals are rough
+        s = fc.summary(y, p)
     assert s.sparse and s.one_round_share == 1.0 and "sample estimators" in s.advice
     assert s.to_dict()["advice"] == s.advice
 
 
 def test_intervals_when_asked():
     y, p = _data(distinct=12)
-    with pytest.warns(fc.CoverageWarning, match="intervals come with a warning"):  # 400 rounds: not validated
+    with pytest.warns(fc.CoverageWarning, match="at 400 rounds read them as rough ranges"):  # 400 rounds: not validated
         s = fc.summary(y, p, intervals=True, n_sub=100, seed=3)
-    assert set(s.intervals) == set(s.values)
     st = fc.bucket_stats(y, p)
+    # the report's intervals: the measures whose entry says cli_interval (the sample estimators)
+    want_keys = {k for k, m in fc.MEASURES.items() if m.cli_interval and m.applies(st)}
+    assert set(s.intervals) == want_keys and "cdl_monotone" in want_keys
+    assert s.interval_note.startswith("intervals: at 400 rounds read them as rough ranges")
     for key, iv in s.intervals.items():
         assert iv.lo <= iv.hi and iv.level == 0.95, key
         with warnings.catch_warnings():
@@ -84,7 +92,24 @@ def test_intervals_when_asked():
     with pytest.warns(fc.CoverageWarning):
         again = fc.summary(y, p, intervals=True, n_sub=100, seed=3)
     assert {k: (v.lo, v.hi) for k, v in again.intervals.items()} == {k: (v.lo, v.hi) for k, v in s.intervals.items()}
-    assert "intervals" in s.to_dict() and "intervals" not in fc.summary(y, p).to_dict()
+    assert s.to_dict()["intervals"]["cdl_monotone"]["lo"] == s.intervals["cdl_monotone"].lo
+    # repeated predictions: none unless asked ("auto"); a list of keys gives those
+    assert fc.summary(y, p).to_dict()["intervals"] is None and fc.summary(y, p).intervals == {}
+    chosen = fc.summary(y, p, intervals=["cdl", "ece"], n_sub=100)
+    assert list(chosen.intervals) == ["cdl", "ece"]
+    with pytest.raises(ValueError, match="intervals"):
+        fc.summary(y, p, intervals="always")
+    with pytest.raises(ValueError, match="metric"):
+        fc.summary(y, p, intervals=["nope"])
+
+
+def test_continuous_scores_get_intervals_and_the_binned_ece_by_default():
+    y, p = _data(T=6000)
+    s = fc.summary(y, p)
+    assert s.sparse and set(s.intervals) >= {"cdl_monotone", "smce", "cutoff_ce"} and s.interval_note is None
+    st = fc.bucket_stats(y, p).rebin("auto", strategy="quantile")
+    assert s.ece_quantile == fc.ece(st) and s.ece_quantile_bins == st.n_buckets
+    assert fc.summary(y, p, intervals=False).intervals == {}
 
 
 def test_bad_input_is_one_clear_error():
@@ -97,8 +122,85 @@ def test_cli_json_is_the_summary(tmp_path, capsys):
     f = tmp_path / "f.csv"
     f.write_text("y,p\n" + "".join(f"{a},{float(b)!r}\n" for a, b in zip(y, p)))
     assert main(["metrics", str(f), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    want = fc.summary(y, p).to_dict()
-    # the command line adds the binned ECE and the intervals it leads with on continuous scores
-    assert {k: v for k, v in out.items() if k in want} == want
-    assert set(out) - set(want) == {"ece_quantile", "ece_quantile_bins", "intervals"}
+    printed = capsys.readouterr().out
+    # the command line prints the library's report: the same JSON for the arrays, the file, its path
+    assert printed == fc.summary(y, p).to_json() + "\n"
+    assert printed == fc.summary(str(f)).to_json() + "\n" == fc.summary(read_file(f)).to_json() + "\n"
+    assert main(["metrics", str(f)]) == 0
+    assert capsys.readouterr().out == fc.summary(y, p).to_text(str(f))
+
+def _k_class(seed=5, T=900, continuous=False):
+    rng = np.random.default_rng(seed)
+    if continuous:
+        P = rng.dirichlet([2.0, 2.0, 2.0], T)
+    else:
+        rows = np.array([[0.5, 0.25, 0.25], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.4, 0.4, 0.2]])
+        P = rows[rng.integers(0, 4, T)]
+    y = (rng.random(T)[:, None] > np.cumsum(P, axis=1)).sum(axis=1).clip(0, 2)
+    return y, P
+
+
+def _k_class_file(path, y, P):
+    lines = ["y,0,1,2"] + [f"{a}," + ",".join(repr(float(v)) for v in row) for a, row in zip(y, P)]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+@pytest.mark.parametrize("how", ["classwise", "top-label"])
+def test_k_class_report_is_what_the_command_line_prints(tmp_path, capsys, how, continuous):
+    """fc.summary of k-class arrays, of the file and of its path equals `fastcdl metrics --json`
+    of the file (the file's columns named 0, 1, 2 as arrays' classes are), and the text too."""
+    y, P = _k_class(continuous=continuous)
+    f = _k_class_file(tmp_path / "k.csv", y, P)
+    assert main(["metrics", f, "--p-cols", "0,1,2", "--multiclass", how, "--json"]) == 0
+    printed = capsys.readouterr().out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fc.CoverageWarning)
+        arrays = fc.summary(y, P, multiclass=how)
+        filed = fc.summary(read_file(f, p_cols="0,1,2", multiclass=how))
+    assert printed == arrays.to_json() + "\n" == filed.to_json() + "\n"
+    out = json.loads(printed)
+    assert out["multiclass"] == how and out["classes"] == ["0", "1", "2"]
+    if continuous:  # 900 distinct rows: more than lp_rows, and every score its own bucket
+        assert out["cdl_multiclass"] is None and arrays.sparse
+    else:
+        assert out["cdl_multiclass"] == pytest.approx(fc.cdl_multiclass(y, P), abs=1e-12)
+    if how == "classwise":
+        assert isinstance(arrays, fc.ClasswiseSummary) and len(arrays.per_class) == 3
+        for j, s in enumerate(arrays.per_class):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", fc.SampleSizeWarning)
+                assert s["cdl"] == fc.cdl(y == j, P[:, j]) and s["ece"] == fc.ece(y == j, P[:, j])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fc.SampleSizeWarning)
+            mean_ece = float(fc.ece(y, P, multiclass="classwise"))
+        assert out["mean"]["ece"] == pytest.approx(mean_ece, abs=1e-15)
+        assert (out["per_class"][0]["intervals"] is not None) == continuous
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fc.SampleSizeWarning)
+            assert arrays["cdl"] == fc.cdl(y, P, multiclass="top-label")
+    assert main(["metrics", f, "--p-cols", "0,1,2", "--multiclass", how]) == 0
+    assert capsys.readouterr().out == arrays.to_text(f)
+
+
+def test_binary_predict_proba_and_pos_label():
+    """A (T, 2) predict_proba output is binary (its column 1); pos_label names the positive label."""
+    y, p = _data(distinct=12)
+    want = fc.summary(y, p)
+    assert fc.summary(y, np.column_stack([1 - p, p])).to_json() == want.to_json()
+    labels = np.where(y == 1, "yes", "no")
+    assert fc.summary(labels, p, pos_label="yes").to_json() == want.to_json()
+
+
+def test_what_a_file_does_not_take_is_refused(tmp_path):
+    y, p = _data(distinct=12, T=60)
+    f = tmp_path / "f.csv"
+    f.write_text("y,p\n" + "".join(f"{a},{float(b)!r}\n" for a, b in zip(y, p)))
+    with pytest.raises(ValueError, match="y_prob is not accepted with a file's path"):
+        fc.summary(str(f), p)
+    with pytest.raises(ValueError, match="bins is not accepted with a FileStats"):
+        fc.summary(read_file(f), bins=10)
+    with pytest.raises(ValueError, match="lp_rows must be an integer >= 0"):
+        fc.summary(y, p, lp_rows=-1)
