@@ -193,7 +193,9 @@ def test_continuous_scores_lead_with_debiased_estimates_and_intervals(tmp_path, 
     r = fc.interval("cdl_monotone", y, p, level=0.9, seed=0)
     got = out["intervals"]["cdl_monotone"]
     assert (got["estimate"], got["lo"], got["hi"], got["level"]) == (r.estimate, r.lo, r.hi, 0.9)
-    assert got["validated"] is True and set(out["intervals"]) == {k for k, m in fc.MEASURES.items() if m.cli_interval} >= {
+    assert got["validated"] is True and set(out["intervals"]) == {
+        k for k, m in fc.MEASURES.items() if m.cli_interval
+    } >= {
         "cdl_monotone",
         "vcdl_monotone",
         "cutoff_ce",

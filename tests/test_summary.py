@@ -129,6 +129,7 @@ def test_cli_json_is_the_summary(tmp_path, capsys):
     assert main(["metrics", str(f)]) == 0
     assert capsys.readouterr().out == fc.summary(y, p).to_text(str(f))
 
+
 def _k_class(seed=5, T=900, continuous=False):
     rng = np.random.default_rng(seed)
     if continuous:
