@@ -575,6 +575,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # the reader closed the pipe (fastcdl metrics FILE | head): a normal end
+        _stdout_to_devnull()
+        return 0
     except ValueError as e:  # InputError and the library's validation errors
         print(f"fastcdl: error: {e}", file=sys.stderr)
         return 2
@@ -585,6 +588,17 @@ def main(argv=None) -> int:
         what = f"{e.filename}: {e.strerror}" if e.filename and e.strerror else (e.strerror or str(e))
         print(_one_line(f"fastcdl: error: {what}", None), file=sys.stderr)
         return 2
+
+
+def _stdout_to_devnull() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush of what is
+    still buffered does not fail on the closed pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (captured output)
+        pass
 
 
 def _one_line(head: str, e) -> str:

@@ -196,3 +196,32 @@ def test_preset_file_with_a_horizon_beyond_64_bits(tmp_path, capsys):
     assert main(["rates", "--preset", str(preset), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert f"preset {preset}: t_max must be at most 2^62" in err and err.count("\n") == 1
+
+
+class _ClosedPipe:
+    """Standard output whose reader has gone (`fastcdl metrics FILE | head`)."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        pass
+
+
+def test_a_closed_pipe_is_a_normal_end(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stdout", _ClosedPipe())
+    assert main(["metrics", str(EXAMPLE)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_closed_pipe_ends_the_process_quietly():
+    # the reader closes its end before the command has written anything: every write fails
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fastcdl", "metrics", str(EXAMPLE)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 0 and err == ""
