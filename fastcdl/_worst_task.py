@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import struct
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
@@ -66,6 +67,24 @@ def _three_actions(mu1, mu2, c1, c2):
     # B - c1 mu1 = c2 mu2 and c1 (1 - mu1) = A - c2 (1 - mu2); the product forms are
     # nonnegative by construction, and min() only removes an ulp of rounding above 1.
     return [1.0, 0.0], [min(1.0, c2 * mu2), min(1.0, c1 * (1.0 - mu1))], [0.0, 1.0]
+
+
+def stated_actions(mu1: float, mu2: float):
+    """(actions [a0, a1, a2], weights (c1, c2)) of the three-action task with kinks mu1 < mu2, as
+    the report states them: computed in exact rational arithmetic from the kinks' shortest
+    decimal forms (``repr``: 0.6, not the binary float just below it) and rounded once, so that
+    kinks 0 and 0.6 give the weight 1/3 as 0.3333333333333333, not 0.33333333333333326 as
+    float arithmetic gives. The float task of :func:`_three_action_task` differs from these
+    entries by an ulp or two at most.
+
+    >>> stated_actions(0.0, 0.6)[1]
+    (0.3333333333333333, 1.6666666666666667)
+    """
+    m1, m2 = Fraction(repr(float(mu1))), Fraction(repr(float(mu2)))
+    c1 = (2 * m2 - 1) / (m2 - m1)
+    c2 = (1 - 2 * m1) / (m2 - m1)
+    middle = [float(min(Fraction(1), c2 * m2)), float(min(Fraction(1), c1 * (1 - m1)))]
+    return [[1.0, 0.0], middle, [0.0, 1.0]], (float(c1), float(c2))
 
 
 def _ulps_below(x: float, k: int) -> float:

@@ -39,7 +39,7 @@ from fastcdl._worst_task import (
     CertificateWarning,
     _ordered_v_task,
     _three_action_task,
-    _three_actions,
+    stated_actions,
     worst_task,
 )
 
@@ -300,7 +300,9 @@ class CDLReport:
         """The worst task of :meth:`ordered_task` with its exact entries: (payoff, bounds, at_bounds).
 
         ``payoff`` has the entries of the task before ties were broken by lowering entries by
-        ulps (1, not 0.9999999999999999); ``at_bounds[i]`` is the row taken by a decision maker
+        ulps (1, not 0.9999999999999999), computed exactly from the kinks as printed (their
+        shortest decimals) and rounded once (fastcdl._worst_task.stated_actions: kinks 0 and
+        0.6 give 1/3 as 0.3333333333333333); ``at_bounds[i]`` is the row taken by a decision maker
         whose belief is exactly ``bounds[i]``: i or i + 1, the tie that ordered_task's lowered
         entries break. Acting by these rows, the task gains what cfdl gains with ordered_task's
         payoff.
@@ -334,7 +336,7 @@ class CDLReport:
         else:
             c1, c2 = (float(c) for c in self.weights)
             u, _ = _three_action_task(mus[0], mus[1], c1, c2, self.sides, order=(0, 1, 2))
-            exact = np.array(_three_actions(mus[0], mus[1], c1, c2))
+            exact = np.array(stated_actions(mus[0], mus[1])[0])
         edges = sorted({0.0, 1.0, *mus})
         rows, bounds = [], []
         for lo, hi in zip(edges[:-1], edges[1:]):

@@ -72,7 +72,8 @@ class WorstTask:
     actions : tuple of str
         The actions' names, from low beliefs to high ("low", "high").
     payoff : tuple of tuple of float
-        Payoff rows (if y = 0, if y = 1), exact (1, not 0.9999999999999999).
+        Payoff rows (if y = 0, if y = 1), exact (1, not 0.9999999999999999): computed in
+        rational arithmetic from the kinks as printed and rounded once.
     bounds : tuple of float
         The beliefs where one action hands over to the next.
     at_bounds : tuple of str
@@ -80,7 +81,8 @@ class WorstTask:
     gain : float
         What acting on the recalibrated frequencies gains a decision maker per round.
     kinks, weights : tuple of float
-        The task's kinks and their weights (:class:`fastcdl.CDLReport`).
+        The task's kinks and their weights (:class:`fastcdl.CDLReport`; the weights, as the
+        payoffs, exactly from the kinks as printed).
 
     Examples
     --------
@@ -384,8 +386,17 @@ def _worst_task(report, stats) -> WorstTask:
         tuple(names[a] for a in at_bounds),
         gain,
         tuple(float(k) for k in report.kinks),
-        tuple(float(w) for w in report.weights),
+        _stated_weights(report),
     )
+
+
+def _stated_weights(report) -> tuple:
+    """The task's weights as its payoffs are stated: exactly from the kinks as printed."""
+    if len(report.kinks) == 2:
+        from fastcdl._worst_task import stated_actions
+
+        return stated_actions(float(report.kinks[0]), float(report.kinks[1]))[1]
+    return tuple(float(w) for w in report.weights)
 
 
 def _interval_keys(stats) -> list:

@@ -205,3 +205,36 @@ def test_what_a_file_does_not_take_is_refused(tmp_path):
         fc.summary(read_file(f), bins=10)
     with pytest.raises(ValueError, match="lp_rows must be an integer >= 0"):
         fc.summary(y, p, lp_rows=-1)
+
+
+def test_worst_task_states_payoffs_from_the_kinks_as_printed():
+    """Kinks 0 and 0.6: float arithmetic gives the weight 1/3 as 0.33333333333333326; the
+    report states it exactly from the kinks' decimals, rounded once, and the JSON says so."""
+    y = [0, 0, 1, 1, 1, 0, 1, 1]
+    p = [0.2, 0.2, 0.6, 0.6, 0.6, 0.9, 0.9, 0.9]
+    rep = fc.cdl_report(y, p)
+    assert rep.kinks.tolist() == [0.0, 0.6] and rep.weights[0] != 1 / 3  # the float computation
+    t = fc.summary(y, p).worst_task
+    assert t.weights == (1 / 3, 5 / 3) and t.payoff[0] == (1.0, 1 / 3)
+    assert "0.33333333333333326" not in fc.summary(y, p).to_json()
+    # the stated entries are the float task's to an ulp or two, and attain the same gain
+    # through the ordered task whose ulps break the ties
+    np.testing.assert_allclose(rep.stated_task()[0], rep.ordered_task()[0], rtol=0, atol=4e-16)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_stated_actions_are_the_rational_task_rounded_once(seed):
+    from fractions import Fraction
+
+    from fastcdl._worst_task import stated_actions
+
+    rng = np.random.default_rng(seed)
+    a, b = sorted(rng.choice(np.arange(0, 101), 2, replace=False) / 100)
+    if not (a <= 0.5 <= b):
+        a, b = min(a, 0.5 - 0.01), max(b, 0.5 + 0.01)
+    rows, (c1, c2) = stated_actions(a, b)
+    m1, m2 = Fraction(repr(float(a))), Fraction(repr(float(b)))
+    w1, w2 = (2 * m2 - 1) / (m2 - m1), (1 - 2 * m1) / (m2 - m1)
+    assert (c1, c2) == (float(w1), float(w2))
+    assert rows[1] == [float(min(1, w2 * m2)), float(min(1, w1 * (1 - m1)))]
+    assert rows[0] == [1.0, 0.0] and rows[2] == [0.0, 1.0]
