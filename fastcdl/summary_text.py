@@ -118,6 +118,10 @@ def _task_lines(summ) -> list:
     return lines
 
 
+class _NONE:  # no interval: nothing below 0
+    estimate = 0.0
+
+
 def _sample_lines(summ) -> list:
     """The sample estimators: plug-in value, and with intervals the debiased estimate and its
     interval; then the binned ECE with its bins named, and the note on the intervals."""
@@ -148,6 +152,26 @@ def _sample_lines(summ) -> list:
         lines.append(
             f"  {'ECE_q':<6} {number(summ.ece_quantile):>10}   ECE over {summ.ece_quantile_bins} equal-mass bins "
             "(round(T^(1/3)), edges at scores): the ECE of the binned model"
+        )
+    below = [
+        label
+        for label, key, _ in _rows(sample=True)
+        if (ci.get("atb_unbiased" if key == "atb" else key) or _NONE).estimate < 0
+    ]
+    if below:
+        lines.append(
+            f"debiased values below 0 ({', '.join(below)}): the plug-in value is smaller than its estimated bias, "
+            "so these rounds cannot tell the measure from 0 (what a calibrated model gives); the interval, "
+            "which a measure that cannot be negative starts at 0, says how large it may be"
+        )
+    cut = ci.get("cutoff_ce")
+    if cut is not None and cut.lo > 0 and summ.cutoff_ce_p_value >= 1 - cut.level:
+        lines.append(
+            f"cutCE: its interval excludes 0 while its test of perfect calibration gives "
+            f"{p_value(summ.cutoff_ce_p_value)}: the test's p-value is the statistic's law under perfect "
+            "calibration; the interval is a range for the population cutoff CE from subsamples of a quarter of "
+            "the rounds, read as normal about the estimate, which near 0 is not a test: for whether the model is "
+            "calibrated, read the test"
         )
     if summ.interval_note:
         lines.append(summ.interval_note)

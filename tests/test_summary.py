@@ -238,3 +238,27 @@ def test_stated_actions_are_the_rational_task_rounded_once(seed):
     assert (c1, c2) == (float(w1), float(w2))
     assert rows[1] == [float(min(1, w2 * m2)), float(min(1, w1 * (1 - m1)))]
     assert rows[0] == [1.0, 0.0] and rows[2] == [0.0, 1.0]
+
+
+def test_text_says_what_a_debiased_value_below_0_means():
+    rng = np.random.default_rng(0)  # a calibrated model: several debiased estimates fall below 0
+    p = rng.random(6000)
+    y = rng.random(6000) < p
+    s = fc.summary(y, p)
+    below = [k for k, iv in s.intervals.items() if iv.estimate < 0]
+    assert {"cutoff_ce", "smce"} <= set(below) and all(s.intervals[k].lo == 0.0 for k in below)
+    (line,) = [ln for ln in s.to_text().splitlines() if ln.startswith("debiased values below 0")]
+    assert "(cutCE, smCE, ATB)" in line and "cannot tell the measure from 0" in line
+
+
+def test_text_says_why_the_cutoff_interval_and_test_can_disagree():
+    rng = np.random.default_rng(0)  # the 100,000 scores of the startup benchmark
+    p = rng.random(100_000)
+    y = rng.random(100_000) < p
+    s = fc.summary(y, p)
+    cut = s.intervals["cutoff_ce"]
+    assert cut.lo > 0 and s.cutoff_ce_p_value > 0.05  # the interval excludes 0, the test does not reject
+    text = s.to_text()
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("cutCE: its interval excludes 0")]
+    assert f"p = {s.cutoff_ce_p_value:.4g}" in line and "read the test" in line
+    assert "debiased values below 0" not in text
