@@ -239,35 +239,45 @@ def _combine(kind, results, kw, call):
     return ClasswiseResult(tuple(results), weights, mean)
 
 
-def accepts_multiclass(kind: str = "value"):
+def accepts_multiclass(kind: str = "value", lead: int = 0):
     """Decorator: fn(y_true, y_prob=None, **kw) also takes ``multiclass=`` and ``pos_label=``.
 
     kind: "value" (a number per class; class-wise gives per-class values and their mean),
     "report" (a result object per class; the mean of their ``value``), "curve" (returns
     (kinks, values); class-wise evaluates every class at the union of the classes' kinks),
     "table" (bucket tables; class-wise gives one per class, no mean).
+    lead: the positional arguments before y_true (1 for ``interval(metric, y_true, y_prob)``).
     Without multiclass and pos_label and with a 1-D y_prob the call goes straight through.
     """
 
     def deco(fn):
         @functools.wraps(fn)
-        def wrapper(y_true, y_prob=None, *args, multiclass=None, pos_label=None, **kw):
+        def wrapper(*a, multiclass=None, pos_label=None, **kw):
+            head, a = a[:lead], a[lead:]
+            if len(a) >= 1:
+                y_true, a = a[0], a[1:]
+            else:
+                y_true = kw.pop("y_true")
+            if len(a) >= 1:
+                y_prob, a = a[0], a[1:]
+            else:
+                y_prob = kw.pop("y_prob", None)
             if multiclass is None and pos_label is None and (y_prob is None or np.ndim(y_prob) < 2):
-                return fn(y_true, y_prob, *args, **kw)
+                return fn(*head, y_true, y_prob, *a, **kw)
             form, views = reduce(y_true, y_prob, multiclass, pos_label)
             if form != "classwise":
                 ((y, p),) = views
-                return fn(y, p, *args, **kw)
+                return fn(*head, y, p, *a, **kw)
             if kind == "curve":
                 if kw.get("kinks") is None:
-                    parts = [fn(y, p, *args, **kw)[0] for y, p in views]
+                    parts = [fn(*head, y, p, *a, **kw)[0] for y, p in views]
                     kw = {**kw, "kinks": np.unique(np.concatenate(parts))}
-                curves = [fn(y, p, *args, **kw) for y, p in views]
+                curves = [fn(*head, y, p, *a, **kw) for y, p in views]
                 kinks = curves[0][0]
                 per = np.vstack([c[1] for c in curves])
                 weights = np.full(len(views), 1.0 / len(views))
                 return kinks, ClasswiseResult(per, weights, weights @ per)
-            results = [fn(y, p, *args, **kw) for y, p in views]
+            results = [fn(*head, y, p, *a, **kw) for y, p in views]
             if kind == "table":
                 return ClasswiseResult(tuple(results), np.full(len(results), 1.0 / len(results)), None)
             return _combine(kind, results, kw, fn)

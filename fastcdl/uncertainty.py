@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl import _validate
+from fastcdl._binary_views import accepts_multiclass
 from fastcdl._compiled import resample as _k
 from fastcdl._sample_size import sample_size_check_off
 from fastcdl._tabulate import _stats
@@ -291,6 +292,7 @@ def _check_level(level):
 # bootstrap
 
 
+@accepts_multiclass("report", lead=1)
 def bootstrap(
     metric,
     y_true,
@@ -559,6 +561,7 @@ class Interval:
         )
 
 
+@accepts_multiclass("report", lead=1)
 def interval(
     metric,
     y_true,
@@ -664,6 +667,7 @@ def interval(
     )[0]
 
 
+@accepts_multiclass("report", lead=1)
 def intervals(
     metrics,
     y_true,
@@ -869,6 +873,7 @@ def _sample_fn(name):
 # consistency resampling
 
 
+@accepts_multiclass("report")
 def calibration_test(
     y_true, y_prob=None, *, metric="cutoff_ce", n_sim=1000, seed=None, sample_weight=None, bins=None, strategy="uniform"
 ) -> CalibrationTest:

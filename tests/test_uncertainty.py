@@ -527,3 +527,28 @@ def test_subsample_table_equals_counting_the_cells_and_scattering_them():
             assert np.array_equal(q, values[keep])
             assert np.array_equal(n, nr[0][keep].astype(np.int64)) and np.array_equal(s, sr[0][keep].astype(np.int64))
             assert not n0.any() and not s0.any()  # the scratch is zero again
+
+
+def test_intervals_and_tests_take_predict_proba_and_multiclass():
+    """interval, intervals, bootstrap and calibration_test take a binary (T, 2) predict_proba
+    output (its column 1) and k-class y_prob with multiclass=, as the metrics do."""
+    rng = np.random.default_rng(4)
+    p = rng.random(1200)
+    y = (rng.random(1200) < p).astype(int)
+    P = np.column_stack([1 - p, p])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fc.CoverageWarning)
+        a, b = fc.interval("smce", y, P, seed=2), fc.interval("smce", y, p, seed=2)
+        assert (a.estimate, a.lo, a.hi) == (b.estimate, b.lo, b.hi)
+        both = fc.intervals(["smce", "cdl_monotone"], y, P, seed=2)
+        assert (both["smce"].lo, both["smce"].hi) == (b.lo, b.hi)
+        per = fc.interval("smce", y, P, multiclass="classwise", seed=2)
+        assert isinstance(per, fc.ClasswiseResult) and len(per.per_class) == 2
+        for j, r in enumerate(per.per_class):
+            want = fc.interval("smce", y == j, P[:, j], seed=2)
+            assert (r.estimate, r.lo, r.hi) == (want.estimate, want.lo, want.hi)
+    assert fc.calibration_test(y, P, seed=2).p_value == fc.calibration_test(y, p, seed=2).p_value
+        booted = fc.bootstrap("smce", y, P, n_boot=100, seed=2)
+        assert booted.lo == fc.bootstrap("smce", y, p, n_boot=100, seed=2).lo
+    with pytest.raises(ValueError, match="multiclass"):
+        fc.interval("smce", y, P, multiclass="both")
