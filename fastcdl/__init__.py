@@ -22,6 +22,7 @@ from fastcdl.metrics import (
     ucal,
     vcdl,
 )
+from fastcdl.kl_calibration import klcal
 from fastcdl.multiclass import cdl_multiclass
 from fastcdl.sample import (
     BrierDecomposition,
@@ -105,6 +106,7 @@ __all__ = [
     "interval",
     "intervals",
     "k2",
+    "klcal",
     "mce",
     "rmsce",
     "smce",

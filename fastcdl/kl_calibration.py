@@ -18,6 +18,8 @@ value 0 whose outcomes are all 0 (or 1 with all 1) contributes 0.
 0.0
 >>> kl_calibration(BucketStats.from_table([0.0, 0.5], [1, 1], [1, 0]))
 inf
+
+:func:`klcal` is the same measure in the signature of every metric, ``klcal(y_true, y_prob)``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,58 @@ import math
 
 import numpy as np
 
-__all__ = ["kl_calibration"]
+from fastcdl import _docstrings
+from fastcdl._binary_views import accepts_multiclass
+
+__all__ = ["kl_calibration", "klcal"]
+
+
+@accepts_multiclass()
+@_docstrings.fill
+def klcal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
+    """KL-calibration: the mean over rounds of KL(frequency || stated value) of each bucket
+    (:func:`kl_calibration` of the rounds' bucket table; docs/pseudo.md). O(T log T) for the
+    table, O(m) after.
+
+    Exact buckets only: every stated value must be its own bucket (``bins`` is refused with a
+    ValueError, as the bins' means are no stated values).
+
+    Parameters
+    ----------
+    {{y_true}}
+    {{y_prob}}
+    {{bins}}
+    {{strategy}}
+    {{sample_weight}}
+    {{n_jobs}}
+    {{multiclass}}
+    {{pos_label}}
+
+    Returns
+    -------
+    float
+        Nonnegative; +inf when a stated 0 met y = 1 or a stated 1 met y = 0; a
+        :class:`ClasswiseResult` with ``multiclass="classwise"``.
+
+    Raises
+    ------
+    {{raises}}
+
+    Warns
+    -----
+    {{warns}}
+
+    Examples
+    --------
+    >>> round(klcal([0, 1, 0, 1], [0.25, 0.25, 0.75, 0.75]), 6)
+    0.143841
+    """
+    from fastcdl._sample_size import check_sample_size
+    from fastcdl._tabulate import _stats
+
+    st = _stats(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    check_sample_size(st, "klcal", stacklevel=4)
+    return kl_calibration(st)
 
 
 def kl_calibration(stats) -> float:

@@ -24,3 +24,16 @@ def test_import_fastcdl_loads_no_optional_heavy_module():
 def test_cli_metrics_on_a_csv_loads_no_plotting_or_cluster_module():
     loaded = _loaded(f"from fastcdl.cli import main\nmain(['metrics', {str(EXAMPLE)!r}, '--bins', '15'])")
     assert not loaded & {"matplotlib", "dask", "distributed", "tqdm", "sklearn", "pandas"}
+
+
+def test_the_version_is_written_once():
+    """pyproject.toml takes the version from fastcdl.__version__; the installed metadata agrees."""
+    import importlib.metadata
+    import tomllib
+
+    import fastcdl
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "fastcdl.__version__"}
+    assert importlib.metadata.version("fastcdl") == fastcdl.__version__

@@ -113,6 +113,37 @@ def test_kl_calibration_at_the_ends():
         kl_calibration(fc.bucket_stats([0, 1, 1], [0.2, 0.4, 0.9], bins=2))
 
 
+def test_klcal_takes_y_true_and_y_prob_like_every_metric():
+    """fc.klcal(y_true, y_prob) is the reference of the rounds' bucket table; the registry's
+    entry, class-wise views and the sample-size warning (at the caller's line) as for ece."""
+    import warnings
+
+    import numpy as np
+
+    import fastcdl as fc
+
+    rng = np.random.default_rng(2)
+    p = rng.choice([0.1, 0.3, 0.5, 0.8], 400)
+    y = (rng.random(400) < p**1.2).astype(int)
+    table = fc.bucket_stats(y, p)
+    want = kl_ref(table.values, table.counts, table.positives)
+    assert fc.klcal(y, p) == pytest.approx(want, abs=1e-15) and fc.klcal(table) == kl_calibration(table)
+    assert fc.MEASURES["klcal"](table) == fc.klcal(y, p)
+    w = rng.random(400)
+    weighted = fc.bucket_stats(y, p, sample_weight=w)
+    assert fc.klcal(y, p, sample_weight=w) == kl_calibration(weighted)
+    P = np.column_stack([1 - p, p])
+    per = fc.klcal(y, P, multiclass="classwise")
+    assert per.per_class.tolist() == [fc.klcal(y == 0, 1 - p), fc.klcal(y == 1, p)]
+    with pytest.raises(ValueError, match="exact buckets"):
+        fc.klcal(y, p, bins=5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", fc.SampleSizeWarning)
+        fc.klcal([0, 1, 1], [0.2, 0.4, 0.9])
+    (warning,) = caught
+    assert warning.filename == __file__ and "klcal" in str(warning.message)
+
+
 def _trial(forecaster, adversary, T=2048, seed_index=0):
     t = plan(load_preset("quick"))[0]
     aparams = '{"p": 0.5}' if adversary == "bernoulli" else "{}"
