@@ -93,7 +93,7 @@ class DecisionLossDisplay:
 
     @classmethod
     def from_predictions(
-        cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None, name=None, monotone=False
+        cls, y_true, y_prob, *, sample_weight=None, bins=None, strategy="uniform", ax=None, name=None, monotone=False
     ):
         """Decision-loss curve of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does.
 

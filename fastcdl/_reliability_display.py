@@ -174,7 +174,7 @@ class ReliabilityDisplay:
 
     @classmethod
     def from_predictions(
-        cls, y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, ax=None, name=None, n_boot=0, seed=0
+        cls, y_true, y_prob, *, sample_weight=None, bins=None, strategy="uniform", ax=None, name=None, n_boot=0, seed=0
     ):
         """Reliability diagram of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does.
 

@@ -20,7 +20,7 @@ from fastcdl.stats import BucketStats
 
 
 @accepts_multiclass("table")
-def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> BucketStats:
+def bucket_stats(y_true, y_prob, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> BucketStats:
     """Reduce rounds (y_t, p_t) to the bucket table (q_i, n_i, s_i).
 
     bins=None: every distinct prediction is a bucket (the definitions of docs/metrics.md, exactly);
@@ -67,14 +67,14 @@ def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight
         The outcomes, 0 and 1.
     y_prob : array-like of shape (T,)
         The predicted probabilities of y = 1, in [0, 1].
+    sample_weight : array-like of shape (T,), optional
+        Nonnegative, finite weights; the counts become sums of weights (float64).
     bins : None, int, "auto" or array-like, default None
         None: every distinct prediction is a bucket; m: m equal bins (or equal-mass bins with
         ``strategy="quantile"``); "auto": round(T^(1/3)) bins; an array: the edges, from 0
         to 1.
     strategy : {"uniform", "quantile"}, default "uniform"
         How an integer or "auto" ``bins`` places its edges.
-    sample_weight : array-like of shape (T,), optional
-        Nonnegative, finite weights; the counts become sums of weights (float64).
     n_jobs : int, optional
         Threads for the binning kernel (None: numba's current count).
 

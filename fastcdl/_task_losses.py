@@ -22,7 +22,7 @@ from fastcdl.stats import BucketStats
 @accepts_multiclass()
 @_docstrings.fill
 def cfdl(
-    y_true, y_prob=None, *, payoff=None, kink=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None
+    y_true, y_prob=None, *, payoff=None, kink=None, sample_weight=None, bins=None, strategy="uniform", n_jobs=None
 ) -> float:
     """Calibration fixed decision loss of one task (docs/metrics.md).
 
@@ -39,9 +39,9 @@ def cfdl(
     kink : float, optional
         The V-shaped task with its kink at mu: the value is ``f(mu) / max(mu, 1 - mu)``.
         Exactly one of ``payoff`` and ``kink`` is given.
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
     {{pos_label}}
@@ -89,9 +89,9 @@ def swap_regret(
     y_prob=None,
     *,
     payoff,
+    sample_weight=None,
     bins=None,
     strategy="uniform",
-    sample_weight=None,
     n_jobs=None,
     multiclass=None,
     pos_label=None,
@@ -110,10 +110,10 @@ def swap_regret(
     {{y_prob}}
     payoff : array-like of shape (n_actions, 2) or (n_actions, k)
         The task U, rows = actions, one column per outcome, entries in [0, 1].
+    {{sample_weight}}
     {{bins}}
         Two outcomes only.
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
         Two-column payoffs only: a task over k outcomes takes the (T, k) forecasts as they are.
@@ -169,7 +169,7 @@ def swap_regret(
 
 @accepts_multiclass()
 def _swap_regret_binary(
-    y_true, y_prob=None, *, payoff, bins=None, strategy="uniform", sample_weight=None, n_jobs=None
+    y_true, y_prob=None, *, payoff, sample_weight=None, bins=None, strategy="uniform", n_jobs=None
 ) -> float:
     u = _validate.check_payoff(payoff)
     return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs, strategy), u))

@@ -98,7 +98,7 @@ def _check_options(bins, strategy, n_jobs):
     return out
 
 
-def bucket_stats(y_true, y_prob, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> BucketStats:
+def bucket_stats(y_true, y_prob, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> BucketStats:
     """Bucket table (q_i, n_i, s_i) of dask arrays, reduced chunk by chunk.
 
     Each chunk is reduced on a worker by :func:`fastcdl.bucket_stats` (which validates

@@ -36,7 +36,7 @@ __all__ = ["kl_calibration", "klcal"]
 
 @accepts_multiclass()
 @_docstrings.fill
-def klcal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
+def klcal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """KL-calibration: the mean over rounds of KL(frequency || stated value) of each bucket
     (:func:`kl_calibration` of the rounds' bucket table; docs/pseudo.md). O(T log T) for the
     table, O(m) after.
@@ -48,9 +48,9 @@ def klcal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=N
     ----------
     {{y_true}}
     {{y_prob}}
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
     {{pos_label}}

@@ -65,16 +65,16 @@ __all__ = [
 
 @accepts_multiclass()
 @_docstrings.fill
-def ece(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
+def ece(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """Expected calibration error ``(1/T) sum_i n_i |q_i - qhat_i|``. O(m) after binning.
 
     Parameters
     ----------
     {{y_true}}
     {{y_prob}}
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
     {{pos_label}}
@@ -103,7 +103,7 @@ def ece(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
 
 @accepts_multiclass()
 @_docstrings.fill
-def k2(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
+def k2(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """Squared calibration error ``(1/T) sum_i n_i (q_i - qhat_i)^2``. O(m) after binning.
 
     The reliability term of the Brier score.
@@ -112,9 +112,9 @@ def k2(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None
     ----------
     {{y_true}}
     {{y_prob}}
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
     {{pos_label}}
@@ -143,7 +143,7 @@ def k2(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None
 @accepts_multiclass("curve")
 @_docstrings.fill
 def decision_loss_curve(
-    y_true, y_prob=None, *, kinks=None, bins=None, strategy="uniform", sample_weight=None, n_jobs=None
+    y_true, y_prob=None, *, kinks=None, sample_weight=None, bins=None, strategy="uniform", n_jobs=None
 ):
     """``CFDL_mu = f(mu) / max(mu, 1 - mu)`` of the V-shaped tasks at the given kinks.
 
@@ -157,9 +157,9 @@ def decision_loss_curve(
     kinks : array-like of float in [0, 1], optional
         Where to evaluate. None: at every breakpoint of f (the q_i, qhat_i, 0, 1/2, 1) and
         on a grid of 1001 points.
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
         Class-wise, every class is evaluated at the union of the classes' kinks.
@@ -360,7 +360,7 @@ class CDLReport:
 
 @accepts_multiclass()
 @_docstrings.fill
-def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
+def cdl(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """Calibration decision loss: the most any decision maker with payoffs in [0, 1] gains
     by recalibrating, computed exactly as 2 fbar(1/2) (docs/exact-cdl.md). O(m log m).
 
@@ -368,9 +368,9 @@ def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
     ----------
     {{y_true}}
     {{y_prob}}
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
     {{pos_label}}
@@ -407,16 +407,16 @@ def cdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=Non
 
 @accepts_multiclass()
 @_docstrings.fill
-def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
+def vcdl(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (docs/metrics.md). O(m log m).
 
     Parameters
     ----------
     {{y_true}}
     {{y_prob}}
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
     {{pos_label}}
@@ -446,7 +446,7 @@ def vcdl(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
 
 @accepts_multiclass()
 @_docstrings.fill
-def ucal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> float:
+def ucal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """U-calibration error: sup over tasks of the external regret to the best fixed action
     (docs/exact-cdl.md), exactly. O(m log m).
 
@@ -457,9 +457,9 @@ def ucal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
     ----------
     {{y_true}}
     {{y_prob}}
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
     {{pos_label}}
@@ -488,7 +488,7 @@ def ucal(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=No
 
 @accepts_multiclass("report")
 @_docstrings.fill
-def cdl_report(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_weight=None, n_jobs=None) -> CDLReport:
+def cdl_report(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> CDLReport:
     """CDL with its certificate: the worst task (at most 3 actions), its kinks and weights.
 
     O(m log m).
@@ -497,9 +497,9 @@ def cdl_report(y_true, y_prob=None, *, bins=None, strategy="uniform", sample_wei
     ----------
     {{y_true}}
     {{y_prob}}
+    {{sample_weight}}
     {{bins}}
     {{strategy}}
-    {{sample_weight}}
     {{n_jobs}}
     {{multiclass}}
     {{pos_label}}

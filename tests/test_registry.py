@@ -135,3 +135,20 @@ def test_interval_fields_are_the_ones_interval_and_the_cli_read():
     assert set(shown) <= set(BIAS_RATES)
     assert BIAS_RATES["atb_unbiased"] is None and BIAS_RATES["atb"] == 1.0
     assert BIAS_RATES["cdl_monotone"] == (0.5, 2.0 / 3.0)
+
+
+def test_every_public_function_orders_the_table_keywords_alike():
+    """sample_weight, bins, strategy, n_jobs: in this order wherever a public function takes them."""
+    import inspect
+
+    order = ["sample_weight", "bins", "strategy", "n_jobs"]
+    checked = 0
+    for name in fc.__all__:
+        obj = getattr(fc, name)
+        if not callable(obj) or inspect.isclass(obj):
+            continue
+        params = [p for p in inspect.signature(obj).parameters if p in order]
+        if len(params) >= 2:
+            assert params == [p for p in order if p in params], name
+            checked += 1
+    assert checked >= 25
