@@ -264,16 +264,37 @@ class _CSVSource:
         return None
 
     def chunks(self, cols: Columns, skip_missing):
+        bad_rows = []  # pyarrow's invalid rows (a wrong number of fields), for the message
+        kinds = {c: "outcome" if (c == cols.y and cols.multiclass is None) else "number" for c in cols.names}
+        stream, reader = self._open_reader(cols, bad_rows)
+        start = 0
+        with stream:
+            while True:
+                batch = self._next_batch(reader, bad_rows, start)
+                if batch is None:
+                    return
+                n = batch.num_rows
+                rows = np.arange(start, start + n, dtype=np.int64)
+                start += n
+                if n == 0:
+                    continue
+                if skip_missing:
+                    batch, rows, skipped = _drop_missing(batch, rows, cols)
+                    if skipped is not None:
+                        yield skipped, None  # skipped rows, counted by the reader
+                    if rows.shape[0] == 0:
+                        continue
+                yield rows, self._arrays(batch, cols, kinds, rows)
+
+    def _open_reader(self, cols, bad_rows):
+        """(stream, pyarrow's streaming CSV reader) of the columns read, every cell as text."""
         import pyarrow as pa
         import pyarrow.csv as pcsv
-
-        bad_rows = []
 
         def on_invalid(row):
             bad_rows.append(row)
             return "error"
 
-        kinds = {c: "outcome" if (c == cols.y and cols.multiclass is None) else "number" for c in cols.names}
         stream = self.text.open()
         try:
             reader = pcsv.open_csv(
@@ -296,49 +317,38 @@ class _CSVSource:
                 raise InputError(f"{self.path}: {self._bad_row(bad_rows[0])}") from None
             what = f"{self.text.compression}-compressed " if self.text.compression else ""
             raise InputError(f"{self.path}: not a readable {what}CSV file ({_os_reason(e)})") from None
-        start = 0
-        with stream:
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    return
-                except (pa.ArrowInvalid, OSError) as e:
-                    if bad_rows:
-                        raise InputError(f"{self.path}: {self._bad_row(bad_rows[0])}") from None
-                    what = f"{self.text.compression}-compressed " if self.text.compression else ""
-                    raise InputError(
-                        f"{self.path}: not a readable {what}CSV file after its first {start} rows ({_os_reason(e)})"
-                    ) from None
-                n = batch.num_rows
-                rows = np.arange(start, start + n, dtype=np.int64)
-                start += n
-                if n == 0:
-                    continue
-                if skip_missing:
-                    miss = np.zeros(n, dtype=bool)
-                    for c in cols.names:
-                        miss |= _missing_mask(batch.column(c))
-                    if miss.any():
-                        keep = ~miss
-                        batch = batch.filter(pa.array(keep))
-                        yield rows[miss], None  # skipped rows, counted by the reader
-                        rows = rows[keep]
-                        if rows.shape[0] == 0:
-                            continue
-                arrays, bad = {}, []
-                for c in cols.names:
-                    try:
-                        arrays[c] = _text_column(
-                            batch.column(c), c, kinds[c], self.path, rows, self.where, self.delimiter
-                        )
-                    except _CellError as e:
-                        bad.append(e)
-                if bad:  # the first bad row, whichever column it is in
-                    raise InputError(str(min(bad, key=lambda e: e.index))) from None
-                if cols.multiclass:  # the cells as printed, for rows that need their digits (_Reducer)
-                    arrays.update({(_PRINTED, c): batch.column(c) for c in cols.p})
-                yield rows, arrays
+        return stream, reader
+
+    def _next_batch(self, reader, bad_rows, start):
+        """The next record batch, or None at the end; a malformed row is an InputError."""
+        import pyarrow as pa
+
+        try:
+            return reader.read_next_batch()
+        except StopIteration:
+            return None
+        except (pa.ArrowInvalid, OSError) as e:
+            if bad_rows:
+                raise InputError(f"{self.path}: {self._bad_row(bad_rows[0])}") from None
+            what = f"{self.text.compression}-compressed " if self.text.compression else ""
+            raise InputError(
+                f"{self.path}: not a readable {what}CSV file after its first {start} rows ({_os_reason(e)})"
+            ) from None
+
+    def _arrays(self, batch, cols, kinds, rows):
+        """{column: parsed values} of a batch (the first bad cell of any column is an InputError);
+        k classes also keep the cells as printed (_Reducer reads their digits)."""
+        arrays, bad = {}, []
+        for c in cols.names:
+            try:
+                arrays[c] = _text_column(batch.column(c), c, kinds[c], self.path, rows, self.where, self.delimiter)
+            except _CellError as e:
+                bad.append(e)
+        if bad:  # the first bad row, whichever column it is in
+            raise InputError(str(min(bad, key=lambda e: e.index))) from None
+        if cols.multiclass:
+            arrays.update({(_PRINTED, c): batch.column(c) for c in cols.p})
+        return arrays
 
     def printed(self, rows, arrays, at, columns):
         """The cells of ``columns`` at positions ``at`` of a chunk, as printed (pyarrow strings)."""
@@ -352,6 +362,19 @@ class _CSVSource:
             f"{where} has {fields} field{'s' * (fields != 1)}, the header has {row.expected_columns} "
             f"(delimiter {self.delimiter!r}): {row.text[:60]!r}"
         )
+
+
+def _drop_missing(batch, rows, cols):
+    """(batch, rows, skipped rows or None) without the rows that have a missing cell in a column read."""
+    import pyarrow as pa
+
+    miss = np.zeros(batch.num_rows, dtype=bool)
+    for c in cols.names:
+        miss |= _missing_mask(batch.column(c))
+    if not miss.any():
+        return batch, rows, None
+    keep = ~miss
+    return batch.filter(pa.array(keep)), rows[keep], rows[miss]
 
 
 class _JSONSource:

@@ -573,7 +573,15 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
         )
     refuse_masked(P, name)
     refuse_masked(y_true, "y_true")
-    P = np.asarray(P)
+    P0 = np.asarray(P)
+    P = _checked_rows(P0, name)
+    _check_row_sums(P, P0, name, row_sum_tol, printed)
+    return _checked_labels(y_true, P.shape[0], P.shape[1], name), P
+
+
+def _checked_rows(P, name):
+    """P as a contiguous float32 (from float32 or float16) or float64 array, after checking its
+    dtype, shape (T, k >= 2, T >= 1), finiteness and range [0, 1]."""
     if P.dtype == object or P.dtype.kind not in "biuf":
         raise ValidationError(name, f"must be a numeric array, got dtype {P.dtype}")
     if P.ndim != 2:
@@ -583,8 +591,6 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
         raise ValidationError(name, "is empty: there are no rounds")
     if k < 2:
         raise ValidationError(name, f"must have at least two columns (outcomes), got {k}")
-    auto = row_sum_tol is None
-    tol, precision = row_sum_tolerance(P) if auto else (float(row_sum_tol), "")
     if P.dtype in (np.float16, np.float32):
         P = np.ascontiguousarray(P, dtype=np.float32)  # float16 converts exactly
     else:
@@ -599,32 +605,44 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
         t, j = (int(v) for v in np.argwhere(out)[0])
         v = P[t, j].item()
         raise ValidationError(name, "entries must lie in [0, 1]", index=(t, j), value=v)
+    return P
+
+
+def _check_row_sums(P, given, name, row_sum_tol, printed):
+    """Rows summing to 1 within the tolerance of check_distributions (``given``: P as passed,
+    whose dtype sets the automatic tolerance)."""
+    k = P.shape[1]
+    auto = row_sum_tol is None
+    tol, precision = row_sum_tolerance(given) if auto else (float(row_sum_tol), "")
     dev = np.abs(P.sum(axis=1, dtype=np.float64) - 1.0)
     if printed is not None:  # rows read from text: the precision they were printed with
         tol = tol + np.asarray(printed, dtype=np.float64)
     elif auto and precision == "float64" and (dev > tol).any() and np.array_equal(P, P.astype(np.float32)):
         # float32 output converted to float64: it carries float32's precision
         tol, precision = k * 4 * float(np.finfo(np.float32).eps), "float32-valued"
-    if (dev > tol).any():
-        t = int(np.flatnonzero(dev > tol)[0])
-        total = float(P[t].sum(dtype=np.float64))
-        if printed is not None:
-            rule = (
-                f"within {float(tol[t]):.2g}: {ROW_SUM_TOL:g} plus half a unit in the last printed digit of each entry"
-            )
-        elif auto:
-            rule = f"within {tol:.2g}, the tolerance for {precision} rows with k = {k}"
-        else:
-            rule = f"within {tol:g}"
-        raise ValidationError(
-            name,
-            f"rows must sum to 1 ({rule})",
-            index=t,
-            value=total,
-            message=f"each row of {name} must sum to 1 ({rule}); row {t} (0-based) sums to {total!r}, off by "
-            f"{abs(total - 1.0):.2g}. If the rows are probabilities that lost precision, "
-            f"normalise them first: {name} / {name}.sum(axis=1, keepdims=True)",
-        )
+    if not (dev > tol).any():
+        return
+    t = int(np.flatnonzero(dev > tol)[0])
+    total = float(P[t].sum(dtype=np.float64))
+    if printed is not None:
+        rule = f"within {float(tol[t]):.2g}: {ROW_SUM_TOL:g} plus half a unit in the last printed digit of each entry"
+    elif auto:
+        rule = f"within {tol:.2g}, the tolerance for {precision} rows with k = {k}"
+    else:
+        rule = f"within {tol:g}"
+    raise ValidationError(
+        name,
+        f"rows must sum to 1 ({rule})",
+        index=t,
+        value=total,
+        message=f"each row of {name} must sum to 1 ({rule}); row {t} (0-based) sums to {total!r}, off by "
+        f"{abs(total - 1.0):.2g}. If the rows are probabilities that lost precision, "
+        f"normalise them first: {name} / {name}.sum(axis=1, keepdims=True)",
+    )
+
+
+def _checked_labels(y_true, T, k, name):
+    """y_true as int64 labels 0..k-1 of T rounds (bool, integer or integer-valued floats)."""
     y = np.asarray(y_true)
     if y.ndim != 1:
         raise ValidationError("y_true", f"must be 1-D, got an array of shape {y.shape}")
@@ -656,7 +674,7 @@ def check_distributions(y_true, P, row_sum_tol=None, name="P", printed=None):
             value=v,
             message=f"y_true must contain labels 0..{k - 1} ({name} has {k} columns); found {v!r} at {_position(i)}",
         )
-    return y.astype(np.int64), P
+    return y.astype(np.int64)
 
 
 # -- scalar parameters ----------------------------------------------------------------

@@ -21,6 +21,7 @@ import fastcdl.io
 import fastcdl.measures
 import fastcdl.measures as M
 import fastcdl.metrics
+from fastcdl._worst_task import stated_actions
 from fastcdl.cli import main
 from fastcdl.io import InputError, read_stats
 from fastcdl.summary import jsonable
@@ -190,7 +191,8 @@ def _expected(y, p, w, bins):
             "at_bounds": [(["low", "middle", "high"] if len(u) == 3 else ["low", "high"])[a] for a in at_bounds],
             "gain": fc.cfdl(y, p, payoff=rep.ordered_task()[0], **kw),
             "kinks": rep.kinks.tolist(),
-            "weights": rep.weights.tolist(),
+            # the weights as the payoffs are stated: exactly from the kinks as printed
+            "weights": list(stated_actions(*rep.kinks)[1]) if len(rep.kinks) == 2 else rep.weights.tolist(),
         },
         **_expected_sample(fc.bucket_stats(y, p, **kw)),
     }
