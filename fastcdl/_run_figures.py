@@ -175,21 +175,7 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
                 t_lo, t_hi = min(t_lo, T[0]), max(t_hi, T[-1])
         if t_hi == 0:
             continue
-        # reference slopes through the geometric mean of the (positive) series at the smallest T
-        T_ref = np.array([t_lo, t_hi])
-        refs = ((-0.5, r"$\propto T^{-1/2}$", (0, (6, 3))), (-1 / 3, r"$\propto T^{-1/3}$", (0, (2, 2))))
-        for expo, text, ls in refs if first_means else ():
-            y = np.exp(np.mean(np.log(first_means))) * (T_ref / t_lo) ** expo
-            ax.plot(T_ref, y, color="0.55", linestyle=ls, linewidth=1.1, label=f"reference {text}")
-            ax.annotate(
-                text,
-                (T_ref[-1], y[-1]),
-                xytext=(4, 0),
-                textcoords="offset points",
-                color="0.4",
-                fontsize="small",
-                va="center",
-            )
+        _reference_slopes(ax, first_means, t_lo, t_hi)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlim(t_lo / 1.3, t_hi * 1.6)
@@ -219,49 +205,77 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
         out.append((f"rates_{_slug(a)}.png", fig))
 
     if ratios:
-        fig = Figure(figsize=(3.6 * len(adversaries) + 2.4, 4.2), layout="constrained")
-        axes = fig.subplots(1, len(adversaries), sharey=True, squeeze=False)[0]
-        by = defaultdict(list)
-        for r in ratios:
-            by[(r["forecaster"], r["adversary"])].append(r)
-        for ax, a in zip(axes, adversaries):
-            for f in forecasters:
-                pts = by.get((f, a))
-                if pts:
-                    ax.plot(
-                        [p["T"] for p in pts],
-                        [p["cdl_over_ece"] for p in pts],
-                        color=colour[f],
-                        marker="o",
-                        markersize=4,
-                        linewidth=1.4,
-                        label=_wrap(f),
-                    )
-            ax.axhline(2.0, color="0.55", linestyle="--", linewidth=1.0, label="bound CDL ≤ 2 ECE")
-            ax.set_xscale("log", base=2)
-            ax.set_title(_wrap(f"adversary '{a}'", 36), fontsize="medium")
-            ax.set_xlabel("horizon T (rounds)")
-            ax.grid(True, color="0.9")
-        axes[0].set_ylabel("CDL / ECE (ratio of means over seeds)")
-        axes[0].set_ylim(bottom=0)
-        handles, labels = axes[0].get_legend_handles_labels()
-        for ax in axes[1:]:
-            for h, lab in zip(*ax.get_legend_handles_labels()):
-                if lab not in labels:
-                    handles.append(h)
-                    labels.append(lab)
-        fig.legend(
-            handles,
-            labels,
-            loc="outside right upper",
-            fontsize="small",
-            title="forecaster",
-            title_fontsize="small",
-            frameon=False,
-        )
-        fig.suptitle("CDL / ECE vs horizon", fontsize="medium")
-        out.append(("cdl_over_ece.png", fig))
+        out.append(("cdl_over_ece.png", _ratio_figure(ratios, forecasters, adversaries, colour)))
     return out
+
+
+def _reference_slopes(ax, first_means, t_lo, t_hi):
+    """Lines T^-1/2 and T^-1/3 from the geometric mean of the series' first points."""
+    T_ref = np.array([t_lo, t_hi])
+    if not first_means:
+        return
+    # reference slopes through the geometric mean of the (positive) series at the smallest T
+    refs = ((-0.5, r"$\propto T^{-1/2}$", (0, (6, 3))), (-1 / 3, r"$\propto T^{-1/3}$", (0, (2, 2))))
+    for expo, text, ls in refs:
+        y = np.exp(np.mean(np.log(first_means))) * (T_ref / t_lo) ** expo
+        ax.plot(T_ref, y, color="0.55", linestyle=ls, linewidth=1.1, label=f"reference {text}")
+        ax.annotate(
+            text,
+            (T_ref[-1], y[-1]),
+            xytext=(4, 0),
+            textcoords="offset points",
+            color="0.4",
+            fontsize="small",
+            va="center",
+        )
+
+
+def _ratio_figure(ratios, forecasters, adversaries, colour):
+    """The CDL / ECE ratio against T, one panel per adversary, with the bound CDL <= 2 ECE."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(3.6 * len(adversaries) + 2.4, 4.2), layout="constrained")
+    axes = fig.subplots(1, len(adversaries), sharey=True, squeeze=False)[0]
+    by = defaultdict(list)
+    for r in ratios:
+        by[(r["forecaster"], r["adversary"])].append(r)
+    for ax, a in zip(axes, adversaries):
+        for f in forecasters:
+            pts = by.get((f, a))
+            if pts:
+                ax.plot(
+                    [p["T"] for p in pts],
+                    [p["cdl_over_ece"] for p in pts],
+                    color=colour[f],
+                    marker="o",
+                    markersize=4,
+                    linewidth=1.4,
+                    label=_wrap(f),
+                )
+        ax.axhline(2.0, color="0.55", linestyle="--", linewidth=1.0, label="bound CDL ≤ 2 ECE")
+        ax.set_xscale("log", base=2)
+        ax.set_title(_wrap(f"adversary '{a}'", 36), fontsize="medium")
+        ax.set_xlabel("horizon T (rounds)")
+        ax.grid(True, color="0.9")
+    axes[0].set_ylabel("CDL / ECE (ratio of means over seeds)")
+    axes[0].set_ylim(bottom=0)
+    handles, labels = axes[0].get_legend_handles_labels()
+    for ax in axes[1:]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(
+        handles,
+        labels,
+        loc="outside right upper",
+        fontsize="small",
+        title="forecaster",
+        title_fontsize="small",
+        frameon=False,
+    )
+    fig.suptitle("CDL / ECE vs horizon", fontsize="medium")
+    return fig
 
 
 def _table_figures(rows):

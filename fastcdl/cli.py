@@ -195,13 +195,8 @@ def cmd_worst(args) -> int:
     return 0
 
 
-def cmd_leaderboard(args) -> int:
-    from dataclasses import replace
-
-    from fastcdl.experiments import leaderboard
-    from fastcdl.experiments.fill import ReplayMismatch, fill_measures
-    from fastcdl.experiments.presets import load_preset, override, parse_horizon
-    from fastcdl.experiments.runner import WorkerDied, run
+def _check_leaderboard_args(args) -> None:
+    from fastcdl.experiments.presets import parse_horizon
 
     for option, value in (("--t-min", args.t_min), ("--t-max", args.t_max)):
         if value is not None:
@@ -214,36 +209,62 @@ def cmd_leaderboard(args) -> int:
     if not args.run and any(v is not None for v in grid.values()):
         given = [f"--{k.replace('_', '-')}" for k, v in grid.items() if v is not None]
         raise InputError(f"{', '.join(given)} set the grid of --run; --add plays the grid stored in --dir")
+
+
+def _leaderboard_run(args, folder) -> None:
+    """Run (or resume) the leaderboard's grid, then fill the measures added since."""
+    from dataclasses import replace
+
+    from fastcdl.experiments.fill import fill_measures
+    from fastcdl.experiments.presets import load_preset, override
+    from fastcdl.experiments.runner import run
+
+    preset = override(load_preset(args.preset), t_min=args.t_min, t_max=args.t_max, seeds=args.seeds)
+    if args.worst is not None:
+        preset = replace(preset, worst=args.worst)
+    summary = run(preset, folder, workers=args.workers, progress=not args.no_progress)
+    print(
+        f"{summary['n_done']}/{summary['n_trials']} trials in {folder}/trials.sqlite "
+        f"({summary['n_ran']} run now, {summary['n_reused']} reused)"
+    )
+    filled = fill_measures(folder, workers=args.workers, progress=not args.no_progress)
+    if filled["n_missing"]:
+        print(
+            f"later measures of {filled['n_missing']} trials stored before them: "
+            f"{filled['n_from_tables']} from their bucket tables, {filled['n_replayed']} run again "
+            "and checked against the stored row"
+        )
+
+
+def _leaderboard_add(args, folder, spec) -> None:
+    """Play one plug-in forecaster on the stored grid and print where it ranks."""
+    from fastcdl.experiments import leaderboard
+
+    out = leaderboard.add(folder, spec, workers=args.workers, progress=not args.no_progress)
+    print(
+        f"{out['label']}: {out['n_trials']} trials in {folder}/trials.sqlite ({out['n_ran']} run now, "
+        f"{out['n_reused']} reused)"
+    )
+    for env, why in out["refused"].items():
+        print(f"  not played: {env} ({why})")
+    for line in leaderboard.rank_lines(leaderboard.ranks(folder, out["label"])):
+        print(line)
+
+
+def cmd_leaderboard(args) -> int:
+    from fastcdl.experiments import leaderboard
+    from fastcdl.experiments.fill import ReplayMismatch
+    from fastcdl.experiments.runner import WorkerDied
+
+    _check_leaderboard_args(args)
     folder = Path(args.dir)
     received = []
     try:
         with _stop_on_signals(received):
             if args.run:
-                preset = override(load_preset(args.preset), t_min=args.t_min, t_max=args.t_max, seeds=args.seeds)
-                if args.worst is not None:
-                    preset = replace(preset, worst=args.worst)
-                summary = run(preset, folder, workers=args.workers, progress=not args.no_progress)
-                print(
-                    f"{summary['n_done']}/{summary['n_trials']} trials in {folder}/trials.sqlite "
-                    f"({summary['n_ran']} run now, {summary['n_reused']} reused)"
-                )
-                filled = fill_measures(folder, workers=args.workers, progress=not args.no_progress)
-                if filled["n_missing"]:
-                    print(
-                        f"later measures of {filled['n_missing']} trials stored before them: "
-                        f"{filled['n_from_tables']} from their bucket tables, {filled['n_replayed']} run again "
-                        "and checked against the stored row"
-                    )
+                _leaderboard_run(args, folder)
             for spec in args.add or ():
-                out = leaderboard.add(folder, spec, workers=args.workers, progress=not args.no_progress)
-                print(
-                    f"{out['label']}: {out['n_trials']} trials in {folder}/trials.sqlite ({out['n_ran']} run now, "
-                    f"{out['n_reused']} reused)"
-                )
-                for env, why in out["refused"].items():
-                    print(f"  not played: {env} ({why})")
-                for line in leaderboard.rank_lines(leaderboard.ranks(folder, out["label"])):
-                    print(line)
+                _leaderboard_add(args, folder, spec)
     except KeyboardInterrupt:
         signum = received[0] if received else signal.SIGINT
         print(

@@ -226,6 +226,13 @@ def test_add_ranks_a_readme_plugin_and_reuses_the_store(board, capsys):
     env = line.split("worst environment ")[1].split(",")[0]  # any of the tied worst ones
     at = [r["cdl"] for r in mine if r["adversary_label"] == env and r["T"] == 256]
     assert np.mean(at) == pytest.approx(ref["halfway"][2], rel=1e-12)
+    # the line names the leader of the measure and its score, unless the plug-in leads
+    leaders = {f for f, (r, _, _) in ref.items() if r == 1}
+    if "halfway" not in leaders:
+        name, rest = line.split("; leader ")[1].split(": ", 1)
+        assert name in leaders and rest.startswith(leaderboard._g(ref[name][2]) + " (")
+    else:
+        assert "; leader " not in line
     # a second time every trial is reused
     assert (
         main(["leaderboard", "--dir", str(board), "--add", "readme_plugin:HALFWAY", "--workers", "1", "--no-progress"])

@@ -811,7 +811,8 @@ def ranks(folder, forecaster_label) -> list[dict]:
     -------
     list of dict
         One per measure: rank ("" if it did not play every ranked environment), n_ranked,
-        worst_environment, T, mean, lo, hi, slope, slope_lo, slope_hi.
+        worst_environment, T, mean, lo, hi, slope, slope_lo, slope_hi, and the leader of the
+        measure (rank 1: ``leader``, its ``leader_mean`` and ``leader_worst_environment``).
 
     Raises
     ------
@@ -827,7 +828,20 @@ def ranks(folder, forecaster_label) -> list[dict]:
     folder = Path(folder)
     rows = load_rows(folder)
     _, _, _, ranked, _, _, _ = _tables(rows, seed=_master_seed(folder))
-    return [r for r in ranked if r["forecaster"] == forecaster_label]
+    leaders = {r["measure"]: r for r in ranked if r["rank"] == 1}
+    out = []
+    for r in ranked:
+        if r["forecaster"] == forecaster_label:
+            lead = leaders.get(r["measure"], {})
+            out.append(
+                {
+                    **r,
+                    "leader": lead.get("forecaster", ""),
+                    "leader_mean": lead.get("mean", ""),
+                    "leader_worst_environment": lead.get("worst_environment", ""),
+                }
+            )
+    return out
 
 
 def rank_lines(rows) -> list[str]:
@@ -839,9 +853,12 @@ def rank_lines(rows) -> list[str]:
             if r["rank"] != ""
             else f"no rank (played {r['environments_played']} of the {r['environments_ranked']} ranked environments)"
         )
+        lead = ""
+        if r.get("leader") and r["leader"] != r["forecaster"]:
+            lead = f"; leader {r['leader']}: {_g(r['leader_mean'])} ({r['leader_worst_environment']})"
         out.append(
             f"  {_label(r['measure']):<8} {where}: worst environment {r['worst_environment']}, "
             f"{_g(r['mean'])} [{_g(r['lo'])}, {_g(r['hi'])}] at T = {_pow2(r['T'])}, "
-            f"slope {_s(r['slope'])} [{_s(r['slope_lo'])}, {_s(r['slope_hi'])}]"
+            f"slope {_s(r['slope'])} [{_s(r['slope_lo'])}, {_s(r['slope_hi'])}]{lead}"
         )
     return out
