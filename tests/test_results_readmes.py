@@ -1366,6 +1366,47 @@ def _lowest(summ, est, n, method):
     return min(cov) if cov else None
 
 
+def _check_coverage_table(header, rows, summ, check):
+    """The default interval's coverage "c [lo, hi]" per estimator, model and n."""
+    ns = [int(re.match(r"n = (\d+)", h).group(1)) for h in header[2:]]
+    for row in rows:
+        est, model = _clean(row[0]), _clean(row[1])
+        for n, cell in zip(ns, row[2:]):
+            for printed, field in zip(re.findall(NUMBER, cell), ("coverage", "coverage_lo", "coverage_hi")):
+                r = summ.get((model, n, est, "default"))
+                check(printed, None if r is None else float(r[field]), (est, model, n, field))
+
+
+def _check_bias_table(header, rows, summ, check):
+    """The bias "plug-in / debiased" (x 1000) with the population value."""
+    ns = [int(re.match(r"n = (\d+)", h).group(1)) for h in header[3:]]
+    for row in rows:
+        est, model = _clean(row[0]), _clean(row[1])
+        some = next((summ[(model, n, est, "default")] for n in ns if (model, n, est, "default") in summ), None)
+        check(row[2], None if some is None else 1000 * float(some["truth"]), (est, model, "truth"))
+        for n, cell in zip(ns, row[3:]):
+            for printed, method in zip(re.findall(NUMBER, cell), ("percentile", "default")):
+                r = summ.get((model, n, est, method))
+                check(printed, None if r is None else 1000 * float(r["bias"]), (est, model, n, method))
+
+
+def _check_lowest_table(header, rows, summ, check, n_here):
+    """The lowest coverage over the models per method at n_here, the samples per model in brackets."""
+    for row in rows:
+        m = re.fullmatch(r"(\w+) \((\d+)(?: to (\d+))?\)", _clean(row[0]))
+        est = m.group(1)
+        R = [
+            float(summ[(mod, n_here, est, "default")]["samples"])
+            for mod in MODELS
+            if (mod, n_here, est, "default") in summ
+        ]
+        check(m.group(2), min(R) if R else None, (est, n_here, "samples"))
+        check(m.group(3) or m.group(2), max(R) if R else None, (est, n_here, "samples"))
+        for method, cell in zip(header[1:], row[1:]):
+            if cell:
+                check(cell, _lowest(summ, est, n_here, method), (est, n_here, method))
+
+
 def _study_table_problems(text, summ):
     """(numbers checked, [wrong ones]) of the README's study tables: the default interval's coverage
     "c [lo, hi]" per estimator, model and n; the lowest coverage over the models per method, under
@@ -1384,39 +1425,11 @@ def _study_table_problems(text, summ):
     for n_here, part in sections:
         for header, rows in _tables(part):
             if header[:2] == ["estimator", "model"] and header[2].startswith("n = "):
-                ns = [int(re.match(r"n = (\d+)", h).group(1)) for h in header[2:]]
-                for row in rows:
-                    est, model = _clean(row[0]), _clean(row[1])
-                    for n, cell in zip(ns, row[2:]):
-                        for printed, field in zip(re.findall(NUMBER, cell), ("coverage", "coverage_lo", "coverage_hi")):
-                            r = summ.get((model, n, est, "default"))
-                            check(printed, None if r is None else float(r[field]), (est, model, n, field))
+                _check_coverage_table(header, rows, summ, check)
             elif header[:3] == ["estimator", "model", "truth"]:
-                ns = [int(re.match(r"n = (\d+)", h).group(1)) for h in header[3:]]
-                for row in rows:
-                    est, model = _clean(row[0]), _clean(row[1])
-                    some = next(
-                        (summ[(model, n, est, "default")] for n in ns if (model, n, est, "default") in summ), None
-                    )
-                    check(row[2], None if some is None else 1000 * float(some["truth"]), (est, model, "truth"))
-                    for n, cell in zip(ns, row[3:]):
-                        for printed, method in zip(re.findall(NUMBER, cell), ("percentile", "default")):
-                            r = summ.get((model, n, est, method))
-                            check(printed, None if r is None else 1000 * float(r["bias"]), (est, model, n, method))
+                _check_bias_table(header, rows, summ, check)
             elif n_here is not None and header[:2] == ["estimator", "default"]:
-                for row in rows:
-                    m = re.fullmatch(r"(\w+) \((\d+)(?: to (\d+))?\)", _clean(row[0]))
-                    est = m.group(1)
-                    R = [
-                        float(summ[(mod, n_here, est, "default")]["samples"])
-                        for mod in MODELS
-                        if (mod, n_here, est, "default") in summ
-                    ]
-                    check(m.group(2), min(R) if R else None, (est, n_here, "samples"))
-                    check(m.group(3) or m.group(2), max(R) if R else None, (est, n_here, "samples"))
-                    for method, cell in zip(header[1:], row[1:]):
-                        if cell:
-                            check(cell, _lowest(summ, est, n_here, method), (est, n_here, method))
+                _check_lowest_table(header, rows, summ, check, n_here)
     return checked, wrong
 
 

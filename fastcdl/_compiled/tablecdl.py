@@ -147,8 +147,11 @@ def cdl_of_table(q, n, s, with_vcdl):
     )
 
 
+# Complexity above ruff's 15 (noqa: C901): the fused pass merges three candidate sources and
+# walks four ramp lists in one loop (module docstring), the same operations in the same order
+# as envelope.py's three steps, kept as one loop so that it reads against them step by step.
 @kernel
-def sweep(q, n, s, with_vcdl, kind, k, T, qs, oq, kind_o, sn_o, hb, hh):
+def sweep(q, n, s, with_vcdl, kind, k, T, qs, oq, kind_o, sn_o, hb, hh):  # noqa: C901
     """The sweep, the upper hull and its read-out at 1/2 of :func:`table_cdl`, given the table's
     kinds, k and T (:func:`frequencies`) and its frequencies sorted with their stable argsort. O(m).
     kind_o, sn_o, hb, hh are work arrays of m, 2m, m + k + 3 and m + k + 3 values (int8, then

@@ -559,6 +559,18 @@ def _dask(todo, client, keep) -> None:
         raise
 
 
+def _execute(todo, client, workers, keep) -> None:
+    """Run the trials on the Dask client, a local pool of workers, or in this process, handing
+    each finished trial's row to ``keep``."""
+    if todo and client is not None:
+        _dask(todo, client, keep)
+    elif todo and workers > 1:
+        _local(todo, workers, keep)
+    else:
+        for t in todo:
+            keep(run_trial(t))
+
+
 def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True, dry=True) -> dict:
     """Run (or resume) a preset into out_dir.
 
@@ -646,13 +658,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
 
             stop = None
             try:
-                if todo and client is not None:
-                    _dask(todo, client, keep)
-                elif todo and workers > 1:
-                    _local(todo, workers, keep)
-                else:
-                    for t in todo:
-                        keep(run_trial(t))
+                _execute(todo, client, workers, keep)
             except BaseException as e:  # Ctrl-C, SIGTERM, a failed trial: report what is left, then re-raise
                 stop = e
             finally:

@@ -206,39 +206,13 @@ class WorstPlan:
         **budget_fields,
     ) -> "WorstPlan":
         """A checked plan (ValueError naming the problem)."""
-        from dataclasses import asdict
-
-        from fastcdl._validate import ValidationError, check_horizon, check_int
+        from fastcdl._validate import ValidationError
         from fastcdl.online import registry
 
         for f in forecasters:
             registry.forecaster(f)
-        if not search_horizons:
-            raise ValidationError("search_horizons", "must name at least one horizon")
-        for T in search_horizons:
-            check_horizon(T, "T", low=2)
-        transfer_horizons = dict(transfer_horizons or {})
-        for f, Ts in transfer_horizons.items():
-            if f not in forecasters:
-                raise ValidationError("transfer_horizons", f"names {f!r}, which is not a planned forecaster")
-            for T in Ts:
-                if check_horizon(T, "T", low=2) <= max(search_horizons):
-                    raise ValidationError(
-                        "transfer_horizons", f"{T} must exceed the largest searched horizon {max(search_horizons)}"
-                    )
-        fields = asdict(budget) if isinstance(budget, Budget) else {}
-        fields.update(budget_fields)
-        for k, v in fields.items():
-            if k not in _BUDGET_KEYS:
-                raise ValidationError(k, f"is not a budget key ({', '.join(_BUDGET_KEYS)})")
-            check_int(v, k, low=1 if k not in ("search_seeds", "fresh_seeds", "final_seeds", "deep_seeds") else 2)
-        b = Budget(**fields)
-        if b.deep_seeds < b.final_seeds:
-            raise ValidationError("deep_seeds", f"must be at least final_seeds = {b.final_seeds}", value=b.deep_seeds)
-        if b.final_seeds < b.search_seeds:
-            raise ValidationError(
-                "final_seeds", f"must be at least search_seeds = {b.search_seeds}", value=b.final_seeds
-            )
+        transfer_horizons = _checked_horizons(forecasters, search_horizons, transfer_horizons)
+        b = _checked_budget(budget, budget_fields)
         ranges = dict(ranges or {})
         families = tuple(families or ())
         for fam in ranges:
@@ -251,19 +225,7 @@ class WorstPlan:
         for T in cross_horizons:
             if T not in planned:
                 raise ValidationError("cross_horizons", f"{T} is not a horizon of the plan")
-        checked_known = []
-        for f, T, adversary, params in known:
-            if f not in forecasters:
-                raise ValidationError("known", f"names forecaster {f!r}, which the plan does not search")
-            if T not in planned:
-                raise ValidationError("known", f"names T = {T}, which is not a horizon of the plan")
-            if adversary not in (families or FAMILIES):
-                raise ValidationError("known", f"names adversary {adversary!r}, which is not a family of the plan")
-            try:
-                registry.adversary(adversary).resolve_params(params, T)
-            except ValueError as e:
-                raise ValidationError("known", f"{adversary} for {f} at T = {T}: {e}") from None
-            checked_known.append((f, T, adversary, params_json(params)))
+        checked_known = [_checked_known(k, forecasters, planned, families or FAMILIES) for k in known]
         return cls(
             tuple(forecasters),
             tuple(sorted(search_horizons)),
@@ -274,6 +236,65 @@ class WorstPlan:
             cross_horizons=tuple(sorted(cross_horizons)),
             known=tuple(checked_known),
         )
+
+
+def _checked_horizons(forecasters, search_horizons, transfer_horizons) -> dict:
+    """The transfer horizons as a dict, after checking every horizon of a plan."""
+    from fastcdl._validate import ValidationError, check_horizon
+
+    if not search_horizons:
+        raise ValidationError("search_horizons", "must name at least one horizon")
+    for T in search_horizons:
+        check_horizon(T, "T", low=2)
+    transfer_horizons = dict(transfer_horizons or {})
+    for f, Ts in transfer_horizons.items():
+        if f not in forecasters:
+            raise ValidationError("transfer_horizons", f"names {f!r}, which is not a planned forecaster")
+        for T in Ts:
+            if check_horizon(T, "T", low=2) <= max(search_horizons):
+                raise ValidationError(
+                    "transfer_horizons", f"{T} must exceed the largest searched horizon {max(search_horizons)}"
+                )
+    return transfer_horizons
+
+
+def _checked_budget(budget, budget_fields) -> Budget:
+    """The plan's Budget from ``budget`` and keyword fields, each checked."""
+    from dataclasses import asdict
+
+    from fastcdl._validate import ValidationError, check_int
+
+    fields = asdict(budget) if isinstance(budget, Budget) else {}
+    fields.update(budget_fields)
+    for k, v in fields.items():
+        if k not in _BUDGET_KEYS:
+            raise ValidationError(k, f"is not a budget key ({', '.join(_BUDGET_KEYS)})")
+        check_int(v, k, low=1 if k not in ("search_seeds", "fresh_seeds", "final_seeds", "deep_seeds") else 2)
+    b = Budget(**fields)
+    if b.deep_seeds < b.final_seeds:
+        raise ValidationError("deep_seeds", f"must be at least final_seeds = {b.final_seeds}", value=b.deep_seeds)
+    if b.final_seeds < b.search_seeds:
+        raise ValidationError("final_seeds", f"must be at least search_seeds = {b.search_seeds}", value=b.final_seeds)
+    return b
+
+
+def _checked_known(entry, forecasters, planned, families) -> tuple:
+    """One known adversary of a plan, (forecaster, T, adversary, params as JSON), checked."""
+    from fastcdl._validate import ValidationError
+    from fastcdl.online import registry
+
+    f, T, adversary, params = entry
+    if f not in forecasters:
+        raise ValidationError("known", f"names forecaster {f!r}, which the plan does not search")
+    if T not in planned:
+        raise ValidationError("known", f"names T = {T}, which is not a horizon of the plan")
+    if adversary not in families:
+        raise ValidationError("known", f"names adversary {adversary!r}, which is not a family of the plan")
+    try:
+        registry.adversary(adversary).resolve_params(params, T)
+    except ValueError as e:
+        raise ValidationError("known", f"{adversary} for {f} at T = {T}: {e}") from None
+    return (f, T, adversary, params_json(params))
 
 
 def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress=True) -> list[SearchResult]:

@@ -104,43 +104,67 @@ def readme_tables(folder) -> str:
             )
     out = ["### Worst adversary found, per forecaster and horizon", "", *lines]
     if fams:
-        names = [n for n in FAMILIES if any(x["family"] == n for x in fams)]
-        names += sorted({x["family"] for x in fams} - set(names))
-        out += [
-            "",
-            "### The best of every family on the final rung (mean CDL over 16 search seeds; "
-            "bold: the winner; families.csv)",
-            "",
-            "| forecaster | T | " + " | ".join(names) + " |",
-            "|---|---|" + "---|" * len(names),
-        ]
-        for f in forecasters:
-            for T in sorted({int(x["T"]) for x in fams if x["forecaster"] == f}):
-                cells = {x["family"]: x for x in fams if x["forecaster"] == f and int(x["T"]) == T}
-                row = []
-                for n in names:
-                    x = cells.get(n)
-                    v = "-" if x is None else _fmt(float(x["final_mean_cdl"]))
-                    row.append(f"**{v}**" if x is not None and x["is_winner"] == "1" else v)
-                out.append(f"| {f} | 2^{T.bit_length() - 1} | " + " | ".join(row) + " |")
+        out += _family_lines(fams, forecasters)
     if (folder / "validation.csv").is_file():
-        val = read("validation.csv")
-        out += [
-            "",
-            "### Recall of the search against an exhaustive sweep on the same seeds (validation.csv)",
-            "",
-            "| forecaster | T | lowest recall (family) | families at recall >= 0.97 | exhaustive points |",
-            "|---|---|---|---|---|",
-        ]
-        for f in forecasters:
-            for T in sorted({int(v["T"]) for v in val if v["forecaster"] == f}):
-                vs = [v for v in val if v["forecaster"] == f and int(v["T"]) == T]
-                low = min(vs, key=lambda v: float(v["recall"]))
-                ok = sum(float(v["recall"]) >= 0.97 for v in vs)
-                out.append(
-                    f"| {f} | 2^{T.bit_length() - 1} | {float(low['recall']):.4f} ({low['family']}) | "
-                    f"{ok} of {len(vs)} | {sum(int(v['points']) for v in vs):,} |"
-                )
+        out += _recall_lines(read("validation.csv"), forecasters)
+    out += _probe_lines(cands, forecasters)
+    if (folder / "worst_slopes.csv").is_file():
+        out += _slope_lines(read("worst_slopes.csv"))
+    if (folder / "forms.csv").is_file():
+        out += _form_lines(read("forms.csv"))
+    if (folder / "cross.csv").is_file():
+        out += _cross_lines(read("cross.csv"))
+    return "\n".join(out) + "\n"
+
+
+def _family_lines(fams, forecasters) -> list:
+    """The best of every family on the final rung, per forecaster and horizon."""
+    names = [n for n in FAMILIES if any(x["family"] == n for x in fams)]
+    names += sorted({x["family"] for x in fams} - set(names))
+    out = [
+        "",
+        "### The best of every family on the final rung (mean CDL over 16 search seeds; "
+        "bold: the winner; families.csv)",
+        "",
+        "| forecaster | T | " + " | ".join(names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
+    for f in forecasters:
+        for T in sorted({int(x["T"]) for x in fams if x["forecaster"] == f}):
+            cells = {x["family"]: x for x in fams if x["forecaster"] == f and int(x["T"]) == T}
+            row = []
+            for n in names:
+                x = cells.get(n)
+                v = "-" if x is None else _fmt(float(x["final_mean_cdl"]))
+                row.append(f"**{v}**" if x is not None and x["is_winner"] == "1" else v)
+            out.append(f"| {f} | 2^{T.bit_length() - 1} | " + " | ".join(row) + " |")
+    return out
+
+
+def _recall_lines(val, forecasters) -> list:
+    """The search's recall against the exhaustive sweep (validation.csv)."""
+    out = [
+        "",
+        "### Recall of the search against an exhaustive sweep on the same seeds (validation.csv)",
+        "",
+        "| forecaster | T | lowest recall (family) | families at recall >= 0.97 | exhaustive points |",
+        "|---|---|---|---|---|",
+    ]
+    for f in forecasters:
+        for T in sorted({int(v["T"]) for v in val if v["forecaster"] == f}):
+            vs = [v for v in val if v["forecaster"] == f and int(v["T"]) == T]
+            low = min(vs, key=lambda v: float(v["recall"]))
+            ok = sum(float(v["recall"]) >= 0.97 for v in vs)
+            out.append(
+                f"| {f} | 2^{T.bit_length() - 1} | {float(low['recall']):.4f} ({low['family']}) | "
+                f"{ok} of {len(vs)} | {sum(int(v['points']) for v in vs):,} |"
+            )
+    return out
+
+
+def _probe_lines(cands, forecasters) -> list:
+    """Each fixed probe adversary against every forecaster (candidates.csv)."""
+    out = []
     probes = [a for a in ("contrarian", "greedy", "lookahead", "cdlahead") if any(x["adversary"] == a for x in cands)]
     search_T = sorted({int(x["T"]) for x in cands if x["stage"] == "sweep"})
     for a in probes:
@@ -161,55 +185,65 @@ def readme_tables(folder) -> str:
                 ]
                 cells.append(_fmt(v[0]) if v else "-")
             out.append(f"| {f} | " + " | ".join(cells) + " |")
-    if (folder / "worst_slopes.csv").is_file():
-        slopes = read("worst_slopes.csv")
-        out += [
-            "",
-            "### Decay of the worst case found (slope of log mean against log T)",
-            "",
-            "| forecaster | metric | slope | 95% interval | T fitted |",
-            "|---|---|---|---|---|",
-        ]
-        for s in slopes:
-            out.append(
-                f"| {s['forecaster']} | {s['metric']} | {float(s['slope']):.3f} | "
-                f"[{float(s['slope_lo']):.3f}, {float(s['slope_hi']):.3f}] | "
-                f"2^{int(s['t_min_fit']).bit_length() - 1}..2^{int(s['t_max_fit']).bit_length() - 1} |"
-            )
-    if (folder / "forms.csv").is_file():
-        forms = read("forms.csv")
-        out += [
-            "",
-            "### The forms the theory predicts, fitted to the worst case found (forms.csv)",
-            "",
-            "| forecaster | metric | form | c | 95% interval | residual slope | its interval |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for r in forms:
-            out.append(
-                f"| {r['forecaster']} | {r['metric']} | {r['form']} | {_fmt(float(r['c']))} | "
-                f"[{_fmt(float(r['c_lo']))}, {_fmt(float(r['c_hi']))}] | {float(r['residual_slope']):.3f} | "
-                f"[{float(r['residual_slope_lo']):.3f}, {float(r['residual_slope_hi']):.3f}] |"
-            )
-    if (folder / "cross.csv").is_file():
-        cross = read("cross.csv")
-        for T in sorted({int(c["T"]) for c in cross}):
-            for metric in ("cdl",):
-                rows = [c for c in cross if int(c["T"]) == T and c["metric"] == metric]
-                fs = list(dict.fromkeys(c["forecaster"] for c in rows))
-                out += [
-                    "",
-                    f"### Every forecaster against every forecaster's worst adversary, T = 2^{T.bit_length() - 1}, "
-                    f"mean {metric.upper()} over fresh seeds (diagonal: the adversary's own forecaster)",
-                    "",
-                    "| adversary (worst for) | " + " | ".join(fs) + " |",
-                    "|---|" + "---|" * len(fs),
+    return out
+
+
+def _slope_lines(slopes) -> list:
+    """The decay of the worst case found (worst_slopes.csv)."""
+    out = [
+        "",
+        "### Decay of the worst case found (slope of log mean against log T)",
+        "",
+        "| forecaster | metric | slope | 95% interval | T fitted |",
+        "|---|---|---|---|---|",
+    ]
+    for s in slopes:
+        out.append(
+            f"| {s['forecaster']} | {s['metric']} | {float(s['slope']):.3f} | "
+            f"[{float(s['slope_lo']):.3f}, {float(s['slope_hi']):.3f}] | "
+            f"2^{int(s['t_min_fit']).bit_length() - 1}..2^{int(s['t_max_fit']).bit_length() - 1} |"
+        )
+    return out
+
+
+def _form_lines(forms) -> list:
+    """The theory's forms fitted to the worst case found (forms.csv)."""
+    out = [
+        "",
+        "### The forms the theory predicts, fitted to the worst case found (forms.csv)",
+        "",
+        "| forecaster | metric | form | c | 95% interval | residual slope | its interval |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in forms:
+        out.append(
+            f"| {r['forecaster']} | {r['metric']} | {r['form']} | {_fmt(float(r['c']))} | "
+            f"[{_fmt(float(r['c_lo']))}, {_fmt(float(r['c_hi']))}] | {float(r['residual_slope']):.3f} | "
+            f"[{float(r['residual_slope_lo']):.3f}, {float(r['residual_slope_hi']):.3f}] |"
+        )
+    return out
+
+
+def _cross_lines(cross) -> list:
+    """Every forecaster against every forecaster's worst adversary (cross.csv)."""
+    out = []
+    for T in sorted({int(c["T"]) for c in cross}):
+        for metric in ("cdl",):
+            rows = [c for c in cross if int(c["T"]) == T and c["metric"] == metric]
+            fs = list(dict.fromkeys(c["forecaster"] for c in rows))
+            out += [
+                "",
+                f"### Every forecaster against every forecaster's worst adversary, T = 2^{T.bit_length() - 1}, "
+                f"mean {metric.upper()} over fresh seeds (diagonal: the adversary's own forecaster)",
+                "",
+                "| adversary (worst for) | " + " | ".join(fs) + " |",
+                "|---|" + "---|" * len(fs),
+            ]
+            for w in dict.fromkeys(c["worst_for"] for c in rows):
+                cells = {c["forecaster"]: c for c in rows if c["worst_for"] == w}
+                adv = cells[fs[0]]["adversary"]
+                lines = [
+                    f"**{_fmt(float(cells[f]['mean']))}**" if f == w else _fmt(float(cells[f]["mean"])) for f in fs
                 ]
-                for w in dict.fromkeys(c["worst_for"] for c in rows):
-                    cells = {c["forecaster"]: c for c in rows if c["worst_for"] == w}
-                    adv = cells[fs[0]]["adversary"]
-                    lines = [
-                        f"**{_fmt(float(cells[f]['mean']))}**" if f == w else _fmt(float(cells[f]["mean"])) for f in fs
-                    ]
-                    out.append(f"| {adv} ({w}) | " + " | ".join(lines) + " |")
-    return "\n".join(out) + "\n"
+                out.append(f"| {adv} ({w}) | " + " | ".join(lines) + " |")
+    return out
