@@ -82,7 +82,7 @@ def _stop_on_signals(received: list):
 
 def cmd_rates(args) -> int:
     from fastcdl.experiments import load_preset, override, run
-    from fastcdl.experiments.runner import WorkerDied
+    from fastcdl.experiments.workers import WorkerDied
 
     from fastcdl.experiments.presets import parse_horizon
 
@@ -254,7 +254,7 @@ def _leaderboard_add(args, folder, spec) -> None:
 def cmd_leaderboard(args) -> int:
     from fastcdl.experiments import leaderboard
     from fastcdl.experiments.fill import ReplayMismatch
-    from fastcdl.experiments.runner import WorkerDied
+    from fastcdl.experiments.workers import WorkerDied
 
     _check_leaderboard_args(args)
     folder = Path(args.dir)

@@ -201,9 +201,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     folder = Path(args.folder)
     rows = validate(folder, args.forecasters.split(",") if args.forecasters else None, args.workers, args.reuse)
-    from fastcdl.experiments.analysis import _atomic_write, _csv_text
+    from fastcdl._writing import atomic_write, csv_text
 
-    _atomic_write({folder / "validation.csv": _csv_text(rows, COLUMNS)})
+    atomic_write({folder / "validation.csv": csv_text(rows, COLUMNS)})
     low = [r for r in rows if r["recall"] < 0.97]
     print(
         f"{len(rows)} (forecaster, T, family) cells; recall min {min(r['recall'] for r in rows):.4f}; "

@@ -586,7 +586,7 @@ def test_write_errors_name_the_file(tmp_path, capsys, monkeypatch):
     # a write that fails ("File too large" under a file-size limit, a full disk) names its file
     import errno
 
-    import fastcdl.experiments.analysis as analysis
+    from fastcdl._writing import atomic_write
 
     def full(self, *a, **k):
         raise OSError(errno.EFBIG, "File too large")
@@ -594,7 +594,7 @@ def test_write_errors_name_the_file(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(Path, "write_text", full)
     target = tmp_path / "summary.csv"
     with pytest.raises(OSError) as e:
-        analysis._atomic_write({target: "a,b\n"})
+        atomic_write({target: "a,b\n"})
     assert e.value.filename == str(target) and e.value.strerror == "File too large"
     assert list(tmp_path.iterdir()) == []
 

@@ -374,9 +374,9 @@ def test_sigkill_of_the_parent_kills_the_workers(tmp_path):
 
 _CHILD = """
 import os, sys, time
-from fastcdl.experiments.runner import _watch_parent
+from fastcdl.experiments.workers import watch_parent
 sys.platform = "elsewhere"  # no prctl: only the polling thread watches the parent
-_watch_parent(os.getppid())
+watch_parent(os.getppid())
 print("ready", flush=True)
 time.sleep(120)
 """

@@ -10,7 +10,7 @@ import pytest
 
 from fastcdl.experiments import families as F
 from fastcdl.experiments import worst as W
-from fastcdl.experiments import worst_search
+from fastcdl.experiments import runner
 from fastcdl.experiments.runner import trial_seed
 from fastcdl.experiments.store import TrialStore
 from fastcdl.online import simulate
@@ -66,11 +66,11 @@ def test_every_forecaster_declares_its_grid(T):
 
 
 def test_interval_is_the_rate_experiments_and_seeded_by_its_cell():
-    from fastcdl.experiments.analysis import _cell_rng, mean_interval
+    from fastcdl.experiments.analysis import cell_rng, mean_interval
 
     v = [0.1, 0.3, 0.2, 0.5, 0.25, 0.4, 0.35, 0.15]
     got = W.interval(v, "kt", "cdl", 1024)
-    assert got == mean_interval(v, rng=_cell_rng(W.FRESH_MASTER, "worst", "kt", "cdl", 1024))
+    assert got == mean_interval(v, rng=cell_rng(W.FRESH_MASTER, "worst", "kt", "cdl", 1024))
     assert got == W.interval(v, "kt", "cdl", 1024) and got[1] < np.mean(v) < got[2]
 
 
@@ -257,9 +257,8 @@ def test_winner_is_reported_on_fresh_seeds(small_search):
 def test_search_resumes_without_recomputing(small_search, monkeypatch):
     path, r, rows = small_search
     calls = []
-    monkeypatch.setattr(
-        worst_search, "run_trial", lambda t: calls.append(t) or pytest.fail("recomputed a stored trial")
-    )
+    # the search's pool runs trials with runner.run_trial (fastcdl.experiments.workers.TrialPool)
+    monkeypatch.setattr(runner, "run_trial", lambda t: calls.append(t) or pytest.fail("recomputed a stored trial"))
     with TrialStore(path) as store:
         again = W.search("kt", 512, store, families=["bernoulli", "contrarian", "greedy", "rawpoint"], budget=SMALL)
         assert len(store.rows()) == len(rows)
@@ -495,7 +494,7 @@ def test_packed_store_resumes_the_plan_with_nothing_to_run(tmp_path, monkeypatch
         n_rows = con.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
     (tmp_path / "trials.sqlite").unlink()
     (tmp_path / "worst.csv").unlink()
-    monkeypatch.setattr(worst_search, "run_trial", lambda t: pytest.fail("ran a trial the packed store holds"))
+    monkeypatch.setattr(runner, "run_trial", lambda t: pytest.fail("ran a trial the packed store holds"))
     W.run_plan(plan, tmp_path, workers=1, progress=False)
     assert (tmp_path / "worst.csv").read_text() == before and packed.exists()
     fresh = {trial_seed(W.FRESH_MASTER, i) for i in range(3)}

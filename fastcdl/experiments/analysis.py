@@ -19,19 +19,15 @@ random numbers at all.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
-import os
 from collections import defaultdict
 from itertools import combinations
 
 import numpy as np
 from scipy import stats as _stats
 
-from fastcdl._writing import writing_to
 
 RATES_COLUMNS = ("forecaster", "adversary", "T", "metric", "mean", "lo", "hi", "n_seeds")
 SUMMARY_COLUMNS = (
@@ -109,10 +105,10 @@ def fit_slope(T, y) -> float:
     y = np.asarray(y, dtype=float)
     if T.shape[0] < 2 or np.any(~(y > 0)) or np.any(np.isinf(y)):
         return float("nan")
-    return float(_slope_weights(T) @ np.log(y))
+    return float(slope_weights(T) @ np.log(y))
 
 
-def _slope_weights(T) -> np.ndarray:
+def slope_weights(T) -> np.ndarray:
     """w with slope = w @ log(y): w_j = (x_j - mean x) / sum (x - mean x)^2, x = log T."""
     x = np.log(np.asarray(T, dtype=float))
     xc = x - x.mean()
@@ -182,7 +178,7 @@ def slope_interval(T, V, level=LEVEL):
     >>> [round(v, 6) for v in slope_interval([1, 2, 4], V)][:1]
     [-1.0]
     """
-    return jackknife_log_linear(V, _slope_weights(T), level)
+    return jackknife_log_linear(V, slope_weights(T), level)
 
 
 def mean_interval(values, *, rng=None, n_boot=N_BOOT, level=LEVEL):
@@ -243,7 +239,7 @@ def mean_interval(values, *, rng=None, n_boot=N_BOOT, level=LEVEL):
     return mean, float(mean - q_hi * se), float(mean - q_lo * se)
 
 
-def _group(rows, metrics):
+def group_rows(rows, metrics):
     """{(forecaster, adversary, metric): {T: {seed_index: value}}}."""
     g = defaultdict(lambda: defaultdict(dict))
     for r in rows:
@@ -258,7 +254,7 @@ def _infinite(by_T) -> bool:
     return any(math.isinf(v) for by_seed in by_T.values() for v in by_seed.values())
 
 
-def _cell_rng(seed, *cell):
+def cell_rng(seed, *cell):
     """The bootstrap stream of one cell, e.g. ("rate", forecaster, adversary, metric, T):
     SeedSequence entropy from the master seed and a stable hash of the cell's labels."""
     digest = hashlib.sha256(json.dumps(cell).encode()).digest()
@@ -278,11 +274,11 @@ def _halves(fit_T):
     return fit_T[: (k + 1) // 2], fit_T[k // 2 :]
 
 
-def _matrix(by_T, Ts, seeds):
+def seed_matrix(by_T, Ts, seeds):
     return np.array([[by_T[T][s] for s in seeds] for T in Ts], dtype=float)
 
 
-def _common_seeds(by_T, Ts):
+def common_seeds(by_T, Ts):
     return sorted(set.intersection(*(set(by_T[T]) for T in Ts))) if Ts else []
 
 
@@ -322,21 +318,21 @@ def analyze(rows, metrics, *, seed=0, n_boot=N_BOOT):
     """
     rates, slopes = [], []
     nan = float("nan")
-    groups = _group(rows, metrics)
+    groups = group_rows(rows, metrics)
     for (f, a, m), by_T in sorted(groups.items()):
         for T in sorted(by_T):
             v = [by_T[T][s] for s in sorted(by_T[T])]
-            mean, lo, hi = mean_interval(v, rng=_cell_rng(seed, "rate", f, a, m, int(T)), n_boot=n_boot)
+            mean, lo, hi = mean_interval(v, rng=cell_rng(seed, "rate", f, a, m, int(T)), n_boot=n_boot)
             rates.append(dict(forecaster=f, adversary=a, T=T, metric=m, mean=mean, lo=lo, hi=hi, n_seeds=len(v)))
         fit_T = fit_window(by_T)
         if len(fit_T) < 2:
             continue
-        seeds = _common_seeds(by_T, fit_T)
+        seeds = common_seeds(by_T, fit_T)
         means = [np.mean(list(by_T[T].values())) for T in fit_T]
         slope = fit_slope(fit_T, means)
         lo = hi = se = nan
         if seeds:
-            _, lo, hi, se = slope_interval(fit_T, _matrix(by_T, fit_T, seeds))
+            _, lo, hi, se = slope_interval(fit_T, seed_matrix(by_T, fit_T, seeds))
         row = dict(
             forecaster=f,
             adversary=a,
@@ -352,7 +348,7 @@ def analyze(rows, metrics, *, seed=0, n_boot=N_BOOT):
         for name, half in zip(("first_half", "second_half"), _halves(fit_T)):
             s = lo = hi = nan
             if len(half) >= 2 and seeds:
-                s, lo, hi, _ = slope_interval(half, _matrix(by_T, half, seeds))
+                s, lo, hi, _ = slope_interval(half, seed_matrix(by_T, half, seeds))
             row.update({f"{name}_slope": s, f"{name}_lo": lo, f"{name}_hi": hi})
             row["first_half_t_max" if name == "first_half" else "second_half_t_min"] = (
                 half[-1] if name == "first_half" else half[0]
@@ -398,7 +394,7 @@ def paired(rows, metrics, *, seed=0, n_boot=N_BOOT):
     >>> diffs[0]["forecaster"], diffs[0]["baseline"], diffs[0]["mean_diff"]
     ('cdl', 'kt', 0.0)
     """
-    groups = _group(rows, metrics)
+    groups = group_rows(rows, metrics)
     forecasters = sorted({f for f, _, _ in groups})
     cells = sorted({(a, m) for _, a, m in groups})
     nan = float("nan")
@@ -416,9 +412,7 @@ def paired(rows, metrics, *, seed=0, n_boot=N_BOOT):
                 both[T] = seeds
                 v1 = np.array([g1[T][s] for s in seeds], dtype=float)
                 v2 = np.array([g2[T][s] for s in seeds], dtype=float)
-                mean, lo, hi = mean_interval(
-                    v1 - v2, rng=_cell_rng(seed, "paired", f1, f2, a, m, int(T)), n_boot=n_boot
-                )
+                mean, lo, hi = mean_interval(v1 - v2, rng=cell_rng(seed, "paired", f1, f2, a, m, int(T)), n_boot=n_boot)
                 m2 = v2.mean()
                 corr = nan
                 if len(seeds) >= 2 and v1.std() > 0 and v2.std() > 0:
@@ -444,8 +438,8 @@ def paired(rows, metrics, *, seed=0, n_boot=N_BOOT):
             seeds = sorted(set.intersection(*(set(both[T]) for T in fit_T)))
             if not seeds:
                 continue
-            w = _slope_weights(fit_T)
-            V = np.vstack([_matrix(g1, fit_T, seeds), _matrix(g2, fit_T, seeds)])
+            w = slope_weights(fit_T)
+            V = np.vstack([seed_matrix(g1, fit_T, seeds), seed_matrix(g2, fit_T, seeds)])
             d, lo, hi, _ = jackknife_log_linear(V, np.concatenate([w, -w]))
             slope_diffs.append(
                 dict(
@@ -462,28 +456,3 @@ def paired(rows, metrics, *, seed=0, n_boot=N_BOOT):
                 )
             )
     return diffs, slope_diffs
-
-
-def _atomic_write(texts: dict) -> None:
-    """Write {path: text}: every file to a temporary name first, then each renamed over its
-    target (os.replace): a crash or a signal never leaves a truncated file, and only the
-    renames (microseconds) separate the files' changes."""
-    tmps = {path: path.with_name(f".{path.name}.tmp{os.getpid()}") for path in texts}
-    try:
-        for path, text in texts.items():
-            with writing_to(path):
-                tmps[path].write_text(text)
-        for path, tmp in tmps.items():
-            os.replace(tmp, path)
-    finally:
-        for tmp in tmps.values():
-            tmp.unlink(missing_ok=True)
-
-
-def _csv_text(rows, columns) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items() if k in columns})
-    return buf.getvalue()

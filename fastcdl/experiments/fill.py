@@ -154,7 +154,8 @@ def fill_measures(folder, *, workers=None, progress=False) -> dict:
     >>> fill_measures(d, workers=1)["n_missing"]
     0
     """
-    from fastcdl.experiments.runner import _progress, run_each
+    from fastcdl.experiments.runner import run_each
+    from fastcdl.experiments.workers import progress_bar
     from fastcdl.experiments.store import TrialStore, run_lock
     from fastcdl.online import registry
 
@@ -167,7 +168,7 @@ def fill_measures(folder, *, workers=None, progress=False) -> dict:
         hard = [r for r in rows if r not in easy]
         for r in easy:
             store.set_columns(r["key"], complete(r))
-        bar = _progress(sum(r["T"] for r in hard), progress)
+        bar = progress_bar(sum(r["T"] for r in hard), progress)
         workers = workers or os.cpu_count() or 1
 
         def keep(out):

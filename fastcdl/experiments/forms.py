@@ -25,10 +25,10 @@ import math
 import numpy as np
 
 from fastcdl.experiments.analysis import (
-    _common_seeds,
-    _group,
-    _matrix,
-    _slope_weights,
+    common_seeds,
+    group_rows,
+    seed_matrix,
+    slope_weights,
     fit_window,
     jackknife_log_linear,
 )
@@ -125,7 +125,7 @@ def form_fits(rows, metrics, forms=None) -> list[dict]:
     for r in rows:
         if "forecaster" in r and "forecaster_params" in r:
             component[r["forecaster_label"]] = (r["forecaster"], r["forecaster_params"])
-    groups = _group(rows, [m for m in metrics if m in FITTED_METRICS])
+    groups = group_rows(rows, [m for m in metrics if m in FITTED_METRICS])
     out = []
     nan = float("nan")
     for (f, a, m), by_T in sorted(groups.items()):
@@ -133,17 +133,17 @@ def form_fits(rows, metrics, forms=None) -> list[dict]:
             continue
         name, params = component[f][0], json.loads(component[f][1])
         fit_T = fit_window(by_T)
-        seeds = _common_seeds(by_T, fit_T)
+        seeds = common_seeds(by_T, fit_T)
         if len(fit_T) < 2 or not seeds:
             continue
-        V = _matrix(by_T, fit_T, seeds)
+        V = seed_matrix(by_T, fit_T, seeds)
         means = V.mean(axis=1)
         if np.any(~(means > 0)):
             continue
         ly = np.log(means)
         lx = np.log(np.asarray(fit_T, dtype=float))
         free = ly - np.polyval(np.polyfit(lx, ly, 1), lx)
-        w = _slope_weights(fit_T)
+        w = slope_weights(fit_T)
         k = len(fit_T)
         todo = (
             PREDICTED[name] if forms is None else [g for g in forms if g != OVER_M or registry_grid(name) is not None]

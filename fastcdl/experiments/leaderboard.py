@@ -556,7 +556,8 @@ def build(folder, *, figures=True, notes=None) -> dict:
     Traceback (most recent call last):
     ValidationError: /nonexistent: no trials.sqlite (or trials.sqlite.xz); run the grid first: ...
     """
-    from fastcdl.experiments.analysis import RATES_COLUMNS, SUMMARY_COLUMNS, _atomic_write
+    from fastcdl._writing import atomic_write
+    from fastcdl.experiments.analysis import RATES_COLUMNS, SUMMARY_COLUMNS
 
     folder = Path(folder)
     rows = load_rows(folder)
@@ -580,7 +581,7 @@ def build(folder, *, figures=True, notes=None) -> dict:
         folder / "summary.csv": _csv(slopes, SUMMARY_COLUMNS),
         readme: _page(rows, measures, T_star, ranked, theory, forecasters, envs, notes),
     }
-    _atomic_write(texts)
+    atomic_write(texts)
     written = list(texts)
     if figures:
         from fastcdl._figures import _save_all

@@ -12,16 +12,11 @@ import hashlib
 import json
 import os
 import platform
-import signal
 import sys
-import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +26,7 @@ from fastcdl.experiments.presets import Preset, PresetError
 from fastcdl.experiments.packed import unpack
 from fastcdl.experiments.store import StoreError, TrialStore, params_json, run_lock, trial_key
 from fastcdl.experiments.summary_files import write_summary
+from fastcdl.experiments.workers import WorkerDied, connect, progress_bar, run_local, run_on_dask
 from fastcdl.online.versions import algorithm_version
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -306,13 +302,13 @@ def write_environments(out_dir, envs) -> None:
     import csv
     import io
 
-    from fastcdl.experiments.analysis import _atomic_write
+    from fastcdl._writing import atomic_write
 
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=ENVIRONMENT_COLUMNS, lineterminator="\n")
     w.writeheader()
     w.writerows(envs)
-    _atomic_write({Path(out_dir) / "environments.csv": buf.getvalue()})
+    atomic_write({Path(out_dir) / "environments.csv": buf.getvalue()})
 
 
 def dry_run(preset: Preset) -> None:
@@ -348,125 +344,13 @@ def machine_description() -> str:
     return f"{cpu}; {os.cpu_count()} cores; Python {platform.python_version()}"
 
 
-def _progress(total_rounds, enabled):
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total_rounds, unit="round", unit_scale=True, smoothing=0.05, desc="rounds", dynamic_ncols=True)
-
-
-SCHEDULER_TIMEOUT = 5.0  # seconds to reach a Dask scheduler before giving up
-
-
-def _watch_parent(parent_pid: int) -> None:
-    """Pool-worker initializer: exit when the parent dies, so a killed run leaves no orphans.
-
-    On Linux the kernel sends the worker SIGKILL the moment its parent dies (prctl
-    PR_SET_PDEATHSIG), even in the middle of a compiled kernel. As a portable fallback a
-    daemon thread polls os.getppid() every second (it runs between kernel calls only: a
-    kernel holds the GIL). Ctrl-C reaches the whole process group; workers ignore SIGINT
-    and leave stopping to the parent, which kills them.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid:  # the parent died before the watch was set
-        os._exit(1)
-
-    def poll():
-        while os.getppid() == parent_pid:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=poll, name="parent-watch", daemon=True).start()
-
-
-class WorkerDied(RuntimeError):
-    """A worker process ended while running trials (killed by the system, out of memory, a
-    crash in compiled code): the trials that finished are kept; re-running resumes."""
-
-
-def _died(processes) -> WorkerDied:
-    """The WorkerDied of a broken pool, naming how its first dead worker ended (processes: the
-    pool's {pid: Process}; the pool sends SIGTERM to the others once one has died)."""
-    deadline = time.monotonic() + 2.0  # the pool's own thread may be reaping them: their codes come soon
-    while any(p.exitcode is None for p in processes.values()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    codes = [p.exitcode for p in processes.values() if p.exitcode not in (None, 0, -signal.SIGTERM)]
-    how = "ended abruptly"
-    if codes and codes[0] < 0:
-        sig = signal.Signals(-codes[0])
-        how = f"was killed by {sig.name}"
-        if sig == signal.SIGKILL:
-            how += " (the system may have run out of memory)"
-    elif codes:
-        how = f"exited with status {codes[0]}"
-    return WorkerDied(f"a worker process {how} while running trials")
-
-
-def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    """Kill a pool's workers now: a trial in flight may run for minutes, and the pool's own
-    shutdown (also the one at interpreter exit) would wait for it."""
-    for p in list((pool._processes or {}).values()):  # Python 3.14 has pool.kill_workers()
-        p.kill()
-
-
-def _local(todo, workers, keep, fn=None) -> None:
-    """Run trials on a local process pool (spawned: no fork after threads), calling keep(row)
-    here as each one finishes (fn(trial) in place of run_trial, if given: a module-level
-    function the workers can import).
-
-    On any exception (Ctrl-C, SIGTERM turned into KeyboardInterrupt by the command line, a
-    failed trial) no more trials are handed out, the workers are killed at once and the
-    trials that had already finished are still kept; then the exception propagates.
-    """
-    import multiprocessing as mp
-
-    pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_watch_parent, initargs=(os.getpid(),)
-    )
-    fn = fn or run_trial
-    it = iter(todo)
-    pending = set()
-    try:
-        for t in islice(it, 2 * workers):  # at most 2 trials per worker queued: little to cancel
-            pending.add(pool.submit(fn, t))
-        processes = dict(pool._processes or {})  # the workers, for their exit codes should one die
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                try:
-                    row = fut.result()
-                except BrokenProcessPool:
-                    raise _died({**processes, **(pool._processes or {})}) from None
-                keep(row)
-                pending.discard(fut)
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending.add(pool.submit(fn, nxt))
-    except BaseException:
-        _kill_workers(pool)
-        for fut in pending:  # finished before the stop (or while keep() was interrupted)
-            if fut.done() and not fut.cancelled() and fut.exception() is None:
-                keep(fut.result())
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 def run_each(todo, workers, keep, fn=None) -> None:
     """fn(item) (default run_trial) for every item of todo, keep(result) here as each finishes:
-    on the local pool (:func:`_local`) with more than one worker, else one by one in this
+    on the local pool (:func:`fastcdl.experiments.workers.run_local`) with more than one worker, else one by one in this
     process."""
     fn = fn or run_trial
     if todo and workers > 1:
-        _local(todo, workers, keep, fn=fn)
+        run_local(todo, workers, keep, fn)
     else:
         for item in todo:
             keep(fn(item))
@@ -514,7 +398,7 @@ def run_trials(trials, out_dir, *, workers=None, progress=False) -> tuple[int, i
     with run_lock(out_dir), TrialStore(out_dir / "trials.sqlite") as store:
         done = store.done_keys()
         todo = [t for t in trials if t.key not in done]
-        bar = _progress(sum(t.T for t in todo), progress)
+        bar = progress_bar(sum(t.T for t in todo), progress)
         workers = workers or os.cpu_count() or 1
 
         def keep(row):
@@ -530,42 +414,13 @@ def run_trials(trials, out_dir, *, workers=None, progress=False) -> tuple[int, i
     return len(todo), len(trials) - len(todo)
 
 
-def _connect(address: str):
-    """A distributed.Client of the scheduler at address; ValueError if none answers within
-    SCHEDULER_TIMEOUT seconds (distributed's own default waits 30 s)."""
-    from distributed import Client
-
-    try:
-        return Client(address, timeout=SCHEDULER_TIMEOUT)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"cannot reach the Dask scheduler at {address}: {e}") from None
-
-
-def _dask(todo, client, keep) -> None:
-    """Run trials on a Dask cluster, calling keep(row) here as each one finishes; on any
-    exception the trials not yet finished are cancelled."""
-    from distributed import KilledWorker, as_completed
-
-    futures = client.map(run_trial, todo, pure=False)
-    try:
-        for fut in as_completed(futures):
-            try:
-                row = fut.result()
-            except KilledWorker as e:
-                raise WorkerDied(f"Dask workers died while running trials ({' '.join(str(e).split())})") from None
-            keep(row)
-    except BaseException:
-        client.cancel(futures)
-        raise
-
-
 def _execute(todo, client, workers, keep) -> None:
     """Run the trials on the Dask client, a local pool of workers, or in this process, handing
     each finished trial's row to ``keep``."""
     if todo and client is not None:
-        _dask(todo, client, keep)
+        run_on_dask(todo, client, keep, run_trial)
     elif todo and workers > 1:
-        _local(todo, workers, keep)
+        run_local(todo, workers, keep, run_trial)
     else:
         for t in todo:
             keep(run_trial(t))
@@ -628,7 +483,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
     (4, 4)
     """
     out_dir = Path(out_dir)
-    with _connect(scheduler) if scheduler else nullcontext() as client:
+    with connect(scheduler) if scheduler else nullcontext() as client:
         if dry:
             dry_run(preset)
         version = code_version()
@@ -643,7 +498,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
             if preset.worst:  # the worst adversaries as they were read: the file may change later
                 write_environments(out_dir, environments(preset))
             workers = workers or os.cpu_count() or 1
-            bar = _progress(sum(t.T for t in todo), progress)
+            bar = progress_bar(sum(t.T for t in todo), progress)
             t0 = time.perf_counter()
             added = []
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fastcdl._writing import atomic_write, csv_text
 from fastcdl.experiments.analysis import (
     LEVEL,
     MIN_BOOT_T_SEEDS,
@@ -16,8 +17,6 @@ from fastcdl.experiments.analysis import (
     PAIRED_SLOPE_COLUMNS,
     RATES_COLUMNS,
     SUMMARY_COLUMNS,
-    _atomic_write,
-    _csv_text,
     analyze,
     paired,
 )
@@ -89,13 +88,13 @@ def write_summary(out_dir, rows, *, metrics, preset: dict, code_version: str, ma
         "paired_slopes": slope_diffs,
         "paired": diffs,
     }
-    _atomic_write(
+    atomic_write(
         {
-            out_dir / "rates.csv": _csv_text(rates, RATES_COLUMNS),
-            out_dir / "summary.csv": _csv_text(slopes, SUMMARY_COLUMNS),
-            out_dir / "paired.csv": _csv_text(diffs, PAIRED_COLUMNS),
-            out_dir / "paired_slopes.csv": _csv_text(slope_diffs, PAIRED_SLOPE_COLUMNS),
-            out_dir / "forms.csv": _csv_text(forms, FORMS_COLUMNS),
+            out_dir / "rates.csv": csv_text(rates, RATES_COLUMNS),
+            out_dir / "summary.csv": csv_text(slopes, SUMMARY_COLUMNS),
+            out_dir / "paired.csv": csv_text(diffs, PAIRED_COLUMNS),
+            out_dir / "paired_slopes.csv": csv_text(slope_diffs, PAIRED_SLOPE_COLUMNS),
+            out_dir / "forms.csv": csv_text(forms, FORMS_COLUMNS),
             out_dir / "summary.json": json.dumps(doc, indent=1, allow_nan=True),
         }
     )

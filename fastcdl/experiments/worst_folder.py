@@ -15,16 +15,17 @@ from fastcdl.experiments.families import FAMILIES, family_for, grid_coordinates
 from fastcdl.experiments.runner import trial_seed
 from fastcdl.experiments.store import params_json
 from fastcdl.experiments.worst_report import worst_figure
-from fastcdl.experiments.worst_search import FRESH_MASTER, Budget, SearchResult, _Evaluator, _Pool, search, transfer
+from fastcdl.experiments.worst_search import FRESH_MASTER, Budget, Evaluator, SearchResult, search, transfer
+from fastcdl.experiments.workers import TrialPool, connect
 
 
 def interval(values, *cell) -> tuple[float, float, float]:
     """Mean and 95% interval of the mean over seeds: the rate experiments' studentized
     bootstrap (:func:`fastcdl.experiments.analysis.mean_interval`), its stream seeded by the
     cell's labels, so a cell's interval does not depend on what else was run."""
-    from fastcdl.experiments.analysis import _cell_rng, mean_interval
+    from fastcdl.experiments.analysis import cell_rng, mean_interval
 
-    return mean_interval(values, rng=_cell_rng(FRESH_MASTER, "worst", *cell))
+    return mean_interval(values, rng=cell_rng(FRESH_MASTER, "worst", *cell))
 
 
 WORST_COLUMNS = ("forecaster", "adversary", "adversary_params", "T", "metric", "mean", "lo", "hi", "n_seeds")
@@ -305,16 +306,15 @@ def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress
     from pathlib import Path
 
     from fastcdl.experiments.packed import unpack
-    from fastcdl.experiments.runner import _connect
     from fastcdl.experiments.store import TrialStore, run_lock
 
     out = Path(out_dir)
     results = []
-    with _connect(scheduler) if scheduler else nullcontext() as client:
+    with connect(scheduler) if scheduler else nullcontext() as client:
         out.mkdir(parents=True, exist_ok=True)
         with run_lock(out):  # one run per folder at a time (StoreError naming the holder)
             unpack(out)  # a committed folder keeps its store as trials.sqlite.xz
-            pool = _Pool(workers, client)
+            pool = TrialPool(workers, client)
             with TrialStore(out / "trials.sqlite") as store:
                 try:
                     _run_searches(plan, store, pool, results, progress)
@@ -335,7 +335,7 @@ def _cross(plan, store, pool, results) -> list[dict]:
     for T in plan.cross_horizons:
         winners = [r for r in results if r.T == T]
         for w in winners:
-            ev = {f: _Evaluator(f, None, T, store, pool) for f in plan.forecasters}
+            ev = {f: Evaluator(f, None, T, store, pool) for f in plan.forecasters}
             rows = {f: ev[f].rows([(w.adversary, w.params)], plan.fresh_seeds, FRESH_MASTER)[0] for f in ev}
             for f, rs in rows.items():
                 for m in ("cdl", "ece"):
@@ -397,7 +397,7 @@ CROSS_COLUMNS = (
 
 
 def _write(plan, out, results, cross):
-    from fastcdl.experiments.analysis import _atomic_write, _csv_text
+    from fastcdl._writing import atomic_write, csv_text
 
     rows = [w for r in results for w in worst_rows(r)]
     b = plan.budget
@@ -422,20 +422,20 @@ def _write(plan, out, results, cross):
     ]
     fam_rows = [x for r in results for x in family_rows(r, b.final_seeds)]
     files = {
-        out / "worst.csv": _csv_text(rows, WORST_COLUMNS),
-        out / "families.csv": _csv_text(fam_rows, FAMILY_COLUMNS),
-        out / "candidates.csv": _csv_text(cand_rows, CANDIDATE_COLUMNS),
+        out / "worst.csv": csv_text(rows, WORST_COLUMNS),
+        out / "families.csv": csv_text(fam_rows, FAMILY_COLUMNS),
+        out / "candidates.csv": csv_text(cand_rows, CANDIDATE_COLUMNS),
     }
     if cross:
-        files[out / "cross.csv"] = _csv_text(cross, CROSS_COLUMNS)
+        files[out / "cross.csv"] = csv_text(cross, CROSS_COLUMNS)
     slopes, forms = worst_slopes(results)
     if slopes:
         from fastcdl.experiments.analysis import SUMMARY_COLUMNS
         from fastcdl.experiments.forms import FORMS_COLUMNS
 
-        files[out / "worst_slopes.csv"] = _csv_text(slopes, SUMMARY_COLUMNS)
-        files[out / "forms.csv"] = _csv_text(forms, FORMS_COLUMNS)
-    _atomic_write(files)
+        files[out / "worst_slopes.csv"] = csv_text(slopes, SUMMARY_COLUMNS)
+        files[out / "forms.csv"] = csv_text(forms, FORMS_COLUMNS)
+    atomic_write(files)
     if len({r.T for r in results}) > 1:
         worst_figure(rows, out / "worst.png")
 

@@ -7,13 +7,13 @@ through the rate experiments' store, so a search run again recomputes nothing it
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from fastcdl.experiments.families import FAMILIES, PER_CELL, Dim, Family, carry, family_for
-from fastcdl.experiments.runner import Trial, run_trial, trial_seed
+from fastcdl.experiments.runner import Trial, trial_seed
+from fastcdl.experiments.workers import TrialPool
 from fastcdl.experiments.store import params_json
 from fastcdl.online.versions import algorithm_version
 
@@ -135,62 +135,7 @@ def _final_key(c):
     return (c.final_mean, c.search_mean, -len(params_json(c.params)))
 
 
-class _Pool:
-    """One process pool for a whole plan (spawned once: starting workers costs seconds), or a
-    Dask client; small horizons run in this process."""
-
-    MIN_T = 2**15
-
-    def __init__(self, workers, client=None):
-        self.workers = workers or os.cpu_count() or 1
-        self.client = client
-        self._pool = None
-
-    def run(self, todo, T, keep):
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        if self.client is not None and todo:
-            from fastcdl.experiments.runner import _dask
-
-            _dask(todo, self.client, keep)
-            return
-        if T < self.MIN_T or self.workers == 1 or len(todo) == 1:
-            for t in todo:
-                keep(run_trial(t))
-            return
-        if self._pool is None:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            from fastcdl.experiments.runner import _watch_parent
-
-            self._pool = ProcessPoolExecutor(
-                max_workers=self.workers,
-                mp_context=mp.get_context("spawn"),
-                initializer=_watch_parent,
-                initargs=(os.getpid(),),
-            )
-        pending = {self._pool.submit(run_trial, t) for t in todo}
-        try:
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    keep(fut.result())
-        except BaseException:
-            self.close(kill=True)
-            raise
-
-    def close(self, kill=False):
-        if self._pool is not None:
-            if kill:
-                from fastcdl.experiments.runner import _kill_workers
-
-                _kill_workers(self._pool)
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-
-
-class _Evaluator:
+class Evaluator:
     """Mean CDL of (adversary, params) over the first k seed indices, each trial from the
     store or run. ``means`` is the whole interface a search needs (tests plant their own)."""
 
@@ -434,7 +379,7 @@ def search(
 
     budget = budget or Budget()
     m = registry.forecaster(forecaster).grid_m(fparams, T)
-    ev = evaluator or _Evaluator(forecaster, fparams, T, store, pool or _Pool(1))
+    ev = evaluator or Evaluator(forecaster, fparams, T, store, pool or TrialPool(1))
     sc = _Scorer(ev, T, budget)
     fams = _families(families, forecaster, T, ranges)
     for k, fam in enumerate(fams):
@@ -642,7 +587,7 @@ def transfer(
     budget = budget or Budget()
     spec = registry.forecaster(forecaster)
     m = spec.grid_m(fparams, T)
-    ev = evaluator or _Evaluator(forecaster, fparams, T, store, pool or _Pool(1))
+    ev = evaluator or Evaluator(forecaster, fparams, T, store, pool or TrialPool(1))
     sc = _Scorer(ev, T, budget)
     fams = _families(families, forecaster, T, ranges)
     for k, fam in enumerate(fams):
