@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastcdl._figures import _new_axes
+from fastcdl._figures import new_axes
 from fastcdl.metrics import bucket_stats, cdl_report, decision_loss_curve
 from fastcdl.stats import BucketStats
 
@@ -145,7 +145,7 @@ class DecisionLossDisplay:
         >>> DecisionLossDisplay([0.0, 0.5, 1.0], [0.0, 0.0, 0.0], rep).plot().line_.get_ydata().tolist()
         [0.0, 0.0, 0.0]
         """
-        fig, ax = _new_axes(ax, (7.6, 5.4))
+        fig, ax = new_axes(ax, (7.6, 5.4))
         name = name or self.name
         rep = self.report
         M = "_M" if self.monotone else ""

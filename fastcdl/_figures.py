@@ -17,7 +17,7 @@ from fastcdl.io import InputError
 _DPI = 150
 
 
-def _new_axes(ax, figsize):
+def new_axes(ax, figsize):
     """The axes to draw on: ``ax`` itself, or the single axes of a new headless figure."""
     if ax is not None:
         return ax.figure, ax
@@ -85,7 +85,7 @@ def _temporary(folder: Path, name: str):
             ) from None
 
 
-def _save_all(named_figures, out_dir: Path) -> list[Path]:
+def save_all(named_figures, out_dir: Path) -> list[Path]:
     """Write every (file name, figure) into out_dir, all or none: each figure goes to a
     temporary file first and the files are renamed into place only when all rendered."""
     out_dir.mkdir(parents=True, exist_ok=True)

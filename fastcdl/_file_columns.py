@@ -156,10 +156,10 @@ def _missing_columns(source, missing, names, y_col, weight_col) -> str:
         )
         if opt not in options:
             options.append(opt)
-    return f"{source}: missing column(s) {missing}; the file has {_shown(names)} (name them with {', '.join(options)})"
+    return f"{source}: missing column(s) {missing}; the file has {shown_names(names)} (name them with {', '.join(options)})"
 
 
-def _shown(names, most=20) -> str:
+def shown_names(names, most=20) -> str:
     """A file's column names for a message: all of them, or the first ``most`` and how many more."""
     if len(names) <= most:
         return str(list(names))

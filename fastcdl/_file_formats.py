@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_ZIP_MAGIC = b"PK\x03\x04"
-_NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGIC = b"PK\x03\x04"
+NPY_MAGIC = b"\x93NUMPY"
 
 #: File suffix -> format ("csv", "jsonl", "parquet", ...); compressed text formats add one of
 #: COMPRESSIONS.
@@ -55,7 +55,7 @@ DELIMITERS = {
     "pipe": "|",
 }
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none"})
-_KIND_NAMES = {
+KIND_NAMES = {
     "csv": "CSV",
     "jsonl": "JSON-lines",
     "parquet": "Parquet",

@@ -20,15 +20,15 @@ import numpy as np
 
 from fastcdl._file_columns import Columns
 from fastcdl._file_formats import (
-    _KIND_NAMES,
-    _NPY_MAGIC,
-    _ZIP_MAGIC,
+    KIND_NAMES,
+    NPY_MAGIC,
+    ZIP_MAGIC,
     DELIMITERS,
     InputError,
     detect_format,
     supported_formats,
 )
-from fastcdl._text_cells import _PRINTED, _CellError, _missing_mask, _text_column
+from fastcdl._text_cells import PRINTED, CellError, missing_mask, text_column
 
 # -- sources: column names, then chunks of numeric arrays ---------------------------------
 #
@@ -341,18 +341,18 @@ class _CSVSource:
         arrays, bad = {}, []
         for c in cols.names:
             try:
-                arrays[c] = _text_column(batch.column(c), c, kinds[c], self.path, rows, self.where, self.delimiter)
-            except _CellError as e:
+                arrays[c] = text_column(batch.column(c), c, kinds[c], self.path, rows, self.where, self.delimiter)
+            except CellError as e:
                 bad.append(e)
         if bad:  # the first bad row, whichever column it is in
             raise InputError(str(min(bad, key=lambda e: e.index))) from None
         if cols.multiclass:
-            arrays.update({(_PRINTED, c): batch.column(c) for c in cols.p})
+            arrays.update({(PRINTED, c): batch.column(c) for c in cols.p})
         return arrays
 
     def printed(self, rows, arrays, at, columns):
         """The cells of ``columns`` at positions ``at`` of a chunk, as printed (pyarrow strings)."""
-        return [arrays[(_PRINTED, c)].take(at) for c in columns]
+        return [arrays[(PRINTED, c)].take(at) for c in columns]
 
     def _bad_row(self, row):
         fields = row.actual_columns
@@ -370,7 +370,7 @@ def _drop_missing(batch, rows, cols):
 
     miss = np.zeros(batch.num_rows, dtype=bool)
     for c in cols.names:
-        miss |= _missing_mask(batch.column(c))
+        miss |= missing_mask(batch.column(c))
     if not miss.any():
         return batch, rows, None
     keep = ~miss
@@ -668,7 +668,7 @@ class _NpySource:
         _check_file(path)
         with path.open("rb") as fh:
             magic = fh.read(6)
-        if magic != _NPY_MAGIC:
+        if magic != NPY_MAGIC:
             raise InputError(f"{path}: not a .npy file (no numpy header)")
         try:
             self.array = np.load(path, mmap_mode="r", allow_pickle=False)
@@ -734,7 +734,7 @@ def _load_npz(path: Path) -> dict:
         magic = fh.read(4)
         if not magic:
             raise InputError(f"{path}: the file is empty")
-        if magic != _ZIP_MAGIC:
+        if magic != ZIP_MAGIC:
             raise InputError(f"{path}: not a .npz archive of named arrays (not a zip file)")
         fh.seek(0)
         try:
@@ -765,7 +765,7 @@ def open_source(path, fmt=None, delimiter=None, *, chunk_rows):
             raise InputError(f"{path}: cannot read: No such file or directory")
     if delimiter is not None:
         if kind != "csv":
-            raise InputError(f"--delimiter applies to delimited text files, not to {_KIND_NAMES[kind]} files")
+            raise InputError(f"--delimiter applies to delimited text files, not to {KIND_NAMES[kind]} files")
         if delimiter not in DELIMITERS and len(delimiter) != 1:
             raise InputError(f"--delimiter must be one character or tab, comma, semicolon, pipe; got {delimiter!r}")
         delimiter = DELIMITERS.get(delimiter, delimiter)
@@ -780,14 +780,14 @@ def open_source(path, fmt=None, delimiter=None, *, chunk_rows):
     if str(path) == "-":
         raise InputError(
             f"standard input is read as CSV or JSON lines (--format csv or jsonl), not as "
-            f"{_KIND_NAMES[kind]}: pass the file's path"
+            f"{KIND_NAMES[kind]}: pass the file's path"
         )
     if kind in ("parquet", "arrow"):
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             raise InputError(
-                f"reading {_KIND_NAMES[kind]} needs pyarrow (a dependency of fastcdl, missing here): pip install pyarrow"
+                f"reading {KIND_NAMES[kind]} needs pyarrow (a dependency of fastcdl, missing here): pip install pyarrow"
             ) from None
         return _ParquetSource(path, chunk_rows) if kind == "parquet" else _ArrowSource(path, chunk_rows)
     if kind == "npy":

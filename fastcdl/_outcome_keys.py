@@ -13,7 +13,7 @@ import time
 import numba
 import numpy as np
 
-from fastcdl import _parallel
+from fastcdl._parallel import pair, wake
 from fastcdl._compiled import buckets as _kb
 from fastcdl._compiled.sort import sort_keys_into
 
@@ -83,7 +83,7 @@ def sorted_outcome_keys_and_spare(y, p):
 
     From _PAIRED_SORT_FROM rounds on (and two threads allowed), the keys are written in two
     parts split at the median of a sample of the predictions, and the parts are sorted side
-    by side (fastcdl._parallel.pair: the second on a helper thread if it starts in time).
+    by side (fastcdl.pair: the second on a helper thread if it starts in time).
     The sorted keys are the same either way."""
     T = p.shape[0]
     p_bits = p.view(np.uint64)
@@ -97,7 +97,7 @@ def sorted_outcome_keys_and_spare(y, p):
         _kb.outcome_keys(y, p_bits, keys)
         out = sort_outcome_keys(keys, spare)
         return out, (spare if out is keys else keys)
-    _parallel.wake()  # while the keys are written
+    wake()  # while the keys are written
     pivot = np.median(p[:: max(1, T // 1023)])  # any pivot is correct; the median balances the parts
     below = _kb.outcome_keys_split(y, p_bits, np.uint64(np.float64(pivot).view(np.uint64)) << np.uint64(1), keys)
     done = [None, None]
@@ -106,7 +106,7 @@ def sorted_outcome_keys_and_spare(y, p):
     def part(i):
         return lambda: done.__setitem__(i, sort_outcome_keys(*parts[i]) is parts[i][0])
 
-    _parallel.pair(part(0), part(1))
+    pair(part(0), part(1))
     if done[0] != done[1]:  # the parts ended in different buffers (passes skipped in one)
         parts[1][0 if done[0] else 1][:] = parts[1][0 if done[1] else 1]
     return (keys, spare) if done[0] else (spare, keys)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastcdl._figures import _new_axes
+from fastcdl._figures import new_axes
 from fastcdl.metrics import bucket_stats, cdl, ece
 from fastcdl.stats import BucketStats
 
@@ -257,7 +257,7 @@ class ReliabilityDisplay:
         from matplotlib.lines import Line2D
         from matplotlib.patches import Patch
 
-        fig, ax = _new_axes(ax, (5.6, 6.6))
+        fig, ax = new_axes(ax, (5.6, 6.6))
         name = name or self.name
         ax.plot([0, 1], [0, 1], color="0.45", linestyle="--", linewidth=1, zorder=1)
         shown = self._shown()

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from fastcdl._decision_loss_display import DecisionLossDisplay
-from fastcdl._figures import _save_all
+from fastcdl._figures import save_all
 from fastcdl._reliability_display import ReliabilityDisplay
 from fastcdl.io import InputError
 from fastcdl.metrics import cdl, sample_size_check_off
@@ -322,7 +322,7 @@ def _table_pair(st, row, f, a):
     ]
 
 
-def _out_dir(out_dir, default: Path) -> Path:
+def figure_folder(out_dir, default: Path) -> Path:
     out = Path(out_dir) if out_dir is not None else default
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder")
@@ -358,8 +358,8 @@ def plot_rates(run_dir, out_dir=None) -> list[Path]:
     """
     run_dir = Path(run_dir)
     rows, seed = _read_run(run_dir)
-    out = _out_dir(out_dir, run_dir)
-    return _save_all(_rate_figures(rows, seed, _shown(run_dir)), out)
+    out = figure_folder(out_dir, run_dir)
+    return save_all(_rate_figures(rows, seed, _shown(run_dir)), out)
 
 
 def _shown(run_dir) -> tuple:
@@ -404,6 +404,6 @@ def plot_run(run_dir, out_dir=None) -> list[Path]:
     """
     run_dir = Path(run_dir)
     rows, seed = _read_run(run_dir)
-    out = _out_dir(out_dir, run_dir)
+    out = figure_folder(out_dir, run_dir)
     figures = _rate_figures(rows, seed, _shown(run_dir)) + _table_figures(rows)
-    return _save_all(figures, out)
+    return save_all(figures, out)

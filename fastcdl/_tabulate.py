@@ -2,7 +2,7 @@
 
 Exact tables (one bucket per distinct prediction, from sorted outcome keys), binned tables
 (equal-width or quantile edges, serial or threaded binning), and the one entry point of the
-metrics (_stats: rounds or a BucketStats, checked once).
+metrics (stats_of: rounds or a BucketStats, checked once).
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fastcdl import _parallel, _validate
+from fastcdl._parallel import num_threads, parallel_safe
+
+from fastcdl._validate import ValidationError, auto_bins, check_binning, check_n_jobs, check_rounds, prepare_rounds
 from fastcdl._binary_views import accepts_multiclass
 from fastcdl._compiled import buckets as _kb
 from fastcdl._outcome_keys import sorted_outcome_keys
@@ -43,7 +45,7 @@ def bucket_stats(y_true, y_prob, *, sample_weight=None, bins=None, strategy="uni
     count and a gather, no sort), O(T log T) with weights. bins="auto": round(T^(1/3))
     bins for T rounds (with sample weights, the rows of positive weight), with either strategy.
 
-    An integer m is at most 2^24 (fastcdl._validate.MAX_BINS), else ValueError naming
+    An integer m is at most 2^24 (fastcdl.MAX_BINS), else ValueError naming
     bins: a binned table takes memory per bin (about 50 bytes), not per round, so
     bins=10**9 would allocate about 50 GB even for five rounds. The ceiling is fixed
     rather than relative to the number of rounds because tables over the same bins are
@@ -97,26 +99,26 @@ def bucket_stats(y_true, y_prob, *, sample_weight=None, bins=None, strategy="uni
     >>> st.values.tolist(), st.counts.tolist(), st.positives.tolist()
     ([0.2, 0.7], [2, 2], [0, 2])
     """
-    n_jobs = _validate.check_n_jobs(n_jobs)
-    spec = _validate.check_binning(bins, strategy)
+    n_jobs = check_n_jobs(n_jobs)
+    spec = check_binning(bins, strategy)
     equal_width = strategy == "uniform" and spec is not None and not isinstance(spec, np.ndarray)
     # the equal-width binning checks float64 outcomes as it reads them (one pass instead of two)
     keep_y = (np.dtype(np.float64),) if equal_width and sample_weight is None else ()
-    y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight, keep_y=keep_y)
+    y, p, w = prepare_rounds(y_true, y_prob, sample_weight, keep_y=keep_y)
     weighted = w.shape[0] > 0
     if spec is None:
         return _exact_table(y, p, w)
-    m = _validate.auto_bins(auto_rounds(p, w)) if isinstance(spec, str) else spec
+    m = auto_bins(auto_rounds(p, w)) if isinstance(spec, str) else spec
     if strategy == "quantile":
         if weighted:
             exact = _exact_table(y, p, w)
             edges = quantile_edges_of_table(exact.values, exact.counts, m)
         else:
             serial = _serial(p.shape[0], m, n_jobs)
-            with _parallel.num_threads(None if serial else n_jobs):
+            with num_threads(None if serial else n_jobs):
                 edges = quantile_edges_of_rounds(p, m, 1 if serial else numba.get_num_threads())
             if edges is None:
-                _validate.check_rounds(y, p, w)  # raises, naming the first bad value
+                check_rounds(y, p, w)  # raises, naming the first bad value
         return _binned_table(y, p, w, edges, False, n_jobs)
     if isinstance(spec, np.ndarray):
         return _binned_table(y, p, w, spec, False, n_jobs)
@@ -125,7 +127,7 @@ def bucket_stats(y_true, y_prob, *, sample_weight=None, bins=None, strategy="uni
 
 def _exact_table(y, p, w) -> BucketStats:
     """Every distinct prediction its own bucket: one integer sort (unweighted), else an argsort."""
-    _validate.check_rounds(y, p, w)
+    check_rounds(y, p, w)
     if not w.shape[0]:
         keys = sorted_outcome_keys(y, p)
         m = _kb.count_runs(keys)
@@ -150,7 +152,7 @@ def auto_rounds(p, w) -> int:
 def _serial(T, m, n_jobs) -> bool:
     """Whether T rounds in m bins are reduced by the serial kernels: for one chunk, one thread
     or an unsafe pool (the parallel kernels are then never compiled); both give the same table."""
-    return _kb.chunking(T, m)[0] == 1 or n_jobs == 1 or not _parallel.parallel_safe()
+    return _kb.chunking(T, m)[0] == 1 or n_jobs == 1 or not parallel_safe()
 
 
 def _binned_table(y, p, w, edges, uniform, n_jobs) -> BucketStats:
@@ -162,7 +164,7 @@ def _binned_table(y, p, w, edges, uniform, n_jobs) -> BucketStats:
     s = np.zeros(m, dtype=dtype)
     ps = np.zeros(m, dtype=np.float64)
     serial = _serial(p.shape[0], m, n_jobs)
-    with _parallel.num_threads(None if serial else n_jobs):
+    with num_threads(None if serial else n_jobs):
         if weighted:
             binner = _kb.bin_rounds_weighted if serial else _kb.bin_rounds_weighted_parallel
             binned = binner(y, p, w, edges, uniform, n, s, ps)
@@ -170,9 +172,9 @@ def _binned_table(y, p, w, edges, uniform, n_jobs) -> BucketStats:
             binner = _kb.bin_rounds if serial else _kb.bin_rounds_parallel
             binned = binner(y, p, edges, uniform, n, s, ps)
     if not binned:
-        _validate.check_rounds(y, p, w)  # raises, naming the first bad value
+        check_rounds(y, p, w)  # raises, naming the first bad value
     if weighted and not n.sum() > 0:
-        raise _validate.ValidationError("sample_weight", "sums to zero: there are no rounds to measure")
+        raise ValidationError("sample_weight", "sums to zero: there are no rounds to measure")
     (idx,) = np.nonzero(n > 0)
     n, s, ps = n[idx], s[idx], ps[idx]
     # The exact mean of a bin lies inside the bin; rounding of ps / n can step an ulp
@@ -182,7 +184,7 @@ def _binned_table(y, p, w, edges, uniform, n_jobs) -> BucketStats:
     return BucketStats._owned(q, n, s, ps, edges, idx.astype(np.int64))
 
 
-def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform") -> BucketStats:
+def stats_of(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform") -> BucketStats:
     if isinstance(y_true, BucketStats):
         strategy = None if strategy == "uniform" else strategy
         if (
@@ -203,7 +205,7 @@ def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform")
                 )
                 if v is not None
             )
-            raise _validate.ValidationError(
+            raise ValidationError(
                 extra,
                 "is not accepted with a BucketStats",
                 message=f"{extra} is not accepted with a BucketStats: pass either a BucketStats alone or y_true and "
@@ -212,25 +214,25 @@ def _stats(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform")
             )
         return y_true
     if y_prob is None:
-        raise _validate.ValidationError("y_prob", "is required unless the first argument is a BucketStats")
+        raise ValidationError("y_prob", "is required unless the first argument is a BucketStats")
     return bucket_stats.__wrapped__(
         y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight, n_jobs=n_jobs
     )
 
 
-def _table(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform"):
-    return _stats(y_true, y_prob, bins, sample_weight, n_jobs, strategy).table()
+def table_of(y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform"):
+    return stats_of(y_true, y_prob, bins, sample_weight, n_jobs, strategy).table()
 
 
-def _checked_stats(name, y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform") -> BucketStats:
-    """_stats, then the SampleSizeWarning check of an exact metric called ``name`` (the user's
+def checked_stats(name, y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform") -> BucketStats:
+    """stats_of, then the SampleSizeWarning check of an exact metric called ``name`` (the user's
     call is 5 frames up: check, this, the metric, its multiclass wrapper)."""
-    st = _stats(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    st = stats_of(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     check_sample_size(st, name, stacklevel=5)
     return st
 
 
-def _checked_table(name, y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform"):
-    st = _stats(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+def checked_table(name, y_true, y_prob, bins, sample_weight, n_jobs=None, strategy="uniform"):
+    st = stats_of(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     check_sample_size(st, name, stacklevel=5)
     return st.table()

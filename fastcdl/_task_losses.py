@@ -10,17 +10,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl import _docstrings, _validate
+from fastcdl._docstrings import fill as fill_docstring
+
+from fastcdl._validate import (
+    ValidationError,
+    check_distributions,
+    check_kinks,
+    check_payoff,
+    check_rounds,
+    prepare_rounds,
+)
 from fastcdl._binary_views import accepts_multiclass
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled import tasks as _kt
 from fastcdl._compiled.decisions import cfdl_kernel, swap_regret_kernel
-from fastcdl._tabulate import _checked_stats, _checked_table, _stats, _table
+from fastcdl._tabulate import checked_stats, checked_table, stats_of, table_of
 from fastcdl.stats import BucketStats
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def cfdl(
     y_true, y_prob=None, *, payoff=None, kink=None, sample_weight=None, bins=None, strategy="uniform", n_jobs=None
 ) -> float:
@@ -69,21 +78,21 @@ def cfdl(
     1.0
     """
     if (payoff is None) == (kink is None):
-        raise _validate.ValidationError(
+        raise ValidationError(
             "payoff",
             "or kink is needed, not both",
             message="pass exactly one of payoff= (a matrix) or kink= (a V-shaped task)",
         )
     if payoff is not None:
-        u = _validate.check_payoff(payoff)
-        return float(cfdl_kernel(*_checked_table("cfdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy), u))
-    mu = _validate.check_kinks(kink, "kink")
+        u = check_payoff(payoff)
+        return float(cfdl_kernel(*checked_table("cfdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy), u))
+    mu = check_kinks(kink, "kink")
     if mu.shape[0] != 1:
-        raise _validate.ValidationError("kink", "must be a single number; use decision_loss_curve for many")
-    return float(_v_values(_checked_stats("cfdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy), mu)[0])
+        raise ValidationError("kink", "must be a single number; use decision_loss_curve for many")
+    return float(v_values(checked_stats("cfdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy), mu)[0])
 
 
-@_docstrings.fill
+@fill_docstring
 def swap_regret(
     y_true,
     y_prob=None,
@@ -148,7 +157,7 @@ def swap_regret(
                 if n_jobs is not None
                 else "strategy"
             )
-            raise _validate.ValidationError(
+            raise ValidationError(
                 extra,
                 "does not apply to a task over k outcomes",
                 message=f"{extra} does not apply to a task over k outcomes (payoff with {np.shape(payoff)[1]} columns)",
@@ -171,8 +180,8 @@ def swap_regret(
 def _swap_regret_binary(
     y_true, y_prob=None, *, payoff, sample_weight=None, bins=None, strategy="uniform", n_jobs=None
 ) -> float:
-    u = _validate.check_payoff(payoff)
-    return float(swap_regret_kernel(*_table(y_true, y_prob, bins, sample_weight, n_jobs, strategy), u))
+    u = check_payoff(payoff)
+    return float(swap_regret_kernel(*table_of(y_true, y_prob, bins, sample_weight, n_jobs, strategy), u))
 
 
 @dataclass(frozen=True)
@@ -228,9 +237,9 @@ class SwapReport:
 def _check_task(payoff, k: int) -> np.ndarray:
     u = np.asarray(payoff)
     if u.dtype.kind not in "biuf":
-        raise _validate.ValidationError("payoff", f"must be numeric, got dtype {u.dtype}")
+        raise ValidationError("payoff", f"must be numeric, got dtype {u.dtype}")
     if u.ndim != 2 or u.shape[0] < 1 or u.shape[1] != k:
-        raise _validate.ValidationError(
+        raise ValidationError(
             "payoff", f"must have shape (n_actions, {k}): rows = actions, one column per outcome; got shape {u.shape}"
         )
     u = np.ascontiguousarray(u, dtype=np.float64)
@@ -238,11 +247,11 @@ def _check_task(payoff, k: int) -> np.ndarray:
     if bad.any():
         i = tuple(np.argwhere(bad)[0])
         what = "contains NaN" if np.isnan(u[i]) else "entries must lie in [0, 1]"
-        raise _validate.ValidationError("payoff", what, index=i, value=u[i], message=f"payoff {what}")
+        raise ValidationError("payoff", what, index=i, value=u[i], message=f"payoff {what}")
     return u
 
 
-@_docstrings.fill
+@fill_docstring
 def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=None) -> SwapReport:
     """Per-action report of a task's swap regret (see :class:`SwapReport`).
 
@@ -281,7 +290,7 @@ def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=No
     (0.5, [0, 0], [-0.55, 0.55])
     """
     if isinstance(y_true, BucketStats) or (y_prob is not None and np.ndim(y_prob) < 2) or np.shape(payoff)[-1:] == (2,):
-        stats = _stats(*_binary_rounds(y_true, y_prob, pos_label), None, sample_weight)
+        stats = stats_of(*_binary_rounds(y_true, y_prob, pos_label), None, sample_weight)
         u = _check_task(payoff, 2)
         q, n, s = stats.table()
         act = np.empty(q.shape[0], dtype=np.int64)
@@ -294,18 +303,16 @@ def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=No
         pred = np.column_stack([counts - psum, psum])
         return _swap_summary(u, counts, outcomes, pred, float(n.sum()))
     if pos_label is not None:
-        raise _validate.ValidationError(
-            "pos_label", "applies to binary problems, not to y_prob with one column per class"
-        )
-    y, P = _validate.check_distributions(y_true, y_prob, name="y_prob")
+        raise ValidationError("pos_label", "applies to binary problems, not to y_prob with one column per class")
+    y, P = check_distributions(y_true, y_prob, name="y_prob")
     k = P.shape[1]
     u = _check_task(payoff, k)
     T = P.shape[0]
     if sample_weight is None:
         w = np.empty(0, dtype=np.float64)
     else:
-        w = _validate.prepare_rounds(np.zeros(T, np.uint8), np.zeros(T), sample_weight)[2]
-        _validate.check_rounds(np.zeros(T, np.uint8), np.zeros(T), w)
+        w = prepare_rounds(np.zeros(T, np.uint8), np.zeros(T), sample_weight)[2]
+        check_rounds(np.zeros(T, np.uint8), np.zeros(T), w)
     A = u.shape[0]
     counts = np.zeros(A)
     outcomes = np.zeros(A * k)
@@ -318,9 +325,7 @@ def swap_report(y_true, y_prob=None, *, payoff, sample_weight=None, pos_label=No
 def _binary_rounds(y_true, y_prob, pos_label):
     if isinstance(y_true, BucketStats):
         if pos_label is not None:
-            raise _validate.ValidationError(
-                "pos_label", "does not apply to a BucketStats (it already holds a binary table)"
-            )
+            raise ValidationError("pos_label", "does not apply to a BucketStats (it already holds a binary table)")
         return y_true, y_prob
     from fastcdl._binary_views import reduce
 
@@ -353,7 +358,7 @@ def _swap_summary(u, counts, outcomes, pred, T) -> SwapReport:
     )
 
 
-def _v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
+def v_values(stats: BucketStats, mus: np.ndarray) -> np.ndarray:
     q, n, s = stats.table()
     f = _env.v_left(q, n, s, mus)
     return f / np.maximum(mus, 1.0 - mus)

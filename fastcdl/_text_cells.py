@@ -13,7 +13,7 @@ from fastcdl._file_formats import MISSING
 
 # a number as text: the digits after the point and the exponent say where its last digit is
 _NUMBER_DIGITS = r"^\s*[+-]?\d*(?:\.(?P<frac>\d*))?(?:[eE]\+?(?P<exp>-?\d+))?\s*$"
-_PRINTED = "printed"  # arrays[(_PRINTED, column)]: a chunk's cells of a class column as printed
+PRINTED = "printed"  # arrays[(PRINTED, column)]: a chunk's cells of a class column as printed
 
 
 def printed_half_units(cells) -> np.ndarray:
@@ -73,7 +73,7 @@ def _to_outcome(arr):
         return pc.cast(t, pa.float64())
 
 
-def _text_column(arr, col, kind, source, rows, where, delimiter):
+def text_column(arr, col, kind, source, rows, where, delimiter):
     """float64 numpy array of a column of text cells; InputError naming the first bad cell."""
     import pyarrow as pa
 
@@ -101,10 +101,10 @@ def _text_column(arr, col, kind, source, rows, where, delimiter):
         what = f"not a number: {text!r}"
         if delimiter == ";" and "," in text:
             what += " (decimal commas are not read: write 0.5, not 0,5)"
-    raise _CellError(i, f"{source}: column {col!r}, {where(rows[i])}: {what}")
+    raise CellError(i, f"{source}: column {col!r}, {where(rows[i])}: {what}")
 
 
-class _CellError(Exception):
+class CellError(Exception):
     """A cell that is not a number: its index in the batch and the message naming it."""
 
     def __init__(self, index, message):
@@ -112,7 +112,7 @@ class _CellError(Exception):
         self.index = index
 
 
-def _missing_mask(arr):
+def missing_mask(arr):
     """True where a text cell is empty, NA, N/A, NaN, null or None (any case, spaces around)."""
     import pyarrow as pa
     import pyarrow.compute as pc

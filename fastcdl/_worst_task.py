@@ -39,7 +39,7 @@ def worst_task(b, j1, j2, side):
     c1 = (2.0 * mu2 - 1.0) / (mu2 - mu1)
     c2 = (1.0 - 2.0 * mu1) / (mu2 - mu1)
     sides = (side(j1), side(j2))
-    payoff, settled = _three_action_task(mu1, mu2, c1, c2, sides)
+    payoff, settled = three_action_task(mu1, mu2, c1, c2, sides)
     return np.array([mu1, mu2]), np.array([c1, c2]), sides, payoff, settled
 
 
@@ -49,13 +49,13 @@ def _v_task(side: str) -> np.ndarray:
     return np.array([right, left] if side == "left" else [left, right])
 
 
-_V_TASK = np.array([[1.0, 0.0], [0.0, 1.0]])
+V_TASK = np.array([[1.0, 0.0], [0.0, 1.0]])
 
 
-def _ordered_v_task(side: str) -> np.ndarray:
+def ordered_v_task(side: str) -> np.ndarray:
     """The V task with kink 1/2, rows [low, high]; at p = 1/2 'high' when side is "left"
     (its tie broken by lowering the other action's payoff by an ulp), else 'low'."""
-    u = _V_TASK.copy()
+    u = V_TASK.copy()
     if side == "left":
         u[0, 0] = np.nextafter(1.0, 0.0)
     return u
@@ -63,7 +63,7 @@ def _ordered_v_task(side: str) -> np.ndarray:
 
 def _three_actions(mu1, mu2, c1, c2):
     """The actions [a0, a1, a2] of c1 V_mu1 + c2 V_mu2 from low to high beliefs, before ties
-    are broken (_three_action_task)."""
+    are broken (three_action_task)."""
     # B - c1 mu1 = c2 mu2 and c1 (1 - mu1) = A - c2 (1 - mu2); the product forms are
     # nonnegative by construction, and min() only removes an ulp of rounding above 1.
     return [1.0, 0.0], [min(1.0, c2 * mu2), min(1.0, c1 * (1.0 - mu1))], [0.0, 1.0]
@@ -74,7 +74,7 @@ def stated_actions(mu1: float, mu2: float):
     the report states them: computed in exact rational arithmetic from the kinks' shortest
     decimal forms (``repr``: 0.6, not the binary float just below it) and rounded once, so that
     kinks 0 and 0.6 give the weight 1/3 as 0.3333333333333333, not 0.33333333333333326 as
-    float arithmetic gives. The float task of :func:`_three_action_task` differs from these
+    float arithmetic gives. The float task of :func:`three_action_task` differs from these
     entries by an ulp or two at most.
 
     >>> stated_actions(0.0, 0.6)[1]
@@ -98,7 +98,7 @@ def _ulps_below(x: float, k: int) -> float:
     return struct.unpack("<d", struct.pack("<q", max(0, bits - k)))[0]
 
 
-def _three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
+def three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
     """Payoff matrix of c1 V_mu1 + c2 V_mu2 (docs/exact-cdl.md), rows ordered so ties attain the value.
 
     Actions from left to right: a0 = [B, 0], a1 = [B - c1 mu1, c1 (1 - mu1)], a2 = [0, A]
@@ -153,6 +153,6 @@ def _three_action_task(mu1, mu2, c1, c2, sides, order=None) -> np.ndarray:
     return u, settled
 
 
-# Rounds of the tie-breaking search in _three_action_task (each doubles the number of ulps an
+# Rounds of the tie-breaking search in three_action_task (each doubles the number of ulps an
 # entry is lowered by; rounding moves a kink by an ulp or two, so one or two rounds do).
 _TIE_ROUNDS = 200

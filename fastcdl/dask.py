@@ -226,9 +226,9 @@ def _parquet_files(path: Path) -> list[str]:
 
 
 def _parquet_file_stats(file: str, cols: list[str], bins, n_jobs=None):
-    from fastcdl.io import _file_stats
+    from fastcdl.io import file_stats
 
-    return _file_stats(Path(file), "parquet", cols, bins, n_jobs)
+    return file_stats(Path(file), "parquet", cols, bins, n_jobs)
 
 
 def bucket_stats_parquet(

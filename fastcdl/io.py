@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from fastcdl._binary_views import top_label
-from fastcdl._file_columns import Columns, _shown, resolve_columns
+from fastcdl._file_columns import Columns, shown_names, resolve_columns
 from fastcdl._file_formats import COMPRESSIONS as COMPRESSIONS
 from fastcdl._file_formats import DELIMITERS as DELIMITERS
 from fastcdl._file_formats import FORMAT_NAMES as FORMAT_NAMES
@@ -504,7 +504,7 @@ def read_stats(
     ).stats
 
 
-def _file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):
+def file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):
     """(merged BucketStats of a file's chunks, number of rows read), for fastcdl.dask.
 
     ``cols`` is [y, p] or [y, p, weight]. The table is None when no row carries weight (no
@@ -514,7 +514,7 @@ def _file_stats(path: Path, kind: str, cols: list[str], bins, n_jobs=None):
     source = open_source(path, kind, chunk_rows=CHUNK_ROWS)
     missing = [c for c in cols if c not in source.names]
     if missing:
-        raise InputError(f"{path}: missing column(s) {missing}; the file has {_shown(source.names)}")
+        raise InputError(f"{path}: missing column(s) {missing}; the file has {shown_names(source.names)}")
     columns = Columns(cols[0], (cols[1],), cols[2] if len(cols) > 2 else None, None)
     reducer = _Reducer(source, columns, bins, n_jobs, 0)
     _rechunk(source.chunks(columns, False), reducer)
@@ -558,10 +558,10 @@ def read_arrays(
     (3, [1, 2])
     """
     from fastcdl._binary_views import reduce
-    from fastcdl._tabulate import _stats
+    from fastcdl._tabulate import stats_of
 
     form, views = reduce(y_true, y_prob, multiclass, pos_label)
-    tables = [_stats(y, p, bins, sample_weight, strategy=strategy) for y, p in views]
+    tables = [stats_of(y, p, bins, sample_weight, strategy=strategy) for y, p in views]
     T = int(np.shape(views[0][1])[0])
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     integer_weights = None if w is None else bool(np.all(w == np.floor(w)))

@@ -24,7 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from fastcdl import _docstrings
+from fastcdl._docstrings import fill as fill_docstring
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled import msmwc as _msmwc
 from fastcdl._compiled import estimators as _sample
@@ -182,7 +182,7 @@ def _float_table(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def cdl(q, n, s):
     """Calibration decision loss 2 fbar(1/2) of the table (docs/exact-cdl.md); equal to
     fastcdl.cdl on the same table. O(m log m): one sort of the frequencies, then one pass.
@@ -207,7 +207,7 @@ def cdl(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def vcdl(q, n, s):
     """V-shaped CDL, sup over kinks of f(mu) / max(mu, 1 - mu); equal to fastcdl.vcdl. O(m log m).
 
@@ -231,7 +231,7 @@ def vcdl(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def cdl_kinks(q, n, s):
     """(cdl, mu1, mu2): CDL and the kinks of the worst task (fastcdl.cdl_report(...).kinks;
     mu1 = mu2 = 1/2 when it is the V task at 1/2, with weight 2; otherwise the weights are
@@ -257,7 +257,7 @@ def cdl_kinks(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def ece(q, n, s):
     """Expected calibration error ``(1/T) sum_i n_i |q_i - qhat_i|``; equal to fastcdl.ece. O(m).
 
@@ -282,7 +282,7 @@ def ece(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def k2(q, n, s):
     """Squared calibration error ``(1/T) sum_i n_i (q_i - qhat_i)^2``; equal to fastcdl.k2. O(m).
 
@@ -307,7 +307,7 @@ def k2(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def ucal(q, n, s):
     """U-calibration error, exactly (docs/exact-cdl.md); equal to fastcdl.ucal. O(m log m).
 
@@ -343,7 +343,7 @@ def _v_left(q, n, s, mus):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def v_curve(q, n, s, mus):
     """f(mu) at each kink of ``mus``: the V-kink curve of docs/metrics.md with its tie rule.
 
@@ -371,7 +371,7 @@ def v_curve(q, n, s, mus):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def decision_loss_curve(q, n, s, mus):
     """CFDL of the V task at each kink, f(mu) / max(mu, 1 - mu); equal to
     fastcdl.decision_loss_curve(table, kinks=mus)[1] (and to fastcdl.cfdl(table, kink=mu)).
@@ -402,7 +402,7 @@ def decision_loss_curve(q, n, s, mus):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def cdl_monotone(q, n, s):
     """CDL relative to non-decreasing recalibrations; equal to fastcdl.sample.cdl_monotone. O(m).
 
@@ -429,7 +429,7 @@ def cdl_monotone(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def vcdl_monotone(q, n, s):
     """VCDL relative to non-decreasing recalibrations; equal to fastcdl.sample.vcdl_monotone. O(m).
 
@@ -456,7 +456,7 @@ def vcdl_monotone(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def cutoff_ce(q, n, s):
     """Cutoff calibration error, the largest ``|bias|`` over intervals; equal to
     fastcdl.sample.cutoff_ce. O(m).
@@ -482,7 +482,7 @@ def cutoff_ce(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def atb(q, n, s):
     """Averaged two-bin calibration error; equal to fastcdl.sample.atb. O(m).
 
@@ -507,7 +507,7 @@ def atb(q, n, s):
 
 
 @kernel
-@_docstrings.fill
+@fill_docstring
 def smce(q, n, s):
     """Smooth calibration error, exactly; equal to fastcdl.sample.smce. O(m log m).
 

@@ -28,14 +28,14 @@ import math
 
 import numpy as np
 
-from fastcdl import _docstrings
+from fastcdl._docstrings import fill as fill_docstring
 from fastcdl._binary_views import accepts_multiclass
 
 __all__ = ["kl_calibration", "klcal"]
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def klcal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """KL-calibration: the mean over rounds of KL(frequency || stated value) of each bucket
     (:func:`kl_calibration` of the rounds' bucket table; docs/pseudo.md). O(T log T) for the
@@ -75,9 +75,9 @@ def klcal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifo
     0.143841
     """
     from fastcdl._sample_size import check_sample_size
-    from fastcdl._tabulate import _stats
+    from fastcdl._tabulate import stats_of
 
-    st = _stats(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    st = stats_of(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     check_sample_size(st, "klcal", stacklevel=4)
     return kl_calibration(st)
 

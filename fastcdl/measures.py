@@ -406,9 +406,9 @@ TABLE_MEASURES: dict[str, Measure] = {k: m for k, m in MEASURES.items() if m.of 
 
 def measure(key: str) -> Measure:
     """The measure named ``key`` (ValueError naming the known keys otherwise)."""
-    from fastcdl import _validate
+    from fastcdl._validate import check_name
 
-    _validate.check_name(key, MEASURES, "metric")
+    check_name(key, MEASURES, "metric")
     return MEASURES[key]
 
 

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl import _docstrings, _validate
+from fastcdl._docstrings import fill as fill_docstring
+
+from fastcdl._validate import check_kinks
 from fastcdl._binary_views import ClasswiseResult, accepts_multiclass
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled.decisions import best_response, cfdl_kernel
@@ -31,14 +33,14 @@ from fastcdl._sample_size import one_round_share as one_round_share
 from fastcdl._sample_size import sample_size_check_off as sample_size_check_off
 from fastcdl._sample_size import single_round_share as single_round_share
 from fastcdl._sample_size import warn_sample_size as warn_sample_size
-from fastcdl._tabulate import _checked_stats, _checked_table, bucket_stats
+from fastcdl._tabulate import checked_stats, checked_table, bucket_stats
 from fastcdl._tabulate import auto_rounds as auto_rounds
-from fastcdl._task_losses import SwapReport, _v_values, cfdl, swap_regret, swap_report
+from fastcdl._task_losses import SwapReport, v_values, cfdl, swap_regret, swap_report
 from fastcdl._worst_task import (
-    _V_TASK,
+    V_TASK,
     CertificateWarning,
-    _ordered_v_task,
-    _three_action_task,
+    ordered_v_task,
+    three_action_task,
     stated_actions,
     worst_task,
 )
@@ -64,7 +66,7 @@ __all__ = [
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def ece(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """Expected calibration error ``(1/T) sum_i n_i |q_i - qhat_i|``. O(m) after binning.
 
@@ -98,11 +100,11 @@ def ece(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform
     >>> ece([0, 1, 1, 1], [0.5, 0.5, 1.0, 1.0])
     0.0
     """
-    return float(ece_kernel(*_checked_table("ece", y_true, y_prob, bins, sample_weight, n_jobs, strategy)))
+    return float(ece_kernel(*checked_table("ece", y_true, y_prob, bins, sample_weight, n_jobs, strategy)))
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def k2(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """Squared calibration error ``(1/T) sum_i n_i (q_i - qhat_i)^2``. O(m) after binning.
 
@@ -137,11 +139,11 @@ def k2(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform"
     >>> k2([0, 0], [0.5, 0.5])
     0.25
     """
-    return float(k2_kernel(*_checked_table("k2", y_true, y_prob, bins, sample_weight, n_jobs, strategy)))
+    return float(k2_kernel(*checked_table("k2", y_true, y_prob, bins, sample_weight, n_jobs, strategy)))
 
 
 @accepts_multiclass("curve")
-@_docstrings.fill
+@fill_docstring
 def decision_loss_curve(
     y_true, y_prob=None, *, kinks=None, sample_weight=None, bins=None, strategy="uniform", n_jobs=None
 ):
@@ -187,13 +189,13 @@ def decision_loss_curve(
     >>> v.tolist()
     [0.0, 0.0]
     """
-    stats = _checked_stats("decision_loss_curve", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    stats = checked_stats("decision_loss_curve", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     if kinks is None:
         q, n, s = stats.table()
         mus = np.unique(np.concatenate([q, s / n, np.linspace(0.0, 1.0, 1001)]) + 0.0)
     else:
-        mus = _validate.check_kinks(kinks, "kinks")
-    return mus, _v_values(stats, mus)
+        mus = check_kinks(kinks, "kinks")
+    return mus, v_values(stats, mus)
 
 
 @dataclass(frozen=True)
@@ -331,11 +333,11 @@ class CDLReport:
         """(payoff with ties broken by ulps, the same before lowering, rows kept, bounds)."""
         mus = [float(k) for k in self.kinks]
         if len(mus) == 1:
-            u = _ordered_v_task(self.sides[0])
-            exact = _V_TASK.copy()
+            u = ordered_v_task(self.sides[0])
+            exact = V_TASK.copy()
         else:
             c1, c2 = (float(c) for c in self.weights)
-            u, _ = _three_action_task(mus[0], mus[1], c1, c2, self.sides, order=(0, 1, 2))
+            u, _ = three_action_task(mus[0], mus[1], c1, c2, self.sides, order=(0, 1, 2))
             exact = np.array(stated_actions(mus[0], mus[1])[0])
         edges = sorted({0.0, 1.0, *mus})
         rows, bounds = [], []
@@ -359,7 +361,7 @@ class CDLReport:
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def cdl(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """Calibration decision loss: the most any decision maker with payoffs in [0, 1] gains
     by recalibrating, computed exactly as 2 fbar(1/2) (docs/exact-cdl.md). O(m log m).
@@ -398,7 +400,7 @@ def cdl(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform
     >>> cdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.25
     """
-    q, n, s = _checked_table("cdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    q, n, s = checked_table("cdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     # the fused kernel of fastcdl.kernels.cdl: envelope.cdl_curve's value bit for bit, without the
     # curve's arrays (cdl_report, which builds the curve, takes 2.5x cdl's time at 10^6 buckets in
     # results/benchmarks/bucket-speed.md)
@@ -406,7 +408,7 @@ def cdl(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def vcdl(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """V-shaped calibration decision loss: sup over kinks mu of CFDL_mu (docs/metrics.md). O(m log m).
 
@@ -440,12 +442,12 @@ def vcdl(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     >>> vcdl([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.16666666666666666
     """
-    q, n, s = _checked_table("vcdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    q, n, s = checked_table("vcdl", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     return float(cdl_of_table(q, n, s, True)[3])  # envelope.cdl_curve's VCDL bit for bit, as in cdl
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def ucal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """U-calibration error: sup over tasks of the external regret to the best fixed action
     (docs/exact-cdl.md), exactly. O(m log m).
@@ -482,12 +484,12 @@ def ucal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     >>> ucal([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75])
     0.0
     """
-    q, n, s = _checked_table("ucal", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    q, n, s = checked_table("ucal", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     return float(_env.ucal_of_table(q, n, s))
 
 
 @accepts_multiclass("report")
-@_docstrings.fill
+@fill_docstring
 def cdl_report(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> CDLReport:
     """CDL with its certificate: the worst task (at most 3 actions), its kinks and weights.
 
@@ -526,7 +528,7 @@ def cdl_report(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="
     >>> r.value, r.kinks.tolist()
     (0.25, [0.25, 0.75])
     """
-    q, n, s = _checked_table("cdl_report", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
+    q, n, s = checked_table("cdl_report", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     value, j1, j2, b, f_left, f_right, vmax, jv = _env.cdl_curve(q, n, s)
 
     def side(j):

@@ -252,10 +252,10 @@ def cdl_multiclass(y_true, P, *, sample_weight=None, max_rows=MAX_ROWS) -> float
     >>> round(fc.cdl_multiclass([0, 0, 1, 1], [[0.75, 0.25]] * 2 + [[0.25, 0.75]] * 2), 9)
     0.25
     """
-    return _cdl_multiclass(y_true, P, sample_weight, max_rows)
+    return cdl_multiclass_within(y_true, P, sample_weight, max_rows)
 
 
-def _cdl_multiclass(y_true, P, sample_weight, max_rows, row_sum_tol=None):
+def cdl_multiclass_within(y_true, P, sample_weight, max_rows, row_sum_tol=None):
     """cdl_multiclass with the rows' tolerance given (fastcdl.cli: rows read from text were
     checked against the digits they were printed with, and are used as written)."""
     check_positive_int(max_rows, "max_rows")

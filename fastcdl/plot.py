@@ -19,9 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastcdl._decision_loss_display import DecisionLossDisplay
-from fastcdl._figures import _save_all, save_figure
+from fastcdl._figures import save_all, save_figure
 from fastcdl._reliability_display import ReliabilityDisplay
-from fastcdl._run_figures import _out_dir, plot_rates, plot_run
+from fastcdl._run_figures import figure_folder, plot_rates, plot_run
 from fastcdl.io import FORMATS
 from fastcdl.metrics import one_round_share
 
@@ -89,7 +89,7 @@ def plot_file(path, out_dir=None, *, y_col="y", p_col=None, weight_col=None, bin
     path = Path(path)
     detect_format(path if not stdin else "-", options.get("fmt"))  # an unsupported format fails before reading
     fs = read_file("-" if stdin else path, y_col=y_col, p_col=p_col, weight_col=weight_col, bins=bins, **options)
-    out = _out_dir(out_dir, Path.cwd() if stdin else path.parent)
+    out = figure_folder(out_dir, Path.cwd() if stdin else path.parent)
     shown = "standard input" if stdin else path.name
     stem = "stdin" if stdin else _stem(path)
     suffix = f", {bins} bins" if bins is not None else ""
@@ -113,7 +113,7 @@ def plot_file(path, out_dir=None, *, y_col="y", p_col=None, weight_col=None, bin
             )
         else:
             figures.append((f"{base}_decision_loss.png", DecisionLossDisplay.from_stats(st, name=name).figure_))
-    return _save_all(figures, out)
+    return save_all(figures, out)
 
 
 def _stem(path: Path) -> str:

@@ -36,14 +36,18 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from fastcdl import _docstrings, _parallel, _validate
+from fastcdl._docstrings import fill as fill_docstring
+
+from fastcdl._parallel import pair
+
+from fastcdl._validate import ValidationError, check_binning, check_kinks, check_rounds, check_seed, prepare_rounds
 from fastcdl._binary_views import accepts_multiclass
 from fastcdl._compiled import estimators as _k
 from fastcdl._compiled.envelope import envelope_at_half
 from fastcdl._compiled.errors import k2_kernel
 from fastcdl._outcome_keys import sorted_outcome_keys_and_spare
 from fastcdl._sample_size import check_sample_size
-from fastcdl._tabulate import _stats
+from fastcdl._tabulate import stats_of
 from fastcdl._worst_task import CertificateWarning, worst_task
 from fastcdl.stats import BucketStats
 
@@ -74,7 +78,7 @@ __all__ = [
 
 
 def _table(y_true, y_prob, bins, sample_weight, strategy="uniform"):
-    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
     q, n, s = st.table()
     return st, q, n, s
 
@@ -156,7 +160,7 @@ class MonotoneCDLReport:
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """CDL relative to non-decreasing recalibrations: the most a decision maker with payoffs
     in [0, 1] gains per round by acting on the isotonic (PAV) recalibration of the
@@ -198,7 +202,7 @@ def cdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """VCDL relative to non-decreasing recalibrations: sup over kinks mu of
     f_M(mu) / max(mu, 1 - mu), the gain of the best monotone recalibration on the
@@ -233,7 +237,7 @@ def vcdl_monotone(y_true, y_prob=None, *, sample_weight=None, bins=None, strateg
 
 
 @accepts_multiclass("report")
-@_docstrings.fill
+@fill_docstring
 def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> MonotoneCDLReport:
     """:func:`cdl_monotone` with its certificate: the worst task (at most three actions, in
     the same form as :func:`fastcdl.cdl_report`) and the fix, the PAV recalibration. O(m).
@@ -302,7 +306,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None, s
 
 
 @accepts_multiclass("curve")
-@_docstrings.fill
+@fill_docstring
 def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weight=None, bins=None, strategy="uniform"):
     """f_M(mu) / max(mu, 1 - mu): what the best non-decreasing recalibration gains the
     two-action task with threshold mu, per round, at each kink.
@@ -347,7 +351,7 @@ def decision_loss_curve_monotone(y_true, y_prob=None, *, kinks=None, sample_weig
         mus = np.unique(np.concatenate([q, np.linspace(0.0, 1.0, 1001)]) + 0.0)
         order = None
     else:
-        mus = _validate.check_kinks(kinks, "kinks")
+        mus = check_kinks(kinks, "kinks")
         order = np.argsort(mus, kind="stable")
     sorted_mus = np.ascontiguousarray(mus if order is None else mus[order]) + 0.0
     f_left, _ = _k.monotone_curve(q, n, s, sorted_mus, n.sum())
@@ -399,7 +403,7 @@ class CutoffCETest:
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Cutoff calibration error (Rossellini et al. 2025): the largest ``|bias|`` over intervals,
     sup over intervals I of ``|(1/T) sum_{t: p_t in I} (y_t - p_t)|`` (docs/estimators.md).
@@ -438,7 +442,7 @@ def cutoff_ce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="u
 
 
 @accepts_multiclass("report")
-@_docstrings.fill
+@fill_docstring
 def cutoff_ce_test(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> CutoffCETest:
     """Cutoff CE with the asymptotic p-value of the hypothesis of perfect calibration
     (y_t ~ Bernoulli(p_t) independently).
@@ -565,7 +569,7 @@ def _range_sf_large(r):
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def atb(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Averaged two-bin calibration error (Hartline, Hu, Wu 2026):
 
@@ -605,7 +609,7 @@ def atb(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """(T ATB - Brier) / (T - 1), an unbiased estimate of the population ATB for T >= 2
     independent, identically distributed rounds (docs/estimators.md). Can be negative. O(m).
@@ -641,22 +645,20 @@ def atb_unbiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy
     """
     st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
     if st.edges is not None:
-        raise _validate.ValidationError(
+        raise ValidationError(
             "bins",
             "must be None for atb_unbiased",
             message="atb_unbiased needs exact buckets (bins=None): its correction uses each round's own prediction",
         )
     if st.weighted:
-        raise _validate.ValidationError(
+        raise ValidationError(
             "sample_weight",
             "is not supported by atb_unbiased",
             message="atb_unbiased is unbiased for unweighted rounds only; use atb with weights",
         )
     T = float(n.sum())
     if T < 2:
-        raise _validate.ValidationError(
-            "y_true", "needs at least 2 rounds", message="atb_unbiased needs at least 2 rounds"
-        )
+        raise ValidationError("y_true", "needs at least 2 rounds", message="atb_unbiased needs at least 2 rounds")
     return float((T * _k.atb_kernel(q, n, s) - _k.brier_table_kernel(q, n, s)) / (T - 1.0))
 
 
@@ -679,7 +681,7 @@ def crossfit_split(st: BucketStats, seed=0):
     sa = np.where(s == n, a, np.where(a == n, s, 0))  # all positive, or the whole bucket in A
     mixed = (a > 0) & (a < n) & (s > 0) & (s < n)
     if mixed.any():
-        rng = np.random.default_rng(_validate.check_seed(seed))
+        rng = np.random.default_rng(check_seed(seed))
         sa[mixed] = rng.hypergeometric(s[mixed], n[mixed] - s[mixed], a[mixed])
     return a, sa, n - a, s - sa
 
@@ -747,21 +749,21 @@ def crossfit_curve(q, n_a, s_a, n_b, s_b):
 
 
 def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
-    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
     if st.weighted:
-        raise _validate.ValidationError(
+        raise ValidationError(
             "sample_weight",
             f"is not supported by {what}",
             message=f"{what} splits the rounds in two halves: it needs unweighted rounds",
         )
     if st.total < 2:
-        raise _validate.ValidationError("y_true", "needs at least 2 rounds", message=f"{what} needs at least 2 rounds")
+        raise ValidationError("y_true", "needs at least 2 rounds", message=f"{what} needs at least 2 rounds")
     n_a, s_a, n_b, s_b = crossfit_split(st, seed)
     return crossfit_curve(np.asarray(st.values, dtype=np.float64), n_a, s_a, n_b, s_b)
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def cdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", seed=0) -> float:
     """CDL_M cross-fitted: the rounds split in two halves (``fastcdl.sample.crossfit_split``),
     the isotonic recalibration fitted on each half and judged on the other, then the worst task's gain,
@@ -806,7 +808,7 @@ def cdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None,
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def vcdl_monotone_crossfit(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", seed=0) -> float:
     """VCDL_M cross-fitted: sup over kinks mu of f(mu) / max(mu, 1 - mu), f the V-kink curve of
     the recalibrations fitted on one half of the rounds and judged on the other (see
@@ -855,7 +857,7 @@ def _equal_mass_bins(st: BucketStats, what: str) -> BucketStats:
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def k2_debiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Debiased estimate of the squared calibration error E[(E[y | p] - p)^2] (Kumar, Liang and
     Ma 2019, the statistic of the T-Cal test of Lee, Huang, Hassani and Dobriban 2023), over
@@ -900,9 +902,9 @@ def k2_debiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy=
     >>> k2_debiased([0, 1, 1, 1], [0.5, 0.5, 0.5, 0.5])  # (3/4 - 1/2)^2 - (3/4)(1/4)/3
     0.0
     """
-    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
     if st.weighted:
-        raise _validate.ValidationError(
+        raise ValidationError(
             "sample_weight",
             "is not supported by k2_debiased",
             message="k2_debiased counts the rounds of each bin: it needs unweighted rounds",
@@ -915,7 +917,7 @@ def k2_debiased(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy=
         n, s, ps = _merge_single_rounds(n, s, ps)
     y, p = s / n, ps / n
     if np.any(n < 2):
-        raise _validate.ValidationError(
+        raise ValidationError(
             "bins",
             "has a bin of one round",
             message=f"k2_debiased needs at least 2 rounds in every bin; {int(np.sum(n < 2))} bin(s) hold one",
@@ -949,7 +951,7 @@ def _sweep_bins(Cprev, T, b):
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def ece_sweep(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Monotone-sweep equal-mass ECE (Roelofs, Cain, Shlens and Mozer 2022): the ECE over the
     largest number of equal-mass bins b, swept up from 1, at which the bins' frequencies of
@@ -987,9 +989,9 @@ def ece_sweep(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="u
     >>> ece_sweep([0, 1, 0, 1], [0.1, 0.2, 0.6, 0.9])  # bins {0.1, 0.2}, {0.6, 0.9}; three would decrease
     0.3
     """
-    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
     if st.edges is not None:
-        raise _validate.ValidationError(
+        raise ValidationError(
             "bins",
             "must be None for ece_sweep",
             message="ece_sweep makes its own equal-mass bins: it needs exact buckets (bins=None)",
@@ -1017,7 +1019,7 @@ def ece_sweep(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="u
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Smooth calibration error (Blasiok, Gopalan, Hu, Nakkiran 2023), exactly:
 
@@ -1060,9 +1062,9 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     if bins is None and sample_weight is None and y_prob is not None and not isinstance(y_true, BucketStats):
         # the exact table's predictions and residuals are read off the sorted outcome keys
         # in one pass: no table is built, and the value is the table's, bit for bit
-        _validate.check_binning(None, strategy)
-        y, p, w = _validate.prepare_rounds(y_true, y_prob)
-        _validate.check_rounds(y, p, w)
+        check_binning(None, strategy)
+        y, p, w = prepare_rounds(y_true, y_prob)
+        check_rounds(y, p, w)
         keys, spare = sorted_outcome_keys_and_spare(y, p)
         r = spare.view(np.float64)  # the sort's other buffer holds the residuals
         checkpoints = _k.smce_checkpoints(keys.shape[0])
@@ -1080,20 +1082,20 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
 
 def _smce_qr(q, r, T, checkpoints, paired):
     """smCE of predictions q and residuals r (fastcdl._compiled.estimators.smce_qr); with
-    ``paired`` its two programmes run side by side (fastcdl._parallel.pair). The same value
+    ``paired`` its two programmes run side by side (fastcdl.pair). The same value
     either way, bit for bit."""
     h = np.empty(2 * max(q.shape[0] - 1, 1))  # numpy's: huge pages when large (see outcome_keys)
     if not paired:
         return float(_k.smce_qr(q, r, T, checkpoints, h))
     R, sign, J, S, out = _k.smce_setup(q, checkpoints)
-    _parallel.pair(
+    pair(
         lambda: _k.smce_side(q, r, sign, J, 0, checkpoints, h, S, out),
         lambda: _k.smce_side(q, r, sign, J, 1, checkpoints, h, S, out),
     )
     return float(_k.smce_value(r, T, R, sign, J, h, S, out))
 
 
-# From this many buckets on, smce runs its two programmes side by side (fastcdl._parallel.pair:
+# From this many buckets on, smce runs its two programmes side by side (fastcdl.pair:
 # the second on a helper thread if it starts in time, else after the first on the calling
 # thread). Below, handing a programme over costs about what it saves.
 SMCE_THREADS_FROM = 1 << 15
@@ -1104,7 +1106,7 @@ SMCE_THREADS_FROM = 1 << 15
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def mce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Maximum calibration error: max over non-empty buckets of ``|q_i - qhat_i|``. O(m).
 
@@ -1145,7 +1147,7 @@ def mce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def rmsce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Root-mean-square calibration error sqrt(K2) = sqrt((1/T) sum_i n_i (q_i - qhat_i)^2). O(m).
 
@@ -1183,7 +1185,7 @@ def rmsce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifo
 
 
 def _binned_brier_error():
-    return _validate.ValidationError(
+    return ValidationError(
         "y_true",
         "is a binned BucketStats",
         message="the Brier score needs each round's prediction, which a binned BucketStats does not keep "
@@ -1192,7 +1194,7 @@ def _binned_brier_error():
 
 
 @accepts_multiclass()
-@_docstrings.fill
+@fill_docstring
 def brier(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform") -> float:
     """Brier score (1/T) sum_t (p_t - y_t)^2 (weighted: sum w (p - y)^2 / sum w).
 
@@ -1226,19 +1228,19 @@ def brier(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifo
     0.15625
     """
     if isinstance(y_true, BucketStats):
-        st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+        st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
         if st.edges is not None:
             raise _binned_brier_error()
         return float(_k.brier_table_kernel(*st.table()))
     if y_prob is None:
-        raise _validate.ValidationError("y_prob", "is required unless the first argument is a BucketStats")
+        raise ValidationError("y_prob", "is required unless the first argument is a BucketStats")
     return _brier_rounds(y_true, y_prob, sample_weight, bins, strategy)
 
 
 def _brier_rounds(y_true, y_prob, sample_weight, bins, strategy="uniform"):
-    _validate.check_binning(bins, strategy)
-    y, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
-    _validate.check_rounds(y, p, w)
+    check_binning(bins, strategy)
+    y, p, w = prepare_rounds(y_true, y_prob, sample_weight)
+    check_rounds(y, p, w)
     return float(_k.brier_rounds_kernel(y, p, w))
 
 
@@ -1281,7 +1283,7 @@ class BrierDecomposition:
 
 
 @accepts_multiclass("report")
-@_docstrings.fill
+@fill_docstring
 def brier_decomposition(
     y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform"
 ) -> BrierDecomposition:
@@ -1319,7 +1321,7 @@ def brier_decomposition(
     >>> d.brier, d.reliability, d.resolution, d.uncertainty, d.within_bin
     (0.0625, 0.0625, 0.25, 0.25, 0.0)
     """
-    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
     q, n, s = st.table()
     rel, res, unc = (float(v) for v in _k.murphy_kernel(q, n, s))
     if st.edges is None:

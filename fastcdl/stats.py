@@ -207,12 +207,12 @@ class BucketStats:
         >>> q.edges.tolist(), q.counts.tolist()
         ([0.0, 0.2, 1.0], [4, 4])
         """
-        from fastcdl import _validate
+        from fastcdl._validate import ValidationError, auto_bins, check_binning
         from fastcdl.binning import quantile_edges_of_table
 
-        spec = _validate.check_binning(bins, strategy)
+        spec = check_binning(bins, strategy)
         if self.edges is not None:
-            raise _validate.ValidationError(
+            raise ValidationError(
                 "bins",
                 "can only rebin an exact table",
                 message="rebin needs an exact table (built with bins=None): a binned table has lost its predictions",
@@ -221,13 +221,13 @@ class BucketStats:
             return self
         if isinstance(spec, str):
             if not self.rounds_known:
-                raise _validate.ValidationError(
+                raise ValidationError(
                     "bins",
                     "'auto' needs the number of rounds, which this weighted table does not know",
                     message="bins='auto' needs the number of rounds, which this weighted table does not know (built "
                     "by BucketStats.from_table, or merged with such a table): pass bins=m",
                 )
-            spec = _validate.auto_bins(int(self.rounds_per_bucket.sum()))
+            spec = auto_bins(int(self.rounds_per_bucket.sum()))
         if strategy == "quantile":
             edges = quantile_edges_of_table(self.values, self.counts, spec)
         elif isinstance(spec, np.ndarray):

@@ -713,7 +713,7 @@ def _exact_multiclass(fs, limit):
     """(value or None, words): the exact CDL over all k outcomes, from the distinct rows."""
     from fastcdl._validate import ROW_SUM_TOL
     from fastcdl.metrics import SampleSizeWarning
-    from fastcdl.multiclass import _cdl_multiclass
+    from fastcdl.multiclass import cdl_multiclass_within
 
     if fs.rows is None:
         return None, (
@@ -735,7 +735,7 @@ def _exact_multiclass(fs, limit):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SampleSizeWarning)
         # rows read from text were checked as read, against the digits they were printed with
-        value = _cdl_multiclass(j, Q[i], C[i, j], max(limit, 1), row_sum_tol=ROW_SUM_TOL + fs.printed_slack)
+        value = cdl_multiclass_within(j, Q[i], C[i, j], max(limit, 1), row_sum_tol=ROW_SUM_TOL + fs.printed_slack)
     return value, f"the LP over the {Q.shape[0]} distinct rows"
 
 
@@ -833,9 +833,9 @@ def _summary(
         _only(y_true, y_prob=y_prob, sample_weight=sample_weight, pos_label=pos_label, multiclass=multiclass, bins=bins)
         return summary_of_file(y_true, lp_rows=lp_rows, **kw)
     if isinstance(y_true, BucketStats) and multiclass is None and pos_label is None:
-        from fastcdl._tabulate import _stats
+        from fastcdl._tabulate import stats_of
 
-        return summary_of_table(_stats(y_true, y_prob, bins, sample_weight, strategy=strategy), **kw)
+        return summary_of_table(stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy), **kw)
     fs = read_arrays(
         y_true,
         y_prob,

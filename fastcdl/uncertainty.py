@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl import _validate
+from fastcdl._validate import ValidationError, check_count, check_name, check_real, check_seed, prepare_rounds
 from fastcdl._binary_views import accepts_multiclass
 from fastcdl._compiled import resample as _k
 from fastcdl._sample_size import sample_size_check_off
-from fastcdl._tabulate import _stats
+from fastcdl._tabulate import stats_of
 from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
 from fastcdl.stats import BucketStats, bin_cuts
 
@@ -162,7 +162,7 @@ class CalibrationTest:
 def _metric(metric):
     """(callable, name) from a callable or the name of a fastcdl metric."""
     if isinstance(metric, str):
-        _validate.check_name(metric, METRICS, "metric")
+        check_name(metric, METRICS, "metric")
         import fastcdl.metrics as _m
         import fastcdl.sample as _s
 
@@ -171,7 +171,7 @@ def _metric(metric):
         func = getattr(_m, metric, None) or getattr(_s, metric, None) or MEASURES[metric].func
         return func, metric
     if not callable(metric):
-        raise _validate.ValidationError(
+        raise ValidationError(
             "metric",
             "must be a callable taking a BucketStats or a metric name",
             message=f"metric must be a callable taking a BucketStats, or one of {', '.join(METRICS)}; got {metric!r}",
@@ -190,11 +190,11 @@ def _rng(seed):
         return seed
     if seed is None:
         return np.random.default_rng()
-    return np.random.default_rng(_validate.check_seed(seed))
+    return np.random.default_rng(check_seed(seed))
 
 
 def _weighted_stats_error():
-    return _validate.ValidationError(
+    return ValidationError(
         "y_true",
         "is a weighted BucketStats",
         message="a weighted BucketStats does not keep the weights of its rounds, which resampling needs: "
@@ -216,7 +216,7 @@ class _Cells:
 def _cells(y_true, y_prob, bins, sample_weight, by_outcome: bool, strategy="uniform") -> _Cells:
     """The table of the data and its cells; by_outcome=False merges the two outcomes of a
     (bucket, weight) cell (consistency resampling redraws the outcomes)."""
-    st = _stats(y_true, y_prob, bins, sample_weight, strategy=strategy)
+    st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
     m = st.n_buckets
     if not st.weighted:
         n = st.counts.astype(np.int64)
@@ -233,7 +233,7 @@ def _cells(y_true, y_prob, bins, sample_weight, by_outcome: bool, strategy="unif
     if isinstance(y_true, BucketStats):
         raise _weighted_stats_error()
     # weighted rounds: one cell per distinct (bucket, outcome, weight)
-    yy, p, w = _validate.prepare_rounds(y_true, y_prob, sample_weight)
+    yy, p, w = prepare_rounds(y_true, y_prob, sample_weight)
     rows = w > 0
     yy, p, w = yy[rows], p[rows], w[rows]
     if st.edges is None:
@@ -271,7 +271,7 @@ def _check_resamplable(st: BucketStats, what: str):
     """A table must hold at least 10 rounds in at least 2 buckets to be resampled."""
     T = int(round(st.rounds.sum())) if getattr(st, "rounds", None) is not None else int(round(st.counts.sum()))
     if st.n_buckets < 2 or T < 10:
-        raise _validate.ValidationError(
+        raise ValidationError(
             "y_true",
             "is too small to resample",
             message=f"{what}: the table is too small to resample (it needs at least 10 rounds in at least 2 buckets); "
@@ -280,9 +280,9 @@ def _check_resamplable(st: BucketStats, what: str):
 
 
 def _check_level(level):
-    level = _validate.check_real(level, "level", 0.0, 1.0, low_open=True)
+    level = check_real(level, "level", 0.0, 1.0, low_open=True)
     if level >= 1.0:
-        raise _validate.ValidationError(
+        raise ValidationError(
             "level", "must be < 1", value=level, message=f"level must lie strictly between 0 and 1, got {level}"
         )
     return level
@@ -381,9 +381,9 @@ def bootstrap(
     ('percentile', True)
     """
     func, name = _metric(metric)
-    n_boot = _validate.check_count(n_boot, "n_boot", 100)
+    n_boot = check_count(n_boot, "n_boot", 100)
     level = _check_level(level)
-    method = _validate.check_name(method, ("percentile", "bca"), "method")
+    method = check_name(method, ("percentile", "bca"), "method")
     rng = _rng(seed)
     cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=True, strategy=strategy)
     st = cells.stats
@@ -725,7 +725,7 @@ def intervals(
     """
     metrics = list(metrics)
     if not metrics:
-        raise _validate.ValidationError("metrics", "is empty", value=metrics)
+        raise ValidationError("metrics", "is empty", value=metrics)
     found = _intervals(
         metrics,
         y_true,
@@ -745,17 +745,17 @@ def intervals(
 def _rate_of(rate, func, name):
     """The rates of the bias for this metric: "auto" resolved, a pair sorted, a number checked."""
     if isinstance(rate, str):
-        _validate.check_name(rate, ("auto",), "rate")
+        check_name(rate, ("auto",), "rate")
         return next(
             (r for k, r in BIAS_RATES.items() if _studied(func, name) and k == name or func is _sample_fn(k)),
             _DEFAULT_RATES,
         )
     if isinstance(rate, (tuple, list)):
         if len(rate) != 2:
-            raise _validate.ValidationError("rate", "must be a number, a pair (lo, hi), None or 'auto'", value=rate)
-        return tuple(sorted(_validate.check_real(r, "rate", 0.0, 2.0, low_open=True) for r in rate))
+            raise ValidationError("rate", "must be a number, a pair (lo, hi), None or 'auto'", value=rate)
+        return tuple(sorted(check_real(r, "rate", 0.0, 2.0, low_open=True) for r in rate))
     if rate is not None:
-        return _validate.check_real(rate, "rate", 0.0, 2.0, low_open=True)
+        return check_real(rate, "rate", 0.0, 2.0, low_open=True)
     return None
 
 
@@ -763,7 +763,7 @@ def _intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weig
     """[Interval] of each metric, the subsample tables built once (interval, intervals)."""
     funcs = [_metric(m) for m in metrics]
     level = _check_level(level)
-    n_sub = _validate.check_count(n_sub, "n_sub", 100)
+    n_sub = check_count(n_sub, "n_sub", 100)
     n_sub = 4 * ((n_sub + 3) // 4)
     rates_of = [_rate_of(rate, func, name) for func, name in funcs]
     rng = _rng(seed)
@@ -938,7 +938,7 @@ def calibration_test(
     (0.0, 1.0)
     """
     func, name = _metric(metric)
-    n_sim = _validate.check_count(n_sim, "n_sim", 1)
+    n_sim = check_count(n_sim, "n_sim", 1)
     rng = _rng(seed)
     cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=False, strategy=strategy)
     st = cells.stats

@@ -1059,7 +1059,7 @@ def test_rows_within_their_printed_digits_are_used_as_written(tmp_path, row):
 def test_exact_k_class_cdl_of_printed_rows(tmp_path, capsys):
     # four distinct rows printed with 6 decimals, one of them 1/3 each (sums to 0.999999): the LP
     # over the rows as written
-    from fastcdl.multiclass import _cdl_multiclass
+    from fastcdl.multiclass import cdl_multiclass_within
 
     rng = np.random.default_rng(33)
     rows = np.array([[1 / 3, 1 / 3, 1 / 3], [0.7, 0.2, 0.1], [0.15, 0.15, 0.7], [0.123457, 0.654321, 0.222222]])
@@ -1074,7 +1074,7 @@ def test_exact_k_class_cdl_of_printed_rows(tmp_path, capsys):
         fc.cdl_multiclass(y, P6)
     assert main(["metrics", str(f), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    want = _cdl_multiclass(y, P6, None, 1000, row_sum_tol=1e-9 + 1.5e-6)
+    want = cdl_multiclass_within(y, P6, None, 1000, row_sum_tol=1e-9 + 1.5e-6)
     assert out["cdl_multiclass"] == pytest.approx(want, abs=1e-12) and want > 0.01
 
 
@@ -1223,5 +1223,5 @@ def test_text_columns_convert_sliced_and_chunked_arrays():
     for kind, cells in (("outcome", outcomes), ("prob", probs)):
         for arr in (cells, cells.slice(2), cells.slice(1, 3), pa.chunked_array([cells.slice(0, 2), cells.slice(4)])):
             want = [float({"true": 1, "false": 0}.get(c.strip().lower(), c)) for c in arr.to_pylist()]
-            got = fastcdl._text_cells._text_column(arr, 0, kind, "x.csv", 0, None, ",")
+            got = fastcdl._text_cells.text_column(arr, 0, kind, "x.csv", 0, None, ",")
             assert got.dtype == np.float64 and got.tolist() == want

@@ -149,7 +149,7 @@ def test_certificate_search_lowers_an_entry_by_many_ulps_at_once():
     moves only after about 2^50 of them. The search lowers by 2^k ulps in round k in O(1)
     (it took one np.nextafter per ulp and did not finish in hours)."""
     mu1, mu2 = 0.4999999999999999, 0.6913417161825449
-    u, settled = worst_task_module._three_action_task(
+    u, settled = worst_task_module.three_action_task(
         mu1, mu2, 1.999999999999999, 1.1604610293826094e-15, ("right", "right")
     )
     assert settled

@@ -10,7 +10,7 @@ import pytest
 
 from fastcdl.experiments import families as F
 from fastcdl.experiments import worst as W
-from fastcdl.experiments import runner
+from fastcdl.experiments import worst_search
 from fastcdl.experiments.runner import trial_seed
 from fastcdl.experiments.store import TrialStore
 from fastcdl.online import simulate
@@ -257,8 +257,9 @@ def test_winner_is_reported_on_fresh_seeds(small_search):
 def test_search_resumes_without_recomputing(small_search, monkeypatch):
     path, r, rows = small_search
     calls = []
-    # the search's pool runs trials with runner.run_trial (fastcdl.experiments.workers.TrialPool)
-    monkeypatch.setattr(runner, "run_trial", lambda t: calls.append(t) or pytest.fail("recomputed a stored trial"))
+    monkeypatch.setattr(
+        worst_search, "run_trial", lambda t: calls.append(t) or pytest.fail("recomputed a stored trial")
+    )
     with TrialStore(path) as store:
         again = W.search("kt", 512, store, families=["bernoulli", "contrarian", "greedy", "rawpoint"], budget=SMALL)
         assert len(store.rows()) == len(rows)
@@ -494,7 +495,7 @@ def test_packed_store_resumes_the_plan_with_nothing_to_run(tmp_path, monkeypatch
         n_rows = con.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
     (tmp_path / "trials.sqlite").unlink()
     (tmp_path / "worst.csv").unlink()
-    monkeypatch.setattr(runner, "run_trial", lambda t: pytest.fail("ran a trial the packed store holds"))
+    monkeypatch.setattr(worst_search, "run_trial", lambda t: pytest.fail("ran a trial the packed store holds"))
     W.run_plan(plan, tmp_path, workers=1, progress=False)
     assert (tmp_path / "worst.csv").read_text() == before and packed.exists()
     fresh = {trial_seed(W.FRESH_MASTER, i) for i in range(3)}

@@ -16,12 +16,12 @@ underflows below 2^-969, which payoffs in [0, 1] and beliefs >= 2^-400 never do.
 import numpy as np
 from fastcdl._compiled._jit import kernel
 
-_EPS = 2.0**-53
+EPS = 2.0**-53
 _SPLITTER = 134217729.0  # 2^27 + 1
 
 
 @kernel(inline="always")
-def _two_sum(a, b):
+def two_sum(a, b):
     x = a + b
     bv = x - a
     av = x - bv
@@ -36,7 +36,7 @@ def _split(a):
 
 
 @kernel(inline="always")
-def _two_prod(a, b):
+def two_prod(a, b):
     x = a * b
     ah, al = _split(a)
     bh, bl = _split(b)
@@ -44,11 +44,11 @@ def _two_prod(a, b):
 
 
 @kernel
-def _grow(e, k, x):
+def grow(e, k, x):
     """Add x to the nonoverlapping expansion e[:k] (increasing magnitude); return the new length."""
     out = 0
     for i in range(k):
-        x, err = _two_sum(x, e[i])
+        x, err = two_sum(x, e[i])
         if err != 0.0:
             e[out] = err
             out += 1
@@ -65,14 +65,14 @@ def prefer_sign(u, a, b, num, den):
     d1 = u[a, 1] - u[b, 1]
     r = den - num
     approx = r * d0 + num * d1
-    bound = 8.0 * _EPS * (abs(den) + abs(num)) * (abs(u[a, 0]) + abs(u[b, 0]) + abs(u[a, 1]) + abs(u[b, 1]))
+    bound = 8.0 * EPS * (abs(den) + abs(num)) * (abs(u[a, 0]) + abs(u[b, 0]) + abs(u[a, 1]) + abs(u[b, 1]))
     if approx > bound:
         return 1
     if approx < -bound:
         return -1
-    r_hi, r_lo = _two_sum(den, -num)
-    d0_hi, d0_lo = _two_sum(u[a, 0], -u[b, 0])
-    d1_hi, d1_lo = _two_sum(u[a, 1], -u[b, 1])
+    r_hi, r_lo = two_sum(den, -num)
+    d0_hi, d0_lo = two_sum(u[a, 0], -u[b, 0])
+    d1_hi, d1_lo = two_sum(u[a, 1], -u[b, 1])
     e = np.zeros(16)
     # the six partial products, in this order; arrays rather than a tuple of pairs, which
     # costs numba half a second to type
@@ -84,11 +84,11 @@ def prefer_sign(u, a, b, num, den):
     xs[3], ys[3] = r_lo, d0_lo
     xs[4], ys[4] = num, d1_hi
     xs[5], ys[5] = num, d1_lo
-    k = np.int64(0)  # not the literal 0: numba would compile _grow once more for it
+    k = np.int64(0)  # not the literal 0: numba would compile grow once more for it
     for j in range(6):
-        p_hi, p_lo = _two_prod(xs[j], ys[j])
-        k = _grow(e, k, p_lo)
-        k = _grow(e, k, p_hi)
+        p_hi, p_lo = two_prod(xs[j], ys[j])
+        k = grow(e, k, p_lo)
+        k = grow(e, k, p_hi)
     if k == 0:
         return 0
     return 1 if e[k - 1] > 0.0 else -1

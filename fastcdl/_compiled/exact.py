@@ -24,7 +24,7 @@ True
 from fastcdl._compiled._jit import kernel
 
 _SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter, a 53-bit significand into 26 + 27 bits
-_EPS = 2.0**-53  # unit roundoff
+EPS = 2.0**-53  # unit roundoff
 INT_BITS = 26  # integers multiplied exactly: |x| < 2^26
 
 
@@ -71,7 +71,7 @@ def sign_sum5(a, b, c, d, e):
         s, e3 = two_sum(s, d)
         s, e4 = two_sum(s, e)
         rest = abs(e1) + abs(e2) + abs(e3) + abs(e4)
-        if rest == 0.0 or rest * (1.0 + 8.0 * _EPS) < abs(s):
+        if rest == 0.0 or rest * (1.0 + 8.0 * EPS) < abs(s):
             return _sign(s)
         a, b, c, d, e = e1, e2, e3, e4, s
     return _sign(s)  # not reached: see above
@@ -106,7 +106,7 @@ def sign_sum(t):
         rest = 0.0
         for i in range(n - 1):
             rest += abs(t[i])
-        if rest == 0.0 or rest * (1.0 + 2.0 * n * _EPS) < abs(s):
+        if rest == 0.0 or rest * (1.0 + 2.0 * n * EPS) < abs(s):
             return _sign(s)
     return _sign(s)  # not reached: see above
 
@@ -123,7 +123,7 @@ def sign_dot2(p0, x0, p1, x1, c):
     a1 = p1 * float(x1)
     cf = float(c)
     s = (a0 + a1) + cf
-    if abs(s) > 4.0 * _EPS * (abs(a0) + abs(a1) + abs(cf)):
+    if abs(s) > 4.0 * EPS * (abs(a0) + abs(a1) + abs(cf)):
         return _sign(s)
     h0, l0 = split_times(p0, x0)
     h1, l1 = split_times(p1, x1)
@@ -152,7 +152,7 @@ def sign_int_plus(i, k, x):
     kf = float(k)
     prod = kf * x
     s = float(i) + prod
-    if abs(s) > 4.0 * _EPS * (abs(float(i)) + abs(prod)):
+    if abs(s) > 4.0 * EPS * (abs(float(i)) + abs(prod)):
         return _sign(s)
     h, lo = two_prod(kf, x)
     return sign_sum5(float(i), h, lo, 0.0, 0.0)

@@ -81,7 +81,7 @@ def _merge(ka, ia, kb, ib, lo, mid, hi):
         k += 1
 
 
-_RADIX_MIN = 512  # from this length on, an unsorted array is radix-sorted
+RADIX_MIN = 512  # from this length on, an unsorted array is radix-sorted
 
 
 _DIGIT = 11  # bits of a radix digit of the float keys: six passes cover 64 bits
@@ -235,7 +235,7 @@ def sort_pairs(x):
     sort finishes it (O(m)); below, :func:`sort_pairs_small` finishes it. Every step is stable.
     """
     n = x.shape[0]
-    if n < _RADIX_MIN:
+    if n < RADIX_MIN:
         return sort_pairs_small(x)
     ka = empty_huge(n, np.float64)
     ia = empty_huge(n, np.int64)

@@ -27,7 +27,7 @@ import numpy as np
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._compiled.hugepages import empty_huge
-from fastcdl._compiled.sort import _RADIX_MIN, pairwise_sum, sort_pairs
+from fastcdl._compiled.sort import RADIX_MIN, pairwise_sum, sort_pairs
 
 _INF = np.inf
 
@@ -111,7 +111,7 @@ def cdl_of_table(q, n, s, with_vcdl):
     unique stable argsort) and only :func:`sweep` compiled: a first call on a small table
     compiles neither the sorts nor the huge-page helpers (results/benchmarks/compile_profile.md).
     Larger tables take the fused kernel."""
-    if q.shape[0] >= _RADIX_MIN or n.dtype != np.float64:
+    if q.shape[0] >= RADIX_MIN or n.dtype != np.float64:
         return table_cdl(q, n, s, with_vcdl)
     m = q.shape[0]
     if n.all():  # every bucket holds rounds (a table from rounds always does): no masks

@@ -12,9 +12,9 @@ underflows below 2^-969.
 import numpy as np
 
 from fastcdl._compiled._jit import kernel
-from fastcdl._compiled.decisions import _grow, _two_prod, _two_sum, best_response
+from fastcdl._compiled.decisions import grow, two_prod, two_sum, best_response
 
-_EPS = 2.0**-53
+EPS = 2.0**-53
 
 
 @kernel
@@ -27,7 +27,7 @@ def prefer_sign_k(u, a, b, P, t, e):
         py = np.float64(P[t, y])
         approx += py * (u[a, y] - u[b, y])
         mag += abs(py) * (abs(u[a, y]) + abs(u[b, y]))
-    bound = 4.0 * (k + 2) * _EPS * mag
+    bound = 4.0 * (k + 2) * EPS * mag
     if approx > bound:
         return 1
     if approx < -bound:
@@ -35,13 +35,13 @@ def prefer_sign_k(u, a, b, P, t, e):
     n = np.int64(0)
     for y in range(k):
         py = np.float64(P[t, y])
-        d_hi, d_lo = _two_sum(u[a, y], -u[b, y])
-        x_hi, x_lo = _two_prod(py, d_hi)
-        n = _grow(e, n, x_lo)
-        n = _grow(e, n, x_hi)
-        x_hi, x_lo = _two_prod(py, d_lo)
-        n = _grow(e, n, x_lo)
-        n = _grow(e, n, x_hi)
+        d_hi, d_lo = two_sum(u[a, y], -u[b, y])
+        x_hi, x_lo = two_prod(py, d_hi)
+        n = grow(e, n, x_lo)
+        n = grow(e, n, x_hi)
+        x_hi, x_lo = two_prod(py, d_lo)
+        n = grow(e, n, x_lo)
+        n = grow(e, n, x_hi)
     if n == 0:
         return 0
     return 1 if e[n - 1] > 0.0 else -1

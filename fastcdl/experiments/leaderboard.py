@@ -584,9 +584,9 @@ def build(folder, *, figures=True, notes=None) -> dict:
     atomic_write(texts)
     written = list(texts)
     if figures:
-        from fastcdl._figures import _save_all
+        from fastcdl._figures import save_all
 
-        written += _save_all([(f"rates_{m}.png", _figure(m, rates, envs, forecasters)) for m in measures], folder)
+        written += save_all([(f"rates_{m}.png", _figure(m, rates, envs, forecasters)) for m in measures], folder)
     return {"measures": measures, "T": T_star, "n_trials": len({r["key"] for r in rows}), "files": written}
 
 

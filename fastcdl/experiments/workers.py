@@ -176,13 +176,11 @@ def run_on_dask(todo, client, keep, fn) -> None:
 class TrialPool:
     """One process pool for a whole plan of searches (spawned once: starting workers costs
     seconds), or a Dask client; small horizons run in this process. ``fn`` runs a trial
-    (default: :func:`fastcdl.experiments.runner.run_trial`)."""
+    (:func:`fastcdl.experiments.runner.run_trial`, or a stand-in)."""
 
     MIN_T = 2**15
 
-    def __init__(self, workers, client=None, fn=None):
-        if fn is None:
-            from fastcdl.experiments.runner import run_trial as fn
+    def __init__(self, workers, fn, client=None):
         self.workers = workers or os.cpu_count() or 1
         self.client = client
         self.fn = fn

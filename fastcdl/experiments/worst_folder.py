@@ -15,8 +15,8 @@ from fastcdl.experiments.families import FAMILIES, family_for, grid_coordinates
 from fastcdl.experiments.runner import trial_seed
 from fastcdl.experiments.store import params_json
 from fastcdl.experiments.worst_report import worst_figure
-from fastcdl.experiments.worst_search import FRESH_MASTER, Budget, Evaluator, SearchResult, search, transfer
-from fastcdl.experiments.workers import TrialPool, connect
+from fastcdl.experiments.workers import connect
+from fastcdl.experiments.worst_search import FRESH_MASTER, Budget, Evaluator, SearchResult, search, transfer, trial_pool
 
 
 def interval(values, *cell) -> tuple[float, float, float]:
@@ -314,7 +314,7 @@ def run_plan(plan: WorstPlan, out_dir, *, workers=None, scheduler=None, progress
         out.mkdir(parents=True, exist_ok=True)
         with run_lock(out):  # one run per folder at a time (StoreError naming the holder)
             unpack(out)  # a committed folder keeps its store as trials.sqlite.xz
-            pool = TrialPool(workers, client)
+            pool = trial_pool(workers, client)
             with TrialStore(out / "trials.sqlite") as store:
                 try:
                     _run_searches(plan, store, pool, results, progress)

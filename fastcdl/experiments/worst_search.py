@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl.experiments.families import FAMILIES, PER_CELL, Dim, Family, carry, family_for
-from fastcdl.experiments.runner import Trial, trial_seed
+from fastcdl.experiments.runner import Trial, run_trial, trial_seed
 from fastcdl.experiments.workers import TrialPool
 from fastcdl.experiments.store import params_json
 from fastcdl.online.versions import algorithm_version
@@ -133,6 +133,12 @@ class SearchResult:
 def _final_key(c):
     """How finalists are ranked: final-rung mean, then search mean, then the shorter parameters."""
     return (c.final_mean, c.search_mean, -len(params_json(c.params)))
+
+
+def trial_pool(workers, client=None) -> TrialPool:
+    """The pool a search runs its trials on (:class:`fastcdl.experiments.workers.TrialPool`
+    running :func:`fastcdl.experiments.runner.run_trial`)."""
+    return TrialPool(workers, run_trial, client)
 
 
 class Evaluator:
@@ -379,7 +385,7 @@ def search(
 
     budget = budget or Budget()
     m = registry.forecaster(forecaster).grid_m(fparams, T)
-    ev = evaluator or Evaluator(forecaster, fparams, T, store, pool or TrialPool(1))
+    ev = evaluator or Evaluator(forecaster, fparams, T, store, pool or trial_pool(1))
     sc = _Scorer(ev, T, budget)
     fams = _families(families, forecaster, T, ranges)
     for k, fam in enumerate(fams):
@@ -587,7 +593,7 @@ def transfer(
     budget = budget or Budget()
     spec = registry.forecaster(forecaster)
     m = spec.grid_m(fparams, T)
-    ev = evaluator or Evaluator(forecaster, fparams, T, store, pool or TrialPool(1))
+    ev = evaluator or Evaluator(forecaster, fparams, T, store, pool or trial_pool(1))
     sc = _Scorer(ev, T, budget)
     fams = _families(families, forecaster, T, ranges)
     for k, fam in enumerate(fams):

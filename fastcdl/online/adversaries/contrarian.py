@@ -17,7 +17,7 @@ float sum is too close to 0 for its error bound).
 import numpy as np
 
 from fastcdl._compiled._jit import kernel
-from fastcdl._compiled.exact import _EPS, sign_dot2, sign_sum, split_times
+from fastcdl._compiled.exact import EPS, sign_dot2, sign_sum, split_times
 from fastcdl.online.engine import slot, slots
 from fastcdl.online.plugins import AdversarySpec
 
@@ -41,7 +41,7 @@ def below_half_k(view, table):
         a = p * float(2 * table.num[b])
         s += a
         size += abs(a)
-    if abs(s) > 2.0 * (K + 2) * _EPS * size:  # each term's product and every addition round once
+    if abs(s) > 2.0 * (K + 2) * EPS * size:  # each term's product and every addition round once
         return s < 0.0
     terms = np.empty(2 * K + 1)
     for i in range(K):

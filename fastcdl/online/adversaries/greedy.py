@@ -23,7 +23,7 @@ split products (allocating 2K floats). O(K) a round. The two-point code is uncha
 import numpy as np
 
 from fastcdl._compiled._jit import kernel
-from fastcdl._compiled.exact import _EPS, sign_dot2, sign_sum, split_times
+from fastcdl._compiled.exact import EPS, sign_dot2, sign_sum, split_times
 from fastcdl.online.engine import slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
@@ -73,7 +73,7 @@ def sign_k(view, table):
         a = p * float(up_minus_down(table, b))
         total += a
         size += abs(a)
-    if abs(total) > 2.0 * (K + 1) * _EPS * size:  # each product and every addition round once
+    if abs(total) > 2.0 * (K + 1) * EPS * size:  # each product and every addition round once
         return 1 if total > 0.0 else -1
     terms = np.empty(2 * K)
     for i in range(K):
