@@ -60,7 +60,7 @@ from fastcdl.uncertainty import (
     intervals,
 )
 
-__version__ = "0.1.0"
+from fastcdl._version import __version__ as __version__
 
 __all__ = [
     "BootstrapResult",

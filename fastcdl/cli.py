@@ -450,7 +450,7 @@ class _TopParser(_Parser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from fastcdl import __version__
+    from fastcdl._version import __version__
 
     ap = _TopParser(
         prog="fastcdl",

@@ -38,7 +38,7 @@ __all__ = ["kl_calibration", "klcal"]
 @fill_docstring
 def klcal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
     """KL-calibration: the mean over rounds of KL(frequency || stated value) of each bucket
-    (:func:`kl_calibration` of the rounds' bucket table; docs/pseudo.md). O(T log T) for the
+    (``kl_calibration`` of the rounds' bucket table; docs/pseudo.md). O(T log T) for the
     table, O(m) after.
 
     Exact buckets only: every stated value must be its own bucket (``bins`` is refused with a

@@ -1,7 +1,7 @@
 """The report of a file or of arrays of forecasts, in one call: :func:`summary`.
 
 What ``fastcdl metrics`` prints is this object (the command line reads the file and prints
-the report, ``--json`` its :meth:`Summary.to_json`): every measure of :mod:`fastcdl.measures`
+the report, ``--json`` its :meth:`Summary.to_json`): every measure of ``fastcdl.measures``
 that applies to the table, the worst decision task (the certificate of CDL) stated as a
 person would, the share of rounds in buckets of one round and, when that share says the exact
 numbers measure noise (continuous scores), the advice to read the sample estimators instead,

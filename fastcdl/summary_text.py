@@ -1,9 +1,9 @@
 """The report of :mod:`fastcdl.summary` in words: the lines ``fastcdl metrics`` prints.
 
-:func:`summary_lines` words a :class:`~fastcdl.summary.Summary` (binary or top-label),
-:func:`classwise_lines` a :class:`~fastcdl.summary.ClasswiseSummary`. Numbers print with 4
+:func:`summary_lines` words a :class:`fastcdl.Summary` (binary or top-label),
+:func:`classwise_lines` a :class:`fastcdl.ClasswiseSummary`. Numbers print with 4
 significant digits; p-values that underflowed print as a bound. Which measures a line names
-comes from the registry (:mod:`fastcdl.measures`: the entries marked ``headline``).
+comes from the registry (``fastcdl.measures``: the entries marked ``headline``).
 
 >>> import fastcdl as fc
 >>> print(fc.summary([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]).to_text().splitlines()[1])
@@ -179,7 +179,7 @@ def _sample_lines(summ) -> list:
 
 
 def summary_lines(summ, name: str, estimators: bool = False) -> list:
-    """The lines of a binary or top-label :class:`~fastcdl.summary.Summary`.
+    """The lines of a binary or top-label :class:`fastcdl.Summary`.
 
     Parameters
     ----------
@@ -226,7 +226,7 @@ def summary_lines(summ, name: str, estimators: bool = False) -> list:
 
 
 def classwise_lines(report, name: str, estimators: bool = False) -> list:
-    """The lines of a :class:`~fastcdl.summary.ClasswiseSummary`: one row per class, their
+    """The lines of a :class:`fastcdl.ClasswiseSummary`: one row per class, their
     mean, the exact k-class CDL, then each class's intervals.
 
     Parameters

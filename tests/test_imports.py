@@ -27,7 +27,8 @@ def test_cli_metrics_on_a_csv_loads_no_plotting_or_cluster_module():
 
 
 def test_the_version_is_written_once():
-    """pyproject.toml takes the version from fastcdl.__version__; the installed metadata agrees."""
+    """pyproject.toml takes the version from fastcdl/_version.py; fastcdl.__version__ and the
+    installed metadata agree."""
     import importlib.metadata
     import tomllib
 
@@ -35,5 +36,5 @@ def test_the_version_is_written_once():
 
     project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "fastcdl.__version__"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "fastcdl._version.__version__"}
     assert importlib.metadata.version("fastcdl") == fastcdl.__version__

@@ -75,3 +75,75 @@ def test_front_ends_use_no_private_kernels():
     for name in FRONT_ENDS:
         bad = [i for i in _imports(PACKAGE / name, False) if i.startswith("fastcdl._compiled")]
         assert not bad, (name, bad)
+
+
+def _underscore_imports(path: Path):
+    """(line, module, name) of every import in a file that takes an underscore name of another
+    module: ``from X import _y`` (a private function, constant or module, wherever in the file)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                if a.name.startswith("_") and not (a.name.startswith("__") and a.name.endswith("__")):
+                    yield node.lineno, node.module, a.name
+
+
+def test_no_module_imports_another_modules_underscore_name():
+    """What modules share has a public name (a private module's public names are the package's
+    own rooms: ``from fastcdl._validate import check_name`` is fine, ``from fastcdl import
+    _validate`` or ``from fastcdl.experiments.runner import _dask`` is not)."""
+    bad = [(str(p.relative_to(PACKAGE)), *hit) for p in sorted(PACKAGE.rglob("*.py")) for hit in _underscore_imports(p)]
+    assert not bad, bad
+
+
+def test_the_underscore_check_can_fail(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from fastcdl import _validate\nfrom fastcdl.io import read_file\n\ndef g():\n    from a.b import _c\n")
+    assert list(_underscore_imports(f)) == [(1, "fastcdl", "_validate"), (5, "a.b", "_c")]
+
+
+# -- the layers of docs/architecture.toml (drawn in docs/architecture.md) --------------------
+def _layers():
+    import tomllib
+
+    return tomllib.loads((PACKAGE.parent / "docs" / "architecture.toml").read_text())["layer"]
+
+
+def _layer_of(module, layers):
+    """The index of the layer whose longest prefix names the module ("fastcdl" alone names only
+    the package itself), or None."""
+    best = None
+    for i, layer in enumerate(layers):
+        for pre in layer["modules"]:
+            hit = module == pre or (pre != "fastcdl" and module.startswith(pre + "."))
+            if hit and (best is None or len(pre) > best[1]):
+                best = (i, len(pre))
+    return None if best is None else best[0]
+
+
+def _upward(graph, layers):
+    return [
+        (m, layers[_layer_of(m, layers)]["name"], n, layers[_layer_of(n, layers)]["name"])
+        for m in sorted(graph)
+        for n in sorted(graph[m])
+        if _layer_of(n, layers) > _layer_of(m, layers)
+    ]
+
+
+def test_every_module_sits_in_a_layer_of_the_architecture():
+    layers = _layers()
+    assert [layer["name"] for layer in layers][0] == "compiled kernels" and len(layers) >= 8
+    unplaced = [m for m in _graph() if _layer_of(m, layers) is None]
+    assert not unplaced, f"modules in no layer of docs/architecture.toml: {unplaced}"
+
+
+def test_imports_go_down_the_layers():
+    """A module imports from its own layer or the layers below (imports inside functions too)."""
+    bad = _upward(_graph(), _layers())
+    assert not bad, bad
+
+
+def test_the_layer_check_can_fail():
+    layers = _layers()
+    graph = {"fastcdl._compiled.sort": {"fastcdl.metrics"}, "fastcdl.metrics": set()}
+    assert _upward(graph, layers) == [("fastcdl._compiled.sort", "compiled kernels", "fastcdl.metrics", "measures")]

@@ -38,7 +38,7 @@ def code_version() -> str:
     Trials are keyed by declared algorithm versions (:mod:`fastcdl.online.versions`),
     not by this hash, so a refactor reuses every stored trial.
     """
-    from fastcdl import __version__
+    from fastcdl._version import __version__
 
     h = hashlib.sha256()
     for sub in ("_compiled", "online"):
