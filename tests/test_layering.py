@@ -98,7 +98,9 @@ def test_no_module_imports_another_modules_underscore_name():
 
 def test_the_underscore_check_can_fail(tmp_path):
     f = tmp_path / "m.py"
-    f.write_text("from fastcdl import _validate\nfrom fastcdl.io import read_file\n\ndef g():\n    from a.b import _c\n")
+    f.write_text(
+        "from fastcdl import _validate\nfrom fastcdl.io import read_file\n\ndef g():\n    from a.b import _c\n"
+    )
     assert list(_underscore_imports(f)) == [(1, "fastcdl", "_validate"), (5, "a.b", "_c")]
 
 
