@@ -6,8 +6,8 @@
 #   scripts/test_phases.sh PYTHON slow BOUNDSCHECKED_TEST_FILES...
 # fast: the suite without the tests marked slow, then the docstring examples of fastcdl/.
 # slow: the compile step, the tests marked slow, then the kernel test files again, slow tests
-# included, with numba's bounds checks on (compiled afresh: FASTCDL_CACHE=0 neither reads nor
-# writes the cache).
+# included, with numba's bounds checks on (compiled afresh into a cache folder of their own,
+# removed after; two workers share it).
 PY=$1
 SET=$2
 shift 2
@@ -39,7 +39,13 @@ fast)
 slow)
     phase "compile (fastcdl warmup)" "$PY" -m fastcdl warmup
     phase "slow tests" "$PY" -m pytest -q -m slow
-    phase "kernel tests with bounds checks" env NUMBA_BOUNDSCHECK=1 FASTCDL_CACHE=0 "$PY" -m pytest -q "${BOUNDSCHECKED[@]}"
+    # compiled afresh into a cache of their own (never the suite's, which holds kernels without
+    # the checks), shared by two workers as in the fast suite: each kernel compiles once
+    workers=$(( $(nproc) >= 2 ? 2 : 1 ))
+    checked_cache=$(mktemp -d "${TMPDIR:-/tmp}/fastcdl-boundscheck.XXXXXX")
+    phase "kernel tests with bounds checks" env NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$checked_cache" \
+        "$PY" -m pytest -q -n "$workers" --dist loadfile "${BOUNDSCHECKED[@]}"
+    rm -rf "$checked_cache"
     ;;
 *)
     echo "scripts/test_phases.sh: the set must be fast or slow, got '$SET'" >&2
