@@ -17,6 +17,7 @@ from fastcdl._decision_loss_display import DecisionLossDisplay
 from fastcdl._figures import save_all
 from fastcdl._reliability_display import ReliabilityDisplay
 from fastcdl.io import InputError
+from fastcdl.measures import MEASURES
 from fastcdl.metrics import cdl, sample_size_check_off
 
 
@@ -27,16 +28,6 @@ def _metric_names() -> dict:
     return {k: m.label for k, m in METRICS.items()}
 
 
-_LINESTYLES = {
-    "cdl": "-",
-    "ece": "--",
-    "vcdl": "-.",
-    "k2": ":",
-    "ucal": (0, (1, 1)),
-    "pseudo_klcal": "-",
-    "klcal": "--",
-}
-_MARKERS = {"cdl": "o", "ece": "s", "vcdl": "^", "k2": "v", "ucal": "D", "pseudo_klcal": "o", "klcal": "s"}
 # largest replay horizon: a trial of 2^20 rounds re-simulates in about a second
 _REPLAY_T_MAX = 2**20
 
@@ -163,8 +154,8 @@ def _rate_figures(rows, seed, shown=("cdl", "ece")):
                     T,
                     mean,
                     color=colour[f],
-                    linestyle=_LINESTYLES.get(m, "-"),
-                    marker=_MARKERS.get(m, "x"),
+                    linestyle=MEASURES[m].line_style,  # each measure's entry says how it is drawn
+                    marker=MEASURES[m].marker,
                     markersize=4,
                     linewidth=1.4,
                     label=_wrap(f"{f}, {_metric_names()[m]}{fit}"),

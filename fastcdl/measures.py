@@ -98,6 +98,19 @@ class Measure:
         predictions); "pseudo", a run's expected-count table (``RunResult.pseudo_stats``:
         per stated value j the weight sum_t P_t(j) and sum_t P_t(j) y_t, docs/pseudo.md).
         The reports of data tables (``TABLE_MEASURES``) hold only the "stats" ones.
+    extras : tuple of (str, callable), default ()
+        Report fields that follow its value in the JSON, each (name, BucketStats -> value):
+        VCDL's kink, cutoff CE's p-value. A measure that does not apply gets None for them.
+    extras_text : callable, optional
+        {name: value} of its extras -> the words the text report appends to its line.
+    debiased_by : str, optional
+        The measure whose debiased estimate and interval the report prints on this measure's
+        row (ATB's is atb_unbiased's).
+    line_style, marker : default "-" and "x"
+        How rate plots draw it (matplotlib's linestyle and marker).
+    fitted : bool, default False
+        Rate experiments fit the forms the theory predicts to it (a measure of the size of a
+        bias: CDL, VCDL, ECE, UCal; not K2, which is squared).
     in_trial_key : bool, default True
         Its version is part of every stored trial's key (fastcdl.online.versions). The
         measures added after the stores were filled (klcal, smce, the pseudo ones) are not:
@@ -134,9 +147,21 @@ class Measure:
     interval_fails: str = ""
     of: str = "stats"
     in_trial_key: bool = True
+    extras: tuple = ()
+    extras_text: Callable | None = None
+    debiased_by: str | None = None
+    line_style: object = "-"
+    marker: str = "x"
+    fitted: bool = False
 
     def __call__(self, st) -> float:
         return float(self.func(st))
+
+    def extras_of(self, st) -> dict:
+        """{name: value} of its report extras on a table (None each where it does not apply)."""
+        if not self.applies(st):
+            return dict.fromkeys(name for name, _ in self.extras)
+        return {name: f(st) for name, f in self.extras}
 
     @property
     def trial(self) -> bool:
@@ -187,6 +212,38 @@ def _cdl_trial(st):
     return {"cdl": rep.value, "kink1": float(rep.kinks[0]), "kink2": float(rep.kinks[-1])}
 
 
+def format_number(v) -> str:
+    """A value with 4 significant digits (scientific below 1e-4): 0.02452, 1.234e-07, 0.
+
+    >>> format_number(0.0245213), format_number(1.2344e-07), format_number(0.0)
+    ('0.02452', '1.234e-07', '0')
+    """
+    v = float(v)
+    return "0" if v == 0 else f"{v:.4g}"
+
+
+# p-values below this are printed as a bound: the range law's tail (8 Phi(-r) and its series)
+# is below the smallest normal double there, and at r > 38.5 it underflows to 0
+P_FLOOR = 1e-300
+
+
+def format_p_value(p) -> str:
+    """A p-value in words: "p = 0.0123", or "p < 1e-300" where it underflowed (never "p = 0").
+
+    >>> format_p_value(0.01234), format_p_value(0.0)
+    ('p = 0.01234', 'p < 1e-300')
+    """
+    return f"p < {P_FLOOR:g}" if p < P_FLOOR else f"p = {format_number(p)}"
+
+
+def _vcdl_kink(st):
+    return float(_metrics().cdl_report(st).vcdl_kink)
+
+
+def _cutoff_p_value(st):
+    return float(_sample().cutoff_ce_test(st).p_value)
+
+
 _M, _S = _metrics, _sample
 
 # The bias rates of the suprema of empirical processes (CDL_M, VCDL_M, cutoff CE, smCE): their
@@ -225,11 +282,44 @@ MEASURES: dict[str, Measure] = {
             _lazy(_M, "cdl"),
             trial_columns=("cdl", "kink1", "kink2"),
             trial_compute=_cdl_trial,
+            marker="o",
+            fitted=True,
         ),
-        Measure("vcdl", "VCDL", "worst V-shaped task", _lazy(_M, "vcdl"), trial_columns=("vcdl",)),
-        Measure("ece", "ECE", "expected calibration error", _lazy(_M, "ece"), trial_columns=("ece",)),
-        Measure("k2", "K2", "squared calibration error", _lazy(_M, "k2"), trial_columns=("k2",)),
-        Measure("ucal", "UCal", "U-calibration error", _lazy(_M, "ucal"), trial_columns=("ucal",)),
+        Measure(
+            "vcdl",
+            "VCDL",
+            "worst V-shaped task",
+            _lazy(_M, "vcdl"),
+            trial_columns=("vcdl",),
+            extras=(("vcdl_kink", _vcdl_kink),),
+            extras_text=lambda x: f", kink {format_number(x['vcdl_kink'])}",
+            line_style="-.",
+            marker="^",
+            fitted=True,
+        ),
+        Measure(
+            "ece",
+            "ECE",
+            "expected calibration error",
+            _lazy(_M, "ece"),
+            trial_columns=("ece",),
+            line_style="--",
+            marker="s",
+            fitted=True,
+        ),
+        Measure(
+            "k2", "K2", "squared calibration error", _lazy(_M, "k2"), trial_columns=("k2",), line_style=":", marker="v"
+        ),
+        Measure(
+            "ucal",
+            "UCal",
+            "U-calibration error",
+            _lazy(_M, "ucal"),
+            trial_columns=("ucal",),
+            line_style=(0, (1, 1)),
+            marker="D",
+            fitted=True,
+        ),
         Measure("mce", "MCE", "largest bias of a bucket", _lazy(_S, "mce"), headline=False),
         Measure("rmsce", "RMSCE", "root of the squared calibration error", _lazy(_S, "rmsce"), headline=False),
         Measure(
@@ -266,7 +356,15 @@ MEASURES: dict[str, Measure] = {
             _lazy(_S, "vcdl_monotone"),
             **_SUP,
         ),
-        Measure("cutoff_ce", "cutCE", "largest bias over an interval of predictions", _lazy(_S, "cutoff_ce"), **_SUP),
+        Measure(
+            "cutoff_ce",
+            "cutCE",
+            "largest bias over an interval of predictions",
+            _lazy(_S, "cutoff_ce"),
+            extras=(("cutoff_ce_p_value", _cutoff_p_value),),
+            extras_text=lambda x: f"; {format_p_value(x['cutoff_ce_p_value'])} for perfect calibration",
+            **_SUP,
+        ),
         Measure(
             "smce",
             "smCE",
@@ -284,6 +382,7 @@ MEASURES: dict[str, Measure] = {
             sample=True,
             studied=True,
             bias_rate=1.0,
+            debiased_by="atb_unbiased",
         ),
         Measure(
             "atb_unbiased",
@@ -354,6 +453,8 @@ MEASURES: dict[str, Measure] = {
             headline=False,
             trial_columns=("klcal",),
             in_trial_key=False,
+            line_style="--",
+            marker="s",
         ),
         # the pseudo measures: the table measures of a run's expected-count table (docs/pseudo.md)
         Measure(
@@ -383,6 +484,7 @@ MEASURES: dict[str, Measure] = {
             _lazy(_kl, "kl_calibration"),
             headline=False,
             trial_columns=("pseudo_klcal",),
+            marker="o",
             of="pseudo",
             in_trial_key=False,
         ),
@@ -402,6 +504,41 @@ MEASURES: dict[str, Measure] = {
 #: The measures of a bucket table (``of == "stats"``): what reports of data, the bootstrap and
 #: the command line's summary compute.
 TABLE_MEASURES: dict[str, Measure] = {k: m for k, m in MEASURES.items() if m.of == "stats"}
+
+
+def register(m: Measure) -> Measure:
+    """Add a measure to the registry (``MEASURES``, and ``TABLE_MEASURES`` for a measure of a
+    bucket table): the report, ``fastcdl metrics``, the bootstrap's and the interval's names and
+    the asv suite read it from there. For rate-experiment trials (``trial_columns``) register
+    it before fastcdl.trial_metrics is imported (before fastcdl.experiments or fastcdl.online),
+    whose list is made from the registry once. A key that is taken is refused (ValueError).
+
+    Parameters
+    ----------
+    m : Measure
+
+    Returns
+    -------
+    Measure
+        ``m``.
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> register(Measure("ece", "ECE", "again", fc.ece))  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ValidationError: key 'ece' is already a measure of the registry
+    """
+    from fastcdl._validate import ValidationError
+
+    if not isinstance(m, Measure):
+        raise ValidationError("m", f"must be a fastcdl.Measure, got {type(m).__name__}")
+    if m.key in MEASURES:
+        raise ValidationError("key", f"{m.key!r} is already a measure of the registry")
+    MEASURES[m.key] = m
+    if m.of == "stats":
+        TABLE_MEASURES[m.key] = m
+    return m
 
 
 def measure(key: str) -> Measure:

@@ -125,10 +125,9 @@ class Summary:
         The table's buckets.
     T : float
         The table's rounds (total weight when weighted).
-    vcdl_kink : float
-        Where the worst V-shaped task has its kink.
-    cutoff_ce_p_value : float
-        The p-value of cutoff CE's test of perfect calibration.
+    extras : dict
+        {key: {name: value}}: the report fields that follow a measure's value (its entry's
+        ``extras``: VCDL's kink, cutoff CE's p-value), for every measure that has any.
     one_round_share : float or None
         The share of rounds in buckets of one round (None for binned tables).
     worst_task : WorstTask
@@ -170,8 +169,7 @@ class Summary:
     values: dict
     n_buckets: int
     T: float
-    vcdl_kink: float
-    cutoff_ce_p_value: float
+    extras: dict
     one_round_share: float | None
     worst_task: WorstTask
     binned: bool = False
@@ -189,6 +187,16 @@ class Summary:
 
     def __getitem__(self, key) -> float:
         return self.values[key]
+
+    @property
+    def vcdl_kink(self) -> float:
+        """Where the worst V-shaped task has its kink (``extras["vcdl"]["vcdl_kink"]``)."""
+        return self.extras["vcdl"]["vcdl_kink"]
+
+    @property
+    def cutoff_ce_p_value(self) -> float:
+        """The p-value of cutoff CE's test of perfect calibration (``extras["cutoff_ce"]``)."""
+        return self.extras["cutoff_ce"]["cutoff_ce_p_value"]
 
     @property
     def sparse(self) -> bool:
@@ -230,10 +238,7 @@ class Summary:
         out = {}
         for key in MEASURES:
             out[key] = self.values.get(key)
-            if key == "vcdl":
-                out["vcdl_kink"] = self.vcdl_kink
-            if key == "cutoff_ce":
-                out["cutoff_ce_p_value"] = self.cutoff_ce_p_value
+            out.update(self.extras.get(key, {}))  # the fields its entry adds (fastcdl.measures)
         out["one_round_share"] = self.one_round_share
         out["worst_task"] = self.worst_task.to_dict()
         out["ece_quantile"] = self.ece_quantile
@@ -466,18 +471,13 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
     >>> summary_of_table(fc.bucket_stats([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]))["k2"]
     0.0625
     """
-    from fastcdl import sample
     from fastcdl.metrics import SampleSizeWarning, cdl_report, one_round_share
 
     with warnings.catch_warnings():  # the summary says it once (Summary.advice)
         warnings.simplefilter("ignore", SampleSizeWarning)
         rep = cdl_report(stats)
-        values = {}
-        for key, m in MEASURES.items():
-            if not m.applies(stats):
-                continue
-            values[key] = rep.value if key == "cdl" else rep.vcdl if key == "vcdl" else m(stats)
-        test = sample.cutoff_ce_test(stats)
+        values = {key: m(stats) for key, m in MEASURES.items() if m.applies(stats)}
+        extras = {key: m.extras_of(stats) for key, m in MEASURES.items() if m.extras}
     share = one_round_share(stats)
     share = None if share != share else float(share)
     sparse = share is not None and share >= SPARSE_SHARE
@@ -488,8 +488,7 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
         values,
         int(stats.n_buckets),
         float(stats.total),
-        float(rep.vcdl_kink),
-        float(test.p_value),
+        extras,
         share,
         _worst_task(rep, stats),
         stats.edges is not None,

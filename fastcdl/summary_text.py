@@ -12,30 +12,11 @@ comes from the registry (``fastcdl.measures``: the entries marked ``headline``).
 
 from __future__ import annotations
 
-__all__ = ["classwise_lines", "headline_keys", "number", "p_value", "summary_lines"]
+__all__ = ["P_FLOOR", "classwise_lines", "headline_keys", "number", "p_value", "summary_lines"]
 
-# p-values below this are printed as a bound: the range law's tail (8 Phi(-r) and its series)
-# is below the smallest normal double there, and at r > 38.5 it underflows to 0
-P_FLOOR = 1e-300
-
-
-def number(v) -> str:
-    """A value with 4 significant digits (scientific below 1e-4): 0.02452, 1.234e-07, 0.
-
-    >>> number(0.0245213), number(1.2344e-07), number(0.0)
-    ('0.02452', '1.234e-07', '0')
-    """
-    v = float(v)
-    return "0" if v == 0 else f"{v:.4g}"
-
-
-def p_value(p) -> str:
-    """A p-value in words: "p = 0.0123", or "p < 1e-300" where it underflowed (never "p = 0").
-
-    >>> p_value(0.01234), p_value(0.0)
-    ('p = 0.01234', 'p < 1e-300')
-    """
-    return f"p < {P_FLOOR:g}" if p < P_FLOOR else f"p = {number(p)}"
+from fastcdl.measures import P_FLOOR as P_FLOOR
+from fastcdl.measures import format_number as number
+from fastcdl.measures import format_p_value as p_value
 
 
 def _rows(sample: bool) -> list:
@@ -44,6 +25,23 @@ def _rows(sample: bool) -> list:
     from fastcdl.measures import TABLE_MEASURES
 
     return [(m.label, m.key, m.text) for m in TABLE_MEASURES.values() if m.headline and m.sample == sample]
+
+
+def _text(summ, key, text) -> str:
+    """A measure's words on its line, with what its entry's extras_text adds (VCDL's kink,
+    cutoff CE's p-value)."""
+    from fastcdl.measures import MEASURES
+
+    m = MEASURES[key]
+    return text + m.extras_text(summ.extras[key]) if m.extras_text is not None else text
+
+
+def _shown_interval(ci, key):
+    """The interval printed on a measure's row: its own, or that of the measure its entry
+    names as ``debiased_by`` (ATB's row shows atb_unbiased's)."""
+    from fastcdl.measures import MEASURES
+
+    return ci.get(MEASURES[key].debiased_by or key)
 
 
 def headline_keys(sample: bool) -> list:
@@ -137,12 +135,10 @@ def _sample_lines(summ) -> list:
     else:
         lines.append("sample estimators (they converge on continuous scores; docs/estimators.md):")
     for name, key, text in _rows(sample=True):
-        if key == "cutoff_ce":
-            text = f"{text}; {p_value(summ.cutoff_ce_p_value)} for perfect calibration"
+        text = _text(summ, key, text)
         value = number(summ[key])
         if ci:
-            # ATB's debiased estimate is atb_unbiased, with its interval
-            r = ci.get("atb_unbiased" if key == "atb" else key)
+            r = _shown_interval(ci, key)
             span = f"[{number(r.lo)}, {number(r.hi)}]" if r else ""
             deb = number(r.estimate) if r else ""
             lines.append(f"  {name:<6} {value:>10} {deb:>10}   {span:<22} {text}")
@@ -153,11 +149,7 @@ def _sample_lines(summ) -> list:
             f"  {'ECE_q':<6} {number(summ.ece_quantile):>10}   ECE over {summ.ece_quantile_bins} equal-mass bins "
             "(round(T^(1/3)), edges at scores): the ECE of the binned model"
         )
-    below = [
-        label
-        for label, key, _ in _rows(sample=True)
-        if (ci.get("atb_unbiased" if key == "atb" else key) or _NONE).estimate < 0
-    ]
+    below = [label for label, key, _ in _rows(sample=True) if (_shown_interval(ci, key) or _NONE).estimate < 0]
     if below:
         lines.append(
             f"debiased values below 0 ({', '.join(below)}): the plug-in value is smaller than its estimated bias, "
@@ -210,7 +202,7 @@ def summary_lines(summ, name: str, estimators: bool = False) -> list:
         lines += _sample_lines(summ)
         lines.append("exact-bucket numbers (every score its own bucket: they measure noise here, see the note):")
     for label, key, text in _rows(sample=False):
-        text = f"{text}, kink {number(summ.vcdl_kink)}" if key == "vcdl" else text
+        text = _text(summ, key, text)
         lines.append(f"  {label:<6} {number(summ[key]):>10}   {text}")
     if summ.multiclass:
         shown = number(summ.cdl_multiclass) if summ.cdl_multiclass is not None else "—"

@@ -162,7 +162,7 @@ class CalibrationTest:
 def _metric(metric):
     """(callable, name) from a callable or the name of a fastcdl metric."""
     if isinstance(metric, str):
-        check_name(metric, METRICS, "metric")
+        check_name(metric, MEASURES, "metric")  # the registry as it is now (measures.register)
         import fastcdl.metrics as _m
         import fastcdl.sample as _s
 
@@ -174,7 +174,7 @@ def _metric(metric):
         raise ValidationError(
             "metric",
             "must be a callable taking a BucketStats or a metric name",
-            message=f"metric must be a callable taking a BucketStats, or one of {', '.join(METRICS)}; got {metric!r}",
+            message=f"metric must be a callable taking a BucketStats, or one of {', '.join(MEASURES)}; got {metric!r}",
         )
     return metric, getattr(metric, "__name__", type(metric).__name__)
 
@@ -810,7 +810,7 @@ def _interval_of(func, name, value, subs, rate, level, n_sub, K, b, st, stacklev
     estimate = centres[-1]  # the largest rate: the smallest correction
     sd = math.sqrt(b / (K - b)) * float(subs.std(ddof=1))
     lo, hi = min(centres) - z * sd, max(centres) + z * sd
-    if _studied(func, name) or name in METRICS:
+    if _studied(func, name) or name in MEASURES:
         # the interval met with the range of a non-negative metric; an empty meet becomes {0}
         lo, hi = max(lo, 0.0), max(hi, 0.0)
     studied = _studied(func, name)

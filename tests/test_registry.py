@@ -10,6 +10,7 @@ the pseudo measures) are functions of the stored tables and stay out of the tria
 (fastcdl.online.versions), so adding them re-keys no stored trial."""
 
 import json
+from pathlib import Path
 import warnings
 
 import numpy as np
@@ -152,3 +153,79 @@ def test_every_public_function_orders_the_table_keywords_alike():
             assert params == [p for p in order if p in params], name
             checked += 1
     assert checked >= 25
+
+
+_DUMMY = r'''
+import contextlib, dataclasses, io, json, pathlib, sqlite3, sys, tempfile
+
+import numpy as np
+
+import fastcdl as fc
+from fastcdl.measures import Measure, register
+
+
+def mean_prediction(st):
+    """A dummy measure: the mean prediction of the table."""
+    return float((st.values * st.counts).sum() / st.counts.sum())
+
+
+# the one place a measure is added: its entry (before the trial metrics are made from the registry)
+register(Measure("dummy", "DUMMY", "the mean prediction (a dummy)", mean_prediction, trial_columns=("dummy",), in_trial_key=False))
+out = {}
+rng = np.random.default_rng(0)
+p = rng.choice([0.2, 0.5, 0.8], 300)
+y = (rng.random(300) < p).astype(int)
+want = mean_prediction(fc.bucket_stats(y, p))
+s = fc.summary(y, p)
+out["report"] = s.to_dict()["dummy"] == want and "DUMMY" in s.to_text()
+folder = pathlib.Path(tempfile.mkdtemp())
+f = folder / "f.csv"
+f.write_text("y,p\n" + "".join(f"{a},{float(b)!r}\n" for a, b in zip(y, p)))
+from fastcdl.cli import main
+
+for argv, key in ((["metrics", str(f), "--json"], "cli_json"), (["metrics", str(f)], "cli_text")):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(argv)
+    out[key] = json.loads(buf.getvalue())["dummy"] == want if key == "cli_json" else "DUMMY" in buf.getvalue()
+out["interval"] = fc.interval("dummy", y, p, seed=1).value == want
+from fastcdl.trial_metrics import METRICS, compute_all
+
+out["trial_columns"] = METRICS["dummy"].columns == ("dummy",) and compute_all(fc.bucket_stats(y, p), ["dummy"])["dummy"] == want
+from fastcdl.experiments import load_preset, override, run
+
+preset = override(load_preset("quick"), forecasters=["kt"], adversaries=["bernoulli"], t_min=16, t_max=32, seeds=2)
+run_dir = folder / "run"
+run(dataclasses.replace(preset, metrics=("dummy", "cdl")), run_dir, workers=1, progress=False)
+with sqlite3.connect(run_dir / "trials.sqlite") as con:
+    stored = [r[0] for r in con.execute("SELECT dummy FROM trials")]
+out["store"] = len(stored) == 4 and all(v is not None and 0 < v < 1 for v in stored)
+from fastcdl._run_figures import _read_run, _rate_figures, _shown
+
+rows, seed = _read_run(run_dir)
+figures = _rate_figures(rows, seed, _shown(run_dir))
+labels = [t.get_text() for _, fig in figures for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+out["plots"] = any("DUMMY" in t for t in labels)
+sys.path.insert(0, "asv_bench/benchmarks")
+import measures as asv_measures
+
+out["asv"] = "dummy" in asv_measures.MeasureSuite.params[1]
+print(json.dumps(out))
+'''
+
+
+def test_a_measure_added_in_one_place_reaches_every_consumer(tmp_path):
+    """A dummy measure registered in one call (fastcdl.measures.register, an entry as any other)
+    is in the report and its words, the command line's JSON and text, the interval's names, the
+    trial metrics and the store's columns of a run, the rate plots' legend and the asv suite,
+    with no other edit anywhere (in a fresh process, so that the registry is not changed here)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-c", _DUMMY], cwd=root, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got == dict.fromkeys(
+        ["report", "cli_json", "cli_text", "interval", "trial_columns", "store", "plots", "asv"], True
+    ), got

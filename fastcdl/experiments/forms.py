@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from fastcdl.measures import MEASURES
 from fastcdl.experiments.analysis import (
     common_seeds,
     group_rows,
@@ -65,9 +66,6 @@ PREDICTED = {
     "uniform": (LOG_OVER_ROOT, OVER_M),
     "foster": (OVER_M,),
 }
-
-# metrics of the size of a bias (K2 is squared, the kinks are locations)
-FITTED_METRICS = ("cdl", "vcdl", "ece", "ucal")
 
 
 def form_values(form, forecaster, params: dict, Ts) -> np.ndarray:
@@ -125,7 +123,9 @@ def form_fits(rows, metrics, forms=None) -> list[dict]:
     for r in rows:
         if "forecaster" in r and "forecaster_params" in r:
             component[r["forecaster_label"]] = (r["forecaster"], r["forecaster_params"])
-    groups = group_rows(rows, [m for m in metrics if m in FITTED_METRICS])
+    # the measures of the size of a bias (K2 is squared, the kinks are locations): the registry's
+    # entries marked fitted
+    groups = group_rows(rows, [m for m in metrics if m in MEASURES and MEASURES[m].fitted])
     out = []
     nan = float("nan")
     for (f, a, m), by_T in sorted(groups.items()):
