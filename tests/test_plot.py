@@ -188,6 +188,8 @@ def test_file_too_large_names_the_png(tmp_path):
         capture_output=True,
         text=True,
         preexec_fn=limit,
+        # no write to numba's cache under the limit (a cold cache would fail there first)
+        env={**os.environ, "FASTCDL_CACHE": "0"},
     )
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == f"fastcdl: error: {out / 'forecasts_reliability.png'}: File too large\n"

@@ -21,6 +21,7 @@ import pytest
 from fastcdl.cli import main
 from fastcdl.experiments import TrialStore, analyze, run, write_summary
 from fastcdl.experiments import runner as runner_mod
+from fastcdl.experiments import workers as workers_mod
 from test_experiments import METRIC_COLUMNS, _rows, tiny
 
 SUMMARY_FILES = ("rates.csv", "summary.csv", "paired.csv", "paired_slopes.csv", "forms.csv", "summary.json")
@@ -216,7 +217,7 @@ def test_unreachable_scheduler_fails_fast_and_writes_nothing(tmp_path, capsys):
     seconds = time.perf_counter() - t0
     err = capsys.readouterr().err
     assert status == 2
-    assert seconds < runner_mod.SCHEDULER_TIMEOUT + 3, seconds
+    assert seconds < workers_mod.SCHEDULER_TIMEOUT + 3, seconds
     assert (
         err.startswith("fastcdl: error: cannot reach the Dask scheduler at tcp://127.0.0.1:") and err.count("\n") == 1
     )
