@@ -46,5 +46,6 @@ def csv_text(rows, columns) -> str:
     w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items() if k in columns})
+        # float(v): numpy's float64 is a float whose repr is "np.float64(...)" since numpy 2
+        w.writerow({k: (repr(float(v)) if isinstance(v, float) else v) for k, v in r.items() if k in columns})
     return buf.getvalue()

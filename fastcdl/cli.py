@@ -126,25 +126,40 @@ def cmd_rates(args) -> int:
         f"{summary['n_done']}/{summary['n_trials']} trials in {out}/trials.sqlite ({summary['n_ran']} run now, "
         f"{summary['n_reused']} reused); summary in {out}/summary.csv"
     )
+    for line in _slope_table(summary):
+        print(line)
+    print(f"plots: fastcdl plot {out}")
+    return 0
+
+
+def _slope_table(summary) -> list:
+    """The CDL and ECE slopes of a run with their levels: the mean at the largest T fitted and
+    its interval (rates.csv), every column as wide as its longest entry."""
     shown = [s for s in summary["slopes"] if s["metric"] in ("cdl", "ece")]
-    if shown:  # every column as wide as its longest entry: long labels keep the table aligned
-        rows = [
+    if not shown:
+        return []
+    level = {(r["forecaster"], r["adversary"], r["metric"], int(r["T"])): r for r in summary.get("rates", [])}
+    rows = []
+    for s in shown:
+        r = level.get((s["forecaster"], s["adversary"], s["metric"], int(s["t_max_fit"])))
+        at = "" if r is None else f"{r['mean']:.4g} [{r['lo']:.4g}, {r['hi']:.4g}]"
+        rows.append(
             (
                 s["forecaster"],
                 s["adversary"],
                 s["metric"],
+                at,
                 f"{s['slope']:.3f}",
                 f"[{s['slope_lo']:.3f}, {s['slope_hi']:.3f}]",
                 f"{s['t_min_fit']}..{s['t_max_fit']}",
             )
-            for s in shown
-        ]
-        head = ("forecaster", "adversary", "metric", "slope", "95% interval", "T fitted")
-        width = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
-        right = (False, False, False, True, False, False)
-        for r in (head, *rows):
-            print("  ".join(f"{v:>{w}}" if a else f"{v:<{w}}" for v, w, a in zip(r, width, right)).rstrip())
-    return 0
+        )
+    head = ("forecaster", "adversary", "metric", "mean at largest T", "slope", "95% interval", "T fitted")
+    width = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
+    right = (False, False, False, False, True, False, False)
+    return [
+        "  ".join(f"{v:>{w}}" if a else f"{v:<{w}}" for v, w, a in zip(r, width, right)).rstrip() for r in (head, *rows)
+    ]
 
 
 def cmd_worst(args) -> int:

@@ -1225,3 +1225,11 @@ def test_text_columns_convert_sliced_and_chunked_arrays():
             want = [float({"true": 1, "false": 0}.get(c.strip().lower(), c)) for c in arr.to_pylist()]
             got = fastcdl._text_cells.text_column(arr, 0, kind, "x.csv", 0, None, ",")
             assert got.dtype == np.float64 and got.tolist() == want
+
+
+def test_csv_text_writes_floats_that_read_back():
+    """Floats by repr, numpy's float64 too (its repr is "np.float64(...)" since numpy 2)."""
+    from fastcdl._writing import csv_text
+
+    text = csv_text([{"a": np.float64(-0.1), "b": 0.25, "c": 3, "d": "x"}], ["a", "b", "c"])
+    assert text == "a,b,c\n-0.1,0.25,3\n"

@@ -432,12 +432,24 @@ def test_plugins_in_presets_labels_tables_and_figures(tmp_path, monkeypatch, cap
         )
         == 0
     )
-    table = capsys.readouterr().out.splitlines()[1:]
+    lines = capsys.readouterr().out.splitlines()
+    table = lines[1:-1]
     head = table[0]
-    assert len(table) == 1 + 2 * 2 * 2
-    for col in ("adversary", "metric", "95% interval", "T fitted"):  # every row's entries start under the header's
+    assert len(table) == 1 + 2 * 2 * 2 and lines[-1] == f"plots: fastcdl plot {tmp_path / 'run'}"
+    for col in ("adversary", "metric", "mean at largest T", "95% interval", "T fitted"):  # entries under the header's
         at = head.index(col)
         assert all(row[at - 2 : at] == "  " and row[at] != " " for row in table[1:]), col
+    # each slope with its level: the mean at the largest T fitted and its interval, from rates.csv
+    import csv
+
+    rates = list(csv.DictReader((tmp_path / "run" / "rates.csv").read_text().splitlines()))
+    T_max = max(int(r["T"]) for r in rates)
+    at = head.index("mean at largest T")
+    cut = [0, head.index("adversary"), head.index("metric"), at]
+    for row in table[1:]:
+        f, a, m = (row[i:j].strip() for i, j in zip(cut, cut[1:]))
+        (r,) = [r for r in rates if (r["forecaster"], r["adversary"], r["metric"], int(r["T"])) == (f, a, m, T_max)]
+        assert row[at:].startswith(f"{float(r['mean']):.4g} [{float(r['lo']):.4g}, {float(r['hi']):.4g}]")
 
     pytest.importorskip("matplotlib")
     from matplotlib.backends.backend_agg import FigureCanvasAgg

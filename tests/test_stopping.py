@@ -449,3 +449,31 @@ def test_a_test_cluster_starts_while_port_8787_is_taken():
             assert cluster.scheduler_address
     finally:
         holder.close()
+
+
+def test_progress_to_a_file_is_lines_not_a_redrawn_bar():
+    """Written to a file (or a pipe), the progress of a run is one line per tenth of its rounds,
+    with no carriage return; on a terminal it is tqdm's bar."""
+    import io
+
+    from fastcdl.experiments.workers import LineProgress, progress_bar
+
+    log = io.StringIO()
+    bar = progress_bar(1000, True, stream=log)
+    assert isinstance(bar, LineProgress)
+    for _ in range(40):
+        bar.update(25)
+        bar.set_postfix_str("n trials done")
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue() and len(lines) == 10
+    assert lines[0] == "rounds: 10% (100 of 1k; n trials done)" and lines[-1].startswith("rounds: 100% (1k of 1k")
+    assert progress_bar(1000, False) is None
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = progress_bar(1000, True, stream=Terminal())
+    assert type(tty).__name__ == "tqdm"
+    tty.close()

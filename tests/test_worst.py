@@ -599,3 +599,11 @@ def test_known_candidates_always_reach_the_final_rung():
     r = W.search("cdl", 2**14, None, families=["bernoulli"], budget=SMALL, evaluator=ev, known=known)
     c = next(c for c in r.candidates if c.params == {"p": 0.9})
     assert c.final_mean is not None
+
+
+def test_a_plugin_is_shown_by_its_name_as_rates_and_leaderboard_show_it():
+    from fastcdl.experiments.presets import plugin_label
+    from fastcdl.experiments.worst_folder import label
+
+    assert label("kt") == "kt"
+    assert label("readme_plugin:HALFWAY") == "halfway" == plugin_label("forecaster", "readme_plugin:HALFWAY")

@@ -326,10 +326,10 @@ def _component(entry, kind: str, where: str) -> Component:
     label = entry.get("label", "")
     if not isinstance(label, str):
         raise PresetError(f"{where}: label of {kind} {name!r} must be a string")
-    return Component(name, tuple(sorted(params.items())), label or _plugin_name(kind, name))
+    return Component(name, tuple(sorted(params.items())), label or plugin_label(kind, name))
 
 
-def _plugin_name(kind, name) -> str:
+def plugin_label(kind, name) -> str:
     """The label of a plug-in given without one: its own name ('gridfreq'), not its module path
     ('my_plugins:GRIDFREQ'); "" for a built-in (labelled by its name)."""
     if ":" not in name:
@@ -574,7 +574,7 @@ def override(
                         f"unknown {kind} {n!r}; choose from {list(_names(kind))} "
                         "or a plug-in 'package.module:ATTRIBUTE'"
                     )
-                hits = [Component(n, label=_plugin_name(kind, n))]
+                hits = [Component(n, label=plugin_label(kind, n))]
             out += [h for h in hits if h not in out]
         return tuple(out)
 

@@ -551,7 +551,7 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
                 "trial_seconds_total": float(sum(r["seconds"] for r in rows)),
                 "rounds_total": int(sum(r["T"] for r in rows)),
             }
-            _, slopes, _ = write_summary(
+            rates, slopes, _ = write_summary(
                 out_dir,
                 rows,
                 metrics=preset.metrics,
@@ -567,4 +567,5 @@ def run(preset: Preset, out_dir, *, workers=None, scheduler=None, progress=True,
         "n_ran": len(added),
         "n_reused": len(trials) - len(todo),
         "slopes": slopes,
+        "rates": rates,
     }

@@ -25,6 +25,7 @@ __all__ = [
     "WorkerDied",
     "connect",
     "kill_workers",
+    "LineProgress",
     "progress_bar",
     "run_local",
     "run_on_dask",
@@ -32,13 +33,63 @@ __all__ = [
 ]
 
 
-def progress_bar(total_rounds, enabled):
-    """A tqdm bar counting rounds (None when not enabled)."""
+def progress_bar(total_rounds, enabled, stream=None):
+    """The progress of a run in rounds (None when not enabled): a tqdm bar on a terminal; on
+    anything else (a log file, a pipe) one line at each tenth of the rounds, since a bar's
+    carriage returns would fill a file with its redrawings. ``stream``: default sys.stderr."""
     if not enabled:
         return None
+    stream = stream if stream is not None else sys.stderr
+    if not getattr(stream, "isatty", lambda: False)():
+        return LineProgress(total_rounds, stream)
     from tqdm import tqdm
 
-    return tqdm(total=total_rounds, unit="round", unit_scale=True, smoothing=0.05, desc="rounds", dynamic_ncols=True)
+    return tqdm(
+        total=total_rounds,
+        unit="round",
+        unit_scale=True,
+        smoothing=0.05,
+        desc="rounds",
+        dynamic_ncols=True,
+        file=stream,
+    )
+
+
+class LineProgress:
+    """Progress as whole lines, for a log: "rounds: 30% (3.1M of 10.5M; 12/40 trials done, ...)"
+    at each tenth of the rounds, and once more at the end. The methods a run calls on a tqdm
+    bar: update, set_postfix_str, close."""
+
+    def __init__(self, total, stream):
+        self.total, self.stream = total, stream
+        self.done, self.postfix, self.next_tenth, self.closed = 0, "", 1, False
+
+    def update(self, n):
+        self.done += n
+        tenth = 10 * self.done // self.total if self.total else 10
+        if tenth >= self.next_tenth:
+            self.next_tenth = tenth + 1
+            self._line()
+
+    def set_postfix_str(self, text):
+        self.postfix = text
+
+    def close(self):
+        if not self.closed and self.done and self.next_tenth <= 10:
+            self._line()
+        self.closed = True
+
+    def _line(self):
+        share = 100 * self.done // self.total if self.total else 100
+        extra = f"; {self.postfix}" if self.postfix else ""
+        print(f"rounds: {share}% ({_si(self.done)} of {_si(self.total)}{extra})", file=self.stream, flush=True)
+
+
+def _si(n) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g}{unit}"
+    return str(int(n))
 
 
 SCHEDULER_TIMEOUT = 5.0  # seconds to reach a Dask scheduler before giving up

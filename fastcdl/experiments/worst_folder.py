@@ -450,7 +450,7 @@ def worst_slopes(results, metrics=("cdl", "ece")) -> tuple[list[dict], list[dict
 
     rows = [
         dict(
-            forecaster_label=r.forecaster,
+            forecaster_label=label(r.forecaster),
             adversary_label="worst",
             forecaster=r.forecaster,
             forecaster_params="{}",
@@ -464,10 +464,18 @@ def worst_slopes(results, metrics=("cdl", "ece")) -> tuple[list[dict], list[dict
     return analyze(rows, list(metrics), seed=FRESH_MASTER)[1], form_fits(rows, list(metrics), forms=ALL_FORMS)
 
 
+def label(forecaster: str) -> str:
+    """How a searched forecaster is shown: its name, and a plug-in ("module:NAME") by its own
+    name, as ``rates`` and ``leaderboard`` show it (fastcdl.experiments.presets.plugin_label)."""
+    from fastcdl.experiments.presets import plugin_label
+
+    return plugin_label("forecaster", forecaster) or forecaster
+
+
 def _line(r: SearchResult) -> str:
     mean, lo, hi = interval([x["cdl"] for x in r.fresh], r.forecaster, "cdl", r.T)
     return (
-        f"{r.forecaster:<8} T = {r.T:<8} worst: {r.adversary} {params_json(r.params)}  "
+        f"{label(r.forecaster):<8} T = {r.T:<8} worst: {r.adversary} {params_json(r.params)}  "
         f"CDL {mean:.4g} [{lo:.4g}, {hi:.4g}] on {len(r.fresh)} fresh seeds (search {r.search_mean:.4g})"
     )
 
