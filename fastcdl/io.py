@@ -46,15 +46,15 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl._binary_views import top_label
-from fastcdl._file_columns import Columns, shown_names, resolve_columns
-from fastcdl._file_formats import COMPRESSIONS as COMPRESSIONS
-from fastcdl._file_formats import DELIMITERS as DELIMITERS
-from fastcdl._file_formats import FORMAT_NAMES as FORMAT_NAMES
-from fastcdl._file_formats import FORMATS, InputError, detect_format, supported_formats
-from fastcdl._file_formats import MISSING as MISSING
-from fastcdl._file_sources import open_source
-from fastcdl._text_cells import printed_half_units
+from fastcdl._tables.binary_views import top_label
+from fastcdl._files.columns import Columns, shown_names, resolve_columns
+from fastcdl._files.formats import COMPRESSIONS as COMPRESSIONS
+from fastcdl._files.formats import DELIMITERS as DELIMITERS
+from fastcdl._files.formats import FORMAT_NAMES as FORMAT_NAMES
+from fastcdl._files.formats import FORMATS, InputError, detect_format, supported_formats
+from fastcdl._files.formats import MISSING as MISSING
+from fastcdl._files.sources import open_source
+from fastcdl._files.cells import printed_half_units
 from fastcdl._validate import ROW_SUM_TOL, ValidationError, check_distributions
 from fastcdl._writing import writing_to as writing_to
 from fastcdl.stats import BucketStats
@@ -557,8 +557,8 @@ def read_arrays(
     >>> fs.n_rows, fs.stats.counts.tolist()
     (3, [1, 2])
     """
-    from fastcdl._binary_views import reduce
-    from fastcdl._tabulate import stats_of
+    from fastcdl._tables.binary_views import reduce
+    from fastcdl._tables.tabulate import stats_of
 
     form, views = reduce(y_true, y_prob, multiclass, pos_label)
     tables = [stats_of(y, p, bins, sample_weight, strategy=strategy) for y, p in views]

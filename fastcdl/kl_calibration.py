@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from fastcdl._docstrings import fill as fill_docstring
-from fastcdl._binary_views import accepts_multiclass
+from fastcdl._tables.binary_views import accepts_multiclass
 
 __all__ = ["kl_calibration", "klcal"]
 
@@ -74,8 +74,8 @@ def klcal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifo
     >>> round(klcal([0, 1, 0, 1], [0.25, 0.25, 0.75, 0.75]), 6)
     0.143841
     """
-    from fastcdl._sample_size import check_sample_size
-    from fastcdl._tabulate import stats_of
+    from fastcdl._tables.sample_size import check_sample_size
+    from fastcdl._tables.tabulate import stats_of
 
     st = stats_of(y_true, y_prob, bins, sample_weight, n_jobs, strategy)
     check_sample_size(st, "klcal", stacklevel=4)

@@ -4,7 +4,7 @@ Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`BucketSt
 their place, validates once, builds the bucket table and calls a compiled kernel. Every
 one also takes ``pos_label=`` (labels other than 0/1), a (T, 1) or (T, 2) predict_proba
 output, and k-class forecasts y_prob (T, k) with ``multiclass="top-label" | "classwise"``
-(fastcdl._binary_views); :func:`swap_regret` and :func:`swap_report` take a task over k outcomes.
+(fastcdl._tables.binary_views); :func:`swap_regret` and :func:`swap_report` take a task over k outcomes.
 """
 
 from __future__ import annotations
@@ -17,26 +17,26 @@ import numpy as np
 from fastcdl._docstrings import fill as fill_docstring
 
 from fastcdl._validate import check_kinks
-from fastcdl._binary_views import ClasswiseResult, accepts_multiclass
+from fastcdl._tables.binary_views import ClasswiseResult, accepts_multiclass
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled.decisions import best_response, cfdl_kernel
 from fastcdl._compiled.errors import ece_kernel, k2_kernel
 from fastcdl._compiled.tablecdl import cdl_of_table
-from fastcdl._outcome_keys import numpy_sorts_faster as numpy_sorts_faster
-from fastcdl._outcome_keys import sort_outcome_keys as sort_outcome_keys
-from fastcdl._outcome_keys import sorted_outcome_keys as sorted_outcome_keys
-from fastcdl._outcome_keys import sorted_outcome_keys_and_spare as sorted_outcome_keys_and_spare
-from fastcdl._sample_size import SAMPLE_SIZE_ADVICE as SAMPLE_SIZE_ADVICE
-from fastcdl._sample_size import SampleSizeWarning
-from fastcdl._sample_size import check_sample_size as check_sample_size
-from fastcdl._sample_size import one_round_share as one_round_share
-from fastcdl._sample_size import sample_size_check_off as sample_size_check_off
-from fastcdl._sample_size import single_round_share as single_round_share
-from fastcdl._sample_size import warn_sample_size as warn_sample_size
-from fastcdl._tabulate import checked_stats, checked_table, bucket_stats
-from fastcdl._tabulate import auto_rounds as auto_rounds
-from fastcdl._task_losses import SwapReport, v_values, cfdl, swap_regret, swap_report
-from fastcdl._worst_task import (
+from fastcdl._tables.outcome_keys import numpy_sorts_faster as numpy_sorts_faster
+from fastcdl._tables.outcome_keys import sort_outcome_keys as sort_outcome_keys
+from fastcdl._tables.outcome_keys import sorted_outcome_keys as sorted_outcome_keys
+from fastcdl._tables.outcome_keys import sorted_outcome_keys_and_spare as sorted_outcome_keys_and_spare
+from fastcdl._tables.sample_size import SAMPLE_SIZE_ADVICE as SAMPLE_SIZE_ADVICE
+from fastcdl._tables.sample_size import SampleSizeWarning
+from fastcdl._tables.sample_size import check_sample_size as check_sample_size
+from fastcdl._tables.sample_size import one_round_share as one_round_share
+from fastcdl._tables.sample_size import sample_size_check_off as sample_size_check_off
+from fastcdl._tables.sample_size import single_round_share as single_round_share
+from fastcdl._tables.sample_size import warn_sample_size as warn_sample_size
+from fastcdl._tables.tabulate import checked_stats, checked_table, bucket_stats
+from fastcdl._tables.tabulate import auto_rounds as auto_rounds
+from fastcdl._decisions.task_losses import SwapReport, v_values, cfdl, swap_regret, swap_report
+from fastcdl._decisions.certificate import (
     V_TASK,
     CertificateWarning,
     ordered_v_task,
@@ -303,7 +303,7 @@ class CDLReport:
 
         ``payoff`` has the entries of the task before ties were broken by lowering entries by
         ulps (1, not 0.9999999999999999), computed exactly from the kinks as printed (their
-        shortest decimals) and rounded once (fastcdl._worst_task.stated_actions: kinks 0 and
+        shortest decimals) and rounded once (fastcdl._decisions.certificate.stated_actions: kinks 0 and
         0.6 give 1/3 as 0.3333333333333333); ``at_bounds[i]`` is the row taken by a decision maker
         whose belief is exactly ``bounds[i]``: i or i + 1, the tie that ordered_task's lowered
         entries break. Acting by these rows, the task gains what cfdl gains with ordered_task's

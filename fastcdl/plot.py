@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastcdl._decision_loss_display import DecisionLossDisplay
-from fastcdl._figures import save_all, save_figure
-from fastcdl._reliability_display import ReliabilityDisplay
-from fastcdl._run_figures import figure_folder, plot_rates, plot_run
+from fastcdl._display.decision_loss import DecisionLossDisplay
+from fastcdl._display.figures import save_all, save_figure
+from fastcdl._display.reliability import ReliabilityDisplay
+from fastcdl.experiments.run_figures import figure_folder, plot_rates, plot_run
 from fastcdl.io import FORMATS
 from fastcdl.metrics import one_round_share
 

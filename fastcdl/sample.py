@@ -22,7 +22,7 @@ Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`~fastcdl
 with ``sample_weight`` and ``bins`` as in fastcdl.metrics, and runs a compiled kernel on the
 bucket table (fastcdl/_compiled/estimators.py).
 Like the metrics, every one also takes ``pos_label=``, (T, 1) or (T, 2) predict_proba outputs,
-and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._binary_views).
+and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._tables.binary_views).
 """
 
 from __future__ import annotations
@@ -41,14 +41,14 @@ from fastcdl._docstrings import fill as fill_docstring
 from fastcdl._parallel import pair
 
 from fastcdl._validate import ValidationError, check_binning, check_kinks, check_rounds, check_seed, prepare_rounds
-from fastcdl._binary_views import accepts_multiclass
+from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._compiled import estimators as _k
 from fastcdl._compiled.envelope import envelope_at_half
 from fastcdl._compiled.errors import k2_kernel
-from fastcdl._outcome_keys import sorted_outcome_keys_and_spare
-from fastcdl._sample_size import check_sample_size
-from fastcdl._tabulate import stats_of
-from fastcdl._worst_task import CertificateWarning, worst_task
+from fastcdl._tables.outcome_keys import sorted_outcome_keys_and_spare
+from fastcdl._tables.sample_size import check_sample_size
+from fastcdl._tables.tabulate import stats_of
+from fastcdl._decisions.certificate import CertificateWarning, worst_task
 from fastcdl.stats import BucketStats
 
 __all__ = [

@@ -398,7 +398,7 @@ def _worst_task(report, stats) -> WorstTask:
 def _stated_weights(report) -> tuple:
     """The task's weights as its payoffs are stated: exactly from the kinks as printed."""
     if len(report.kinks) == 2:
-        from fastcdl._worst_task import stated_actions
+        from fastcdl._decisions.certificate import stated_actions
 
         return stated_actions(float(report.kinks[0]), float(report.kinks[1]))[1]
     return tuple(float(w) for w in report.weights)
@@ -832,7 +832,7 @@ def _summary(
         _only(y_true, y_prob=y_prob, sample_weight=sample_weight, pos_label=pos_label, multiclass=multiclass, bins=bins)
         return summary_of_file(y_true, lp_rows=lp_rows, **kw)
     if isinstance(y_true, BucketStats) and multiclass is None and pos_label is None:
-        from fastcdl._tabulate import stats_of
+        from fastcdl._tables.tabulate import stats_of
 
         return summary_of_table(stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy), **kw)
     fs = read_arrays(

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl._validate import ValidationError, check_count, check_name, check_real, check_seed, prepare_rounds
-from fastcdl._binary_views import accepts_multiclass
+from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._compiled import resample as _k
-from fastcdl._sample_size import sample_size_check_off
-from fastcdl._tabulate import stats_of
+from fastcdl._tables.sample_size import sample_size_check_off
+from fastcdl._tables.tabulate import stats_of
 from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
 from fastcdl.stats import BucketStats, bin_cuts
 

@@ -27,7 +27,7 @@ import benchrecord
 import numpy as np
 
 import fastcdl as fc
-from fastcdl import _outcome_keys
+from fastcdl._tables import outcome_keys as _outcome_keys
 from fastcdl import sample as fs
 from fastcdl.metrics import sorted_outcome_keys
 
@@ -283,7 +283,7 @@ def write(res):
         "fastcdl.binning.edge_grid), then the predictions of the cells that hold the quantile ranks (a small share "
         "of the rounds when they spread: 2% at 10^4 bins) are gathered and the ranks selected among them; then the "
         "rounds are binned through a grid of about m cells (fastcdl/_compiled/buckets.py). The count and the gather "
-        "run on numba's thread pool exactly when equal-width binning does (fastcdl._tabulate._serial). Each row times "
+        "run on numba's thread pool exactly when equal-width binning does (fastcdl._tables.tabulate._serial). Each row times "
         "the three calls interleaved, --repeat times, first with the default thread count, then with n_jobs=1; "
         "the ratio is the median over repeats of quantile / equal width in the same repeat, so a change of load "
         "during the run falls on both. Bar: quantile within 2x of equal width." + loaded,

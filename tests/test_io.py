@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 import fastcdl as fc
-import fastcdl._text_cells
+import fastcdl._files.cells
 import fastcdl.io
 import fastcdl.measures
 import fastcdl.measures as M
 import fastcdl.metrics
-from fastcdl._worst_task import stated_actions
+from fastcdl._decisions.certificate import stated_actions
 from fastcdl.cli import main
 from fastcdl.io import InputError, read_stats
 from fastcdl.summary import jsonable
@@ -1223,7 +1223,7 @@ def test_text_columns_convert_sliced_and_chunked_arrays():
     for kind, cells in (("outcome", outcomes), ("prob", probs)):
         for arr in (cells, cells.slice(2), cells.slice(1, 3), pa.chunked_array([cells.slice(0, 2), cells.slice(4)])):
             want = [float({"true": 1, "false": 0}.get(c.strip().lower(), c)) for c in arr.to_pylist()]
-            got = fastcdl._text_cells.text_column(arr, 0, kind, "x.csv", 0, None, ",")
+            got = fastcdl._files.cells.text_column(arr, 0, kind, "x.csv", 0, None, ",")
             assert got.dtype == np.float64 and got.tolist() == want
 
 

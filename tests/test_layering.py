@@ -64,10 +64,10 @@ def test_no_import_cycles():
 FRONT_ENDS = (
     "cli.py",
     "plot.py",
-    "_figures.py",
-    "_reliability_display.py",
-    "_decision_loss_display.py",
-    "_run_figures.py",
+    "_display/figures.py",
+    "_display/reliability.py",
+    "_display/decision_loss.py",
+    "experiments/run_figures.py",
 )
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fastcdl as fc
-import fastcdl._worst_task as worst_task_module
+import fastcdl._decisions.certificate as worst_task_module
 from fastcdl._compiled.decisions import best_response
 from fastcdl._compiled.msmwc import LAM_MAX_STEPS, LAM_STEP_TOL, solve_lam
 from fastcdl.cli import main

@@ -20,7 +20,7 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import fastcdl as fc  # noqa: E402
-from fastcdl import _run_figures  # noqa: E402
+from fastcdl.experiments import run_figures as _run_figures  # noqa: E402
 from fastcdl import plot as fplot  # noqa: E402
 from fastcdl.cli import main  # noqa: E402
 from fastcdl.experiments import TrialStore, load_preset, override, run  # noqa: E402

@@ -454,7 +454,7 @@ def test_plugins_in_presets_labels_tables_and_figures(tmp_path, monkeypatch, cap
     pytest.importorskip("matplotlib")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from fastcdl import _run_figures
+    from fastcdl.experiments import run_figures as _run_figures
 
     rows, seed = _run_figures._read_run(tmp_path / "run")
     figures = dict(_run_figures._rate_figures(rows, seed) + _run_figures._table_figures(rows))

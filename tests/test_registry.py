@@ -200,7 +200,7 @@ run(dataclasses.replace(preset, metrics=("dummy", "cdl")), run_dir, workers=1, p
 with sqlite3.connect(run_dir / "trials.sqlite") as con:
     stored = [r[0] for r in con.execute("SELECT dummy FROM trials")]
 out["store"] = len(stored) == 4 and all(v is not None and 0 < v < 1 for v in stored)
-from fastcdl._run_figures import _read_run, _rate_figures, _shown
+from fastcdl.experiments.run_figures import _read_run, _rate_figures, _shown
 
 rows, seed = _read_run(run_dir)
 figures = _rate_figures(rows, seed, _shown(run_dir))

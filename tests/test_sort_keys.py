@@ -2,7 +2,7 @@
 table built with it equals the one numpy's sort builds, on both sides of the switch.
 
 From _RADIX_FROM keys on, the exact table sorts with whichever of the two sorts runs faster
-on the machine (_outcome_keys.numpy_sorts_faster); these tests pin the radix sort unless they say
+on the machine (fastcdl._tables.outcome_keys.numpy_sorts_faster); these tests pin the radix sort unless they say
 otherwise, so that they check it on every machine."""
 
 import numpy as np
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fastcdl as fc
-from fastcdl import _outcome_keys
+from fastcdl._tables import outcome_keys as _outcome_keys
 from fastcdl._compiled.sort import sort_keys, sort_keys_into
 
 U64 = st.integers(0, 2**64 - 1)

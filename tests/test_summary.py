@@ -226,7 +226,7 @@ def test_worst_task_states_payoffs_from_the_kinks_as_printed():
 def test_stated_actions_are_the_rational_task_rounded_once(seed):
     from fractions import Fraction
 
-    from fastcdl._worst_task import stated_actions
+    from fastcdl._decisions.certificate import stated_actions
 
     rng = np.random.default_rng(seed)
     a, b = sorted(rng.choice(np.arange(0, 101), 2, replace=False) / 100)

@@ -584,7 +584,7 @@ def build(folder, *, figures=True, notes=None) -> dict:
     atomic_write(texts)
     written = list(texts)
     if figures:
-        from fastcdl._figures import save_all
+        from fastcdl._display.figures import save_all
 
         written += save_all([(f"rates_{m}.png", _figure(m, rates, envs, forecasters)) for m in measures], folder)
     return {"measures": measures, "T": T_star, "n_trials": len({r["key"] for r in rows}), "files": written}

@@ -47,11 +47,11 @@ def code_version() -> str:
             h.update(f.read_bytes())
     for f in (
         "metrics.py",
-        "_tabulate.py",
-        "_outcome_keys.py",
-        "_sample_size.py",
-        "_task_losses.py",
-        "_worst_task.py",
+        "_tables/tabulate.py",
+        "_tables/outcome_keys.py",
+        "_tables/sample_size.py",
+        "_decisions/task_losses.py",
+        "_decisions/certificate.py",
         "stats.py",
     ):
         h.update((_PACKAGE / f).read_bytes())

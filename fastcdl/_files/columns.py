@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastcdl._file_formats import InputError
+from fastcdl._files.formats import InputError
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastcdl._figures import new_axes
+from fastcdl._display.figures import new_axes
 from fastcdl.metrics import bucket_stats, cdl, ece
 from fastcdl.stats import BucketStats
 

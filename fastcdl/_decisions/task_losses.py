@@ -20,11 +20,11 @@ from fastcdl._validate import (
     check_rounds,
     prepare_rounds,
 )
-from fastcdl._binary_views import accepts_multiclass
+from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled import tasks as _kt
 from fastcdl._compiled.decisions import cfdl_kernel, swap_regret_kernel
-from fastcdl._tabulate import checked_stats, checked_table, stats_of, table_of
+from fastcdl._tables.tabulate import checked_stats, checked_table, stats_of, table_of
 from fastcdl.stats import BucketStats
 
 
@@ -327,7 +327,7 @@ def _binary_rounds(y_true, y_prob, pos_label):
         if pos_label is not None:
             raise ValidationError("pos_label", "does not apply to a BucketStats (it already holds a binary table)")
         return y_true, y_prob
-    from fastcdl._binary_views import reduce
+    from fastcdl._tables.binary_views import reduce
 
     _, ((y, p),) = reduce(y_true, y_prob, None, pos_label)
     return y, p

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl._file_columns import Columns
-from fastcdl._file_formats import (
+from fastcdl._files.columns import Columns
+from fastcdl._files.formats import (
     KIND_NAMES,
     NPY_MAGIC,
     ZIP_MAGIC,
@@ -28,7 +28,7 @@ from fastcdl._file_formats import (
     detect_format,
     supported_formats,
 )
-from fastcdl._text_cells import PRINTED, CellError, missing_mask, text_column
+from fastcdl._files.cells import PRINTED, CellError, missing_mask, text_column
 
 # -- sources: column names, then chunks of numeric arrays ---------------------------------
 #

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fastcdl._decision_loss_display import DecisionLossDisplay
-from fastcdl._figures import save_all
-from fastcdl._reliability_display import ReliabilityDisplay
+from fastcdl._display.decision_loss import DecisionLossDisplay
+from fastcdl._display.figures import save_all
+from fastcdl._display.reliability import ReliabilityDisplay
 from fastcdl.io import InputError
 from fastcdl.measures import MEASURES
 from fastcdl.metrics import cdl, sample_size_check_off

@@ -13,10 +13,10 @@ import numpy as np
 from fastcdl._parallel import num_threads, parallel_safe
 
 from fastcdl._validate import ValidationError, auto_bins, check_binning, check_n_jobs, check_rounds, prepare_rounds
-from fastcdl._binary_views import accepts_multiclass
+from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._compiled import buckets as _kb
-from fastcdl._outcome_keys import sorted_outcome_keys
-from fastcdl._sample_size import check_sample_size
+from fastcdl._tables.outcome_keys import sorted_outcome_keys
+from fastcdl._tables.sample_size import check_sample_size
 from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.stats import BucketStats
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastcdl._file_formats import MISSING
+from fastcdl._files.formats import MISSING
 
 # a number as text: the digits after the point and the exponent say where its last digit is
 _NUMBER_DIGITS = r"^\s*[+-]?\d*(?:\.(?P<frac>\d*))?(?:[eE]\+?(?P<exp>-?\d+))?\s*$"
