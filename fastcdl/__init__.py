@@ -4,7 +4,7 @@ Public names only (the README's Usage section); nothing is computed at import.
 """
 
 from fastcdl._validate import ValidationError
-from fastcdl.metrics import (
+from fastcdl.exact import (
     CDLReport,
     CertificateWarning,
     ClasswiseResult,
@@ -47,7 +47,7 @@ from fastcdl.sample import (
     vcdl_monotone,
 )
 from fastcdl.measures import MEASURES, Measure
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 from fastcdl.summary import ClasswiseSummary, Summary, summary
 from fastcdl.uncertainty import (
     BootstrapResult,

@@ -7,7 +7,7 @@ unweighted rounds. Equal edges are kept once, an edge at the largest prediction 
 (nothing lies above it) and an edge at 1 is the last edge already, so ties give fewer bins
 than asked, never a prediction value split between bins. The bins are then the usual
 right-closed intervals with the same edge rule as every binned table
-(fastcdl.stats.bin_cuts), so ``bucket_stats(y, p, bins=m, strategy="quantile")`` equals
+(fastcdl.bucket_table.bin_cuts), so ``bucket_stats(y, p, bins=m, strategy="quantile")`` equals
 ``bucket_stats(y, p, bins=its edges)``.
 
 An edge at 0 (at least k T / m of the weight on p = 0) cannot be stored, since edges rise

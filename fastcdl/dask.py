@@ -21,9 +21,9 @@ import dask
 import dask.array as da
 import numpy as np
 
-from fastcdl import metrics as _metrics
+from fastcdl import exact as _metrics
 from fastcdl._validate import ValidationError, refuse_masked
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 __all__ = ["bucket_stats", "bucket_stats_parquet"]
 

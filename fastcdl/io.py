@@ -57,7 +57,7 @@ from fastcdl._files.sources import open_source
 from fastcdl._files.cells import printed_half_units
 from fastcdl._validate import ROW_SUM_TOL, ValidationError, check_distributions
 from fastcdl._writing import writing_to as writing_to
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 __all__ = [
     "CHUNK_ROWS",
@@ -177,7 +177,7 @@ class _Reducer:
         raise InputError(f"{path}: {e}{span}") from None
 
     def add(self, rows, arrays):
-        from fastcdl import metrics
+        from fastcdl import exact
 
         self.n_rows += rows.shape[0]
         cols = self.cols
@@ -207,10 +207,10 @@ class _Reducer:
             tables = []
             for yy, pp in views:
                 if zero:  # valid (other chunks may carry weight): check, then leave out of the merge
-                    metrics.bucket_stats(yy, pp, bins=self.bins, n_jobs=self.n_jobs)
+                    exact.bucket_stats(yy, pp, bins=self.bins, n_jobs=self.n_jobs)
                     tables.append(None)
                 else:
-                    tables.append(metrics.bucket_stats(yy, pp, bins=self.bins, sample_weight=w, n_jobs=self.n_jobs))
+                    tables.append(exact.bucket_stats(yy, pp, bins=self.bins, sample_weight=w, n_jobs=self.n_jobs))
         except ValueError as e:
             self._fail(e, rows, names)
         for stack, t in zip(self.stacks, tables):

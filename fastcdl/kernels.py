@@ -15,7 +15,7 @@ table, bit for bit.
 >>> import numpy as np
 >>> from fastcdl import kernels as K
 >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
->>> K.cdl(q, n, s), K.ece(q, n, s)
+>>> K.cdl_of_table(q, n, s), K.ece_of_table(q, n, s)
 (0.25, 0.25)
 """
 
@@ -45,26 +45,27 @@ from fastcdl.online.forecasters import kt as forecaster_kt
 from fastcdl.online.forecasters import truthful as forecaster_truthful
 
 #: The version of the contracts below (names, argument order, types, results, state fields).
-#: It changes when any of them changes in a way that can break a caller; additions keep it.
+#: It changes when any of them changes in a way that can break a caller; additions keep it
+#: (the renamed metrics keep their old names, deprecated, for one release: _RENAMED).
 KERNELS_VERSION = 1
 
 __all__ = [
     "KERNELS_VERSION",
     "njit",
     # metrics of a bucket table
-    "cdl",
-    "vcdl",
+    "cdl_of_table",
+    "vcdl_of_table",
     "cdl_kinks",
-    "ece",
-    "k2",
-    "ucal",
+    "ece_of_table",
+    "k2_of_table",
+    "ucal_of_table",
     "v_curve",
-    "decision_loss_curve",
-    "cdl_monotone",
-    "vcdl_monotone",
-    "cutoff_ce",
-    "atb",
-    "smce",
+    "decision_loss_curve_of_table",
+    "cdl_monotone_of_table",
+    "vcdl_monotone_of_table",
+    "cutoff_ce_of_table",
+    "atb_of_table",
+    "smce_of_table",
     # incremental tables
     "BucketTable",
     "table_new",
@@ -151,7 +152,7 @@ def njit(*args, **options):
             for t in range(p.shape[0]):
                 tab = K.table_add(tab, p[t], y[t])
             q, n, s = K.table_view(tab)
-            return K.cdl(q, n, s)
+            return K.cdl_of_table(q, n, s)
     """
     return kernel(*args, **options)
 
@@ -183,7 +184,7 @@ def _float_table(q, n, s):
 
 @kernel
 @fill_docstring
-def cdl(q, n, s):
+def cdl_of_table(q, n, s):
     """Calibration decision loss 2 fbar(1/2) of the table (docs/exact-cdl.md); equal to
     fastcdl.cdl on the same table. O(m log m): one sort of the frequencies, then one pass.
 
@@ -200,7 +201,7 @@ def cdl(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> cdl(q, n, s)
+    >>> cdl_of_table(q, n, s)
     0.25
     """
     return table_cdl(q, n, s, False)[0]
@@ -208,7 +209,7 @@ def cdl(q, n, s):
 
 @kernel
 @fill_docstring
-def vcdl(q, n, s):
+def vcdl_of_table(q, n, s):
     """V-shaped CDL, sup over kinks of f(mu) / max(mu, 1 - mu); equal to fastcdl.vcdl. O(m log m).
 
     Parameters
@@ -224,7 +225,7 @@ def vcdl(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> vcdl(q, n, s)
+    >>> vcdl_of_table(q, n, s)
     0.16666666666666666
     """
     return table_cdl(q, n, s, True)[3]
@@ -258,7 +259,7 @@ def cdl_kinks(q, n, s):
 
 @kernel
 @fill_docstring
-def ece(q, n, s):
+def ece_of_table(q, n, s):
     """Expected calibration error ``(1/T) sum_i n_i |q_i - qhat_i|``; equal to fastcdl.ece. O(m).
 
     Parameters
@@ -274,7 +275,7 @@ def ece(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> ece(q, n, s)
+    >>> ece_of_table(q, n, s)
     0.25
     """
     qf, nf, sf = _float_table(q, n, s)
@@ -283,7 +284,7 @@ def ece(q, n, s):
 
 @kernel
 @fill_docstring
-def k2(q, n, s):
+def k2_of_table(q, n, s):
     """Squared calibration error ``(1/T) sum_i n_i (q_i - qhat_i)^2``; equal to fastcdl.k2. O(m).
 
     Parameters
@@ -299,7 +300,7 @@ def k2(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> k2(q, n, s)
+    >>> k2_of_table(q, n, s)
     0.0625
     """
     qf, nf, sf = _float_table(q, n, s)
@@ -308,7 +309,7 @@ def k2(q, n, s):
 
 @kernel
 @fill_docstring
-def ucal(q, n, s):
+def ucal_of_table(q, n, s):
     """U-calibration error, exactly (docs/exact-cdl.md); equal to fastcdl.ucal. O(m log m).
 
     Parameters
@@ -324,7 +325,7 @@ def ucal(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> ucal(q, n, s)
+    >>> ucal_of_table(q, n, s)
     0.0
     """
     qf, nf, sf = _float_table(q, n, s)
@@ -372,7 +373,7 @@ def v_curve(q, n, s, mus):
 
 @kernel
 @fill_docstring
-def decision_loss_curve(q, n, s, mus):
+def decision_loss_curve_of_table(q, n, s, mus):
     """CFDL of the V task at each kink, f(mu) / max(mu, 1 - mu); equal to
     fastcdl.decision_loss_curve(table, kinks=mus)[1] (and to fastcdl.cfdl(table, kink=mu)).
     O((m + k) log(m + k)) for k kinks.
@@ -392,7 +393,7 @@ def decision_loss_curve(q, n, s, mus):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> decision_loss_curve(q, n, s, np.array([0.25, 0.5])).tolist()
+    >>> decision_loss_curve_of_table(q, n, s, np.array([0.25, 0.5])).tolist()
     [0.16666666666666666, 0.0]
     """
     f = _v_left(q, n, s, mus)
@@ -403,7 +404,7 @@ def decision_loss_curve(q, n, s, mus):
 
 @kernel
 @fill_docstring
-def cdl_monotone(q, n, s):
+def cdl_monotone_of_table(q, n, s):
     """CDL relative to non-decreasing recalibrations; equal to fastcdl.sample.cdl_monotone. O(m).
 
     Parameters
@@ -419,7 +420,7 @@ def cdl_monotone(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> cdl_monotone(q, n, s)
+    >>> cdl_monotone_of_table(q, n, s)
     0.25
     """
     qf, nf, sf = _float_table(q, n, s)
@@ -430,7 +431,7 @@ def cdl_monotone(q, n, s):
 
 @kernel
 @fill_docstring
-def vcdl_monotone(q, n, s):
+def vcdl_monotone_of_table(q, n, s):
     """VCDL relative to non-decreasing recalibrations; equal to fastcdl.sample.vcdl_monotone. O(m).
 
     Parameters
@@ -446,7 +447,7 @@ def vcdl_monotone(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> vcdl_monotone(q, n, s)
+    >>> vcdl_monotone_of_table(q, n, s)
     0.16666666666666666
     """
     qf, nf, sf = _float_table(q, n, s)
@@ -457,7 +458,7 @@ def vcdl_monotone(q, n, s):
 
 @kernel
 @fill_docstring
-def cutoff_ce(q, n, s):
+def cutoff_ce_of_table(q, n, s):
     """Cutoff calibration error, the largest ``|bias|`` over intervals; equal to
     fastcdl.sample.cutoff_ce. O(m).
 
@@ -474,7 +475,7 @@ def cutoff_ce(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> cutoff_ce(q, n, s)
+    >>> cutoff_ce_of_table(q, n, s)
     0.125
     """
     qf, nf, sf = _float_table(q, n, s)
@@ -483,7 +484,7 @@ def cutoff_ce(q, n, s):
 
 @kernel
 @fill_docstring
-def atb(q, n, s):
+def atb_of_table(q, n, s):
     """Averaged two-bin calibration error; equal to fastcdl.sample.atb. O(m).
 
     Parameters
@@ -499,7 +500,7 @@ def atb(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> atb(q, n, s)
+    >>> atb_of_table(q, n, s)
     0.015625
     """
     qf, nf, sf = _float_table(q, n, s)
@@ -508,7 +509,7 @@ def atb(q, n, s):
 
 @kernel
 @fill_docstring
-def smce(q, n, s):
+def smce_of_table(q, n, s):
     """Smooth calibration error, exactly; equal to fastcdl.sample.smce. O(m log m).
 
     Parameters
@@ -524,7 +525,7 @@ def smce(q, n, s):
     --------
     >>> import numpy as np
     >>> q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    >>> smce(q, n, s)
+    >>> smce_of_table(q, n, s)
     0.0625
     """
     qf, nf, sf = _float_table(q, n, s)
@@ -652,7 +653,7 @@ def table_view(tab):
     Examples
     --------
     >>> q, n, s = table_view(table_add(table_new(2), 0.3, 1))
-    >>> ece(q, n, s)
+    >>> ece_of_table(q, n, s)
     0.7
     """
     return _stream.stream_view(tab)
@@ -1280,3 +1281,31 @@ def forecaster_setup(name, horizon, seed=0, adversary=None, **params):
 
     f = make_forecaster(name, horizon=horizon, seed=seed, adversary=adversary, **params)
     return f.state, f.table, f.out, f.hist, seed_states(f.seed)[0]
+
+
+# The metrics of a table were named as the front end's functions of (y_true, y_prob), with
+# another signature; they are now <name>_of_table. The old names work for one release and warn
+# once (DeprecationWarning), from Python and from inside a user's njit code alike (numba reads
+# the module's attribute when it compiles the caller).
+_RENAMED = {
+    "cdl": "cdl_of_table",
+    "vcdl": "vcdl_of_table",
+    "ece": "ece_of_table",
+    "k2": "k2_of_table",
+    "ucal": "ucal_of_table",
+    "decision_loss_curve": "decision_loss_curve_of_table",
+    "cdl_monotone": "cdl_monotone_of_table",
+    "vcdl_monotone": "vcdl_monotone_of_table",
+    "cutoff_ce": "cutoff_ce_of_table",
+    "atb": "atb_of_table",
+    "smce": "smce_of_table",
+}
+
+
+def __getattr__(name):
+    if name in _RENAMED:
+        from fastcdl._deprecation import warn_deprecated
+
+        warn_deprecated(f"fastcdl.kernels.{name}", f"fastcdl.kernels.{_RENAMED[name]}")
+        return globals()[_RENAMED[name]]
+    raise AttributeError(f"module 'fastcdl.kernels' has no attribute {name!r}")

@@ -13,7 +13,7 @@ q_j = 1 with some y = 0 (s_j < n_j), has KL(qhat_j || q_j) = +inf (the log loss 
 that value is infinite), so the measure is +inf: a documented value, never NaN. A stated
 value 0 whose outcomes are all 0 (or 1 with all 1) contributes 0.
 
->>> from fastcdl.stats import BucketStats
+>>> from fastcdl.bucket_table import BucketStats
 >>> kl_calibration(BucketStats.from_table([0.5], [4], [2]))
 0.0
 >>> kl_calibration(BucketStats.from_table([0.0, 0.5], [1, 1], [1, 0]))
@@ -107,7 +107,7 @@ def kl_calibration(stats) -> float:
 
     Examples
     --------
-    >>> from fastcdl.stats import BucketStats
+    >>> from fastcdl.bucket_table import BucketStats
     >>> round(kl_calibration(BucketStats.from_table([0.25, 0.75], [2, 2], [1, 1])), 6)
     0.143841
     """

@@ -170,9 +170,9 @@ class Measure:
 
 
 def _metrics():
-    from fastcdl import metrics
+    from fastcdl import exact
 
-    return metrics
+    return exact
 
 
 def _sample():
@@ -182,7 +182,7 @@ def _sample():
 
 
 def _lazy(module, name):
-    """The function ``name`` of fastcdl.metrics or fastcdl.sample, looked up when called (the
+    """The function ``name`` of fastcdl.exact or fastcdl.sample, looked up when called (the
     registry is importable before them: they import the kernels)."""
 
     def call(st):
@@ -510,7 +510,7 @@ def register(m: Measure) -> Measure:
     """Add a measure to the registry (``MEASURES``, and ``TABLE_MEASURES`` for a measure of a
     bucket table): the report, ``fastcdl metrics``, the bootstrap's and the interval's names and
     the asv suite read it from there. For rate-experiment trials (``trial_columns``) register
-    it before fastcdl.trial_metrics is imported (before fastcdl.experiments or fastcdl.online),
+    it before fastcdl.trial_measures is imported (before fastcdl.experiments or fastcdl.online),
     whose list is made from the registry once. A key that is taken is refused (ValueError).
 
     Parameters

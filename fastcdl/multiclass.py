@@ -279,7 +279,7 @@ def cdl_multiclass_within(y_true, P, sample_weight, max_rows, row_sum_tol=None):
             "minutes to hours; round or bin the predictions first (or measure the top-label or "
             "class-wise reductions, fc.ece(y, P, multiclass='top-label', bins=15)), or raise max_rows",
         )
-    from fastcdl.metrics import single_round_share, warn_sample_size
+    from fastcdl.exact import single_round_share, warn_sample_size
 
     T = int(rounds.sum())
     what = f"the weight of the {T} rounds" if weighted else f"the {T} rounds"

@@ -23,7 +23,7 @@ from fastcdl._display.figures import save_all, save_figure
 from fastcdl._display.reliability import ReliabilityDisplay
 from fastcdl.experiments.run_figures import figure_folder, plot_rates, plot_run
 from fastcdl.io import FORMATS
-from fastcdl.metrics import one_round_share
+from fastcdl.exact import one_round_share
 
 __all__ = [
     "DecisionLossDisplay",

@@ -1,6 +1,6 @@
 """Calibration estimators that mean something on a sample of continuous scores (docs/estimators.md).
 
-The exact metrics of fastcdl.metrics judge every distinct prediction on its own rounds. On a
+The exact metrics of fastcdl.exact judge every distinct prediction on its own rounds. On a
 model's continuous scores every bucket holds one round, qhat_i is 0 or 1, and those numbers
 measure sampling noise. The estimators here converge on samples (at rate about T^-1/2):
 
@@ -19,7 +19,7 @@ measure sampling noise. The estimators here converge on samples (at rate about T
 - :func:`mce`, :func:`rmsce`, :func:`brier` and :func:`brier_decomposition`: the classic numbers.
 
 Every function takes ``(y_true, y_prob)`` (outcomes first) or a :class:`~fastcdl.BucketStats`,
-with ``sample_weight`` and ``bins`` as in fastcdl.metrics, and runs a compiled kernel on the
+with ``sample_weight`` and ``bins`` as in fastcdl.exact, and runs a compiled kernel on the
 bucket table (fastcdl/_compiled/estimators.py).
 Like the metrics, every one also takes ``pos_label=``, (T, 1) or (T, 2) predict_proba outputs,
 and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._tables.binary_views).
@@ -49,7 +49,7 @@ from fastcdl._tables.outcome_keys import sorted_outcome_keys_and_spare
 from fastcdl._tables.sample_size import check_sample_size
 from fastcdl._tables.tabulate import stats_of
 from fastcdl._decisions.certificate import CertificateWarning, worst_task
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 __all__ = [
     "cdl_monotone",

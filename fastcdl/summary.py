@@ -376,7 +376,7 @@ def _bins_dict(source, edges) -> dict:
 
 
 def _worst_task(report, stats) -> WorstTask:
-    from fastcdl.metrics import SampleSizeWarning, cfdl
+    from fastcdl.exact import SampleSizeWarning, cfdl
 
     u, bounds, at_bounds = report.stated_task()
     names = {1: ["act"], 2: ["low", "high"], 3: ["low", "middle", "high"]}.get(len(u), [f"a{i}" for i in range(len(u))])
@@ -443,7 +443,7 @@ def _binned_ece(stats):
     """(ECE over round(T^(1/3)) equal-mass bins, bins made) of an exact table, or (None, None)."""
     if stats.edges is not None or (stats.weighted and getattr(stats, "rounds", None) is None):
         return None, None
-    from fastcdl.metrics import ece
+    from fastcdl.exact import ece
 
     binned = stats.rebin("auto", strategy="quantile")
     return ece(binned), int(binned.edges.shape[0] - 1)
@@ -471,7 +471,7 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
     >>> summary_of_table(fc.bucket_stats([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]))["k2"]
     0.0625
     """
-    from fastcdl.metrics import SampleSizeWarning, cdl_report, one_round_share
+    from fastcdl.exact import SampleSizeWarning, cdl_report, one_round_share
 
     with warnings.catch_warnings():  # the summary says it once (Summary.advice)
         warnings.simplefilter("ignore", SampleSizeWarning)
@@ -711,7 +711,7 @@ def _lp_time(m: int) -> str:
 def _exact_multiclass(fs, limit):
     """(value or None, words): the exact CDL over all k outcomes, from the distinct rows."""
     from fastcdl._validate import ROW_SUM_TOL
-    from fastcdl.metrics import SampleSizeWarning
+    from fastcdl.exact import SampleSizeWarning
     from fastcdl.multiclass import cdl_multiclass_within
 
     if fs.rows is None:
@@ -821,7 +821,7 @@ def _summary(
 ):
     from fastcdl.io import FileStats, read_arrays, read_file
     from fastcdl.multiclass import MAX_ROWS
-    from fastcdl.stats import BucketStats
+    from fastcdl.bucket_table import BucketStats
 
     kw = dict(intervals=intervals, level=level, n_sub=n_sub, seed=seed)
     if isinstance(y_true, (str, os.PathLike)):

@@ -12,7 +12,7 @@ comes from the registry (``fastcdl.measures``: the entries marked ``headline``).
 
 from __future__ import annotations
 
-__all__ = ["P_FLOOR", "classwise_lines", "headline_keys", "number", "p_value", "summary_lines"]
+__all__ = ["classwise_lines", "headline_keys", "number", "p_value", "summary_lines"]
 
 from fastcdl.measures import P_FLOOR as P_FLOOR
 from fastcdl.measures import format_number as number

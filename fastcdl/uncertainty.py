@@ -33,7 +33,7 @@ from fastcdl._compiled import resample as _k
 from fastcdl._tables.sample_size import sample_size_check_off
 from fastcdl._tables.tabulate import stats_of
 from fastcdl.measures import TABLE_MEASURES as MEASURES  # the measures of a bucket table
-from fastcdl.stats import BucketStats, bin_cuts
+from fastcdl.bucket_table import BucketStats, bin_cuts
 
 __all__ = [
     "bootstrap",
@@ -163,7 +163,7 @@ def _metric(metric):
     """(callable, name) from a callable or the name of a fastcdl metric."""
     if isinstance(metric, str):
         check_name(metric, MEASURES, "metric")  # the registry as it is now (measures.register)
-        import fastcdl.metrics as _m
+        import fastcdl.exact as _m
         import fastcdl.sample as _s
 
         # the public function itself where there is one (the fast paths know it by identity),

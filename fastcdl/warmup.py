@@ -185,7 +185,7 @@ def _steps(groups):
 
 
 def _run_step(name, fn) -> Step:
-    from fastcdl.metrics import SampleSizeWarning
+    from fastcdl.exact import SampleSizeWarning
 
     t0 = time.perf_counter()
     with warnings.catch_warnings():  # the tiny inputs are not samples anyone measures

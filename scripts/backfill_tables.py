@@ -16,7 +16,7 @@ import sys
 from fastcdl.experiments import TrialStore
 from fastcdl.experiments.presets import parse_horizon
 from fastcdl.experiments.runner import Trial, run_trial
-from fastcdl.trial_metrics import METRICS
+from fastcdl.trial_measures import METRICS
 
 
 def main():

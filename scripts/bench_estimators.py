@@ -29,7 +29,7 @@ import numpy as np
 import fastcdl as fc
 from fastcdl._tables import outcome_keys as _outcome_keys
 from fastcdl import sample as fs
-from fastcdl.metrics import sorted_outcome_keys
+from fastcdl.exact import sorted_outcome_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "benchmarks" / "metrics.md"

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_kernels.py [--repeat 41] [--t-max 10000000]
     .venv/bin/python scripts/bench_kernels.py --render     # kernels.md from kernels.json
 
-1. A user's njit loop calling fastcdl.kernels.cdl on a bucket table, against the same loop
+1. A user's njit loop calling fastcdl.kernels.cdl_of_table on a bucket table, against the same loop
    calling the internal envelope kernel (fastcdl._compiled.envelope.cdl_kernel) with the
    breakpoints and argsorts that fastcdl.cdl computes with numpy beforehand, i.e. without
    the sorts that the public kernel does itself. Per-call times are medians over loops of
@@ -39,7 +39,7 @@ D = benchrecord.definitions("kernels")
 
 def njit_ratio(rec, key, q, n, s, repeat):
     iargs = D.internal_args(q, n, s)
-    assert K.cdl(q, n, s) == D.internal_loop(*iargs, 1) == fc.cdl(fc.BucketStats(q, n, s, q * n))
+    assert K.cdl_of_table(q, n, s) == D.internal_loop(*iargs, 1) == fc.cdl(fc.BucketStats(q, n, s, q * n))
     reps = max(20, 200000 // q.shape[0])
     D.public_loop(q, n, s, 1)
     D.internal_loop(*iargs, 1)
@@ -58,7 +58,7 @@ def njit_ratio(rec, key, q, n, s, repeat):
     rec.time(f"{key}/python", lambda: env.cdl_curve(qf, nf, sf), max(5, repeat // 4), calls=reps)
 
 
-OVERHEAD = ("cdl(y, p)", "bucket_stats(y, p)", "cdl(table)", "kernels.cdl", "compiled path")
+OVERHEAD = ("cdl(y, p)", "bucket_stats(y, p)", "cdl(table)", "kernels.cdl_of_table", "compiled path")
 
 
 def overhead_rows(rec, t_max, repeat):
@@ -69,7 +69,7 @@ def overhead_rows(rec, t_max, repeat):
         y = (rng.random(T) < p).astype(np.int64)
         st = fc.bucket_stats(y, p)
         q, n, s = st.values, st.counts, st.positives
-        assert D.stream_then_cdl(p, y) == fc.cdl(y, p) == K.cdl(q, n, s)
+        assert D.stream_then_cdl(p, y) == fc.cdl(y, p) == K.cdl_of_table(q, n, s)
         r = max(3, min(repeat, int(2e6 // T)))
         rec.interleaved(
             f"overhead/{T:.0e}",
@@ -80,7 +80,7 @@ def overhead_rows(rec, t_max, repeat):
                         lambda: fc.cdl(y, p),
                         lambda: fc.bucket_stats(y, p),
                         lambda: fc.cdl(st),
-                        lambda: K.cdl(q, n, s),
+                        lambda: K.cdl_of_table(q, n, s),
                         lambda: D.stream_then_cdl(p, y),
                     ),
                 )
@@ -119,12 +119,12 @@ def loop(p, y):
     for t in range(p.shape[0]):
         tab = K.table_add(tab, p[t], y[t])
     q, n, s = K.table_view(tab)
-    return K.cdl(q, n, s)
+    return K.cdl_of_table(q, n, s)
 
-for name, f in (("cdl from Python", lambda: K.cdl(q, n, s)),
+for name, f in (("cdl from Python", lambda: K.cdl_of_table(q, n, s)),
                 ("a user's njit loop: table_add, table_view, cdl", lambda: loop(np.array([0.5, 0.25]), np.array([1, 0]))),
-                ("vcdl, ece, k2", lambda: (K.vcdl(q, n, s), K.ece(q, n, s), K.k2(q, n, s))),
-                ("ucal", lambda: K.ucal(q, n, s)),
+                ("vcdl, ece, k2", lambda: (K.vcdl_of_table(q, n, s), K.ece_of_table(q, n, s), K.k2_of_table(q, n, s))),
+                ("ucal", lambda: K.ucal_of_table(q, n, s)),
                 ("msmwc_init, msmwc_lam, msmwc_c", lambda: K.msmwc_c(K.msmwc_init(4, 100), 0) + K.msmwc_lam(K.msmwc_init(4, 100)))):
     out[name] = first(f)[0]
 print(json.dumps(out))
@@ -162,7 +162,7 @@ def render(doc):
         "excluded. asv tracks the same comparisons, with the same loops and tables: "
         "`asv_bench/benchmarks/kernels.py`.",
         "",
-        "## fastcdl.kernels.cdl in a user's njit loop, against the internal kernel",
+        "## fastcdl.kernels.cdl_of_table in a user's njit loop, against the internal kernel",
         "",
         "Per call. *internal* is `fastcdl._compiled.envelope.cdl_kernel` called from the same kind of loop",
         "with the float table, breakpoints and argsorts prepared before calling it",
@@ -193,7 +193,7 @@ def render(doc):
         "The five calls alternate within each repeat.",
         "",
         "| T | fastcdl.cdl(y, p) (us) | fastcdl.bucket_stats(y, p) (us) | fastcdl.cdl(table) (us) "
-        "| kernels.cdl(q, n, s) from Python (us) | compiled path (us) | fastcdl.cdl(y, p) / compiled |",
+        "| kernels.cdl_of_table(q, n, s) from Python (us) | compiled path (us) | fastcdl.cdl(y, p) / compiled |",
         "|---|---|---|---|---|---|---|",
     ]
     Ts = sorted({v["T"] for k, v in doc["timings"].items() if k.startswith("overhead/")})
@@ -208,7 +208,7 @@ def render(doc):
         "read-only views. Share of the call: "
         + ", ".join(f"{fixed / a:.0%} at T = {T:.0e}" for T, a, *_ in over[:4])
         + f". On a table that already exists, `fastcdl.cdl(table)` costs {us(over[0][3])} us where",
-        f"`kernels.cdl` called from Python costs {us(over[0][4])} us.",
+        f"`kernels.cdl_of_table` called from Python costs {us(over[0][4])} us.",
         "",
         "## First calls: compilation",
         "",

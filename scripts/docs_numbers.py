@@ -39,7 +39,9 @@ def kernels_table():
     k = load("kernels")
     ratio = lambda key: k["values"][f"njit/{key}/ratio"]  # noqa: E731
     over = {
-        T: {n: med(k, f"overhead/{T}/{n}") for n in ("cdl(y, p)", "cdl(table)", "kernels.cdl", "compiled path")}
+        T: {
+            n: med(k, f"overhead/{T}/{n}") for n in ("cdl(y, p)", "cdl(table)", "kernels.cdl_of_table", "compiled path")
+        }
         for T in ("1e+02", "1e+03", "1e+04", "1e+05")
     }
     fixed = over["1e+02"]["cdl(y, p)"] - over["1e+02"]["compiled path"]
@@ -55,7 +57,7 @@ def kernels_table():
             f"| what | measured (one run of kernels.json: {m['model']} ({', '.join(m['vector'])}), load average "
             f"{k['load_start'][0]} at the start, {k['load_end'][0]} at the end) |",
             "|---|---|",
-            f"| `K.cdl` in an njit loop, the 100-bucket table of the asv suites | "
+            f"| `K.cdl_of_table` in an njit loop, the 100-bucket table of the asv suites | "
             f"{1e6 * med(k, 'njit/asv table/100/public'):.1f} us per call, {ratio('asv table/100'):.2f}x the internal "
             "kernel (target: 1.2x), which is handed the breakpoints and argsorts that numpy computed beforehand |",
             f"| the same, frequencies in random order (nothing for the sort to exploit) | "
@@ -65,12 +67,12 @@ def kernels_table():
             "Python pipeline (numpy sorts, then the kernel) |",
             f"| `fastcdl.cdl(y, p)`'s fixed cost (validation, table object, conversion, numpy sorts) | {1e6 * fixed:.0f} "
             f"us per call: {shares} |",
-            f"| `fastcdl.cdl(table)` against `K.cdl(q, n, s)` from Python, 100 buckets | "
-            f"{1e6 * over['1e+02']['cdl(table)']:.0f} us against {1e6 * over['1e+02']['kernels.cdl']:.1f} us |",
+            f"| `fastcdl.cdl(table)` against `K.cdl_of_table(q, n, s)` from Python, 100 buckets | "
+            f"{1e6 * over['1e+02']['cdl(table)']:.0f} us against {1e6 * over['1e+02']['kernels.cdl_of_table']:.1f} us |",
             "| an njit loop that adds T rounds to a `K` table and reads its CDL, against `fastcdl.cdl(y, p)` | the "
             f"call's time over the loop's: {loop['1e+02']:.1f}x at T = 100, {loop['1e+03']:.1f}x at 10^3, "
             f"{loop['1e+04']:.1f}x at 10^4 |",
-            f"| first call of `K.cdl`, empty cache / warm cache | {cold['empty cache']:.1f} s / "
+            f"| first call of `K.cdl_of_table`, empty cache / warm cache | {cold['empty cache']:.1f} s / "
             f"{cold['warm cache']:.2f} s |",
         ]
     )
@@ -178,7 +180,7 @@ def main():
     p = ROOT / "docs" / "kernels.md"
     s = p.read_text()
     a = s.index("| what | measured (one run of kernels.json")
-    b = s.index("\n", s.index("| first call of `K.cdl`, empty cache / warm cache |"))
+    b = s.index("\n", s.index("| first call of `K.cdl_of_table`, empty cache / warm cache |"))
     p.write_text(s[:a] + kernels_table() + s[b:])
 
     p = ROOT / "docs" / "estimators.md"

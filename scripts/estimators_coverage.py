@@ -52,7 +52,7 @@ from scipy.special import expit, logit
 
 import fastcdl as fc
 from fastcdl._compiled import resample as _rk
-from fastcdl.metrics import sample_size_check_off
+from fastcdl.exact import sample_size_check_off
 from fastcdl.measures import MEASURES
 from fastcdl.sample import (
     atb_unbiased,
@@ -65,7 +65,7 @@ from fastcdl.sample import (
     vcdl_monotone,
     vcdl_monotone_crossfit,
 )
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 from fastcdl.uncertainty import _bca, _cells
 
 ROOT = Path(__file__).resolve().parents[1]

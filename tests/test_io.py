@@ -20,7 +20,7 @@ import fastcdl._files.cells
 import fastcdl.io
 import fastcdl.measures
 import fastcdl.measures as M
-import fastcdl.metrics
+import fastcdl.exact
 from fastcdl._decisions.certificate import stated_actions
 from fastcdl.cli import main
 from fastcdl.io import InputError, read_stats
@@ -99,13 +99,13 @@ def test_chunked_reading_gives_the_same_table(tmp_path, monkeypatch, fmt, bins):
     f = _file(tmp_path, fmt, y, p, w)
     monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 7)  # 29 chunks; every value in many of them
     calls = []
-    in_memory = fastcdl.metrics.bucket_stats
+    in_memory = fastcdl.exact.bucket_stats
 
     def counting(y, p, **kw):
         calls.append(len(p))
         return in_memory(y, p, **kw)
 
-    monkeypatch.setattr(fastcdl.metrics, "bucket_stats", counting)
+    monkeypatch.setattr(fastcdl.exact, "bucket_stats", counting)
     got = read_stats(f, bins=bins)
     assert len(calls) >= 29 and max(calls) <= 7 and sum(calls) == T
     want = fc.bucket_stats(y, p, bins=bins)

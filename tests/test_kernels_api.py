@@ -69,22 +69,22 @@ def _python_calls(q, n, s, mus=MUS):
     value, mu1, mu2 = K.cdl_kinks(q, n, s)
     scalars = np.array(
         [
-            K.cdl(q, n, s),
-            K.vcdl(q, n, s),
-            K.ece(q, n, s),
-            K.k2(q, n, s),
-            K.ucal(q, n, s),
-            K.cdl_monotone(q, n, s),
-            K.vcdl_monotone(q, n, s),
-            K.cutoff_ce(q, n, s),
-            K.atb(q, n, s),
-            K.smce(q, n, s),
+            K.cdl_of_table(q, n, s),
+            K.vcdl_of_table(q, n, s),
+            K.ece_of_table(q, n, s),
+            K.k2_of_table(q, n, s),
+            K.ucal_of_table(q, n, s),
+            K.cdl_monotone_of_table(q, n, s),
+            K.vcdl_monotone_of_table(q, n, s),
+            K.cutoff_ce_of_table(q, n, s),
+            K.atb_of_table(q, n, s),
+            K.smce_of_table(q, n, s),
             value,
             mu1,
             mu2,
         ]
     )
-    return scalars, K.v_curve(q, n, s, mus), K.decision_loss_curve(q, n, s, mus)
+    return scalars, K.v_curve(q, n, s, mus), K.decision_loss_curve_of_table(q, n, s, mus)
 
 
 def _check_table(q, n, s):
@@ -144,8 +144,8 @@ def test_large_tables_pairwise_totals_and_unsorted_frequencies():
         n = rng.random(m) * 1e3 + 1e-3
         s = n * rng.random(m)
         ref = fc.BucketStats.from_table(q, n, s)
-        assert _same(K.cdl(q, n, s), fc.cdl(ref)) and _same(K.vcdl(q, n, s), fc.vcdl(ref))
-        assert _same(K.ucal(q, n, s), fc.ucal(ref)) and _same(K.smce(q, n, s), fs.smce(ref))
+        assert _same(K.cdl_of_table(q, n, s), fc.cdl(ref)) and _same(K.vcdl_of_table(q, n, s), fc.vcdl(ref))
+        assert _same(K.ucal_of_table(q, n, s), fc.ucal(ref)) and _same(K.smce_of_table(q, n, s), fs.smce(ref))
 
 
 def test_cdl_and_vcdl_equal_the_curve_of_cdl_report():
@@ -183,20 +183,20 @@ def test_empty_buckets_are_skipped_and_an_empty_table_is_nan():
 def test_argument_types_from_python():
     """int32 or float counts, read-only arrays, strided views: the same values."""
     q, n, s = _random_table(np.random.default_rng(1), 30, "grid")
-    want = K.cdl(q, n, s)
+    want = K.cdl_of_table(q, n, s)
     ro = [a.copy() for a in (q, n, s)]
     for a in ro:
         a.setflags(write=False)
     wide = [np.repeat(a, 2)[::2] for a in (q, n, s)]
     for args in ((q, n.astype(np.int32), s.astype(np.int32)), (q, n * 1.0, s * 1.0), ro, wide):
-        assert K.cdl(*args) == want
+        assert K.cdl_of_table(*args) == want
 
 
 def test_the_docstring_example_and_the_papers_example():
     q, n, s = np.array([0.25, 0.75]), np.array([2, 2]), np.array([0, 2])
-    assert (K.cdl(q, n, s), K.ece(q, n, s), K.vcdl(q, n, s)) == (0.25, 0.25, 1 / 6)
+    assert (K.cdl_of_table(q, n, s), K.ece_of_table(q, n, s), K.vcdl_of_table(q, n, s)) == (0.25, 0.25, 1 / 6)
     q, n, s = np.array([0.25, 0.75]), np.array([1, 1]), np.array([0, 1])
-    assert K.ucal(q, n, s) == 0.0 and K.cdl(q, n, s) == 0.25  # docs/exact-cdl.md, Exact UCal
+    assert K.ucal_of_table(q, n, s) == 0.0 and K.cdl_of_table(q, n, s) == 0.25  # docs/exact-cdl.md, Exact UCal
 
 
 # -- the sorts behind them ----------------------------------------------------------------
@@ -281,7 +281,7 @@ def test_binned_tables_equal_bucket_stats():
     halves = fc.bucket_stats(y[:2000], p[:2000], bins=15) + fc.bucket_stats(y[2000:], p[2000:], bins=15)
     assert _same(q, halves.values)  # merged as BucketStats merges: the same sums of p
     q, n, s = U.binned_stream(p, y, 15, p.shape[0])
-    assert _same(q, st.values) and K.cdl(q, n, s) == fc.cdl(st)
+    assert _same(q, st.values) and K.cdl_of_table(q, n, s) == fc.cdl(st)
     grid = np.concatenate([np.arange(0, 1.0001, 0.1), np.arange(11) / 10, rng.random(100)])  # a few ulps off edges
     gy = (rng.random(grid.shape[0]) < 0.5).astype(np.int64)
     q, n, s = U.binned_stream(grid, gy, 10, grid.shape[0])
@@ -380,7 +380,7 @@ def test_njit_keeps_the_users_cache_in_step_with_fastcdls_kernels(tmp_path, monk
     monkeypatch.delenv("FASTCDL_CACHE", raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "mine.py").write_text(
-        "from fastcdl import kernels as K\n\n\n@K.njit\ndef f(q, n, s):\n    return K.ece(q, n, s)\n"
+        "from fastcdl import kernels as K\n\n\n@K.njit\ndef f(q, n, s):\n    return K.ece_of_table(q, n, s)\n"
     )
     import mine
 
@@ -401,7 +401,7 @@ def test_import_fastcdl_does_not_import_the_kernels_module():
         "import sys, fastcdl\n"
         "assert 'fastcdl.kernels' not in sys.modules\n"
         "import fastcdl.kernels as K\n"
-        "assert K.cdl.signatures == [] and K.table_add.signatures == []\n"
+        "assert K.cdl_of_table.signatures == [] and K.table_add.signatures == []\n"
     )  # nothing compiled at import
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

@@ -147,5 +147,5 @@ def test_imports_go_down_the_layers():
 
 def test_the_layer_check_can_fail():
     layers = _layers()
-    graph = {"fastcdl._compiled.sort": {"fastcdl.metrics"}, "fastcdl.metrics": set()}
-    assert _upward(graph, layers) == [("fastcdl._compiled.sort", "compiled kernels", "fastcdl.metrics", "measures")]
+    graph = {"fastcdl._compiled.sort": {"fastcdl.exact"}, "fastcdl.exact": set()}
+    assert _upward(graph, layers) == [("fastcdl._compiled.sort", "compiled kernels", "fastcdl.exact", "measures")]

@@ -21,7 +21,7 @@ from fastcdl.experiments import leaderboard, load_preset
 from fastcdl.experiments.presets import Component, PresetError, worst_adversaries
 from fastcdl.experiments.runner import plan, refusal
 from fastcdl.online import registry
-from fastcdl.trial_metrics import METRICS
+from fastcdl.trial_measures import METRICS
 
 SMALL = ["--t-min", "2^6", "--t-max", "2^8", "--seeds", "2", "--workers", "1", "--no-progress"]
 

@@ -20,8 +20,8 @@ from fastcdl.experiments.store import TrialStore, pack_table, unpack_table
 from fastcdl.kl_calibration import kl_calibration
 from fastcdl.online import make_adversary, make_forecaster, registry, simulate
 from fastcdl.online.versions import algorithm_version
-from fastcdl.stats import BucketStats
-from fastcdl.trial_metrics import METRICS
+from fastcdl.bucket_table import BucketStats
+from fastcdl.trial_measures import METRICS
 from reference import REGISTRY, cdl_envelope_ref, ece_ref, k2_ref, kl_ref
 
 NEW = ("smce", "klcal", "pseudo_ece", "pseudo_k2", "pseudo_klcal", "pseudo_cdl")

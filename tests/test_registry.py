@@ -5,7 +5,7 @@ calibration_test accept (fastcdl.uncertainty.METRICS) and the command line's JSO
 registry's.
 
 The sample estimators other than smce are deliberately not trial metrics
-(fastcdl.trial_metrics). The trial metrics added after the stores were filled (smce, klcal,
+(fastcdl.trial_measures). The trial metrics added after the stores were filled (smce, klcal,
 the pseudo measures) are functions of the stored tables and stay out of the trials' keys
 (fastcdl.online.versions), so adding them re-keys no stored trial."""
 
@@ -69,7 +69,7 @@ def test_every_measure_agrees_with_its_reference(key, seed):
 
 def test_trial_metrics_are_unchanged():
     from fastcdl.online.versions import algorithm_version
-    from fastcdl.trial_metrics import METRICS
+    from fastcdl.trial_measures import METRICS
 
     assert list(METRICS) == [
         "cdl",
@@ -189,7 +189,7 @@ for argv, key in ((["metrics", str(f), "--json"], "cli_json"), (["metrics", str(
         main(argv)
     out[key] = json.loads(buf.getvalue())["dummy"] == want if key == "cli_json" else "DUMMY" in buf.getvalue()
 out["interval"] = fc.interval("dummy", y, p, seed=1).value == want
-from fastcdl.trial_metrics import METRICS, compute_all
+from fastcdl.trial_measures import METRICS, compute_all
 
 out["trial_columns"] = METRICS["dummy"].columns == ("dummy",) and compute_all(fc.bucket_stats(y, p), ["dummy"])["dummy"] == want
 from fastcdl.experiments import load_preset, override, run

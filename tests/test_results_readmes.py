@@ -555,7 +555,10 @@ def _kernels_claims():
     k = _bench("kernels")
     r = lambda key: k["values"][f"njit/{key}/ratio"]  # noqa: E731
     over = {
-        T: {n: _med(k, f"overhead/{T}/{n}") for n in ("cdl(y, p)", "cdl(table)", "kernels.cdl", "compiled path")}
+        T: {
+            n: _med(k, f"overhead/{T}/{n}")
+            for n in ("cdl(y, p)", "cdl(table)", "kernels.cdl_of_table", "compiled path")
+        }
         for T in ("1e+02", "1e+03", "1e+04", "1e+05")
     }
     fixed = over["1e+02"]["cdl(y, p)"] - over["1e+02"]["compiled path"]
@@ -568,7 +571,7 @@ def _kernels_claims():
             [k["load_start"][0], k["load_end"][0]],
         ),
         (
-            "| `K.cdl` in an njit loop, the 100-bucket table of the asv suites | {} us per call, {}x the internal kernel",
+            "| `K.cdl_of_table` in an njit loop, the 100-bucket table of the asv suites | {} us per call, {}x the internal kernel",
             [1e6 * _med(k, "njit/asv table/100/public"), r("asv table/100")],
         ),
         (
@@ -586,15 +589,15 @@ def _kernels_claims():
             [1e6 * fixed, *(100 * fixed / over[T]["cdl(y, p)"] for T in over)],
         ),
         (
-            "| `fastcdl.cdl(table)` against `K.cdl(q, n, s)` from Python, 100 buckets | {} us against {} us |",
-            [1e6 * over["1e+02"]["cdl(table)"], 1e6 * over["1e+02"]["kernels.cdl"]],
+            "| `fastcdl.cdl(table)` against `K.cdl_of_table(q, n, s)` from Python, 100 buckets | {} us against {} us |",
+            [1e6 * over["1e+02"]["cdl(table)"], 1e6 * over["1e+02"]["kernels.cdl_of_table"]],
         ),
         (
             "against `fastcdl.cdl(y, p)` | the call's time over the loop's: {}x at T = 100, {}x at 10^3, {}x at 10^4 |",
             [over[T]["cdl(y, p)"] / over[T]["compiled path"] for T in ("1e+02", "1e+03", "1e+04")],
         ),
         (
-            "| first call of `K.cdl`, empty cache / warm cache | {} s / {} s |",
+            "| first call of `K.cdl_of_table`, empty cache / warm cache | {} s / {} s |",
             [cold["empty cache"], cold["warm cache"]],
         ),
     ]

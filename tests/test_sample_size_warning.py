@@ -108,7 +108,7 @@ def test_sample_estimators_do_not_warn(f):
 
 def test_trial_metrics_and_online_runs_do_not_warn():
     """Rate experiments measure the exact CDL of the sequence: no warning, same values."""
-    from fastcdl.trial_metrics import compute_all
+    from fastcdl.trial_measures import compute_all
 
     y, p = _continuous()
     st = fc.bucket_stats(y, p)

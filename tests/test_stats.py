@@ -7,7 +7,7 @@ import pytest
 
 import fastcdl as fc
 from fastcdl._compiled.decisions import best_response, prefer_sign
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 
 def test_from_table_sorts_merges_and_drops_empty():

@@ -16,7 +16,7 @@ import pytest
 from fastcdl.experiments import TrialStore, load_preset, plan, run_trial
 from fastcdl.experiments.runner import Trial
 from fastcdl.online import registry, versions
-from fastcdl.trial_metrics import METRICS
+from fastcdl.trial_measures import METRICS
 from conftest import SAME_LIBM_AS_THE_STORES
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"

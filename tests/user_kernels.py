@@ -30,8 +30,8 @@ def stream_cdl(p, y, every):
         tab = K.table_add(tab, p[t], y[t])
         if (t + 1) % every == 0:
             q, n, s = K.table_view(tab)
-            reads[r] = K.cdl(q, n, s)
-            eces[r] = K.ece(q, n, s)
+            reads[r] = K.cdl_of_table(q, n, s)
+            eces[r] = K.ece_of_table(q, n, s)
             r += 1
     q, n, s = K.table_view(tab)
     return q.copy(), n.copy(), s.copy(), reads, eces
@@ -89,22 +89,22 @@ def every_metric(q, n, s, mus):
     value, mu1, mu2 = K.cdl_kinks(q, n, s)
     scalars = np.array(
         [
-            K.cdl(q, n, s),
-            K.vcdl(q, n, s),
-            K.ece(q, n, s),
-            K.k2(q, n, s),
-            K.ucal(q, n, s),
-            K.cdl_monotone(q, n, s),
-            K.vcdl_monotone(q, n, s),
-            K.cutoff_ce(q, n, s),
-            K.atb(q, n, s),
-            K.smce(q, n, s),
+            K.cdl_of_table(q, n, s),
+            K.vcdl_of_table(q, n, s),
+            K.ece_of_table(q, n, s),
+            K.k2_of_table(q, n, s),
+            K.ucal_of_table(q, n, s),
+            K.cdl_monotone_of_table(q, n, s),
+            K.vcdl_monotone_of_table(q, n, s),
+            K.cutoff_ce_of_table(q, n, s),
+            K.atb_of_table(q, n, s),
+            K.smce_of_table(q, n, s),
             value,
             mu1,
             mu2,
         ]
     )
-    return scalars, K.v_curve(q, n, s, mus), K.decision_loss_curve(q, n, s, mus)
+    return scalars, K.v_curve(q, n, s, mus), K.decision_loss_curve_of_table(q, n, s, mus)
 
 
 # -- Algorithm 1 assembled from the oracle and step 1, against a coin -----------------------

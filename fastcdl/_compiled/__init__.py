@@ -1,7 +1,7 @@
 """Private numba code: plain loops over arrays, no validation, no Python objects.
 
 Everything here is compiled (through ``_jit.kernel``, the one cache policy); the public face
-for users' own compiled code is :mod:`fastcdl.kernels`, the Python API is fastcdl.metrics and
+for users' own compiled code is :mod:`fastcdl.kernels`, the Python API is fastcdl.exact and
 its neighbours.
 
 _jit        how every kernel compiles: the decorator, its cache and the cache's invalidation

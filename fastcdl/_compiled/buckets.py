@@ -187,7 +187,7 @@ def runs_weighted(p_sorted, y_sorted, w_sorted):
 # that much above an edge goes to the lower bin, so grid values computed as 3 * 0.1 =
 # 0.30000000000000004 or 0.1 + 0.5 = 0.6 land in the bin of 3/10 or 6/10 whatever their last
 # bits (scikit-learn's calibration_curve behaves so on its linspace edges). The product is
-# exact-rounded IEEE arithmetic, the same in numpy (fastcdl.stats.bin_cuts) and in the kernels.
+# exact-rounded IEEE arithmetic, the same in numpy (fastcdl.bucket_table.bin_cuts) and in the kernels.
 EDGE_SLACK = 1.0 + 2.0**-50
 
 

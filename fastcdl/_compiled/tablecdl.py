@@ -1,6 +1,6 @@
 """CDL and VCDL of a bucket table in one compiled call: the sorts, the sweep and the hull fused.
 
-For fastcdl.cdl / vcdl and fastcdl.kernels.cdl / vcdl. cdl_report computes the same numbers
+For fastcdl.cdl / vcdl and fastcdl.kernels.cdl_of_table / vcdl. cdl_report computes the same numbers
 in three steps (envelope.curve_inputs' sorts, then envelope.cdl_kernel's sweep, upper hull
 and read-out at 1/2, keeping the whole curve); this kernel performs the very
 same floating-point operations in the same order, in one pass and with a few small

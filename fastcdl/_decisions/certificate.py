@@ -2,7 +2,7 @@
 
 From the envelope's hull vertices around 1/2, a V task or a three-action task, with its rows
 ordered and its entries lowered by ulps so that the exact best responses at the kinks are the
-ones attaining the value. Shared by fastcdl.metrics.cdl_report (and CDLReport.task) and
+ones attaining the value. Shared by fastcdl.exact.cdl_report (and CDLReport.task) and
 fastcdl.sample.cdl_monotone_report.
 """
 

@@ -25,7 +25,7 @@ from fastcdl._compiled import envelope as _env
 from fastcdl._compiled import tasks as _kt
 from fastcdl._compiled.decisions import cfdl_kernel, swap_regret_kernel
 from fastcdl._tables.tabulate import checked_stats, checked_table, stats_of, table_of
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 
 @accepts_multiclass()

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from fastcdl._display.figures import new_axes
-from fastcdl.metrics import bucket_stats, cdl_report, decision_loss_curve
-from fastcdl.stats import BucketStats
+from fastcdl.exact import bucket_stats, cdl_report, decision_loss_curve
+from fastcdl.bucket_table import BucketStats
 
 
 class DecisionLossDisplay:

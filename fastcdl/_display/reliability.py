@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from fastcdl._display.figures import new_axes
-from fastcdl.metrics import bucket_stats, cdl, ece
-from fastcdl.stats import BucketStats
+from fastcdl.exact import bucket_stats, cdl, ece
+from fastcdl.bucket_table import BucketStats
 
 
 def _monotone_interval(stats, seed):
@@ -140,7 +140,7 @@ class ReliabilityDisplay:
         import warnings
 
         from fastcdl._validate import check_count
-        from fastcdl.metrics import SampleSizeWarning, one_round_share
+        from fastcdl.exact import SampleSizeWarning, one_round_share
         from fastcdl.sample import cdl_monotone
 
         check_count(n_boot, "n_boot", 0)

@@ -1,6 +1,6 @@
 """Binary views of other forecasts: pos_label, predict_proba columns, and k-class reductions.
 
-Every binary metric (fastcdl.metrics, fastcdl.sample) is wrapped by :func:`accepts_multiclass`,
+Every binary metric (fastcdl.exact, fastcdl.sample) is wrapped by :func:`accepts_multiclass`,
 which adds two keyword arguments:
 
 - ``pos_label``: y_true holds two labels of any type (strings, -1/1, ...); the rounds with
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl._validate import ValidationError, check_distributions, check_name, refuse_masked
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 __all__ = ["MULTICLASS", "ClasswiseResult", "accepts_multiclass", "binary_views", "top_label", "binary_outcomes"]
 

@@ -1,7 +1,7 @@
 """The SampleSizeWarning rule: the share of the rounds that sit in buckets of one round.
 
 An exact metric of a table whose rounds sit mostly in single-round buckets measures sampling
-noise; the metrics of fastcdl.metrics and fastcdl.multiclass warn then (docs/estimators.md).
+noise; the metrics of fastcdl.exact and fastcdl.multiclass warn then (docs/estimators.md).
 Rate experiments and resampling turn the check off for their thread (sample_size_check_off).
 """
 
@@ -12,7 +12,7 @@ import math
 import threading
 import warnings
 
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 
 class SampleSizeWarning(UserWarning):
@@ -48,7 +48,7 @@ SAMPLE_SIZE_ADVICE = (
 
 # Rate experiments measure the exact CDL of an online sequence, which is what they study
 # whatever the bucket sizes, and resampling evaluates a metric on many tables after the
-# table itself was checked: fastcdl.trial_metrics, fastcdl.uncertainty and run-folder
+# table itself was checked: fastcdl.trial_measures, fastcdl.uncertainty and run-folder
 # figures turn the warning off for their thread.
 _quiet = threading.local()
 

@@ -1,4 +1,4 @@
-"""Rounds to bucket tables: fastcdl.bucket_stats and the table every metric of fastcdl.metrics reads.
+"""Rounds to bucket tables: fastcdl.bucket_stats and the table every metric of fastcdl.exact reads.
 
 Exact tables (one bucket per distinct prediction, from sorted outcome keys), binned tables
 (equal-width or quantile edges, serial or threaded binning), and the one entry point of the
@@ -18,7 +18,7 @@ from fastcdl._compiled import buckets as _kb
 from fastcdl._tables.outcome_keys import sorted_outcome_keys
 from fastcdl._tables.sample_size import check_sample_size
 from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 
 @accepts_multiclass("table")
@@ -35,7 +35,7 @@ def bucket_stats(y_true, y_prob, *, sample_weight=None, bins=None, strategy="uni
     (p <= e * (1 + 2^-50)), goes to the lower bin, as in scikit-learn's
     calibration_curve. So grid values land in the same bin however they were computed:
     np.arange(0, 1.0001, 0.1) holds 0.6000000000000001, which goes with 0.6 into
-    (0.5, 0.6]. The cuts are fastcdl.stats.bin_cuts(edges); the table's ``edges`` are
+    (0.5, 0.6]. The cuts are fastcdl.bucket_table.bin_cuts(edges); the table's ``edges`` are
     the nominal ones.
 
     strategy="quantile" (with bins=m or "auto"): m equal-mass bins whose edges are

@@ -33,13 +33,13 @@ def later_columns() -> tuple:
     >>> later_columns()[-1]
     'pseudo_table'
     """
-    from fastcdl.trial_metrics import METRICS
+    from fastcdl.trial_measures import METRICS
 
     return tuple(c for m in METRICS.values() if not m.in_key for c in m.columns) + ("pseudo_table",)
 
 
 def _key_columns() -> tuple:
-    from fastcdl.trial_metrics import METRICS
+    from fastcdl.trial_measures import METRICS
 
     return tuple(c for m in METRICS.values() if m.in_key for c in m.columns) + ("n_buckets",)
 
@@ -86,8 +86,8 @@ def complete(row: dict) -> dict:
     from fastcdl.experiments.runner import Trial, run_trial
     from fastcdl.experiments.store import pack_table, unpack_table
     from fastcdl.online import registry
-    from fastcdl.stats import BucketStats
-    from fastcdl.trial_metrics import compute_all
+    from fastcdl.bucket_table import BucketStats
+    from fastcdl.trial_measures import compute_all
 
     cols = later_columns()
     stored = None if row.get("bucket_table") is None else unpack_table(row["bucket_table"])

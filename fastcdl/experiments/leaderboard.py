@@ -3,7 +3,7 @@
 A leaderboard folder (results/leaderboard) is a rate experiment's run folder (the
 ``leaderboard`` preset: every registered forecaster against each searched forecaster's worst
 adversary, the non-stationary environments, contrarian, lookahead and a fair coin). From its
-trial store :func:`build` writes, for every trial measure of :mod:`fastcdl.trial_metrics`:
+trial store :func:`build` writes, for every trial measure of :mod:`fastcdl.trial_measures`:
 
 - ``table.csv``: each forecaster in each environment at the largest horizon T*: the mean over
   seeds with its bootstrap-t 95% interval, and the decay slope with its jackknife-t interval
@@ -217,7 +217,7 @@ def load_rows(folder) -> list[dict]:
 
 def _measures(rows) -> list:
     """The trial measures the rows record, in the registry's order."""
-    from fastcdl.trial_metrics import METRICS
+    from fastcdl.trial_measures import METRICS
 
     return [k for k in METRICS if any(r.get(k) is not None for r in rows)]
 

@@ -19,9 +19,9 @@ from fastcdl._validate import MAX_HORIZON, ValidationError, check_count, check_h
 
 
 def _names(kind):
-    """The built-in names of a kind, from its registry (fastcdl.online.registry, fastcdl.trial_metrics)."""
+    """The built-in names of a kind, from its registry (fastcdl.online.registry, fastcdl.trial_measures)."""
     from fastcdl.online import registry
-    from fastcdl.trial_metrics import METRICS
+    from fastcdl.trial_measures import METRICS
 
     return {"forecaster": registry.forecasters, "adversary": registry.adversaries, "metric": lambda: METRICS}[kind]()
 
@@ -145,7 +145,7 @@ class Preset:
     t_max: int
     forecasters: tuple
     adversaries: tuple
-    metrics: tuple = ()  # () means every metric of fastcdl.trial_metrics
+    metrics: tuple = ()  # () means every metric of fastcdl.trial_measures
     worst: str = ""
     skip_refused: bool = False
     source: str = field(default="", compare=False)

@@ -18,12 +18,12 @@ from fastcdl._display.figures import save_all
 from fastcdl._display.reliability import ReliabilityDisplay
 from fastcdl.io import InputError
 from fastcdl.measures import MEASURES
-from fastcdl.metrics import cdl, sample_size_check_off
+from fastcdl.exact import cdl, sample_size_check_off
 
 
 def _metric_names() -> dict:
-    """{metric: label} of the trial metrics registry (fastcdl.trial_metrics), in its order."""
-    from fastcdl.trial_metrics import METRICS
+    """{metric: label} of the trial metrics registry (fastcdl.trial_measures), in its order."""
+    from fastcdl.trial_measures import METRICS
 
     return {k: m.label for k, m in METRICS.items()}
 

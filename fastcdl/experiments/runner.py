@@ -216,7 +216,7 @@ def run_trial(trial: Trial) -> dict:
     -------
     dict
         The row stored for it: the trial's fields, its key, every metric of
-        fastcdl.trial_metrics, the timing and the run's final bucket table (packed).
+        fastcdl.trial_measures, the timing and the run's final bucket table (packed).
 
     Examples
     --------
@@ -227,7 +227,7 @@ def run_trial(trial: Trial) -> dict:
     """
     from fastcdl.experiments.store import pack_table
     from fastcdl.online import simulate
-    from fastcdl.trial_metrics import compute_all
+    from fastcdl.trial_measures import compute_all
 
     res = simulate(
         trial.forecaster,

@@ -25,7 +25,7 @@ from fastcdl.online.versions import LEGACY_CODE_VERSIONS, algorithm_version
 
 
 def _columns():
-    from fastcdl.trial_metrics import METRICS
+    from fastcdl.trial_measures import METRICS
 
     fixed = (
         ("key", "TEXT PRIMARY KEY"),
@@ -53,7 +53,7 @@ def _columns():
     return fixed + metric_columns + tail
 
 
-# The fixed columns, one or more per metric of fastcdl.trial_metrics, then timing and the
+# The fixed columns, one or more per metric of fastcdl.trial_measures, then timing and the
 # table: a metric added to the registry becomes a column, added to existing stores on opening.
 COLUMNS = _columns()
 NAMES = tuple(c for c, _ in COLUMNS)
@@ -360,7 +360,7 @@ def unpack_table(blob: bytes):
 
     import numpy as np
 
-    from fastcdl.stats import BucketStats
+    from fastcdl.bucket_table import BucketStats
 
     with np.load(io.BytesIO(zlib.decompress(blob))) as z:
         return BucketStats.from_table(z["q"], z["n"], z["s"])

@@ -16,7 +16,7 @@ from fastcdl._validate import ValidationError, check_horizon, check_seed
 from fastcdl.online import engine, plugins, registry
 from fastcdl.online.adversaries import Adversary, not_an_outcome
 from fastcdl.online.forecasters import Forecaster
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 __all__ = ["RunResult", "simulate", "trace"]
 
@@ -73,7 +73,7 @@ class RunResult:
         Parameters
         ----------
         name : str
-            One of the trial metrics (fastcdl.trial_metrics): "cdl", "vcdl", "ece", "k2",
+            One of the trial metrics (fastcdl.trial_measures): "cdl", "vcdl", "ece", "k2",
             "ucal", ...
 
         Returns
@@ -90,7 +90,7 @@ class RunResult:
         >>> simulate("cdl", "bernoulli", horizon=1000, seed=0).metric("ece") >= 0
         True
         """
-        from fastcdl.trial_metrics import METRICS
+        from fastcdl.trial_measures import METRICS
 
         if name not in METRICS:
             raise ValidationError("name", f"must be one of {', '.join(METRICS)}", value=name)
@@ -104,7 +104,7 @@ class RunResult:
         return m.value(self.pseudo_stats if m.of == "pseudo" else self.stats)
 
     def __getattr__(self, name):  # the metric shortcuts: res.cdl, res.ece, ...
-        from fastcdl.trial_metrics import METRICS
+        from fastcdl.trial_measures import METRICS
 
         if name in METRICS:
             return self.metric(name)

@@ -5,7 +5,7 @@ simulate engine (loop, generator, seeds, bucket table) and the metrics it record
 built-ins never by a hash of the source files. So a refactor that changes no result reuses
 every stored trial, and a change that moves any result must bump the version of what
 changed, by hand: the ``version`` of the forecaster's or adversary's spec (its module's
-FORECASTER or ADVERSARY), ENGINE here, or a metric's entry in fastcdl.trial_metrics.
+FORECASTER or ADVERSARY), ENGINE here, or a metric's entry in fastcdl.trial_measures.
 tests/test_versions.py replays trials of the committed results folders and compares them bit
 for bit with the stored numbers, so a behaviour change cannot slip in unbumped. A user's
 plug-in has no such test: its version carries a hash of its code as well
@@ -75,14 +75,14 @@ def algorithm_version(forecaster, adversary, *, initial: bool = False) -> str:
 
     Built from the versions declared by the forecaster's and adversary's specs (names,
     specs or "package.module:ATTRIBUTE"), the engine, and every metric a trial records
-    whose version is part of the key (fastcdl.trial_metrics; the measures added after the
+    whose version is part of the key (fastcdl.trial_measures; the measures added after the
     stores were filled, functions of the stored tables, are not: fastcdl.measures.Measure); a plug-in's version also carries a hash of its code, so
     its trials are recomputed when its code changes even if its ``version`` did not.
     ``initial=True`` gives the string of version 1 of every component (what the legacy rows
     of LEGACY_CODE_VERSIONS were verified against).
     """
     from fastcdl.online import registry
-    from fastcdl.trial_metrics import METRICS
+    from fastcdl.trial_measures import METRICS
 
     if initial:
         f, a = str(forecaster), str(adversary)

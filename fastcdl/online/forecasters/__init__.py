@@ -22,7 +22,7 @@ import numpy as np
 from fastcdl._compiled.rng import seed_states
 from fastcdl._validate import ValidationError, check_outcome, check_real, check_seed
 from fastcdl.online import engine, registry
-from fastcdl.stats import BucketStats
+from fastcdl.bucket_table import BucketStats
 
 __all__ = ["Forecast", "Forecaster", "make_forecaster"]
 
