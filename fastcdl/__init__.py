@@ -62,6 +62,18 @@ from fastcdl.uncertainty import (
 
 from fastcdl._version import __version__ as __version__
 
+# Modules renamed, reachable as attributes of the package as before (their import warns once)
+_MOVED = {"metrics": "fastcdl.metrics", "stats": "fastcdl.stats", "trial_metrics": "fastcdl.trial_metrics"}
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        import importlib
+
+        return importlib.import_module(_MOVED[name])
+    raise AttributeError(f"module 'fastcdl' has no attribute {name!r}")
+
+
 __all__ = [
     "BootstrapResult",
     "BrierDecomposition",

@@ -58,7 +58,7 @@ def njit_ratio(rec, key, q, n, s, repeat):
     rec.time(f"{key}/python", lambda: env.cdl_curve(qf, nf, sf), max(5, repeat // 4), calls=reps)
 
 
-OVERHEAD = ("cdl(y, p)", "bucket_stats(y, p)", "cdl(table)", "kernels.cdl_of_table", "compiled path")
+OVERHEAD = ("cdl(y, p)", "bucket_stats(y, p)", "cdl(table)", "kernels.cdl", "compiled path")
 
 
 def overhead_rows(rec, t_max, repeat):

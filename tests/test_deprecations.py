@@ -97,3 +97,15 @@ def test_an_unknown_kernel_name_is_an_attribute_error():
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         K.nope
+
+
+def test_a_moved_module_is_still_an_attribute_of_the_package():
+    got = _run(
+        "import json, warnings\n"
+        "import fastcdl as fc\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    share = fc.metrics.one_round_share\n"
+        "print(json.dumps({'same': share is fc.exact.one_round_share, 'messages': [str(x.message) for x in w]}))\n"
+    )
+    assert got["same"] and got["messages"] == ["fastcdl.metrics is deprecated: use fastcdl.exact (the same object)"]

@@ -178,7 +178,7 @@ def _warns(f, *a, **k):
 def test_weighted_share_edge_cases(p, w, warns):
     y = np.arange(len(p)) % 2
     st = fc.bucket_stats(y, p, sample_weight=w)
-    assert fc.metrics.one_round_share(st) == pytest.approx(_share_ref(p, w), rel=1e-15)
+    assert fc.exact.one_round_share(st) == pytest.approx(_share_ref(p, w), rel=1e-15)
     assert (_share_ref(p, w) >= 0.5) == warns
     assert _warns(fc.cdl, y, p, sample_weight=w) == warns
     assert _warns(fc.ece, st) == warns
@@ -188,8 +188,8 @@ def test_equal_weights_share_the_unweighted_rule():
     rng = np.random.default_rng(5)
     for p in (rng.random(50), rng.integers(0, 5, 50) / 4, np.r_[rng.random(25), np.full(25, 0.5)]):
         y = rng.random(50) < 0.5
-        plain = fc.metrics.one_round_share(fc.bucket_stats(y, p))
-        assert fc.metrics.one_round_share(fc.bucket_stats(y, p, sample_weight=np.full(50, 0.25))) == plain
+        plain = fc.exact.one_round_share(fc.bucket_stats(y, p))
+        assert fc.exact.one_round_share(fc.bucket_stats(y, p, sample_weight=np.full(50, 0.25))) == plain
         assert _warns(fc.cdl, y, p, sample_weight=np.full(50, 3.0)) == (plain >= 0.5)
 
 
@@ -216,7 +216,7 @@ def test_merged_weighted_tables_count_their_rounds():
 def test_weighted_table_without_rounds_is_not_checked():
     """BucketStats.from_table with weights holds weight sums only: the rounds are unknown."""
     st = fc.BucketStats.from_table([0.1, 0.4, 0.8], [0.5, 1.5, 2.0], [0.0, 1.5, 0.5])
-    assert st.rounds is None and np.isnan(fc.metrics.one_round_share(st))
+    assert st.rounds is None and np.isnan(fc.exact.one_round_share(st))
     assert not _warns(fc.cdl, st)
     rounds = fc.bucket_stats([0, 1, 1], [0.1, 0.4, 0.8], sample_weight=[0.5, 1.5, 2.0])
     assert not (st + rounds).rounds_known and not _warns(fc.cdl, st + rounds)
@@ -235,7 +235,7 @@ def test_weighted_chunked_file_keeps_its_rounds(tmp_path, monkeypatch):
     monkeypatch.setattr(fastcdl.io, "CHUNK_ROWS", 7)
     st = read_stats(f, weight_col="w")
     assert st.rounds.tolist() == fc.bucket_stats(y, p, sample_weight=w).rounds.tolist()
-    assert fc.metrics.one_round_share(st) == pytest.approx(_share_ref(p, w), rel=1e-12)
+    assert fc.exact.one_round_share(st) == pytest.approx(_share_ref(p, w), rel=1e-12)
 
 
 def test_weighted_file_gets_the_advice(tmp_path, capsys):
@@ -297,7 +297,7 @@ def test_cdl_multiclass_rule_on_rows():
     assert _warns(fc.cdl_multiclass, y2, P2, sample_weight=[1, 1, 1, 2, 0, 0])
     with warnings.catch_warnings():  # the switch of rate experiments and resampling applies too
         warnings.simplefilter("error", fc.SampleSizeWarning)
-        with fc.metrics.sample_size_check_off():
+        with fc.exact.sample_size_check_off():
             fc.cdl_multiclass(y2, P2)
 
 
@@ -316,4 +316,4 @@ def test_dask_weighted_table_keeps_its_rounds():
             da.from_array(y, chunks=300), da.from_array(p, chunks=300), sample_weight=da.from_array(w, chunks=300)
         )
     assert st.rounds.tolist() == fc.bucket_stats(y, p, sample_weight=w).rounds.tolist()
-    assert fc.metrics.one_round_share(st) == pytest.approx(_share_ref(p, w), rel=1e-12)
+    assert fc.exact.one_round_share(st) == pytest.approx(_share_ref(p, w), rel=1e-12)
