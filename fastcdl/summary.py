@@ -300,7 +300,7 @@ class Summary:
             rows.append(f"  note: {self.advice}")
         for key, v in self.values.items():
             m = MEASURES[key]
-            iv = self.intervals.get(key)
+            iv = self.intervals.get(m.debiased_by or key)  # ATB's row: atb_unbiased's interval
             ci = f"  debiased {iv.estimate:.4g} [{iv.lo:.4g}, {iv.hi:.4g}]" if iv is not None else ""
             rows.append(f"  {m.label:<7}{'' if v is None else format(v, '.4g'):>11}{ci}   {m.text}")
         return "\n".join(rows)

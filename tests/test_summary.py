@@ -262,3 +262,17 @@ def test_text_says_why_the_cutoff_interval_and_test_can_disagree():
     (line,) = [ln for ln in text.splitlines() if ln.startswith("cutCE: its interval excludes 0")]
     assert f"p = {s.cutoff_ce_p_value:.4g}" in line and "read the test" in line
     assert "debiased values below 0" not in text
+
+
+def test_atb_rows_show_the_unbiased_estimate_and_its_interval():
+    """ATB's debiased estimate is atb_unbiased (its entry's debiased_by): the repr and the text
+    show it on ATB's row, as every other estimator's row shows its own."""
+    rng = np.random.default_rng(3)
+    p = rng.random(6000)
+    y = rng.random(6000) < p
+    s = fc.summary(y, p)
+    iv = s.intervals["atb_unbiased"]
+    (row,) = [ln for ln in repr(s).splitlines() if ln.lstrip().startswith("ATB ")]
+    assert f"debiased {iv.estimate:.4g} [{iv.lo:.4g}, {iv.hi:.4g}]" in row
+    (line,) = [ln for ln in s.to_text().splitlines() if ln.lstrip().startswith("ATB ")]
+    assert f"{iv.estimate:.4g}" in line and f"{iv.hi:.4g}]" in line
