@@ -109,3 +109,13 @@ def test_a_moved_module_is_still_an_attribute_of_the_package():
         "print(json.dumps({'same': share is fc.exact.one_round_share, 'messages': [str(x.message) for x in w]}))\n"
     )
     assert got["same"] and got["messages"] == ["fastcdl.metrics is deprecated: use fastcdl.exact (the same object)"]
+
+
+def test_names_that_moved_within_experiments_still_import():
+    from fastcdl.experiments import workers
+    from fastcdl.experiments.forms import FITTED_METRICS
+    from fastcdl.experiments.runner import SCHEDULER_TIMEOUT, WorkerDied
+    from fastcdl.measures import MEASURES
+
+    assert SCHEDULER_TIMEOUT == workers.SCHEDULER_TIMEOUT and WorkerDied is workers.WorkerDied
+    assert FITTED_METRICS == tuple(k for k, m in MEASURES.items() if m.fitted) == ("cdl", "vcdl", "ece", "ucal")

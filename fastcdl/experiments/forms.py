@@ -58,6 +58,10 @@ OVER_ROOT = "c / sqrt T"
 OVER_CUBE_ROOT = "c / T^(1/3)"
 ALL_FORMS = (LOG_OVER_ROOT, OVER_M, OVER_ROOT, OVER_CUBE_ROOT)  # the worst-case folder fits each to every forecaster
 
+# the measures of the size of a bias whose forms are fitted, as the registry marks them
+# (Measure.fitted) when this module is imported; fits read the registry itself
+FITTED_METRICS = tuple(k for k, m in MEASURES.items() if m.fitted)
+
 # forecaster name -> the forms its theory predicts
 PREDICTED = {
     "cdl": (LOG_OVER_ROOT, OVER_M),

@@ -26,6 +26,7 @@ from fastcdl.experiments.presets import Preset, PresetError
 from fastcdl.experiments.packed import unpack
 from fastcdl.experiments.store import StoreError, TrialStore, params_json, run_lock, trial_key
 from fastcdl.experiments.summary_files import write_summary
+from fastcdl.experiments.workers import SCHEDULER_TIMEOUT as SCHEDULER_TIMEOUT  # its name here before
 from fastcdl.experiments.workers import WorkerDied, connect, progress_bar, run_local, run_on_dask
 from fastcdl.online.versions import algorithm_version
 
