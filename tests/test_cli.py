@@ -225,3 +225,14 @@ def test_a_closed_pipe_ends_the_process_quietly():
     with proc.stderr:
         err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 0 and err == ""
+
+
+def test_metrics_command_only_reads_and_prints_the_report():
+    """The report is library code (fastcdl.summary); the command's function reads the file and
+    prints it, in under 40 lines."""
+    import inspect
+
+    import fastcdl.cli as cli
+
+    source = inspect.getsource(cli.cmd_metrics)
+    assert len(source.splitlines()) < 40 and "summary_of_file(" in source and "to_json()" in source
