@@ -471,11 +471,12 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
     >>> summary_of_table(fc.bucket_stats([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]))["k2"]
     0.0625
     """
-    from fastcdl.exact import SampleSizeWarning, cdl_report, one_round_share
+    from fastcdl.exact import SampleSizeWarning, one_round_share
+    from fastcdl.measures import report_of
 
     with warnings.catch_warnings():  # the summary says it once (Summary.advice)
         warnings.simplefilter("ignore", SampleSizeWarning)
-        rep = cdl_report(stats)
+        rep = report_of(stats)  # shared with VCDL's kink (the registry's extra)
         values = {key: m(stats) for key, m in MEASURES.items() if m.applies(stats)}
         extras = {key: m.extras_of(stats) for key, m in MEASURES.items() if m.extras}
     share = one_round_share(stats)

@@ -116,10 +116,6 @@ def _task_lines(summ) -> list:
     return lines
 
 
-class _NONE:  # no interval: nothing below 0
-    estimate = 0.0
-
-
 def _sample_lines(summ) -> list:
     """The sample estimators: plug-in value, and with intervals the debiased estimate and its
     interval; then the binned ECE with its bins named, and the note on the intervals."""
@@ -149,7 +145,8 @@ def _sample_lines(summ) -> list:
             f"  {'ECE_q':<6} {number(summ.ece_quantile):>10}   ECE over {summ.ece_quantile_bins} equal-mass bins "
             "(round(T^(1/3)), edges at scores): the ECE of the binned model"
         )
-    below = [label for label, key, _ in _rows(sample=True) if (_shown_interval(ci, key) or _NONE).estimate < 0]
+    shown = {label: _shown_interval(ci, key) for label, key, _ in _rows(sample=True)}
+    below = [label for label, iv in shown.items() if iv is not None and iv.estimate < 0]
     if below:
         lines.append(
             f"debiased values below 0 ({', '.join(below)}): the plug-in value is smaller than its estimated bias, "

@@ -276,3 +276,15 @@ def test_atb_rows_show_the_unbiased_estimate_and_its_interval():
     assert f"debiased {iv.estimate:.4g} [{iv.lo:.4g}, {iv.hi:.4g}]" in row
     (line,) = [ln for ln in s.to_text().splitlines() if ln.lstrip().startswith("ATB ")]
     assert f"{iv.estimate:.4g}" in line and f"{iv.hi:.4g}]" in line
+
+
+def test_the_report_computes_the_worst_task_once_per_table(monkeypatch):
+    """The summary's worst task and VCDL's kink (an extra of the registry) share one cdl_report."""
+    import fastcdl.exact as exact
+
+    calls = []
+    real = exact.cdl_report
+    monkeypatch.setattr(exact, "cdl_report", lambda st: calls.append(st) or real(st))
+    y, p = _data(distinct=12)
+    s = fc.summary(y, p)
+    assert len(calls) == 1 and s.vcdl_kink == real(fc.bucket_stats(y, p)).vcdl_kink
