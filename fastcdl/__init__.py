@@ -23,6 +23,7 @@ from fastcdl.exact import (
     vcdl,
 )
 from fastcdl.kl_calibration import klcal
+from fastcdl.calibration_error import calibration_error
 from fastcdl.multiclass import cdl_multiclass
 from fastcdl.sample import (
     BrierDecomposition,
@@ -103,6 +104,7 @@ __all__ = [
     "brier",
     "brier_decomposition",
     "bucket_stats",
+    "calibration_error",
     "calibration_test",
     "cdl",
     "cdl_monotone",
