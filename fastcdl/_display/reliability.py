@@ -41,8 +41,12 @@ class ReliabilityDisplay:
     corner leads with what means something on a sample: CDL_M (fastcdl.cdl_monotone) with its
     debiased estimate and 95% interval (fastcdl.interval, unweighted tables) and the ECE of the
     equal-mass bins drawn; the ECE and CDL of the exact buckets come after, marked as noise.
-    Otherwise the corner holds the ECE and CDL of the table itself. ``n_boot`` > 0 adds a bootstrap band: the 90% percentile interval
-    of each shown point's frequency over n_boot resamples of the rounds (O(points) each).
+    Otherwise the corner holds the ECE and CDL of the table itself. ``band`` adds a band of each
+    shown point's frequency at ``level`` (default 90%): ``"wilson"`` (Wilson's score interval) or
+    ``"clopper-pearson"`` (the exact binomial interval) of the point's counts
+    (:func:`fastcdl.binomial.binomial_interval`; a bin of all 0 or all 1 gets a band of positive
+    width, which a bootstrap cannot give), or ``"bootstrap"``: the percentile interval over
+    ``n_boot`` resamples of the rounds (O(points) each; ``n_boot`` > 0 alone asks for it).
 
     Build one with :meth:`from_predictions` or :meth:`from_stats`, which draw it.
 
@@ -59,9 +63,13 @@ class ReliabilityDisplay:
     cdl_monotone : float, optional
         CDL_M, shown beside the exact CDL.
     n_boot : int, default 0
-        Resamples of the bootstrap band (0: no band).
+        Resamples of the bootstrap band (0: no bootstrap band; 200 if ``band="bootstrap"``).
     seed : int, default 0
         Seeds the band's resampling.
+    band : {None, "wilson", "clopper-pearson", "bootstrap"}, default None
+        The band of each shown frequency (None: none, or the bootstrap's if ``n_boot`` > 0).
+    level : float, default 0.9
+        The band's level.
 
     Attributes
     ----------
@@ -70,7 +78,9 @@ class ReliabilityDisplay:
     hist_ : matplotlib.container.BarContainer
         The histogram's bars.
     band_ : matplotlib artist or None
-        The bootstrap band, drawn over the discs.
+        The band, drawn over the discs.
+    band_lo_, band_hi_ : ndarray or None
+        Its ends at each shown point.
     numbers_ : matplotlib.text.Text
         The values under the axes: beside the legend, or under it where they would overlap.
     shown : BucketStats
@@ -91,8 +101,35 @@ class ReliabilityDisplay:
     hist_bins = 50
 
     def __init__(
-        self, values, frequencies, counts, *, ece, cdl, name=None, stats=None, cdl_monotone=None, n_boot=0, seed=0
+        self,
+        values,
+        frequencies,
+        counts,
+        *,
+        ece,
+        cdl,
+        name=None,
+        stats=None,
+        cdl_monotone=None,
+        n_boot=0,
+        seed=0,
+        band=None,
+        level=0.9,
     ):
+        from fastcdl._validate import ValidationError, check_count, check_name, check_real
+
+        check_count(n_boot, "n_boot", 0)
+        if band is not None:
+            check_name(band, BANDS, "band")
+        check_real(level, "level", 0.0, 1.0, low_open=True)
+        if not level < 1.0:
+            raise ValidationError("level", "must lie in (0, 1)", value=level)
+        if band is None and n_boot > 0:
+            band = "bootstrap"
+        if band == "bootstrap" and n_boot == 0:
+            n_boot = 200
+        self.band = band
+        self.level = float(level)
         self.values = np.asarray(values, dtype=np.float64)
         self.frequencies = np.asarray(frequencies, dtype=np.float64)
         self.counts = np.asarray(counts, dtype=np.float64)
@@ -106,7 +143,9 @@ class ReliabilityDisplay:
         self.cdl_monotone_interval = None
 
     @classmethod
-    def from_stats(cls, stats: BucketStats, *, ax=None, name=None, n_boot=0, seed=0) -> "ReliabilityDisplay":
+    def from_stats(
+        cls, stats: BucketStats, *, ax=None, name=None, n_boot=0, seed=0, band=None, level=0.9
+    ) -> "ReliabilityDisplay":
         """Reliability diagram of a BucketStats (ECE and CDL computed on the same table).
 
         Parameters
@@ -120,6 +159,10 @@ class ReliabilityDisplay:
             Resamples of the bootstrap band (0: no band); needs unweighted rounds.
         seed : int, default 0
             Seeds the band.
+        band : {None, "wilson", "clopper-pearson", "bootstrap"}, default None
+            The band of each shown frequency; every band needs unweighted rounds (counts).
+        level : float, default 0.9
+            The band's level.
 
         Returns
         -------
@@ -129,13 +172,17 @@ class ReliabilityDisplay:
         Raises
         ------
         ValidationError
-            (a ValueError) for a negative n_boot, or a band asked of a weighted table.
+            (a ValueError) for a negative n_boot, an unknown band, a level outside (0, 1), or a
+            band asked of a weighted table.
 
         Examples
         --------
         >>> import fastcdl as fc
         >>> ReliabilityDisplay.from_stats(fc.bucket_stats([0, 1, 1, 0], [0.2, 0.7, 0.7, 0.2])).ece
         0.25
+        >>> disp = ReliabilityDisplay.from_stats(fc.bucket_stats([0, 0, 1, 1], [0.2, 0.2, 0.7, 0.7]), band="wilson")
+        >>> [round(float(v), 3) for v in disp.band_hi_]  # the all-0 bucket's band is not empty
+        [0.575, 1.0]
         """
         import warnings
 
@@ -152,6 +199,14 @@ class ReliabilityDisplay:
                 "needs unweighted rounds",
                 message="the bootstrap band (n_boot > 0) resamples rounds: it needs unweighted rounds",
             )
+        if band is not None and stats.weighted:
+            from fastcdl._validate import ValidationError
+
+            raise ValidationError(
+                "band",
+                "needs unweighted rounds",
+                message=f"the {band} band is an interval of a bucket's counts: it needs unweighted rounds",
+            )
         with warnings.catch_warnings():  # the figure says it: CDL_M stands beside the exact CDL
             warnings.simplefilter("ignore", SampleSizeWarning)
             e, c = ece(stats), cdl(stats)
@@ -167,6 +222,8 @@ class ReliabilityDisplay:
             cdl_monotone=cdl_monotone(stats) if sparse else None,
             n_boot=n_boot,
             seed=seed,
+            band=band,
+            level=level,
         )
         if sparse:
             disp.cdl_monotone_interval = _monotone_interval(stats, seed)
@@ -174,7 +231,19 @@ class ReliabilityDisplay:
 
     @classmethod
     def from_predictions(
-        cls, y_true, y_prob, *, sample_weight=None, bins=None, strategy="uniform", ax=None, name=None, n_boot=0, seed=0
+        cls,
+        y_true,
+        y_prob,
+        *,
+        sample_weight=None,
+        bins=None,
+        strategy="uniform",
+        ax=None,
+        name=None,
+        n_boot=0,
+        seed=0,
+        band=None,
+        level=0.9,
     ):
         """Reliability diagram of rounds (y_t, p_t), bucketed as :func:`fastcdl.bucket_stats` does.
 
@@ -184,7 +253,7 @@ class ReliabilityDisplay:
             Outcomes 0/1 and probabilities.
         bins, strategy, sample_weight
             As in :func:`fastcdl.bucket_stats`.
-        ax, name, n_boot, seed
+        ax, name, n_boot, seed, band, level
             As in :meth:`from_stats`.
 
         Returns
@@ -203,7 +272,7 @@ class ReliabilityDisplay:
         0.25
         """
         st = bucket_stats(y_true, y_prob, bins=bins, strategy=strategy, sample_weight=sample_weight)
-        return cls.from_stats(st, ax=ax, name=name, n_boot=n_boot, seed=seed)
+        return cls.from_stats(st, ax=ax, name=name, n_boot=n_boot, seed=seed, band=band, level=level)
 
     def _shown(self) -> BucketStats:
         """The table drawn: the table itself, or its rounds in equal-mass bins when it has too many buckets."""
@@ -219,8 +288,13 @@ class ReliabilityDisplay:
         return st.rebin(min(auto_bins(n_rounds), self.max_points), strategy="quantile")
 
     def _band(self, shown: BucketStats):
-        """(lo, hi) of each shown point's frequency: 5% and 95% quantiles over n_boot resamples of
-        the rounds (the cells (bin, y) drawn from a multinomial, as in fastcdl.bootstrap)."""
+        """(lo, hi) of each shown point's frequency: its binomial interval (Wilson, Clopper-Pearson)
+        or the quantiles (1 - level) / 2 and (1 + level) / 2 over n_boot resamples of the rounds (the
+        cells (bin, y) drawn from a multinomial, as in fastcdl.bootstrap)."""
+        if self.band != "bootstrap":
+            from fastcdl.binomial import binomial_interval
+
+            return binomial_interval(shown.positives, shown.counts, level=self.level, method=self.band)
         rng = np.random.default_rng(self.seed)
         n = shown.counts.astype(np.float64)
         s = shown.positives.astype(np.float64)
@@ -230,7 +304,8 @@ class ReliabilityDisplay:
         m = n.shape[0]
         with np.errstate(invalid="ignore", divide="ignore"):
             freq = draws[:, m:] / (draws[:, :m] + draws[:, m:])
-        return np.nanquantile(freq, 0.05, axis=0), np.nanquantile(freq, 0.95, axis=0)
+        tail = (1.0 - self.level) / 2.0
+        return np.nanquantile(freq, tail, axis=0), np.nanquantile(freq, 1.0 - tail, axis=0)
 
     def plot(self, ax=None, *, name=None) -> "ReliabilityDisplay":
         """Draw on ``ax`` (default: a new figure).
@@ -279,9 +354,10 @@ class ReliabilityDisplay:
         hist_ax.set_ylim(0, max(float(weights.max() / weights.sum()), 1e-12) * 1.05)
         hist_ax.axis("off")
         hist_ax.patch.set_alpha(0.0)
-        self.band_ = None
-        if self.n_boot > 0:
+        self.band_ = self.band_lo_ = self.band_hi_ = None
+        if self.band is not None:
             lo, hi = self._band(shown)
+            self.band_lo_, self.band_hi_ = lo, hi
             # over the discs (a band under them would show only between them), and see-through
             self.band_ = ax.fill_between(
                 q, lo, hi, facecolor=to_rgba("C0", 0.2), edgecolor=to_rgba("C0", 0.6), linewidth=0.6, zorder=4
@@ -327,7 +403,7 @@ class ReliabilityDisplay:
                     facecolor=to_rgba("C0", 0.2),
                     edgecolor=to_rgba("C0", 0.6),
                     linewidth=0.6,
-                    label=f"90% bootstrap band ({self.n_boot} resamples)",
+                    label=_band_label(self.band, self.level, self.n_boot),
                 )
             )
         # legend and values go under the axes: buckets can sit anywhere in the unit square
@@ -377,6 +453,17 @@ class ReliabilityDisplay:
         self.ax_ = ax
         self.figure_ = fig
         return self
+
+
+#: The bands :class:`ReliabilityDisplay` draws.
+BANDS = ("wilson", "clopper-pearson", "bootstrap")
+
+
+def _band_label(band, level, n_boot) -> str:
+    what = {"wilson": "Wilson band", "clopper-pearson": "Clopper-Pearson band"}.get(
+        band, f"bootstrap band ({n_boot} resamples)"
+    )
+    return f"{100 * level:g}% {what}"
 
 
 def _clear_of(text, legend) -> None:
