@@ -48,8 +48,8 @@ docs: $(STAMP)
 
 # ruff's checks as configured in pyproject.toml (CI runs them)
 lint: $(STAMP)
-	$(VENV)/bin/ruff check fastcdl tests scripts asv_bench docs
-	$(VENV)/bin/ruff format --check fastcdl tests scripts asv_bench docs
+	$(VENV)/bin/ruff check fastcdl tests scripts asv_bench docs gallery
+	$(VENV)/bin/ruff format --check fastcdl tests scripts asv_bench docs gallery
 
 # every table of results/benchmarks/ (asv_bench/README.md: the one harness); 13-29 min on 2 busy cores
 bench: $(STAMP)

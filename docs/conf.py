@@ -17,6 +17,7 @@ from sphinx.pycode import ModuleAnalyzer
 from sphinx.util.docutils import SphinxDirective
 
 sys.path.insert(0, os.path.abspath(".."))  # the checkout's fastcdl, whatever is installed
+sys.path.insert(0, os.path.abspath("."))  # results_pages
 
 import fastcdl  # noqa: E402
 
@@ -30,11 +31,38 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "myst_parser",
+    "sphinx_gallery.gen_gallery",
+    "sphinx_copybutton",
+    "results_pages",
 ]
+
+# The gallery: the scripts of gallery/ run at every build (their figures and printed output go
+# into docs/auto_examples/, which is not committed). An example that fails stops the build with
+# the example's name and its error (abort_on_example_error), never a page with a missing figure.
+sphinx_gallery_conf = {
+    "examples_dirs": "../gallery",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "reset_modules": ("matplotlib",),
+    "show_memory": False,
+    "line_numbers": False,
+    "min_reported_time": 10**6,
+}
+
+# copy buttons skip the prompts of Python sessions and shells
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "results_pages.py", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip"]
 
 # The Markdown pages link to each other's sections by their GitHub anchors (#an-explicit-bound).
 myst_heading_anchors = 4
@@ -47,9 +75,19 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
-html_theme = "alabaster"
+html_theme = "pydata_sphinx_theme"
 html_title = f"fastcdl {release}"
-html_theme_options = {"description": "Exact, fast calibration decision loss in numba", "nosidebar": False}
+html_static_path = ["_static"]
+html_theme_options = {
+    "logo": {"text": "fastcdl"},
+    "navbar_align": "left",
+    "header_links_before_dropdown": 6,
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
 
 
 def _directive(obj) -> str:

@@ -23,7 +23,7 @@ from fastcdl.exact import (
     vcdl,
 )
 from fastcdl.kl_calibration import klcal
-from fastcdl.calibration_error import calibration_error
+from fastcdl.binned_calibration_error import calibration_error
 from fastcdl.multiclass import cdl_multiclass
 from fastcdl.sample import (
     BrierDecomposition,

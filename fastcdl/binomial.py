@@ -6,7 +6,7 @@ all 0 (or all 1) resamples to the same frequency every time and gets a band of w
 The binomial intervals here do not:
 
 - Wilson's score interval (Wilson 1927): the probabilities pi whose score test
-  |phat - pi| <= z sqrt(pi (1 - pi) / n) accepts; never empty, inside [0, 1], and of positive
+  ``|phat - pi|`` <= z sqrt(pi (1 - pi) / n) accepts; never empty, inside [0, 1], and of positive
   width at phat = 0 or 1. Coverage close to the nominal level on average (Brown, Cai and
   DasGupta 2001, "Interval estimation for a binomial proportion", Statistical Science).
 - Clopper and Pearson's exact interval (1934): the inversion of the two one-sided binomial

@@ -22,13 +22,8 @@ True
 
 from __future__ import annotations
 
-__all__ = [
-    "make_calibration_scorer",
-    "neg_l1_calibration_error",
-    "neg_l2_calibration_error",
-    "neg_max_calibration_error",
-    "SCORER_NAMES",
-]
+# the three scorers are made when first asked for (module __getattr__): sklearn is imported then
+__all__ = ["make_calibration_scorer", "SCORER_NAMES"]
 
 #: Scorer name -> norm of :func:`fastcdl.calibration_error`.
 SCORER_NAMES = {
@@ -67,13 +62,11 @@ def make_calibration_scorer(norm="l2", **kwargs):
     from sklearn.metrics import make_scorer
 
     from fastcdl._validate import check_name
-    from fastcdl.calibration_error import NORMS, calibration_error
+    from fastcdl.binned_calibration_error import NORMS, calibration_error
 
     check_name(norm, NORMS, "norm")
     calibration_error([0, 1], [0.5, 0.5], norm=norm, **{k: v for k, v in kwargs.items() if k != "pos_label"})
-    return make_scorer(
-        calibration_error, greater_is_better=False, response_method="predict_proba", norm=norm, **kwargs
-    )
+    return make_scorer(calibration_error, greater_is_better=False, response_method="predict_proba", norm=norm, **kwargs)
 
 
 def __getattr__(name):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 import fastcdl as fc
-from fastcdl.calibration_error import calibration_error, quantile_edges
+from fastcdl.binned_calibration_error import calibration_error, quantile_edges
 
 
 def reference(y, p, w=None, *, norm="l2", squared=False, n_bins=10, strategy="uniform"):

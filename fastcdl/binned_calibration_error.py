@@ -1,4 +1,4 @@
-"""The binned calibration error under scikit-learn's names: :func:`calibration_error`.
+"""The binned calibration error under scikit-learn's names: :func:`fastcdl.calibration_error`.
 
 scikit-learn's ``calibration_error`` (pull request 34261, with the ``neg_l2_calibration_error``
 scorer; earlier drafts had ``norm="l1" | "l2" | "max"``) bins the predictions as
@@ -6,11 +6,11 @@ scorer; earlier drafts had ``norm="l1" | "l2" | "max"``) bins the predictions as
 prediction with the frequency of the positive class. This module computes the same numbers on
 fastcdl's bucket table, so a model scored here and there gets one value:
 
-- ``norm="l1"``: sum_k (w_k / W) |ybar_k - pbar_k|, the binned ECE (:func:`fastcdl.ece` of the
+- ``norm="l1"``: ``sum_k (w_k / W) |ybar_k - pbar_k|``, the binned ECE (:func:`fastcdl.ece` of the
   binned table);
 - ``norm="l2"``: the root of sum_k (w_k / W) (ybar_k - pbar_k)^2 (``squared=True``: without the
   root, the calibration term of the Brier score's binned decomposition, :func:`fastcdl.k2`);
-- ``norm="max"``: max_k |ybar_k - pbar_k| over the non-empty bins (:func:`fastcdl.mce`).
+- ``norm="max"``: ``max_k |ybar_k - pbar_k|`` over the non-empty bins (:func:`fastcdl.mce`).
 
 w_k is the weight (or count) of bin k, W the total. Bins follow ``calibration_curve``:
 ``strategy="uniform"``, n_bins equal widths; ``strategy="quantile"``, edges at numpy's
@@ -39,9 +39,10 @@ from fastcdl.bucket_table import BucketStats
 from fastcdl.exact import ece, k2
 from fastcdl.sample import mce
 
-__all__ = ["calibration_error", "NORMS", "quantile_edges"]
+# calibration_error itself is documented as fastcdl.calibration_error
+__all__ = ["NORMS", "quantile_edges"]
 
-#: The norms of :func:`calibration_error`.
+#: The norms of :func:`fastcdl.calibration_error`.
 NORMS = ("l1", "l2", "max")
 
 # an edge at 0 (a quarter of the rounds or more at p = 0) is stored as the smallest positive
@@ -114,10 +115,10 @@ def calibration_error(
 
     Over the non-empty bins k of the predictions, with w_k the bin's weight, W the total,
     ybar_k its frequency of y = 1 and pbar_k its mean prediction: ``norm="l1"`` gives
-    sum_k (w_k / W) |ybar_k - pbar_k| (the binned ECE), ``"l2"`` the root of
-    sum_k (w_k / W) (ybar_k - pbar_k)^2 (``squared=True``: the sum itself), ``"max"`` the
-    largest |ybar_k - pbar_k|. Bins as ``sklearn.calibration.calibration_curve``: equal widths,
-    or edges at the predictions' percentiles (:func:`quantile_edges`); a prediction on an
+    ``sum_k (w_k / W) |ybar_k - pbar_k|`` (the binned ECE), ``"l2"`` the root of
+    ``sum_k (w_k / W) (ybar_k - pbar_k)^2`` (``squared=True``: the sum itself), ``"max"`` the
+    largest ``|ybar_k - pbar_k|``. Bins as ``sklearn.calibration.calibration_curve``: equal widths,
+    or edges at the predictions' percentiles (:func:`fastcdl.binned_calibration_error.quantile_edges`); a prediction on an
     interior edge goes to the lower bin; empty bins are skipped, so n_bins may exceed the rounds.
     Scorers for model selection: :mod:`fastcdl.scorers`.
 
