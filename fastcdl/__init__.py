@@ -24,6 +24,16 @@ from fastcdl.exact import (
 )
 from fastcdl.kl_calibration import klcal
 from fastcdl.binned_calibration_error import calibration_error
+from fastcdl.classical_tests import (
+    CalibrationSlope,
+    HosmerLemeshowTest,
+    KSTest,
+    SpiegelhalterTest,
+    calibration_slope,
+    hosmer_lemeshow_test,
+    ks_test,
+    spiegelhalter_test,
+)
 from fastcdl.multiclass import cdl_multiclass
 from fastcdl.sample import (
     BrierDecomposition,
@@ -79,6 +89,10 @@ __all__ = [
     "BootstrapResult",
     "BrierDecomposition",
     "BucketStats",
+    "CalibrationSlope",
+    "HosmerLemeshowTest",
+    "KSTest",
+    "SpiegelhalterTest",
     "CDLReport",
     "CalibrationTest",
     "CertificateWarning",
@@ -105,6 +119,10 @@ __all__ = [
     "brier_decomposition",
     "bucket_stats",
     "calibration_error",
+    "calibration_slope",
+    "hosmer_lemeshow_test",
+    "ks_test",
+    "spiegelhalter_test",
     "calibration_test",
     "cdl",
     "cdl_monotone",
