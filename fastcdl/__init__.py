@@ -24,6 +24,8 @@ from fastcdl.exact import (
 )
 from fastcdl.kl_calibration import klcal
 from fastcdl.binned_calibration_error import calibration_error
+from fastcdl.corp import CORPDecomposition, corp
+from fastcdl.ici import ICI, ici
 from fastcdl.classical_tests import (
     CalibrationSlope,
     HosmerLemeshowTest,
@@ -90,6 +92,8 @@ __all__ = [
     "BrierDecomposition",
     "BucketStats",
     "CalibrationSlope",
+    "CORPDecomposition",
+    "ICI",
     "HosmerLemeshowTest",
     "KSTest",
     "SpiegelhalterTest",
@@ -120,6 +124,8 @@ __all__ = [
     "bucket_stats",
     "calibration_error",
     "calibration_slope",
+    "corp",
+    "ici",
     "hosmer_lemeshow_test",
     "ks_test",
     "spiegelhalter_test",
