@@ -25,6 +25,7 @@ from fastcdl.exact import (
 from fastcdl.kl_calibration import klcal
 from fastcdl.binned_calibration_error import calibration_error
 from fastcdl.corp import CORPDecomposition, corp
+from fastcdl.smooth_ece import SmoothReliability, smece, smece_curve
 from fastcdl.ici import ICI, ici
 from fastcdl.classical_tests import (
     CalibrationSlope,
@@ -109,6 +110,7 @@ __all__ = [
     "Interval",
     "MonotoneCDLReport",
     "SampleSizeWarning",
+    "SmoothReliability",
     "Summary",
     "SwapReport",
     "ValidationError",
@@ -148,6 +150,8 @@ __all__ = [
     "mce",
     "rmsce",
     "smce",
+    "smece",
+    "smece_curve",
     "summary",
     "swap_regret",
     "swap_report",

@@ -21,6 +21,7 @@ from pathlib import Path
 from fastcdl._display.decision_loss import DecisionLossDisplay
 from fastcdl._display.figures import save_all, save_figure
 from fastcdl._display.reliability import ReliabilityDisplay
+from fastcdl._display.smooth_reliability import SmoothReliabilityDisplay
 from fastcdl.experiments.run_figures import figure_folder, plot_rates, plot_run
 from fastcdl.io import FORMATS
 from fastcdl.exact import one_round_share
@@ -28,6 +29,7 @@ from fastcdl.exact import one_round_share
 __all__ = [
     "DecisionLossDisplay",
     "ReliabilityDisplay",
+    "SmoothReliabilityDisplay",
     "plot_file",
     "plot_rates",
     "plot_run",
