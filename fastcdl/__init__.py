@@ -25,6 +25,7 @@ from fastcdl.exact import (
 from fastcdl.kl_calibration import klcal
 from fastcdl.binned_calibration_error import calibration_error
 from fastcdl.corp import CORPDecomposition, corp
+from fastcdl.distance_to_calibration import LDTC, intce, ldtc
 from fastcdl.smooth_ece import SmoothReliability, smece, smece_curve
 from fastcdl.ici import ICI, ici
 from fastcdl.classical_tests import (
@@ -95,6 +96,7 @@ __all__ = [
     "CalibrationSlope",
     "CORPDecomposition",
     "ICI",
+    "LDTC",
     "HosmerLemeshowTest",
     "KSTest",
     "SpiegelhalterTest",
@@ -128,6 +130,7 @@ __all__ = [
     "calibration_slope",
     "corp",
     "ici",
+    "intce",
     "hosmer_lemeshow_test",
     "ks_test",
     "spiegelhalter_test",
@@ -147,6 +150,7 @@ __all__ = [
     "intervals",
     "k2",
     "klcal",
+    "ldtc",
     "mce",
     "rmsce",
     "smce",
