@@ -200,6 +200,48 @@ def _kl():
     return kl_calibration
 
 
+def _score_module(name):
+    """fastcdl.<name> (the measures added for model scores), imported when first called."""
+    import importlib
+
+    return importlib.import_module(f"fastcdl.{name}")
+
+
+def _value_of(module, name):
+    """BucketStats -> the ``value`` of fastcdl.<module>.<name>(st) (a result object or a float)."""
+
+    def call(st):
+        out = getattr(_score_module(module), name)(st)
+        return float(getattr(out, "value", out))
+
+    call.__name__ = name
+    call.__qualname__ = name
+    return call
+
+
+def _field_of(module, name, field):
+    def call(st):
+        return float(getattr(getattr(_score_module(module), name)(st), field))
+
+    call.__name__ = f"{name}_{field}"
+    return call
+
+
+# LDTC's linear program grows with the buckets: the report computes it for small tables only, on a
+# grid of spacing 1/200 (within 1/400 of the true value; tens of milliseconds at 12 buckets).
+# fc.ldtc itself takes any table, on a finer grid, rebinned beyond its size limit.
+LDTC_REPORT_BUCKETS = 12
+LDTC_REPORT_GRID = 200
+
+
+def _small_exact(st) -> bool:
+    return st.n_buckets <= LDTC_REPORT_BUCKETS
+
+
+def _ldtc_report(st):
+    return _score_module("distance_to_calibration").ldtc(st, grid=LDTC_REPORT_GRID).value
+
+
 def _brier_part(part):
     def call(st):
         return getattr(_sample().brier_decomposition(st), part)
@@ -473,6 +515,59 @@ MEASURES: dict[str, Measure] = {
             in_trial_key=False,
             line_style="--",
             marker="s",
+        ),
+        # the measures every calibration library reports for model scores (docs/model-scores.md)
+        Measure(
+            "smece",
+            "smECE",
+            "smooth ECE: residuals kernel-smoothed at a fixed-point bandwidth (relplot's)",
+            _value_of("smooth_ece", "smece"),
+            sample=True,
+            headline=False,
+        ),
+        Measure(
+            "intce",
+            "intCE",
+            "interval calibration error: randomly shifted bins' error plus their width, least over widths",
+            _value_of("distance_to_calibration", "intce"),
+            sample=True,
+            headline=False,
+        ),
+        Measure(
+            "ici",
+            "ICI",
+            "mean distance of the predictions to their isotonic recalibration",
+            _value_of("ici", "ici"),
+            sample=True,
+            applies=_exact_buckets,
+            headline=False,
+            extras=tuple((f"ici_{f}", _field_of("ici", "ici", f)) for f in ("e50", "e90", "emax")),
+            extras_text=lambda x: (
+                f", E50 {format_number(x['ici_e50'])}, E90 {format_number(x['ici_e90'])}, "
+                f"Emax {format_number(x['ici_emax'])}"
+            ),
+        ),
+        Measure(
+            "corp",
+            "MCB",
+            "CORP miscalibration: Brier score minus that of the isotonic recalibration",
+            _value_of("corp", "corp"),
+            sample=True,
+            applies=_exact_buckets,
+            headline=False,
+            extras=tuple((f"corp_{f}", _field_of("corp", "corp", f)) for f in ("dsc", "unc", "score")),
+            extras_text=lambda x: (
+                f"; DSC {format_number(x['corp_dsc'])}, UNC {format_number(x['corp_unc'])}, "
+                f"Brier {format_number(x['corp_score'])} = MCB - DSC + UNC"
+            ),
+        ),
+        Measure(
+            "ldtc",
+            "LDTC",
+            "lower distance to calibration (linear program on a 1/200 grid; tables of at most 12 buckets)",
+            _ldtc_report,
+            applies=_small_exact,
+            headline=False,
         ),
         # the pseudo measures: the table measures of a run's expected-count table (docs/pseudo.md)
         Measure(

@@ -313,7 +313,9 @@ def smece_curve(
     weighted, sm = _smoother(y_true, y_prob, sample_weight, bins, strategy)
     if n_boot and weighted:
         raise ValidationError(
-            "n_boot", "needs unweighted rounds", message="the bootstrap band (n_boot > 0) resamples rounds: it needs unweighted rounds"
+            "n_boot",
+            "needs unweighted rounds",
+            message="the bootstrap band (n_boot > 0) resamples rounds: it needs unweighted rounds",
         )
     if sigma is None:
         sigma = sm.bandwidth()

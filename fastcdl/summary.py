@@ -156,6 +156,11 @@ class Summary:
         Where the rounds came from (rows, skipped rows, binning asked).
     edges : ndarray or None
         A binned table's edges.
+    diagnostics : dict
+        {key: {field: value} or None}: the tests of perfect calibration and Cox's recalibration
+        fit (:data:`fastcdl.diagnostics.DIAGNOSTICS`), None where one does not apply.
+    diagnostics_notes : dict
+        {key: why it does not apply}.
 
     Examples
     --------
@@ -184,6 +189,8 @@ class Summary:
     cdl_multiclass_how: str | None = None
     source: Source = field(default_factory=Source)
     edges: object = field(default=None, repr=False, compare=False)
+    diagnostics: dict = field(default_factory=dict)
+    diagnostics_notes: dict = field(default_factory=dict)
 
     def __getitem__(self, key) -> float:
         return self.values[key]
@@ -244,6 +251,8 @@ class Summary:
         out["ece_quantile"] = self.ece_quantile
         out["ece_quantile_bins"] = self.ece_quantile_bins
         out["intervals"] = _intervals_dict(self.intervals)
+        out["diagnostics"] = self.diagnostics
+        out["diagnostics_notes"] = self.diagnostics_notes
         return out
 
     def to_json(self, **kwargs) -> str:
@@ -485,6 +494,9 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
     keys = _which_intervals(intervals, sparse, stats)
     ivs, note = _intervals(stats, keys, level, n_sub, seed) if keys is not None else ({}, None)
     ece_q, ece_q_bins = _binned_ece(stats) if sparse else (None, None)
+    from fastcdl.diagnostics import diagnose
+
+    diag, why = diagnose(stats)
     return Summary(
         values,
         int(stats.n_buckets),
@@ -500,6 +512,8 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
         ece_q_bins,
         source=source if source is not None else Source(),
         edges=stats.edges,
+        diagnostics=diag,
+        diagnostics_notes=why,
     )
 
 

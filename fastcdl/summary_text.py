@@ -167,6 +167,35 @@ def _sample_lines(summ) -> list:
     return lines
 
 
+# the measures the model-scores section prints beside the tests (docs/model-scores.md)
+_SCORE_ROWS = ("smece", "ici", "corp", "intce", "ldtc")
+
+
+def _model_score_lines(summ) -> list:
+    """smECE, ICI, CORP, intCE and LDTC where they apply, then the tests of perfect calibration and
+    Cox's recalibration fit (fastcdl.diagnostics), each on a line; a test that does not apply says
+    why in a few words."""
+    from fastcdl.diagnostics import DIAGNOSTICS
+    from fastcdl.measures import MEASURES
+
+    lines = ["more measures, tests of perfect calibration and the recalibration fit (docs/model-scores.md):"]
+    for key in _SCORE_ROWS:
+        if summ.values.get(key) is None:
+            continue
+        m = MEASURES[key]
+        lines.append(f"  {m.label:<6} {number(summ[key]):>10}   {_text(summ, key, m.text)}")
+    for key, d in DIAGNOSTICS.items():
+        r = summ.diagnostics.get(key)
+        if r is None:
+            why = summ.diagnostics_notes.get(key, "")
+            lines.append(f"  {d.label:<13} not computed: {why.split(':')[0]}")
+            continue
+        from types import SimpleNamespace
+
+        lines.append(f"  {d.label:<13} {d.words(SimpleNamespace(**r))}")
+    return lines
+
+
 def summary_lines(summ, name: str, estimators: bool = False) -> list:
     """The lines of a binary or top-label :class:`fastcdl.Summary`.
 
@@ -210,8 +239,8 @@ def summary_lines(summ, name: str, estimators: bool = False) -> list:
         lines += _sample_lines(summ)
     if sparse:
         lines.append("worst decision task: not shown, the exact CDL measures noise here (see the note)")
-        return lines
-    return lines + _task_lines(summ)
+        return lines + _model_score_lines(summ)
+    return lines + _task_lines(summ) + _model_score_lines(summ)
 
 
 def classwise_lines(report, name: str, estimators: bool = False) -> list:

@@ -582,3 +582,26 @@ REGISTRY.update(
         "pseudo_cdl": {"reference": cdl_lp, "input": "table", "tol": 1e-8, "exact": cdl_envelope_ref},
     }
 )
+
+
+def _score_ref(name):
+    def ref(*args):
+        import model_score_reference
+
+        return getattr(model_score_reference, name)(*args)
+
+    ref.__name__ = name
+    return ref
+
+
+# the measures of model scores (tests/model_score_reference.py); the report's LDTC program and the
+# reference's each sit within half their grid step above the true value: 1/400 and 1/800
+REGISTRY.update(
+    {
+        "smece": {"reference": _score_ref("smece_ref"), "input": "rounds", "tol": 1e-6},
+        "intce": {"reference": _score_ref("intce_ref"), "input": "rounds", "tol": 1e-12},
+        "ici": {"reference": _score_ref("ici_ref"), "input": "rounds", "tol": 1e-12},
+        "corp": {"reference": _score_ref("corp_mcb_ref"), "input": "rounds", "tol": 1e-12},
+        "ldtc": {"reference": _score_ref("ldtc_ref"), "input": "table", "tol": 1 / 400 + 1 / 800},
+    }
+)

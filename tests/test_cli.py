@@ -48,7 +48,9 @@ def test_metrics_json_matches_library(capsys):
         "ece_quantile",
         "ece_quantile_bins",
         "intervals",
-    }
+        "diagnostics",
+        "diagnostics_notes",
+    } | {name for m in MEASURES.values() for name, _ in m.extras if m.key not in ("vcdl", "cutoff_ce")}
     st = fc.bucket_stats(y, p)
     for key, m in MEASURES.items():
         want = m(st) if m.applies(st) else None

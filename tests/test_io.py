@@ -23,6 +23,7 @@ import fastcdl.measures as M
 import fastcdl.exact
 from fastcdl._decisions.certificate import stated_actions
 from fastcdl.cli import main
+from fastcdl.diagnostics import diagnose
 from fastcdl.io import InputError, read_stats
 from fastcdl.summary import jsonable
 
@@ -169,6 +170,9 @@ KEYS = (
     {"n_buckets", "T", "ece", "k2", "vcdl", "vcdl_kink", "cdl", "ucal", "worst_task"}
     | SAMPLE_KEYS
     | set(fastcdl.measures.TABLE_MEASURES)
+    # the fields the registry's entries add after their values (ICI's quantiles, CORP's parts)
+    | {name for m in fastcdl.measures.TABLE_MEASURES.values() for name, _ in m.extras}
+    | {"diagnostics", "diagnostics_notes"}
 )
 
 
@@ -251,7 +255,18 @@ def _expected_sample(st):
             )
         },
         "klcal": jsonable(fc.kl_calibration.kl_calibration(st)) if M.measure("klcal").applies(st) else None,
+        # the measures of model scores, and the fields their entries add
+        **{k: jsonable(M.measure(k)(st)) if M.measure(k).applies(st) else None for k in _SCORE_KEYS},
+        **{
+            name: (jsonable(f(st)) if M.measure(k).applies(st) else None)
+            for k in _SCORE_KEYS
+            for name, f in M.measure(k).extras
+        },
+        **dict(zip(("diagnostics", "diagnostics_notes"), jsonable(diagnose(st)))),
     }
+
+
+_SCORE_KEYS = ("smece", "intce", "ici", "corp", "ldtc")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -55,7 +55,16 @@ def test_is_frozen_and_round_trips_through_json():
         "ece_quantile",
         "ece_quantile_bins",
         "intervals",
+        "ici_e50",
+        "ici_e90",
+        "ici_emax",
+        "corp_dsc",
+        "corp_unc",
+        "corp_score",
+        "diagnostics",
+        "diagnostics_notes",
     }
+    assert set(d["diagnostics"]) == {"hosmer_lemeshow", "spiegelhalter", "ks", "calibration_slope"}
     assert "CDL_M" in repr(s) and "worst" not in repr(s).lower().split("\n")[0]
 
 
