@@ -18,23 +18,23 @@ def smece_ref(y, p):
     return float(relplot.smECE(np.asarray(p, float), np.asarray(y, float)))
 
 
-def intce_ref(y, p, widths=tuple(2.0**-k for k in range(11))):
-    """min over widths eps of E_shift[binned error] + eps, the expectation by brute force over the
-    pieces of [0, eps) between the shifts where a prediction crosses a bin edge."""
-    p = np.asarray(p, float)
-    r = p - np.asarray(y, float)
+def intce_ref(q, n, s):
+    """The least, over groupings of the sorted buckets into consecutive groups (every one of the
+    2^(m-1), enumerated), of (1/T) sum_groups (|sum (q n - s)| + (q_last - q_first) sum n): the
+    interval partitions of [0, 1] with each interval as narrow as its predictions allow."""
+    from itertools import product
+
+    q, n, s = (np.asarray(a, float) for a in (q, n, s))
+    m, T = len(q), n.sum()
     best = math.inf
-    for eps in widths:
-        cuts = sorted({0.0, eps} | {eps - (pt % eps) for pt in p if pt % eps > 0})
-        total = 0.0
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            s = (a + b) / 2
-            bins = {}
-            for pt, rt in zip(p, r):
-                k = math.floor((pt + s) / eps)
-                bins[k] = bins.get(k, 0.0) + rt
-            total += (b - a) * sum(abs(v) for v in bins.values())
-        best = min(best, total / eps / len(p) + eps)
+    for cuts in product((False, True), repeat=m - 1):
+        total, start = 0.0, 0
+        for i in range(m):
+            if i == m - 1 or cuts[i]:
+                g = slice(start, i + 1)
+                total += abs(float(np.sum(q[g] * n[g] - s[g]))) + (q[i] - q[start]) * float(n[g].sum())
+                start = i + 1
+        best = min(best, total / T)
     return best
 
 

@@ -599,7 +599,7 @@ def _score_ref(name):
 REGISTRY.update(
     {
         "smece": {"reference": _score_ref("smece_ref"), "input": "rounds", "tol": 1e-6},
-        "intce": {"reference": _score_ref("intce_ref"), "input": "rounds", "tol": 1e-12},
+        "intce": {"reference": _score_ref("intce_ref"), "input": "table", "tol": 1e-12},
         "ici": {"reference": _score_ref("ici_ref"), "input": "rounds", "tol": 1e-12},
         "corp": {"reference": _score_ref("corp_mcb_ref"), "input": "rounds", "tol": 1e-12},
         "ldtc": {"reference": _score_ref("ldtc_ref"), "input": "table", "tol": 1 / 400 + 1 / 800},
