@@ -194,11 +194,11 @@ def hosmer_lemeshow_test(
             "the test needs at least 3",
         )
     starts = [0] + ends[:-1]
-    O = np.array([s[a:b].sum() for a, b in zip(starts, ends)])
-    E = np.array([psum[a:b].sum() for a, b in zip(starts, ends)])
-    N = np.array([n[a:b].sum() for a, b in zip(starts, ends)])
+    obs = np.array([s[a:b].sum() for a, b in zip(starts, ends)])
+    exp = np.array([psum[a:b].sum() for a, b in zip(starts, ends)])
+    rounds = np.array([n[a:b].sum() for a, b in zip(starts, ends)])
     stat = 0.0
-    for o, e, k in zip(O, E, N):
+    for o, e, k in zip(obs, exp, rounds):
         var = e * (1.0 - e / k)
         if var > 0:
             stat += (o - e) ** 2 / var
@@ -208,7 +208,9 @@ def hosmer_lemeshow_test(
 
     dof = len(ends) - 2 if fitted else len(ends)
     p = 0.0 if math.isinf(stat) else float(stats.chi2.sf(stat, dof))
-    return HosmerLemeshowTest(float(stat), p, dof, len(ends), tuple(O.tolist()), tuple(E.tolist()), tuple(N.tolist()))
+    return HosmerLemeshowTest(
+        float(stat), p, dof, len(ends), tuple(obs.tolist()), tuple(exp.tolist()), tuple(rounds.tolist())
+    )
 
 
 # --------------------------------------------------------------------------------------
