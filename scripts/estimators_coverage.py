@@ -170,8 +170,25 @@ def true_k2(shape, M):
 # CDL_M and VCDL_M.
 TARGET = {"cdl_monotone_crossfit": "cdl_monotone", "vcdl_monotone_crossfit": "vcdl_monotone"}
 
-# Estimators added after populations.csv was made: their population values, appended to it.
-LATER = {"k2_debiased": true_k2, "ece_sweep": true_ece}
+
+def _measure_of_population(key):
+    """The registry measure ``key`` of the model's population table (M equal-mass points)."""
+
+    def f(sh, M):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fc.MEASURES[key](sh.table(M))
+
+    return f
+
+
+# Estimators added after populations.csv was made: their population values, appended to it. The
+# measures of model scores (docs/model-scores.md) are functions of the population table itself.
+LATER = {
+    "k2_debiased": true_k2,
+    "ece_sweep": true_ece,
+    **{key: _measure_of_population(key) for key in ("smece", "ici", "corp")},
+}
 
 
 def populations(out):
@@ -591,7 +608,13 @@ def validate(out, budget, plan=None, estimators=VALIDATED, name="validation.csv"
             print(f"validation n = {n} done at {time.time() - start:.0f} s", flush=True)
 
 
-VALIDATION_FILES = ("validation.csv", "validation-large.csv", "validation-binned.csv", "validation-crossfit.csv")
+VALIDATION_FILES = (
+    "validation.csv",
+    "validation-large.csv",
+    "validation-binned.csv",
+    "validation-crossfit.csv",
+    "validation-scores.csv",
+)
 
 
 def validation_summary(out):
