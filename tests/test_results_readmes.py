@@ -1147,7 +1147,13 @@ def test_make_run_times_come_from_their_record():
 
 
 COVERAGE = RESULTS / "estimators-coverage"
-COVERAGE_FILES = ("validation.csv", "validation-large.csv", "validation-binned.csv", "validation-crossfit.csv")
+COVERAGE_FILES = (
+    "validation.csv",
+    "validation-large.csv",
+    "validation-binned.csv",
+    "validation-crossfit.csv",
+    "validation-scores.csv",
+)
 
 
 def _coverage_counts():
