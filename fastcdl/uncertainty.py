@@ -837,6 +837,10 @@ def _interval_of(func, name, value, subs, rate, level, n_sub, K, b, st, stacklev
             ),
             stacklevel=stacklevel,
         )
+    unstudied = MEASURES[name].interval_unstudied if name in MEASURES and func is MEASURES[name].func else ""
+    if unstudied:
+        validated = False
+        warnings.warn(CoverageWarning(f"interval: {name} is not validated: {unstudied}"), stacklevel=stacklevel)
     fails = "" if entry is None else entry.interval_fails
     if fails:
         validated = False
