@@ -23,7 +23,7 @@ MEASURES = {
     "calibration_error_l2": lambda y, p: fc.calibration_error(y, p, n_bins=15),
     "calibration_error_quantile": lambda y, p: fc.calibration_error(y, p, n_bins=15, strategy="quantile"),
     "smece": lambda y, p: fc.smece(y, p),
-    "intce": lambda y, p: fc.intce(y, p),
+    "intce_shifted": lambda y, p: fc.intce(y, p, method="shifted"),
     "hosmer_lemeshow_test": lambda y, p: fc.hosmer_lemeshow_test(y, p),
     "spiegelhalter_test": lambda y, p: fc.spiegelhalter_test(y, p),
     "ks_test": lambda y, p: fc.ks_test(y, p),
