@@ -1,7 +1,8 @@
 """The benchmark's results on the site: one page per folder of results/, made from its files.
 
 Each folder of results/ with a README.md (or, without one, a single Markdown file: its report)
-gets docs/results/<folder>.md at every build: the README itself (so the page and the README cannot disagree), its links to the folder's files
+gets docs/results/<folder>.md at every build: the README itself (so the page and the README cannot disagree), then the folder's other Markdown
+reports (results/benchmarks keeps one table per file), its links to the folder's files
 turned into repository paths (the site holds docs/ only), its images pointing at copies of
 the folder's PNG files, and then every PNG of the folder that the README does not show, under
 "All figures of this folder". docs/results/ is written by the build and not committed.
@@ -81,6 +82,18 @@ def page(folder: Path) -> str:
             shutil.copyfile(folder / name, OUT / folder.name / name)
     rest = [name for name in pngs if name not in shown]
     lines = [body.rstrip("\n"), ""]
+    # the folder's other reports (results/benchmarks keeps one table per file), each under its name
+    others = sorted(f for f in folder.glob("*.md") if f != source(folder))
+    if others:
+        lines += ["## The folder's other reports", ""]
+        for f in others:
+            text, more = _rewrite(f.read_text(), folder)
+            shown |= more
+            lines += [f"### `{f.name}`", ""]
+            # their headings one level down, under this page's
+            lines += [("##" + ln) if ln.startswith("#") else ln for ln in text.rstrip("\n").splitlines()]
+            lines.append("")
+        rest = [name for name in pngs if name not in shown]
     if rest:
         lines += ["## All figures of this folder", ""]
         lines += [f"Files of `results/{folder.name}/` that the text above does not show.", ""]

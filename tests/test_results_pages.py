@@ -45,6 +45,9 @@ def test_every_results_folder_with_a_report_has_a_page(tmp_path, monkeypatch):
             assert f"]({name}/{png.name})" in page, f"{name}: {png.name} is not on its page"
             assert (tmp_path / "results" / name / png.name).read_bytes() == png.read_bytes()
         assert f"({name}.md)" in index
+        for other in folder.glob("*.md"):  # every report of the folder, under its name
+            if other != rp.source(folder):
+                assert f"### `{other.name}`" in page, (name, other.name)
 
 
 def test_links_become_repository_paths(tmp_path):
