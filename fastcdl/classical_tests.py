@@ -6,7 +6,7 @@
 - :func:`spiegelhalter_test`: Spiegelhalter's Z, the standardised Brier score (Spiegelhalter 1986,
   "Probabilistic prediction in patient management and clinical trials", Statistics in Medicine
   5(5)).
-- :func:`ks_test`: the Kolmogorov-Smirnov statistic of the cumulative differences, against the
+- :func:`fastcdl.ks_test`: the Kolmogorov-Smirnov statistic of the cumulative differences, against the
   law of the largest absolute value of a standard Brownian motion on [0, 1] (Tygert 2021,
   "Cumulative deviation of a subpopulation from the full population", and Arrieta-Ibarra,
   Gujral, Tannen, Tygert and Xu 2022, "Metrics of calibration for probabilistic predictions",
@@ -226,7 +226,7 @@ class SpiegelhalterTest:
     statistic : float
         Z = sum (y - p)(1 - 2p) / sqrt(sum (1 - 2p)^2 p (1 - p)).
     p_value : float
-        2 Phi(-|Z|).
+        2 Phi(-abs(Z)).
 
     Examples
     --------
@@ -250,7 +250,7 @@ def spiegelhalter_test(y_true, y_prob=None, *, sample_weight=None):
 
     Z = sum_t (y_t - p_t)(1 - 2 p_t) / sqrt(sum_t (1 - 2 p_t)^2 p_t (1 - p_t)) is the Brier
     score's deviation from its expectation under perfect calibration, standardised; the p-value is
-    two-sided, 2 Phi(-|Z|) (Spiegelhalter 1986). From the table: sums over buckets with n_i rounds
+    two-sided, 2 Phi(-abs(Z)) (Spiegelhalter 1986). From the table: sums over buckets with n_i rounds
     and s_i ones at q_i. Sample weights weigh the sums.
 
     Parameters
@@ -300,7 +300,7 @@ def spiegelhalter_test(y_true, y_prob=None, *, sample_weight=None):
 
 
 def brownian_max_sf(x):
-    """P(max_{0<=t<=1} |B_t| >= x) for a standard Brownian motion B: the p-value of :func:`ks_test`.
+    """P(max_{0<=t<=1} abs(B_t) >= x) for a standard Brownian motion B: the p-value of :func:`fastcdl.ks_test`.
 
     Two series of the same law, each used where it converges fast: for x < 1.5,
     1 - (4/pi) sum_k (-1)^k / (2k + 1) exp(-(2k + 1)^2 pi^2 / (8 x^2)); from 1.5 on,
@@ -349,15 +349,15 @@ class KSTest:
     Attributes
     ----------
     statistic : float
-        max_k |C_k| / sigma.
+        max_k abs(C_k) / sigma.
     p_value : float
-        P(max |B| >= statistic) for a standard Brownian motion on [0, 1].
+        P(max abs(B) >= statistic) for a standard Brownian motion on [0, 1].
     max_deviation : float
-        max_k |C_k|, with C_k = (1/T) sum of (y - p) over the rounds up to the k-th bucket.
+        max_k abs(C_k), with C_k = (1/T) sum of (y - p) over the rounds up to the k-th bucket.
     sigma : float
         sqrt(sum_t p_t (1 - p_t)) / T, the scale of C under perfect calibration.
     at : float
-        The prediction of the bucket where |C_k| is largest.
+        The prediction of the bucket where abs(C_k) is largest.
 
     Examples
     --------
@@ -384,9 +384,9 @@ def ks_test(y_true, y_prob=None, *, sample_weight=None):
 
     With the rounds in increasing order of prediction, C_k = (1/T) sum_{j <= k} (y_j - p_j); under
     perfect calibration C is a martingale whose variance at the end is sigma^2 =
-    sum_t p_t (1 - p_t) / T^2, and max_k |C_k| / sigma tends in law to the largest absolute value
+    sum_t p_t (1 - p_t) / T^2, and max_k abs(C_k) / sigma tends in law to the largest absolute value
     of a standard Brownian motion on [0, 1] (Tygert 2021; Arrieta-Ibarra et al. 2022), whose tail
-    gives the p-value (:func:`brownian_max_sf`). Ties: the rounds of a bucket (equal predictions)
+    gives the p-value (``fastcdl.classical_tests.brownian_max_sf``). Ties: the rounds of a bucket (equal predictions)
     enter as one step, so the statistic does not depend on how ties would be ordered (a jitter
     that orders them, as some implementations do, can only raise it). The range of C instead of
     its largest absolute value is Kuiper's statistic, :func:`fastcdl.cutoff_ce_test`. Sample

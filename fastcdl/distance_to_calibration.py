@@ -203,7 +203,8 @@ def ldtc(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     LDTC <= value <= LDTC + h / 2, since a calibrated level v in (g, g + h) splits into levels
     g and g + h (shares (g + h - v) / h and (v - g) / h of either outcome's mass in proportion)
     that stay calibrated and move the mass by 2 (v - g)(g + h - v) / h <= h / 2 on average.
-    The program has a |G| variables (a <= 2 m the (bucket, outcome) pairs of positive mass) and
+    The program has a x G variables (a <= 2 m the (bucket, outcome) pairs of positive mass, G the
+    grid points) and
     may not pass LDTC_MAX_VARIABLES. The default grid is the finest uniform one within that
     limit (at most 1000 intervals); when that leaves fewer than LDTC_MIN_GRID intervals, the
     table is first rebinned to LDTC_REBIN_BUCKETS equal-width bins, each prediction moving to its
@@ -331,10 +332,10 @@ def intce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifo
     """The interval calibration error (Blasiok, Gopalan, Hu and Nakkiran 2023).
 
     ``method="partition"`` (the paper's definition, exactly): the least, over partitions of
-    [0, 1] into intervals I, of sum_I |E[(u - y) 1{u in I}]| + sum_I |I| P(u in I). An interval
+    [0, 1] into intervals I, of sum_I abs(E[(u - y) 1{u in I}]) + sum_I length(I) P(u in I). An interval
     holds consecutive buckets and need be no wider than their spread (the gaps go to empty
     intervals, which cost nothing), so it is the least over groupings of the sorted buckets
-    into consecutive groups of (1/T) sum_groups (|sum_i (q_i n_i - s_i)| + (q_last - q_first)
+    into consecutive groups of (1/T) sum_groups (abs(sum_i (q_i n_i - s_i)) + (q_last - q_first)
     sum_i n_i): a dynamic programme, O(m^2) time, at most INTCE_MAX_BUCKETS buckets.
     ``method="shifted"`` (relplot's ``intCE_rand``): for eps in 1, 1/2, ..., 1/512
     (INTCE_WIDTHS), the bins [k eps - u, (k + 1) eps - u) with u uniform on [0, eps), the

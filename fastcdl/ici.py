@@ -69,7 +69,7 @@ def weighted_lower_quantile(x, w, alpha: float) -> float:
 
 @dataclass(frozen=True)
 class ICI:
-    """The distance |p - c(p)| from the predictions to their isotonic recalibration c,
+    """The distance abs(p - c(p)) from the predictions to their isotonic recalibration c,
     summarised over the rounds.
 
     Attributes
@@ -112,13 +112,13 @@ def ici(y_true, y_prob=None, *, sample_weight=None) -> ICI:
     (docs/corp.md). O(m) after the bucket table.
 
     With c the isotonic (PAV) recalibration of the predictions (weights n_i; tied rounds are
-    one bucket and share a value), the distance of round t is d_t = |p_t - c(p_t)|: ICI is its
+    one bucket and share a value), the distance of round t is d_t = abs(p_t - c(p_t)): ICI is its
     mean over the rounds, E50 and E90 its lower weighted median and 90th percentile (the
     smallest d with at least 50% or 90% of the weight at or below it, numpy's "inverted_cdf"),
     Emax its maximum. Sample weights weigh the rounds.
 
     ICI is the expected calibration error of the exact table with each bucket's frequency
-    replaced by its PAV value, (1/T) sum_i n_i |q_i - c_i|. It lies between two ECEs: at least
+    replaced by its PAV value, (1/T) sum_i n_i abs(q_i - c_i). It lies between two ECEs: at least
     the ECE of the table binned by PAV's blocks (each block's mean prediction against its
     frequency; equal when within every block the predictions sit on one side of its
     frequency), at most the ECE of the exact buckets (:func:`fastcdl.ece`; PAV moves the

@@ -158,7 +158,7 @@ class Summary:
         A binned table's edges.
     diagnostics : dict
         {key: {field: value} or None}: the tests of perfect calibration and Cox's recalibration
-        fit (:data:`fastcdl.diagnostics.DIAGNOSTICS`), None where one does not apply.
+        fit (``fastcdl.diagnostics.DIAGNOSTICS``), None where one does not apply.
     diagnostics_notes : dict
         {key: why it does not apply}.
 

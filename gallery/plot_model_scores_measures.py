@@ -1,6 +1,6 @@
 """
 The numbers a reviewer asks of a model's scores, and the smooth reliability diagram
-==================================================================================
+===================================================================================
 
 A model's scores are continuous, so every score is its own bucket and the exact ECE of those
 buckets measures noise. The numbers the literature and other libraries report are estimates that
