@@ -105,7 +105,9 @@ class HosmerLemeshowTest:
 
 def _group_ends(n, groups):
     """The bucket index where each group ends (exclusive): the bucket boundary nearest to each
-    equal-count cut k T / g (the lower one on a tie), equal cuts merged."""
+    equal-count cut k T / g (the lower one on a tie), equal cuts merged. A cut nearest to 0 or T
+    is moved to the first or last bucket's inner boundary, where it merges with its neighbour:
+    the same groups as dropping it."""
     cum = np.cumsum(n)
     T = cum[-1]
     ends = []
@@ -131,16 +133,19 @@ def hosmer_lemeshow_test(
 
     The rounds, sorted by prediction, are cut into ``groups`` groups of (nearly) equal size
     ("deciles of risk"); a bucket of equal predictions is never split: each cut is the bucket
-    boundary nearest to k T / groups (the lower one on a tie), and cuts that fall together are one,
-    so heavily tied predictions give fewer groups (``groups`` of the result says how many). With
+    boundary nearest to k T / groups (the lower one on a tie), cuts that fall together are one and
+    a cut at 0 or T makes no group, so heavily tied predictions give fewer groups (``groups`` of
+    the result says how many). With
     O_g the rounds with y = 1, E_g the sum of the predictions and n_g the rounds of group g,
     C-hat = sum_g (O_g - E_g)^2 / (E_g (1 - E_g / n_g)). For predictions judged on rounds they
     were not fitted on (fastcdl's case: a model scored on held-out data, a forecaster's record)
     C-hat tends to a chi-square law with ``groups`` degrees of freedom under perfect calibration;
     Hosmer and Lemeshow's groups - 2 (1980) is for a logistic model fitted on the same rounds
     (``fitted=True``), and on new rounds it gives p-values that are too small (tests/ checks the
-    default's p-values are uniform on calibrated samples). Sample weights count as rounds. On a
-    binned table the bins are the buckets.
+    default's p-values are uniform on calibrated samples). Sample weights count as rounds: T, the
+    cuts and n_g are sums of weights, O_g and E_g weighted sums, so integer weights give the test
+    of the repeated rounds. On a binned table the bins are the buckets (E_g stays the sum of the
+    predictions, which the table keeps).
 
     Parameters
     ----------
@@ -286,8 +291,8 @@ def spiegelhalter_test(y_true, y_prob=None, *, sample_weight=None):
         raise ValidationError(
             "y_prob",
             "gives the statistic no variance",
-            message="Spiegelhalter's Z is not defined when every prediction is 0, 1/2 or 1 (its variance "
-            "sum (1 - 2p)^2 p (1 - p) is 0)",
+            message="Spiegelhalter's Z is not defined: every prediction in y_prob is 0, 1/2 or 1, so its variance "
+            "sum (1 - 2p)^2 p (1 - p) is 0",
         )
     from scipy import special
 
@@ -424,8 +429,8 @@ def ks_test(y_true, y_prob=None, *, sample_weight=None):
         raise ValidationError(
             "y_prob",
             "is 0 or 1 everywhere",
-            message="the Kolmogorov-Smirnov test needs a prediction strictly between 0 and 1 (every prediction is "
-            "0 or 1: the cumulative differences have no variance)",
+            message="the Kolmogorov-Smirnov test needs a prediction strictly between 0 and 1 (every prediction in "
+            "y_prob is 0 or 1: the cumulative differences have no variance)",
         )
     sigma = math.sqrt(var) / T
     k = int(np.argmax(np.abs(C)))
@@ -480,51 +485,80 @@ def _sigmoid(z):
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
-# Newton's steps stop when a step moves the parameters by less than this (relative)
+# Newton's steps stop when a full step moves the parameters by less than _TOL (relative to
+# 1 + their largest magnitude); with step halving the fit cannot fail on data that are not
+# separated, and _MAX_STEPS is a guard that no test reaches.
 _TOL = 1e-10
 _MAX_STEPS = 100
 
 
-def _logistic_fit(x, n, s):
-    """(intercept, slope, covariance, steps) of the logistic regression of s/n on x, weights n."""
-    beta = np.array([0.0, 1.0])  # calibrated predictions are the fit's fixed point
+def _separation(q, n, s):
+    """The prediction at which the outcomes are separated, or None.
+
+    With x = logit(q) increasing along the buckets, the maximum-likelihood fit of
+    logit P(y = 1) = a + b x exists if and only if neither outcome lies wholly on one side of
+    some bucket and the other wholly on its other side, the bucket itself allowed to hold both
+    (complete or quasi-complete separation; Albert and Anderson 1984). O(m).
+    """
+    ones = np.flatnonzero(s > 0)
+    zeros = np.flatnonzero(n - s > 0)
+    if zeros[-1] <= ones[0]:
+        return float(q[zeros[-1]])
+    if ones[-1] <= zeros[0]:
+        return float(q[ones[-1]])
+    return None
+
+
+def _loglik(eta, n, s):
+    return float(np.sum(s * eta - n * np.logaddexp(0.0, eta)))
+
+
+def _newton(X, offset, n, s, beta, what):
+    """(beta, inverse Fisher information, steps) of the logistic fit logit mu = offset + X beta
+    with binomial weights (n, s), by Newton's method with step halving: O(m) a step."""
+    eta = offset + X @ beta
+    ll = _loglik(eta, n, s)
     for step in range(1, _MAX_STEPS + 1):
-        mu = _sigmoid(beta[0] + beta[1] * x)
-        w = n * mu * (1.0 - mu)
-        g = np.array([np.sum(s - n * mu), np.sum((s - n * mu) * x)])
-        H = np.array([[w.sum(), (w * x).sum()], [(w * x).sum(), (w * x * x).sum()]])
+        mu = _sigmoid(eta)
+        H = (X * (n * mu * (1.0 - mu))[:, None]).T @ X
         try:
-            delta = np.linalg.solve(H, g)
+            delta = np.linalg.solve(H, X.T @ (s - n * mu))
         except np.linalg.LinAlgError:
-            delta = None
-        if delta is None or not np.all(np.isfinite(delta)) or np.abs(beta + delta).max() > 1e6:
-            raise ValidationError(
-                "y_true",
-                "separates the predictions",
-                message="the logistic fit of the calibration slope does not converge: the outcomes are separated "
-                "by the predictions (every y = 1 above every y = 0, or the reverse), so the slope is infinite",
-            )
-        beta = beta + delta
-        if np.abs(delta).max() <= _TOL * (1.0 + np.abs(beta).max()):
-            mu = _sigmoid(beta[0] + beta[1] * x)
-            w = n * mu * (1.0 - mu)
-            H = np.array([[w.sum(), (w * x).sum()], [(w * x).sum(), (w * x * x).sum()]])
-            return beta[0], beta[1], np.linalg.inv(H), step
-    raise ValidationError("y_true", "does not let the calibration slope's fit converge")
+            break
+        if not np.all(np.isfinite(delta)):
+            break
+        converged = np.abs(delta).max() <= _TOL * (1.0 + np.abs(beta).max())
+        t = 1.0
+        while True:  # the log-likelihood is concave: a short enough step along delta raises it
+            trial = beta + t * delta
+            eta_t = offset + X @ trial
+            ll_t = _loglik(eta_t, n, s)
+            if ll_t >= ll - 1e-13 * (1.0 + abs(ll)) or t < 1e-12:
+                break
+            t *= 0.5
+        beta, eta, ll = trial, eta_t, ll_t
+        if converged:
+            mu = _sigmoid(eta)
+            H = (X * (n * mu * (1.0 - mu))[:, None]).T @ X
+            return beta, np.linalg.inv(H), step
+    raise ValidationError(
+        "y_true",
+        "does not let the fit converge",
+        message=f"the logistic fit of {what} did not converge in {_MAX_STEPS} Newton steps (the outcomes are not "
+        "separated by the predictions, so this is a numerical failure: please report the data)",
+    )
 
 
-def _citl_fit(x, n, s):
-    """(intercept, se) of the fit with slope 1: logit(p) as an offset. Newton in one parameter."""
-    a = 0.0
-    for _ in range(_MAX_STEPS):
-        mu = _sigmoid(a + x)
-        h = float(np.sum(n * mu * (1.0 - mu)))
-        step = float(np.sum(s - n * mu)) / h
-        a += step
-        if abs(step) <= _TOL * (1.0 + abs(a)):
-            mu = _sigmoid(a + x)
-            return a, 1.0 / math.sqrt(float(np.sum(n * mu * (1.0 - mu))))
-    raise ValidationError("y_true", "does not let the calibration-in-the-large fit converge")
+def _round_of(y_prob, sample_weight, v):
+    """(index, words) of the first round of positive weight predicted v, for an error message;
+    (None, "") when the input was a table. Runs over the rounds only on that error's path."""
+    if y_prob is None or np.ndim(y_prob) != 1:
+        return None, ""
+    hit = np.asarray(y_prob, dtype=np.float64) == v
+    if sample_weight is not None:
+        hit &= np.asarray(sample_weight, dtype=np.float64) > 0
+    index = int(np.argmax(hit))
+    return index, f" at index {index} (0-based)"
 
 
 @accepts_multiclass(kind="report")
@@ -532,13 +566,18 @@ def _citl_fit(x, n, s):
 def calibration_slope(y_true, y_prob=None, *, sample_weight=None):
     """Cox's calibration slope and intercept, by a logistic fit on the logits of the predictions.
 
-    Fits logit P(y = 1) = a + b logit(p) by maximum likelihood (Newton's method on the bucket
-    table, O(m) a step, from a = 0, b = 1, to a relative step of 1e-10): b is the calibration
-    slope (1 when calibrated, below 1 when the predictions are too extreme, above 1 when too
-    timid), a the intercept; standard errors from the inverse Fisher information. Also the
-    calibration-in-the-large intercept, the fit of a with b held at 1 (Cox 1958; Van Calster et al.
-    2019, "Calibration: the Achilles heel of predictive analytics", BMC Medicine 17). Sample
-    weights weigh the likelihood.
+    Fits logit P(y = 1) = a + b logit(p) by maximum likelihood: b is the calibration slope (1
+    when calibrated, below 1 when the predictions are too extreme, above 1 when too timid), a the
+    intercept; standard errors from the inverse Fisher information at the fit. Also the
+    calibration-in-the-large intercept, the fit of a with b held at 1 (logit(p) as an offset;
+    Cox 1958; Van Calster et al. 2019, "Calibration: the Achilles heel of predictive analytics",
+    BMC Medicine 17). Sample weights weigh the likelihood (a round of weight 3 counts as three).
+
+    The fit is Newton's method on the bucket table (binomial weights n_i, s_i; O(m) a step),
+    from a = 0, b = 1, halving a step until the log-likelihood does not fall, and stopping when
+    a full step moves (a, b) by less than 1e-10 (1 + max(abs(a), abs(b))). Whether a finite fit exists
+    is decided exactly before it starts, O(m): it does unless the outcomes are separated, every
+    y = 1 on one side of some prediction and every y = 0 on the other (Albert and Anderson 1984).
 
     Parameters
     ----------
@@ -556,9 +595,10 @@ def calibration_slope(y_true, y_prob=None, *, sample_weight=None):
     Raises
     ------
     {{raises}}
-        Also for a prediction of exactly 0 or 1 (its logit is infinite), a single distinct
-        prediction (the slope is not identifiable), outcomes all 0 or all 1, or outcomes the
-        predictions separate (no finite fit).
+        Also for a prediction of exactly 0 or 1 (its logit is infinite; the error's ``index``
+        is the first such round of y_prob, None for a table), a single distinct prediction (the
+        slope is not identifiable), outcomes all 0 or all 1, or outcomes the predictions
+        separate (no finite fit; the error's ``value`` is the prediction where they part).
 
     Examples
     --------
@@ -570,29 +610,49 @@ def calibration_slope(y_true, y_prob=None, *, sample_weight=None):
     edge = np.flatnonzero((q <= 0.0) | (q >= 1.0))
     if edge.shape[0]:
         v = float(q[edge[0]])
+        index, where = _round_of(y_prob, sample_weight, v)
         raise ValidationError(
             "y_prob",
             "holds a prediction of 0 or 1",
+            index=index,
             value=v,
-            message=f"the calibration slope fits on logit(p), and y_prob holds {v!r}, whose logit is infinite; "
-            "leave out (or report separately) the rounds predicted with certainty",
+            message=f"the calibration slope fits on logit(p), and y_prob holds {v!r}{where}, whose logit is "
+            "infinite; leave out (or report separately) the rounds predicted with certainty",
         )
     if q.shape[0] < 2:
         raise ValidationError(
             "y_prob",
             "has one distinct value",
-            message="the calibration slope needs at least two distinct predictions (with one, the slope is not "
-            "identifiable)",
+            message="the calibration slope needs at least two distinct predictions in y_prob (with one, the slope "
+            "is not identifiable)",
         )
     if float(s.sum()) <= 0 or float(s.sum()) >= float(n.sum()):
         raise ValidationError(
             "y_true",
             "is constant",
-            message="the calibration slope needs outcomes of both kinds (all are 0, or all are 1: no finite fit)",
+            message="the calibration slope needs outcomes of both kinds in y_true (all are 0, or all are 1: no finite "
+            "fit)",
+        )
+    cut = _separation(q, n, s)
+    if cut is not None:
+        raise ValidationError(
+            "y_true",
+            "is separated by the predictions",
+            value=cut,
+            message="the logistic fit of the calibration slope has no finite solution: the outcomes are separated "
+            f"by the predictions (every y = 1 on one side of the prediction {cut!r} and every y = 0 on the other, "
+            "rounds at it allowed either way), so the slope is infinite",
         )
     x = np.log(q) - np.log1p(-q)
-    a, b, cov, steps = _logistic_fit(x, n, s)
-    citl, citl_se = _citl_fit(x, n, s)
+    ones = np.ones_like(x)
+    beta, cov, steps = _newton(np.column_stack([ones, x]), 0.0, n, s, np.array([0.0, 1.0]), "the calibration slope")
+    citl, citl_cov, _ = _newton(ones[:, None], x, n, s, np.zeros(1), "the calibration in the large")
     return CalibrationSlope(
-        float(b), math.sqrt(cov[1, 1]), float(a), math.sqrt(cov[0, 0]), float(citl), float(citl_se), steps
+        float(beta[1]),
+        math.sqrt(cov[1, 1]),
+        float(beta[0]),
+        math.sqrt(cov[0, 0]),
+        float(citl[0]),
+        math.sqrt(citl_cov[0, 0]),
+        steps,
     )
