@@ -8,21 +8,24 @@ Blasiok and Nakkiran ("Smooth ECE: Principled Reliability Diagrams via Kernel Sm
     R_sigma(t) = sum_t K_sigma(t, p_t) (p_t - y_t),   D_sigma(t) = sum_t K_sigma(t, p_t).
 
 The bandwidth is chosen as the fixed point sigma* = smECE_sigma*, found by bisection, which makes
-the measure consistent and within constant factors of the distance to calibration. fastcdl
+the measure a consistent calibration measure (bounded above and below by powers of the distance to
+calibration, in the sense of Blasiok, Gopalan, Hu and Nakkiran 2023). fastcdl
 computes it as their package relplot (1.0.3) does, step for step, so the numbers agree to
 rounding (tests compare the two to 1e-6): the predictions are rounded onto a grid of M points
-with linear weights (M = max(2000, round(20 / sigma)) // 2 + 1), the grid is reflected at both
-ends and convolved with the kernel sampled on the same grid, the result interpolated at
-max(200, round(10 / sigma)) points of [0, 1], a density floor of 1e-4 added, and the bandwidth
-found by 10 halvings from 1 (the last sigma at or above its own smECE). The rounding onto the
-grid is linear in the rounds, so it needs no sort: from the rounds themselves, O(T) per grid
-(np.bincount), or from a bucket table, O(m); each grid is reused by every bandwidth of the search
-that shares it, plus O(M log M) for each convolution (by FFT, where relplot sums directly: the
-two agree within 1e-13).
+with linear weights (M = max(2000, round(20 / sigma)) // 2 + 1), the grid is mirrored once at
+each end (its end points themselves not mirrored) and convolved with the kernel sampled on the
+same grid (offsets within 1/2), the result interpolated linearly at max(200, round(10 / sigma))
+points of [0, 1], a density floor of 1e-4 added, and the bandwidth found by 10 halvings from 1
+(the last sigma at or above its own smECE). The rounding onto the grid is linear in the rounds,
+so it needs no sort: from the rounds themselves, O(T) per grid (np.bincount), or from a bucket
+table, O(m); each grid, and its Fourier transform, is reused by every bandwidth of the search
+that shares it. Each convolution is circular, over one period of 2(M - 1) points of the grid
+mirrored at both ends: O(M log M) by FFT where relplot sums directly in O(M^2), the same terms
+(the two agree within 1e-15 of the largest value).
 
 smECE is not fastcdl's smCE (:func:`fastcdl.smce`, the smooth calibration error of Blasiok,
-Gopalan, Hu and Nakkiran, a supremum over Lipschitz tests): the two are different quantities that
-both sit within constant factors of the distance to calibration. docs/smooth-ece.md compares them.
+Gopalan, Hu and Nakkiran, a supremum over Lipschitz tests, within a factor 2 of the lower
+distance to calibration): the two are different quantities. docs/smooth-ece.md compares them.
 """
 
 from __future__ import annotations
@@ -56,15 +59,19 @@ def _grid_cells(q, M):
     """(lower grid point, weight share of the upper one) of each prediction on the grid of M points."""
     x = q * (M - 1)
     bins = x.astype(np.int64)
-    np.clip(bins, 0, M - 2, out=bins)
-    return bins, x - bins
+    np.minimum(bins, M - 2, out=bins)  # q = 1 sits at the upper end of the last cell
+    np.subtract(x, bins, out=x)
+    return bins, x
 
 
 def _round_to_grid(cells, w, M):
-    """Each weight w_i split between the two grid points i/(M-1) around q_i, linearly."""
+    """Each weight w_i split between the two grid points i/(M-1) around q_i, linearly (w None:
+    one per round). The lower share w - frac * w is summed as the cell's total less its upper
+    share: two bincounts, one product (and no product for unit weights)."""
     bins, frac = cells
-    values = np.bincount(bins, (1.0 - frac) * w, minlength=M)
-    values[1:] += np.bincount(bins, frac * w, minlength=M)[:-1]  # the upper share, one point up
+    upper = np.bincount(bins, frac if w is None else frac * w, minlength=M)
+    values = np.bincount(bins, w, minlength=M) - upper
+    values[1:] += upper[:-1]  # the upper share, one point up
     return values
 
 
@@ -73,21 +80,35 @@ def _kernel(sigma, M):
     return np.exp(-(u - 0.5) * (u - 0.5) / (2.0 * sigma * sigma)) / (math.sqrt(2.0 * math.pi) * sigma)
 
 
-def _reflected_convolutions(grids, kernel):
-    """Each grid of M values reflected at both ends (3M - 2 values) convolved with the kernel
-    sampled on the same grid, the M middle values kept: relplot's ReflectedGaussianKernel.convolve.
-    By FFT (numpy's, the kernel's transform shared by the grids): O(M log M) each, within 1e-13 of
-    the direct sum."""
-    M = kernel.shape[0]
-    nfft = 1 << (4 * M - 4).bit_length()  # at least the 4M - 3 points of the full convolution
-    K = np.fft.rfft(kernel, nfft)
-    out = []
-    for values in grids:
-        ext = np.concatenate([values[::-1][:-1], values, values[::-1][1:]])
-        full = np.fft.irfft(np.fft.rfft(ext, nfft) * K, nfft)
-        start = M - 1 + M // 2  # "valid" starts at M - 1 of the full convolution
-        out.append(full[start : start + M])
-    return out
+def _period_transform(values):
+    """The grid reflected at both of its end points into one period of 2(M - 1) values (v_0,
+    ..., v_{M-1}, v_{M-2}, ..., v_1), transformed (rfft)."""
+    return np.fft.rfft(np.concatenate([values, values[-2:0:-1]]))
+
+
+def _kernel_transform(sigma, M):
+    """The kernel sampled as relplot samples it (M points of [0, 1] centred at 1/2: offsets in
+    [-1/2, 1/2]), set on the period of 2(M - 1) points at its offsets from the output point,
+    transformed (rfft)."""
+    kernel = _kernel(sigma, M)
+    h = M // 2
+    g = np.zeros(2 * (M - 1))
+    g[: M - h] = kernel[h:]
+    g[g.shape[0] - h :] = kernel[:h]
+    return np.fft.rfft(g)
+
+
+def _reflected_convolution(period, K, M):
+    """relplot's ReflectedGaussianKernel.convolve (the grid with one mirror image on each side,
+    3M - 2 values, its end points not mirrored, convolved with the sampled kernel, the M middle
+    values kept) as a circular convolution over one period of the grid mirrored at both ends.
+
+    The two agree term for term: the kernel spans M - 1 grid steps, so from any output point
+    in [0, 1] it reaches no further than one image on either side, where the periodic extension
+    and relplot's extension hold the same values; and M <= 2(M - 1), so the kernel does not
+    wrap onto itself. An FFT of 2(M - 1) points, O(M log M), where relplot sums directly in
+    O(M^2); the grid's transform is shared by every bandwidth of the same grid size."""
+    return np.fft.irfft(period * K, 2 * (M - 1))[:M]
 
 
 def _interpolate(t, y):
@@ -100,15 +121,23 @@ def _interpolate(t, y):
 
 
 class _Smoother:
-    """The table (q_i, n_i, residual sums) with its grid roundings cached by grid size."""
+    """The predictions q_i with their weights n_i (None: one per round), outcome sums s_i and
+    residual sums r_i (sum of p - y over the rounds at q_i), and their grid roundings, cached
+    by grid size."""
 
-    def __init__(self, q, n, s):
-        self.q = np.asarray(q, dtype=np.float64)
-        self.n = np.asarray(n, dtype=np.float64)
-        self.s = np.asarray(s, dtype=np.float64)
-        self.r = self.q * self.n - self.s  # sum of p - y over each bucket's rounds
+    def __init__(self, q, n, s, r):
+        self.q = q
+        self.n = n
+        self.s = s
+        self.r = r
+        self.total = float(q.shape[0] if n is None else n.sum())
         self._cells = {}
         self._grids = {}
+
+    @classmethod
+    def of_table(cls, q, n, s):
+        q, n, s = (np.asarray(a, dtype=np.float64) for a in (q, n, s))
+        return cls(q, n, s, q * n - s)
 
     def grid(self, what, M):
         key = (what, M)
@@ -118,12 +147,18 @@ class _Smoother:
             self._grids[key] = _round_to_grid(self._cells[M], getattr(self, what), M)
         return self._grids[key]
 
+    def period(self, what, M):
+        key = ("period", what, M)
+        if key not in self._grids:
+            self._grids[key] = _period_transform(self.grid(what, M))
+        return self._grids[key]
+
     def apply(self, whats, sigma, t):
         """For each of ``whats`` (n, r or s): the sum over rounds of the reflected kernel at the
         points t, weighted by it."""
         M = _grid_size(sigma)
-        smoothed = _reflected_convolutions([self.grid(w, M) for w in whats], _kernel(sigma, M))
-        return [_interpolate(t, v) for v in smoothed]
+        K = _kernel_transform(sigma, M)
+        return [_interpolate(t, _reflected_convolution(self.period(w, M), K, M)) for w in whats]
 
     def smece_at(self, sigma):
         t = np.linspace(0.0, 1.0, max(round(10 / sigma), _MESH_MIN))
@@ -164,11 +199,12 @@ def _smoother(y_true, y_prob, sample_weight, bins, strategy):
         check_binning(None, strategy)
         y, p, w = prepare_rounds(y_true, y_prob, sample_weight)
         check_rounds(y, p, w)
-        n = w if w.shape[0] else np.ones(p.shape[0])
-        return bool(w.shape[0]), _Smoother(p, n, y * n if w.shape[0] else y)
+        if w.shape[0]:
+            s = y * w
+            return True, _Smoother(p, w, s, p * w - s)
+        return False, _Smoother(p, None, y, p - y)
     st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
-    q, n, s = st.table()
-    return st.weighted, _Smoother(q, n, s)
+    return st.weighted, _Smoother.of_table(*st.table())
 
 
 @accepts_multiclass()
@@ -180,9 +216,9 @@ def smece(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifo
     against the smoothed density of the predictions; the bandwidth is the fixed point
     sigma = smECE_sigma (bisection), or ``sigma`` if given (module docstring: the grid, the
     reflection, the search). Equal to ``relplot.smECE(p, y)`` (``relplot.smECE_sigma(p, y, sigma)``)
-    to rounding. O(T) (or O(m) from a table) per grid, and O(M log M) per bandwidth tried, 12 of
-    them for the search. Sample weights weigh the rounds (integer weights equal
-    repeated rounds). On a binned table the bin means stand for the predictions.
+    to rounding. O(T) (or O(m) from a table) per grid size, and O(M log M) per bandwidth tried,
+    11 of them for the search (one grid size unless the bandwidth ends below 0.01). Sample
+    weights weigh the rounds (integer weights equal repeated rounds). On a binned table the bin means stand for the predictions.
 
     Parameters
     ----------
@@ -259,9 +295,10 @@ class SmoothReliability:
 
 def _curve(sm, sigma, t):
     S, D = sm.apply(("s", "n"), sigma, t)
-    return S / (D + _DENSITY_FLOOR), D / sm.n.sum()
+    return S / (D + _DENSITY_FLOOR), D / sm.total
 
 
+@accepts_multiclass(kind="report")
 @fill_docstring
 def smece_curve(
     y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", sigma=None, n_boot=0, level=0.95, seed=0
@@ -289,10 +326,14 @@ def smece_curve(
         The band's level, in (0, 1).
     seed : int, default 0
         Seeds the resampling.
+    {{multiclass}}
+    {{pos_label}}
 
     Returns
     -------
     SmoothReliability
+        A :class:`fastcdl.ClasswiseResult` of one per class with ``multiclass="classwise"``
+        (its ``mean``: of their values).
 
     Raises
     ------
@@ -324,14 +365,14 @@ def smece_curve(
     lower = upper = None
     if n_boot:
         rng = np.random.default_rng(seed)
-        n, s = sm.n, sm.s
-        T = int(round(n.sum()))
-        cells = np.concatenate([n - s, s]) / n.sum()
+        s = np.asarray(sm.s, dtype=np.float64)
+        n = np.ones_like(s) if sm.n is None else sm.n
+        cells = np.concatenate([n - s, s]) / sm.total
         m = n.shape[0]
         curves = np.empty((n_boot, t.shape[0]))
         for b in range(n_boot):
-            draw = rng.multinomial(T, cells).astype(np.float64)
-            boot = _Smoother(sm.q, draw[:m] + draw[m:], draw[m:])
+            draw = rng.multinomial(int(round(sm.total)), cells).astype(np.float64)
+            boot = _Smoother.of_table(sm.q, draw[:m] + draw[m:], draw[m:])
             curves[b] = _curve(boot, sigma, t)[0]
         tail = (1.0 - level) / 2.0
         lower, upper = np.quantile(curves, tail, axis=0), np.quantile(curves, 1.0 - tail, axis=0)
