@@ -17,8 +17,9 @@ each end (its end points themselves not mirrored) and convolved with the kernel 
 same grid (offsets within 1/2), the result interpolated linearly at max(200, round(10 / sigma))
 points of [0, 1], a density floor of 1e-4 added, and the bandwidth found by 10 halvings from 1
 (the last sigma at or above its own smECE). The rounding onto the grid is linear in the rounds,
-so it needs no sort: from the rounds themselves, O(T) per grid (np.bincount), or from a bucket
-table, O(m); each grid, and its Fourier transform, is reused by every bandwidth of the search
+so it needs no sort: from the rounds themselves, O(T) per grid (one compiled pass for the
+counts, residuals and outcomes together, from 2^17 rounds; numpy's bincount below), or from a
+bucket table, O(m); each grid, and its Fourier transform, is reused by every bandwidth of the search
 that shares it. Each convolution is circular, over one period of 2(M - 1) points of the grid
 mirrored at both ends: O(M log M) by FFT where relplot sums directly in O(M^2), the same terms
 (the two agree within 1e-15 of the largest value).
@@ -38,6 +39,7 @@ import numpy as np
 from fastcdl._docstrings import fill as fill_docstring
 from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._tables.tabulate import stats_of
+from fastcdl._compiled.grid_rounding import round_to_grid
 from fastcdl._validate import ValidationError, check_binning, check_count, check_real, check_rounds, prepare_rounds
 from fastcdl.bucket_table import BucketStats
 
@@ -55,6 +57,14 @@ def _grid_size(sigma: float) -> int:
     return max(2000, round(20 / sigma)) // 2 + 1
 
 
+_ROW = {"n": 0, "r": 1, "s": 2}
+# From this many points the grids are rounded by the compiled one-pass kernel; below it by
+# numpy's bincount, which needs no compile (a process's first compiled call costs about 0.3 s
+# even from the cache, 0.7 s without it; results/benchmarks/smooth-ece.md). At 2^17 points
+# numpy's passes take about 5 ms a grid, the kernel about 1 ms.
+COMPILED_FROM = 1 << 17
+
+
 def _grid_cells(q, M):
     """(lower grid point, weight share of the upper one) of each prediction on the grid of M points."""
     x = q * (M - 1)
@@ -64,15 +74,19 @@ def _grid_cells(q, M):
     return bins, x
 
 
-def _round_to_grid(cells, w, M):
-    """Each weight w_i split between the two grid points i/(M-1) around q_i, linearly (w None:
-    one per round). The lower share w - frac * w is summed as the cell's total less its upper
-    share: two bincounts, one product (and no product for unit weights)."""
+def _bincount_rounding(cells, w, M):
+    """Each weight w_i split between the two grid points around q_i, linearly (w None: one per
+    round), by numpy: the lower share w - frac * w is summed as the cell's total less its upper
+    share, two bincounts and one product."""
     bins, frac = cells
     upper = np.bincount(bins, frac if w is None else frac * w, minlength=M)
     values = np.bincount(bins, w, minlength=M) - upper
     values[1:] += upper[:-1]  # the upper share, one point up
     return values
+
+
+def _f64(a):
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def _kernel(sigma, M):
@@ -131,7 +145,7 @@ class _Smoother:
         self.s = s
         self.r = r
         self.total = float(q.shape[0] if n is None else n.sum())
-        self._cells = {}
+        self._rounded = {}
         self._grids = {}
 
     @classmethod
@@ -140,11 +154,20 @@ class _Smoother:
         return cls(q, n, s, q * n - s)
 
     def grid(self, what, M):
+        """The weights ``what`` (n, r or s) rounded onto the grid of M points, once per M: from
+        :data:`COMPILED_FROM` points all three together in one compiled pass
+        (:func:`round_to_grid`), below it each by numpy's bincount."""
+        if self.q.shape[0] >= COMPILED_FROM:
+            if M not in self._rounded:
+                f64 = [_f64(a) for a in (self.q, self.r, self.s)]
+                n = np.empty(0) if self.n is None else _f64(self.n)
+                self._rounded[M] = round_to_grid(f64[0], n, f64[1], f64[2], M)
+            return self._rounded[M][_ROW[what]]
         key = (what, M)
         if key not in self._grids:
-            if M not in self._cells:
-                self._cells[M] = _grid_cells(self.q, M)
-            self._grids[key] = _round_to_grid(self._cells[M], getattr(self, what), M)
+            if M not in self._rounded:
+                self._rounded[M] = _grid_cells(self.q, M)
+            self._grids[key] = _bincount_rounding(self._rounded[M], getattr(self, what), M)
         return self._grids[key]
 
     def period(self, what, M):

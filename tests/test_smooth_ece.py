@@ -316,3 +316,49 @@ def test_smooth_reliability_display_draws_the_curve():
     assert widths.max() == pytest.approx(d.max_width) and widths.min() >= 0.6
     assert d.band_ is not None and "smECE = " in d.ax_.texts[0].get_text()
     assert f"{c.value:.4f}" in d.ax_.texts[0].get_text()
+
+
+def _round_to_grid_ref(q, w, M):
+    """The linear rounding from its definition, point by point."""
+    out = np.zeros(M)
+    for qk, wk in zip(q, w):
+        x = qk * (M - 1)
+        i = min(int(np.floor(x)), M - 2)
+        out[i] += wk * (1 - (x - i))
+        out[i + 1] += wk * (x - i)
+    return out
+
+
+@pytest.mark.parametrize("M", [2, 3, 1001, 1281])
+def test_round_to_grid_against_its_definition(M):
+    from fastcdl._compiled.grid_rounding import round_to_grid
+
+    rng = np.random.default_rng(M)
+    q = np.concatenate([[0.0, 1.0, 0.5, 1 / 3], rng.random(200), np.linspace(0, 1, M)])
+    n = rng.integers(1, 4, q.shape[0]).astype(float)
+    r = rng.normal(size=q.shape[0])
+    s = rng.random(q.shape[0])
+    got = round_to_grid(q, n, r, s, M)
+    for row, w in zip(got, (n, r, s)):
+        np.testing.assert_allclose(row, _round_to_grid_ref(q, w, M), rtol=0, atol=1e-12)
+    unit = round_to_grid(q, np.empty(0), r, s, M)
+    np.testing.assert_allclose(unit[0], _round_to_grid_ref(q, np.ones_like(q), M), rtol=0, atol=1e-12)
+    assert unit[0].sum() == pytest.approx(q.shape[0])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compiled_and_numpy_rounding_agree(monkeypatch, weighted):
+    import fastcdl.smooth_ece as se
+
+    rng = np.random.default_rng(7)
+    p = np.concatenate([[0.0, 1.0, 0.5], rng.random(3000)])
+    y = (rng.random(p.shape[0]) < p).astype(int)  # calibrated: the search visits several grids
+    w = rng.integers(1, 3, p.shape[0]).astype(float) if weighted else None
+    values = {}
+    for start in (0, 10**9):
+        monkeypatch.setattr(se, "COMPILED_FROM", start)
+        c = smece_curve(y, p, sample_weight=w)
+        values[start] = (smece(y, p, sample_weight=w), c.curve, c.density)
+    assert values[0][0] == pytest.approx(values[10**9][0], abs=1e-12)
+    for a, b in zip(values[0][1:], values[10**9][1:]):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-10)
