@@ -151,7 +151,9 @@ def first_calls(rec: Recorder, repeat: int) -> None:
         f"first fc.smece, {COMPILED_FROM} rounds, empty cache": lambda: run(
             FIRST_CALL.format(T=COMPILED_FROM), tempfile.mkdtemp()
         ),
-        f"first fc.smece, {COMPILED_FROM} rounds, filled cache": lambda: run(FIRST_CALL.format(T=COMPILED_FROM), filled),
+        f"first fc.smece, {COMPILED_FROM} rounds, filled cache": lambda: run(
+            FIRST_CALL.format(T=COMPILED_FROM), filled
+        ),
     }
     times = {k: [] for k in rows}
     for _ in range(repeat):
