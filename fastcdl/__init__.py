@@ -38,6 +38,7 @@ from fastcdl.classical_tests import (
     ks_test,
     spiegelhalter_test,
 )
+from fastcdl.log_loss import log_loss
 from fastcdl.multiclass import cdl_multiclass
 from fastcdl.sample import (
     BrierDecomposition,
@@ -124,6 +125,7 @@ __all__ = [
     "ece_sweep",
     "bootstrap",
     "brier",
+    "log_loss",
     "brier_decomposition",
     "bucket_stats",
     "calibration_error",

@@ -199,6 +199,12 @@ def _lazy(module, name):
     return call
 
 
+def _proper():
+    import importlib
+
+    return importlib.import_module("fastcdl.log_loss")  # the module (the package's name is the function)
+
+
 def _kl():
     from fastcdl import kl_calibration
 
@@ -405,6 +411,9 @@ MEASURES: dict[str, Measure] = {
         ),
         Measure("mce", "MCE", "largest bias of a bucket", _lazy(_S, "mce"), headline=False),
         Measure("rmsce", "RMSCE", "root of the squared calibration error", _lazy(_S, "rmsce"), headline=False),
+        # The two proper losses, the truthful companions of the calibration measures in a
+        # leaderboard: functions of a trial's bucket table, outside its key (filled for trials
+        # stored before them from that table, fastcdl.experiments.fill).
         Measure(
             "brier",
             "Brier",
@@ -412,6 +421,18 @@ MEASURES: dict[str, Measure] = {
             _lazy(_S, "brier"),
             applies=_exact_buckets,
             headline=False,
+            trial_columns=("brier",),
+            in_trial_key=False,
+        ),
+        Measure(
+            "log_loss",
+            "LogLoss",
+            "log loss (mean -log of the probability given to the outcome)",
+            _lazy(_proper, "log_loss_table"),
+            applies=_exact_buckets,
+            headline=False,
+            trial_columns=("log_loss",),
+            in_trial_key=False,
         ),
         Measure(
             "brier_reliability", "REL", "Brier's reliability part (= K2)", _brier_part("reliability"), headline=False

@@ -605,3 +605,18 @@ REGISTRY.update(
         "ldtc": {"reference": _score_ref("ldtc_ref"), "input": "table", "tol": 1 / 400 + 1 / 800},
     }
 )
+
+
+def log_loss_ref(y, p):
+    """(1/T) sum -log(probability given to the outcome), one round at a time; inf for a
+    zero-probability outcome, 0 for a certain and right one."""
+    total = 0.0
+    for yi, pi in zip(y, p):
+        given = float(pi) if int(yi) == 1 else 1.0 - float(pi)
+        if given <= 0.0:
+            return math.inf
+        total -= math.log(given)
+    return total / len(y)
+
+
+REGISTRY.update({"log_loss": {"reference": log_loss_ref, "input": "rounds", "tol": 1e-12}})

@@ -81,3 +81,29 @@ def test_set_columns_refuses_a_name_that_is_not_a_column(folder):
         key = store.rows()[0]["key"]
         with pytest.raises(ValueError, match="not columns of the trial store"):
             store.set_columns(key, {"nonsense": 1})
+
+
+def test_rows_lacking_only_measures_of_their_table_are_completed_from_it_without_a_run(folder, monkeypatch):
+    """The proper losses (brier, log_loss) were added after the pseudo measures: a row that lacks
+    only them is completed from its stored bucket table, equal to what the runner stored, and no
+    trial is run again (run_trial is made to fail)."""
+    from fastcdl.experiments import fill, runner
+
+    with TrialStore(folder / "trials.sqlite") as store:
+        before = {r["key"]: r for r in store.rows()}
+        for key in before:
+            store.set_columns(key, dict.fromkeys(fill.table_columns()))
+    assert set(fill.table_columns()) >= {"brier", "log_loss"}
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a trial was run again")
+
+    monkeypatch.setattr(runner, "run_trial", no_run)
+    out = fill_measures(folder, workers=1)
+    assert out["n_missing"] == out["n_from_tables"] == len(before) and out["n_replayed"] == 0
+    with TrialStore(folder / "trials.sqlite") as store:
+        after = {r["key"]: r for r in store.rows()}
+    for key, r in before.items():
+        for c in fill.table_columns():
+            assert _same(after[key][c], r[c]), (r["forecaster"], c)
+            assert after[key][c] is not None

@@ -239,6 +239,7 @@ def _expected_sample(st):
         "mce": fc.mce(st),
         "rmsce": fc.rmsce(st),
         "brier": fc.brier(st) if exact else None,
+        "log_loss": jsonable(fc.log_loss(st)) if exact else None,
         "brier_reliability": d.reliability,
         "brier_resolution": d.resolution,
         "brier_uncertainty": d.uncertainty,
@@ -324,7 +325,7 @@ def test_metrics_json(tmp_path, capsys, fmt, weighted, bins):
             "brier_uncertainty",
         ):
             assert out[key] == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
-        assert out["brier"] is out["atb_unbiased"] is out["one_round_share"] is out["advice"] is None
+        assert out["brier"] is out["log_loss"] is out["atb_unbiased"] is out["one_round_share"] is out["advice"] is None
     assert want["cdl"] > 0.01
     # the worst task as stated: rows from low to high beliefs, without dominated actions; it
     # attains the CDL unless a kink at 0 or 1 needed an action that is best only there

@@ -4,7 +4,8 @@ smce, klcal and the pseudo measures (docs/pseudo.md) are functions of a trial's 
 not part of its key, so a store filled before they existed keeps its trials, with NULL in
 their columns. :func:`fill_measures` completes those rows:
 
-- smce and klcal from the stored bucket table;
+- smce, klcal and the proper losses (brier, log_loss) from the stored bucket table, with no
+  run when they are all that is missing;
 - the expected-count table (``pseudo_table``) and the pseudo measures: for a forecaster that
   declares ``point_mass`` (one stated value a round), the bucket table itself, bit for bit
   what the engine would have kept; for any other, the trial is run again, and its table is
@@ -36,6 +37,20 @@ def later_columns() -> tuple:
     from fastcdl.trial_measures import METRICS
 
     return tuple(c for m in METRICS.values() if not m.in_key for c in m.columns) + ("pseudo_table",)
+
+
+def table_columns() -> tuple:
+    """The later columns that are measures of the bucket table alone (of = "stats"): a stored
+    row lacking only these is completed from its stored table, with no run.
+
+    Examples
+    --------
+    >>> "brier" in table_columns() and "pseudo_ece" not in table_columns()
+    True
+    """
+    from fastcdl.trial_measures import METRICS
+
+    return tuple(c for m in METRICS.values() if not m.in_key and m.of == "stats" for c in m.columns)
 
 
 def _key_columns() -> tuple:
@@ -87,11 +102,16 @@ def complete(row: dict) -> dict:
     from fastcdl.experiments.store import pack_table, unpack_table
     from fastcdl.online import registry
     from fastcdl.bucket_table import BucketStats
-    from fastcdl.trial_measures import compute_all
+    from fastcdl.trial_measures import METRICS, compute_all
 
     cols = later_columns()
     stored = None if row.get("bucket_table") is None else unpack_table(row["bucket_table"])
     spec = registry.forecaster(row["forecaster"])
+    if stored is not None and not spec.point_mass and _from_table(row, registry):
+        # only measures of the bucket table are missing (the proper losses, added later): from it
+        of_table = table_columns()
+        values = compute_all(stored, names=[m.name for m in METRICS.values() if set(m.columns) <= set(of_table)])
+        return {c: values[c] for c in of_table}
     if stored is not None and spec.point_mass:
         pseudo = BucketStats.from_table(
             stored.values, stored.counts.astype(np.float64), stored.positives.astype(np.float64)
@@ -113,6 +133,17 @@ def complete(row: dict) -> dict:
             "are left NULL"
         )
     return {c: new[c] for c in cols}
+
+
+def _from_table(row, registry) -> bool:
+    """Whether :func:`complete` takes this row's later measures from its stored bucket table
+    (no run): a point-mass forecaster's, or one that lacks only measures of that table."""
+    if row.get("bucket_table") is None:
+        return False
+    if registry.forecaster(row["forecaster"]).point_mass:
+        return True
+    of_table = table_columns()
+    return all(row.get(c) is not None for c in later_columns() if c not in of_table)
 
 
 def _complete_keyed(row):
@@ -162,9 +193,7 @@ def fill_measures(folder, *, workers=None, progress=False) -> dict:
     folder = Path(folder)
     with run_lock(folder), TrialStore(folder / "trials.sqlite") as store:
         rows = missing(store.rows())
-        easy = [
-            r for r in rows if r.get("bucket_table") is not None and registry.forecaster(r["forecaster"]).point_mass
-        ]
+        easy = [r for r in rows if _from_table(r, registry)]
         hard = [r for r in rows if r not in easy]
         for r in easy:
             store.set_columns(r["key"], complete(r))
