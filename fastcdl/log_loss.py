@@ -53,7 +53,7 @@ def log_loss_table(st: BucketStats) -> float:
     total = n.sum()
     if total == 0:
         return float("nan")
-    return _summed(q, s, n - s) / total
+    return float(_summed(q, s, n - s) / total)
 
 
 @accepts_multiclass()
@@ -102,5 +102,5 @@ def log_loss(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="un
     yf = np.asarray(y, dtype=np.float64)
     if w.shape[0]:
         total = float(w.sum())
-        return _summed(p, w * yf, w * (1.0 - yf)) / total if total > 0 else float("nan")
-    return _summed(p, yf, 1.0 - yf) / yf.shape[0] if yf.shape[0] else float("nan")
+        return float(_summed(p, w * yf, w * (1.0 - yf)) / total) if total > 0 else float("nan")
+    return float(_summed(p, yf, 1.0 - yf) / yf.shape[0]) if yf.shape[0] else float("nan")

@@ -148,6 +148,8 @@ def _online():
                 continue
             if spec.needs_mean and aspec.true_mean is None:  # refused as well: no mean to hand over
                 continue
+            if spec.needs_external and aspec.external is None:  # refused: no external forecast
+                continue
             simulate(f, a, horizon=64, seed=0)
 
     def per_round():
@@ -155,10 +157,17 @@ def _online():
             extra = {"adversary": ("bernoulli", {})} if spec.needs_adversary else {}
             fc_ = make_forecaster(f, horizon=16, seed=0, **extra)
             # greedy plays two-point and K-point tables (both signatures); a forecaster that needs the
-            # round's mean plays a coin, which states it
-            adv = make_adversary("bernoulli" if spec.needs_mean else "greedy", horizon=16, seed=0)
+            # round's mean plays a coin, which states it, and one that needs an external forecast the
+            # informed environment
+            side = spec.side_input
+            adv = make_adversary({"mean": "bernoulli", "external": "informed"}.get(side, "greedy"), horizon=16, seed=0)
             for _ in range(4):
-                d = fc_.forecast(mean=adv.mean()) if spec.needs_mean else fc_.forecast()
+                if side == "mean":
+                    d = fc_.forecast(mean=adv.mean())
+                elif side == "external":
+                    d = fc_.forecast(external=adv.external())
+                else:
+                    d = fc_.forecast()
                 y = adv.respond(d)
                 p = fc_.draw()
                 fc_.observe(y)

@@ -261,10 +261,16 @@ def _point_mass_rounds(forecaster, adversary, T, seed=2):
     given = {"adversary": (adversary, {})} if spec.needs_adversary else {}
     f = make_forecaster(forecaster, horizon=T, seed=seed, **given)
     a = make_adversary(adversary, horizon=T, seed=seed)
-    mean = spec.needs_mean
+    side = spec.side_input
     points = 0
     for _ in range(T):
-        fc = f.forecast(mean=a.mean()) if mean else f.forecast()
+        fc = (
+            f.forecast(mean=a.mean())
+            if side == "mean"
+            else f.forecast(external=a.external())
+            if side == "external"
+            else f.forecast()
+        )
         points += fc.probs == (1.0,)
         y = a.respond(fc)
         p = f.draw()
@@ -280,7 +286,13 @@ def test_the_point_mass_declaration_holds_round_by_round(forecaster):
     round against the same adversaries."""
     declared = registry.forecaster(forecaster).point_mass
     T, spec = 200, registry.forecaster(forecaster)
-    adversaries = ("drift", "segments") if spec.needs_mean or spec.needs_adversary else ("bernoulli", "contrarian")
+    adversaries = (
+        ("informed",)
+        if spec.needs_external
+        else ("drift", "segments")
+        if spec.needs_mean or spec.needs_adversary
+        else ("bernoulli", "contrarian")
+    )
     counts = [_point_mass_rounds(forecaster, a, T) for a in adversaries]
     if declared:
         assert counts == [T] * len(adversaries)

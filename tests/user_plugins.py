@@ -103,7 +103,8 @@ FAULTY = plugin_adversary(
     prob=faulty_prob,
     k_points=True,  # never reads the distribution: it plays K-point forecasters too
     true_mean=faulty_mean,
-)  # and spr, which needs the round's mean
+    external=faulty_mean,
+)  # and spr, which needs the round's mean, and calibeat, which needs an external forecast
 
 
 # -- an adversary whose worker dies: a coin whose parameter check kills its own process (as the

@@ -306,11 +306,14 @@ def _families(names, forecaster, T, ranges=None):
 
 
 def _plays(fspec, adversary) -> bool:
-    """False when the forecaster (its spec) needs the round's true mean and the adversary (by
-    name) states none: the default families leave it out."""
+    """False when the forecaster (its spec) needs the round's true mean or an external forecast
+    and the adversary (by name) states none: the default families leave it out."""
     from fastcdl.online import registry
 
-    return not fspec.needs_mean or registry.adversary(adversary).true_mean is not None
+    aspec = registry.adversary(adversary)
+    if fspec.needs_mean and aspec.true_mean is None:
+        return False
+    return not fspec.needs_external or aspec.external is not None
 
 
 def search(

@@ -54,6 +54,12 @@ A mean outside [0, 1] (or NaN) stops the run before the forecast (:func:`bad_mea
 :func:`mean_stopped`). Only the loops of such forecasters call it: the two-point loops are
 unchanged.
 
+**The external forecast.** A forecaster whose spec declares ``needs_external`` plays the
+calibeating game (docs/calibeating.md): its loop asks the adversary's ``external(hist, par)``
+for b_t, another forecaster's prediction for the round, before the forecast, hands it to
+``forecast(state, table, hist, out, b)``, and notes (b_t, y_t) in an
+:data:`fastcdl.online.external.ExternalRecord` after the outcome (:func:`run_rounds_external`).
+
 >>> Round._fields[:3]
 ('t', 'prev_y', 'm')
 """
@@ -71,6 +77,7 @@ from numba.extending import intrinsic, overload
 from fastcdl._compiled._jit import kernel
 from fastcdl._compiled.exact import rational_grid
 from fastcdl._compiled.rng import uniform
+from fastcdl.online.external import note_external
 
 __all__ = ["Draw", "History", "KTable", "Round", "Table", "next_round", "slot", "slots", "uniform"]
 
@@ -631,6 +638,29 @@ def run_rounds_mean(T, forecast, observe, state, table, out, rng, adversary, apa
         if not_outcome(y):
             return stopped(hist, y)
         observe(state, table, hist, out, slot, y)
+        hist = settle(table, out, slot, y, hist)
+    return hist
+
+
+@kernel(cache=False)
+def run_rounds_external(
+    T, forecast, observe, state, table, out, rng, adversary, apar, arng, hist, trace_p, trace_y, external, rec
+):
+    """:func:`run_rounds` for a plug-in forecaster that declares ``needs_external`` (the
+    calibeating game): each round b = external(hist, apar), the environment's external forecast,
+    then ``forecast(state, table, hist, out, b)``; after the outcome the engine notes (b, y) in
+    ``rec`` (:func:`fastcdl.online.external.note_external`). A b outside [0, 1] stops the run
+    as a bad true mean does (:func:`mean_stopped`)."""
+    for t in range(T):
+        b = external(hist, apar)
+        if bad_mean(b):
+            return mean_stopped(hist)
+        forecast(state, table, hist, out, b)
+        slot, y = play_round(t, hist, out, table, rng, adversary, apar, arng, trace_p, trace_y)
+        if not_outcome(y):
+            return stopped(hist, y)
+        observe(state, table, hist, out, slot, y)
+        note_external(rec, b, y)
         hist = settle(table, out, slot, y, hist)
     return hist
 

@@ -104,7 +104,8 @@ def check_pairing(forecaster, adversary) -> None:
     ValidationError
         (a ValueError, argument ``adversary``) naming both, when the forecaster's support
         is above 2 and the adversary does not declare ``k_points``, or when the forecaster
-        declares ``needs_mean`` and the adversary declares no ``true_mean``.
+        declares ``needs_mean`` and the adversary declares no ``true_mean`` (or
+        ``needs_external`` and no ``external``).
 
     Examples
     --------
@@ -129,6 +130,15 @@ def check_pairing(forecaster, adversary) -> None:
             message=f"forecaster {forecaster.name!r} needs the round's true mean E[y_t | past] and adversary "
             f"{adversary.name!r} states none; pair it with an adversary that declares true_mean (bernoulli, "
             "drift, markov, segments, budget, or a plug-in made with plugin_adversary(..., true_mean=...))",
+        )
+    if forecaster.needs_external and adversary.external is None:
+        raise ValidationError(
+            "adversary",
+            "states no external forecast",
+            value=adversary.name,
+            message=f"forecaster {forecaster.name!r} plays the calibeating game: it needs each round's external "
+            f"forecast b_t, and adversary {adversary.name!r} states none; pair it with an environment that "
+            "declares external (informed, or a plug-in made with plugin_adversary(..., external=...))",
         )
 
 
@@ -213,6 +223,13 @@ class AdversarySpec:
         respond draws that round's y. Handed each round to a forecaster that declares
         ``needs_mean`` (spr); against those, an adversary without it is refused. The
         stochastic built-ins declare it (their ``prob`` reads only t and the last outcome).
+    external : numba dispatcher or None
+        ``external(hist, par) -> b``: the external forecast b of round hist.t + 1, in
+        [0, 1], stated before the round from the past and the environment's own state (the
+        calibeating game, docs/calibeating.md): another forecaster's prediction that the
+        player may see and try to beat. Handed each round to a forecaster that declares
+        ``needs_external``; against those, an adversary without it is refused. Signature as
+        ``true_mean``'s.
 
     Examples
     --------
@@ -233,6 +250,7 @@ class AdversarySpec:
     prepare: Callable | None = None
     k_points: bool = False
     true_mean: Callable | None = None
+    external: Callable | None = None
 
     @property
     def stochastic(self) -> bool:
@@ -350,6 +368,24 @@ class AdversarySpec:
         self.true_mean.compile(MEAN_SIGNATURE)
         return self.true_mean
 
+    def compiled_external(self):
+        """``external`` compiled for the engine's signature (``MEAN_SIGNATURE``), or None.
+
+        Returns
+        -------
+        numba dispatcher or None
+
+        Examples
+        --------
+        >>> from fastcdl.online import registry
+        >>> registry.adversary("bernoulli").compiled_external() is None
+        True
+        """
+        if self.external is None:
+            return None
+        self.external.compile(MEAN_SIGNATURE)
+        return self.external
+
 
 @dataclass(frozen=True, eq=False)
 class ForecasterSpec:
@@ -402,6 +438,11 @@ class ForecasterSpec:
         kernel is ``forecast(state, table, hist, out, e)``, its runs hand it the adversary's
         ``true_mean`` each round before the forecast, and an adversary without one is
         refused (``check_pairing``). False for every forecaster but spr.
+    needs_external : bool
+        It reads the round's external forecast b_t (the calibeating game,
+        docs/calibeating.md): its forecast kernel is ``forecast(state, table, hist, out, b)``,
+        its runs hand it the adversary's ``external`` each round before the forecast, and an
+        adversary without one is refused. Not together with ``needs_mean``.
     point_mass : bool
         Every round's distribution is a point mass (the drawn slot has probability 1): its
         expected-count table is its bucket table, so the engine keeps none and
@@ -433,6 +474,13 @@ class ForecasterSpec:
     support: int | Callable = 2
     needs_mean: bool = False
     point_mass: bool = False
+    needs_external: bool = False
+
+    @property
+    def side_input(self) -> str | None:
+        """What its forecast kernel takes besides the round: "mean" (``needs_mean``),
+        "external" (``needs_external``) or None."""
+        return "mean" if self.needs_mean else "external" if self.needs_external else None
 
     @property
     def k_point(self) -> bool:
@@ -532,6 +580,7 @@ def plugin_adversary(
     prepare=None,
     k_points=False,
     true_mean=None,
+    external=None,
 ) -> AdversarySpec:
     """An adversary from a numba function ``respond(view, table, par, rng) -> 0 or 1``.
 
@@ -570,6 +619,10 @@ def plugin_adversary(
         past, computed without drawing: exactly the probability respond draws that round's
         y with. Forecasters that need the round's mean (``needs_mean``, as spr) play only
         adversaries that give it.
+    external : numba dispatcher, optional
+        ``external(hist, par) -> b``, the external forecast of round hist.t + 1 in [0, 1]
+        (the calibeating game, docs/calibeating.md), handed to forecasters that declare
+        ``needs_external``.
 
     Returns
     -------
@@ -605,6 +658,8 @@ def plugin_adversary(
         raise ValidationError("k_points", "must be True or False", value=k_points)
     if true_mean is not None:
         _check_dispatcher(true_mean, "true_mean")
+    if external is not None:
+        _check_dispatcher(external, "external")
     return AdversarySpec(
         name,
         respond,
@@ -617,6 +672,7 @@ def plugin_adversary(
         prepare,
         k_points,
         true_mean,
+        external,
     )
 
 
@@ -633,6 +689,7 @@ def plugin_forecaster(
     grid=None,
     support=2,
     needs_mean=False,
+    needs_external=False,
 ) -> ForecasterSpec:
     """A forecaster from ``init(horizon, params) -> (state, q)`` and numba kernels
     ``forecast(state, table, hist, out)`` and ``observe(state, table, hist, out, slot, y)``.
@@ -673,6 +730,10 @@ def plugin_forecaster(
     needs_mean : bool, default False
         It reads the round's true mean: ``forecast(state, table, hist, out, e)`` with e the
         adversary's ``true_mean`` for the round; it plays only adversaries that declare one.
+    needs_external : bool, default False
+        It plays the calibeating game: ``forecast(state, table, hist, out, b)`` with b the
+        adversary's ``external`` forecast for the round; only against adversaries that
+        declare one (docs/calibeating.md).
 
     Returns
     -------
@@ -718,6 +779,10 @@ def plugin_forecaster(
     support = check_int(support, "support", low=2)
     if not isinstance(needs_mean, bool):
         raise ValidationError("needs_mean", "must be True or False", value=needs_mean)
+    if not isinstance(needs_external, bool):
+        raise ValidationError("needs_external", "must be True or False", value=needs_external)
+    if needs_mean and needs_external:
+        raise ValidationError("needs_external", "cannot be declared together with needs_mean", value=needs_external)
     return ForecasterSpec(
         name,
         init3,
@@ -733,6 +798,7 @@ def plugin_forecaster(
         grid,
         support,
         needs_mean,
+        needs_external=needs_external,
     )
 
 
@@ -773,11 +839,15 @@ def code_hash(spec) -> str:
         names += ("prepare",)
     if getattr(spec, "true_mean", None) is not None:
         names += ("true_mean",)
+    if getattr(spec, "external", None) is not None:
+        names += ("external",)
     for name in names:
         h.update(name.encode())
         _feed(getattr(spec, name), h, seen)
     if getattr(spec, "needs_mean", False):  # its forecast kernel takes the mean: another contract
         h.update(b"needs_mean")
+    if getattr(spec, "needs_external", False):
+        h.update(b"needs_external")
     digest = h.hexdigest()[:12]
     _HASHES[id(spec)] = (spec, digest)
     return digest

@@ -15,6 +15,8 @@ import numpy as np
 from fastcdl._validate import ValidationError, check_horizon, check_seed
 from fastcdl.online import engine, plugins, registry
 from fastcdl.online.adversaries import Adversary, not_an_outcome
+from fastcdl.online.external import ExternalScore
+from fastcdl.online.external import score as score_external
 from fastcdl.online.forecasters import Forecaster
 from fastcdl.bucket_table import BucketStats
 
@@ -66,6 +68,7 @@ class RunResult:
     seed: int
     params: dict
     pseudo_stats: BucketStats | None = None
+    external: ExternalScore | None = None
 
     def metric(self, name: str) -> float:
         """A metric of the run's table by name.
@@ -155,33 +158,40 @@ def _run_loop(f, a, T, trace_p, trace_y):
     """T rounds of f against a in compiled code, continuing their state; returns the seconds."""
     k = f.out.probs.shape[0] > 2
     respond = a.spec.compiled(k)
-    mean = (a.spec.compiled_mean(),) if f.spec.needs_mean else ()  # plugins.check_pairing: not None
+    side = f.spec.side_input  # plugins.check_pairing: the adversary states it
+    mean = {None: (), "mean": (a.spec.compiled_mean(),), "external": (a.spec.compiled_external(),)}[side]
+    record = (f.external_record,) if side == "external" else ()  # where the loop notes (b_t, y_t)
     if f.spec.loop is not None:
-        args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y) + mean
+        args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y) + mean + record
         run = _entry(f.spec.loop, args, 5, k, 11 if mean else None)
     else:  # a plug-in forecaster: the engine's generic loop
         args = (
-            T,
-            f.spec.forecast,
-            f.spec.observe,
-            f.state,
-            f.table,
-            f.out,
-            f._rng,
-            respond,
-            a._par,
-            a._rng,
-            f.hist,
-            trace_p,
-            trace_y,
-        ) + mean
-        run = _entry(engine.run_rounds_mean if mean else engine.run_rounds, args, 7, k, 13 if mean else None)
+            (
+                T,
+                f.spec.forecast,
+                f.spec.observe,
+                f.state,
+                f.table,
+                f.out,
+                f._rng,
+                respond,
+                a._par,
+                a._rng,
+                f.hist,
+                trace_p,
+                trace_y,
+            )
+            + mean
+            + record
+        )
+        loop = {None: engine.run_rounds, "mean": engine.run_rounds_mean, "external": engine.run_rounds_external}[side]
+        run = _entry(loop, args, 7, k, 13 if mean else None)
     t0 = time.perf_counter()
     hist = run(*args)
     seconds = time.perf_counter() - t0
-    if hist.t < 0 and hist.ones < 0:  # stopped before round -t: its true mean was no probability
+    if hist.t < 0 and hist.ones < 0:  # stopped before round -t: its true mean (or b) was no probability
         f.hist = engine.History(-hist.t - 1, int(f.table.s.sum()), hist.prev_y)
-        raise a.bad_mean(f.hist)
+        raise a.bad_side_input(f.hist, side)
     if hist.t < 0:  # the loop stopped at round -t, whose answer was not 0 or 1 (engine.stopped)
         # the rounds before it stay recorded (the run is over: the previous outcome is not kept)
         f.hist = engine.History(-hist.t - 1, hist.ones, -1)
@@ -209,6 +219,7 @@ def _run(forecaster, adversary, horizon, seed, forecaster_params, adversary_para
         seed=f.seed,
         params={"forecaster": dict(f.params), "adversary": dict(a.params)},
         pseudo_stats=f.pseudo_stats() if pseudo else None,
+        external=None if f.external_record is None else score_external(f.external_record),
     )
     return res, trace_p, trace_y
 

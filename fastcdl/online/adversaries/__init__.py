@@ -231,6 +231,60 @@ class Adversary:
             raise self.bad_mean(hist, e)
         return e
 
+    def external(self) -> float:
+        """The external forecast of the next round (the calibeating game, docs/calibeating.md):
+        b = the spec's ``external(hist, par)`` given the rounds observed so far.
+
+        What a forecaster that needs it is handed each round:
+        ``f.forecast(external=a.external())``.
+
+        Returns
+        -------
+        float
+            In [0, 1].
+
+        Raises
+        ------
+        ValidationError
+            (a ValueError) when the adversary states no external forecast, or its external
+            returns something other than a probability.
+
+        Examples
+        --------
+        >>> 0.0 <= make_adversary("informed", horizon=10).external() <= 1.0
+        True
+        """
+        if self.spec.external is None:
+            raise ValidationError(
+                "adversary",
+                "states no external forecast",
+                value=self.name,
+                message=f"adversary {self.name!r} states no external forecast (its spec declares no external)",
+            )
+        hist = engine.History(self._t, self._ones, self._prev)
+        b = float(self.spec.compiled_external()(hist, self._par))
+        if not 0.0 <= b <= 1.0:
+            raise self.bad_side_input(hist, "external", b)
+        return b
+
+    def bad_side_input(self, hist, what, value=None) -> ValidationError:
+        """The error of a true mean (``what="mean"``) or external forecast (``"external"``)
+        that is not a probability, for round hist.t + 1 (recomputed from ``hist`` when value
+        is not given)."""
+        if what == "mean":
+            return self.bad_mean(hist, value)
+        if value is None:
+            value = float(self.spec.compiled_external()(hist, self._par))
+        t = int(hist.t) + 1
+        return ValidationError(
+            "external",
+            "must return a probability in [0, 1]",
+            index=t,
+            value=value,
+            message=f"adversary {self.name!r}: external returned {value} for round {t}, not a "
+            "probability in [0, 1]; the run stopped there",
+        )
+
     def bad_mean(self, hist, e=None) -> ValidationError:
         """The error of a true mean that is not a probability, for round hist.t + 1 (recomputed
         from ``hist`` when e is not given)."""

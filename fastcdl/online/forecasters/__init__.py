@@ -22,6 +22,7 @@ import numpy as np
 from fastcdl._compiled.rng import seed_states
 from fastcdl._validate import ValidationError, check_outcome, check_real, check_seed
 from fastcdl.online import engine, registry
+from fastcdl.online.external import new_record, note_external
 from fastcdl.bucket_table import BucketStats
 
 __all__ = ["Forecast", "Forecaster", "make_forecaster"]
@@ -125,9 +126,12 @@ class Forecaster:
         self._phase = 0  # 0: new round, 1: forecast made, 2: drawn
         self._p = math.nan
         self._reported = 0
+        # the calibeating game: the external forecasts seen, with their outcomes (engine notes them)
+        self.external_record = new_record() if spec.needs_external else None
+        self._b = math.nan  # this round's external forecast
 
     # -- the round protocol -------------------------------------------------------------
-    def forecast(self, mean=None) -> Forecast:
+    def forecast(self, mean=None, external=None) -> Forecast:
         """This round's distribution (computed once per round).
 
         Parameters
@@ -137,6 +141,12 @@ class Forecaster:
             taken by) a forecaster whose spec declares ``needs_mean`` (spr), as the
             adversary states it (:meth:`fastcdl.online.Adversary.mean`). Read in the
             round's first call.
+        external : float, optional
+            The round's external forecast b_t, in [0, 1]: needed by (and only taken by) a
+            forecaster that declares ``needs_external`` (the calibeating game,
+            docs/calibeating.md), as the environment states it
+            (:meth:`fastcdl.online.Adversary.external`). Read in the round's first call and
+            noted with the outcome in :attr:`external_record`.
 
         Returns
         -------
@@ -145,8 +155,8 @@ class Forecaster:
         Raises
         ------
         ValidationError
-            (a ValueError) for a mean missing where it is needed, given where it is not,
-            or outside [0, 1].
+            (a ValueError) for a mean or external forecast missing where it is needed,
+            given where it is not, or outside [0, 1].
 
         Examples
         --------
@@ -156,7 +166,23 @@ class Forecaster:
         (0.25,)
         """
         if self._phase == 0:
-            if self.spec.needs_mean:
+            if external is not None and not self.spec.needs_external:
+                raise ValidationError(
+                    "external",
+                    f"is not taken by forecaster {self.name!r} (it does not declare needs_external)",
+                    value=external,
+                )
+            if self.spec.needs_external:
+                if external is None:
+                    raise ValidationError(
+                        "external",
+                        "is needed",
+                        message=f"external: the {self.name} forecaster plays the calibeating game and needs the "
+                        "round's external forecast: forecast(external=adversary.external()) before draw()",
+                    )
+                self._b = check_real(external, "external", 0.0, 1.0)
+                self.spec.forecast(self.state, self.table, self.hist, self.out, self._b)
+            elif self.spec.needs_mean:
                 if mean is None:
                     raise ValidationError(
                         "mean",
@@ -234,6 +260,8 @@ class Forecaster:
                 message="observe(y) before draw(): call forecast() and draw() first in each round",
             )
         self.spec.observe(self.state, self.table, self.hist, self.out, self.slot, y)
+        if self.external_record is not None:
+            note_external(self.external_record, self._b, y)
         self.hist = engine.settle(self.table, self.out, self.slot, y, self.hist)
         self._phase = 0
 

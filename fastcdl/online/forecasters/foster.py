@@ -29,9 +29,11 @@ def bias_sign(j, n, s, m):
     return j * n[j] - m * s[j]
 
 
-@kernel(inline="always")  # into the simulate loop: no per-round state passing
-def forecast(st, table, hist, out):
-    q, n, s, m = table.q, table.n, table.s, st.m
+@kernel(inline="always")
+def foster_rule(q, n, s, m, out):
+    """Foster's rule on the counts n_j and outcomes s_j of the grid points q_j = j/m, into out:
+    0 if B_0 >= 0, 1 if B_m <= 0, else the adjacent pair lo, hi with B_lo < 0 <= B_hi mixed so
+    that the expected bias is zero. O(log m)."""
     if bias_sign(0, n, s, m) >= 0:
         point_mass(q[0], 0, out.points, out.probs, out.buckets)
         return
@@ -57,6 +59,11 @@ def forecast(st, table, hist, out):
     out.probs[1] = 1.0 - out.probs[0]
     out.buckets[0] = lo
     out.buckets[1] = hi
+
+
+@kernel(inline="always")  # into the simulate loop: no per-round state passing
+def forecast(st, table, hist, out):
+    foster_rule(table.q, table.n, table.s, st.m, out)
 
 
 @kernel(inline="always")  # into the simulate loop: no per-round state passing
