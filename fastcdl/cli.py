@@ -220,6 +220,8 @@ def _check_leaderboard_args(args) -> None:
         raise InputError(f"--seeds must be an integer >= 2 (confidence intervals need two seeds), got {args.seeds}")
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
+    if (args.claim or args.paper is not None) and not args.add:
+        raise InputError("--claim and --paper describe the forecaster of --add: give --add MODULE:ATTRIBUTE")
     grid = {"t_min": args.t_min, "t_max": args.t_max, "seeds": args.seeds, "worst": args.worst}
     if not args.run and any(v is not None for v in grid.values()):
         given = [f"--{k.replace('_', '-')}" for k, v in grid.items() if v is not None]
@@ -264,6 +266,11 @@ def _leaderboard_add(args, folder, spec) -> None:
         print(f"  not played: {env} ({why})")
     for line in leaderboard.rank_lines(leaderboard.ranks(folder, out["label"])):
         print(line)
+    from fastcdl.experiments import submissions
+
+    command = f"fastcdl leaderboard --add {spec} --dir {folder}" + "".join(f" --claim {c}" for c in args.claim or ())
+    submissions.write_one(folder, out["label"], paper=args.paper, claims=args.claims, command=command)
+    print(f"  its submission record: {folder}/{submissions.FILE}")
 
 
 def cmd_leaderboard(args) -> int:
@@ -273,6 +280,12 @@ def cmd_leaderboard(args) -> int:
 
     _check_leaderboard_args(args)
     folder = Path(args.dir)
+    from fastcdl.experiments.submissions import parse_claim
+
+    try:
+        args.claims = [parse_claim(c) for c in args.claim or ()]
+    except ValueError as e:
+        raise InputError(str(e)) from None
     received = []
     try:
         with _stop_on_signals(received):
@@ -564,6 +577,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="play this forecaster plug-in on the stored grid (every stored trial is reused) and print "
         "where it ranks on each measure; the page is not rewritten (repeatable)",
     )
+    lb.add_argument(
+        "--claim",
+        action="append",
+        metavar="MEASURE=EXPONENT[,LOG_POWER]",
+        help="with --add: a rate the forecaster's paper claims, T^EXPONENT (log T)^LOG_POWER per round on "
+        "MEASURE, recorded in submissions.json next to the measured slope (repeatable)",
+    )
+    lb.add_argument("--paper", help="with --add: the paper behind the claims, recorded in submissions.json")
     lb.add_argument("--preset", default="leaderboard", help="the grid of --run (default: leaderboard)")
     lb.add_argument("--t-min", help="smallest horizon of --run (integer or 2^k)")
     lb.add_argument("--t-max", help="largest horizon of --run (integer or 2^k)")

@@ -241,9 +241,81 @@ def test_add_ranks_a_readme_plugin_and_reuses_the_store(board, capsys):
     assert "(0 run now, " in capsys.readouterr().out
 
 
+def test_submission_records_tie_claims_to_the_measured_cells(board, capsys):
+    """submissions.json: a record per forecaster; a paper's claim is PAPER_RATES' entry, and each
+    measured slope is the slowest decay over the environments finished at T* in summary.csv (the
+    very cell), with the score and rank of ranks.csv; a plug-in's --claim is recorded by --add and
+    kept by the next build."""
+    from fastcdl.experiments import submissions
+
+    assert main(["leaderboard", "--dir", str(board), "--no-figures"]) == 0
+    doc = json.loads((board / submissions.FILE).read_text())
+    recs = {r["forecaster"]: r for r in doc["forecasters"]}
+    stored = {r["forecaster_label"] for r in _stored(board)}
+    assert set(recs) == stored
+    slopes = _csv(board / "summary.csv")
+    ranked = {(r["measure"], r["forecaster"]): r for r in _csv(board / "ranks.csv")}
+    for f, rec in recs.items():
+        paper = leaderboard.PAPER_RATES.get(f)
+        if paper is None:
+            assert rec["claimed"] == [] and rec["paper"] is None
+        else:
+            assert rec["paper"] == paper.text
+            assert [(c["measure"], c["exponent"], c["log_power"]) for c in rec["claimed"]] == [
+                (paper.measure, paper.exponent, paper.log_power)
+            ]
+        for m, got in rec["measured"].items():
+            cells = [
+                s
+                for s in slopes
+                if s["metric"] == m and s["forecaster"] == f and s["slope"] and int(s["t_max_fit"]) == rec["T"]
+            ]
+            if not cells:
+                assert got["slope"] is None
+                continue
+            worst = max(cells, key=lambda s: float(s["slope"]))
+            assert got["slope"] == float(worst["slope"]) and got["slope_environment"] == worst["adversary"]
+            assert (got["slope_lo"], got["slope_hi"]) == tuple(
+                None if worst[k] == "" else float(worst[k]) for k in ("slope_lo", "slope_hi")
+            )
+            r = ranked[(m, f)]
+            assert got["worst_environment"] == r["worst_environment"]
+            assert got["rank"] == (None if r["rank"] == "" else int(r["rank"]))
+            assert r["mean"] == "inf" and got["score"] == "inf" or got["score"] == float(r["mean"])
+    assert recs["cdl"]["version"] == registry.forecaster("cdl").name + "/" + str(registry.forecaster("cdl").version)
+    capsys.readouterr()
+    argv = ["leaderboard", "--dir", str(board), "--add", "readme_plugin:HALFWAY", "--workers", "1", "--no-progress"]
+    assert main([*argv, "--claim", "ece=-0.5", "--claim", "cdl=-0.5,1", "--paper", "A paper (2026)"]) == 0
+    assert "submission record" in capsys.readouterr().out
+    rec = {r["forecaster"]: r for r in json.loads((board / submissions.FILE).read_text())["forecasters"]}["halfway"]
+    assert rec["paper"] == "A paper (2026)" and rec["key"] == "readme_plugin:HALFWAY"
+    assert [(c["measure"], c["exponent"], c["log_power"]) for c in rec["claimed"]] == [
+        ("ece", -0.5, 0.0),
+        ("cdl", -0.5, 1.0),
+    ]
+    assert (
+        rec["command"].startswith("fastcdl leaderboard --add readme_plugin:HALFWAY")
+        and "--claim ece=-0.5" in rec["command"]
+    )
+    assert rec["version"].startswith("halfway/1+")
+    assert main(["leaderboard", "--dir", str(board), "--no-figures"]) == 0  # a rebuild keeps the plug-in's claims
+    again = {r["forecaster"]: r for r in json.loads((board / submissions.FILE).read_text())["forecasters"]}["halfway"]
+    assert again["claimed"] == rec["claimed"] and again["paper"] == rec["paper"] and again["command"] == rec["command"]
+
+
+@pytest.mark.parametrize("text", ["ece", "ece=x", "nope=-0.5", "ece=-0.5,1,2", "ece=inf"])
+def test_bad_claims_are_named(text):
+    from fastcdl.experiments.submissions import parse_claim
+
+    with pytest.raises(ValueError, match="claim"):
+        parse_claim(text)
+
+
 @pytest.mark.parametrize(
     "argv, match",
     [
+        (["--claim", "ece=-0.5"], "--claim and --paper describe the forecaster of --add"),
+        (["--add", "readme_plugin:HALFWAY", "--claim", "ece"], "claim"),
         (["--add", "readme_plugin:NOPE"], "readme_plugin:NOPE"),
         (["--add", "no_such_module_here:X"], "no_such_module_here"),
         (["--t-max", "2^9"], "--t-max set the grid of --run"),
@@ -446,12 +518,13 @@ def test_a_new_worst_csv_replaces_the_worst_environments_and_keeps_their_old_tri
 
 
 def test_the_files_hold_no_nan_and_an_infinite_measure_has_an_empty_slope(board):
-    """KL-calibration is inf for a forecaster that stated 0 or 1 and saw the other outcome (the
-    convention of docs/pseudo.md); its slope has no value: an empty cell, never "nan"."""
+    """KL-calibration and the log loss are inf for a forecaster that stated 0 or 1 and saw the
+    other outcome (the convention of docs/pseudo.md); its slope has no value: an empty cell, never
+    "nan"."""
     for name in ("table.csv", "ranks.csv", "theory.csv", "rates.csv", "summary.csv"):
         text = (board / name).read_text()
         assert not re.search(r"(^|,)nan(,|$)", text, flags=re.MULTILINE | re.IGNORECASE), name
     infinite = [r for r in _csv(board / "table.csv") if r["mean"] == "inf"]
     assert infinite, "the small grid has a forecaster with infinite KL-calibration"
     assert all(r["slope"] == "" and r["slope_lo"] == "" and r["slope_hi"] == "" for r in infinite)
-    assert {r["measure"] for r in infinite} <= {"klcal", "pseudo_klcal"}
+    assert {r["measure"] for r in infinite} <= {"klcal", "pseudo_klcal", "log_loss"}

@@ -15,7 +15,9 @@ trial store :func:`build` writes, for every trial measure of :mod:`fastcdl.trial
   measured slope on that paper's measure in the forecaster's slowest-decaying environment next
   to the slope of the paper's rate over the same horizons;
 - ``rates_<measure>.png``: a grid of panels, one per environment, of every forecaster's mean
-  against T; and ``README.md``, the page, rewritten around its hand-written notes.
+  against T; and ``README.md``, the page, rewritten around its hand-written notes;
+- ``submissions.json``: a record per forecaster, claimed rates against measured slopes
+  (:mod:`fastcdl.experiments.submissions`).
 
 A mean may be ``inf`` (KL-calibration of a forecaster that stated 0 or 1 and saw the other
 outcome: the convention of docs/pseudo.md); its slope has no value and its CSV cells are
@@ -583,6 +585,9 @@ def build(folder, *, figures=True, notes=None) -> dict:
     }
     atomic_write(texts)
     written = list(texts)
+    from fastcdl.experiments import submissions
+
+    written.append(submissions.write(folder, rows, (measures, T_star, table, ranked, theory, rates, slopes)))
     if figures:
         from fastcdl._display.figures import save_all
 
