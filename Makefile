@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-slow test-all docs lint bench asv clean peers
+.PHONY: run test test-slow test-all docs lint bench bench-quick asv clean peers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ lint: $(STAMP)
 # every table of results/benchmarks/ (asv_bench/README.md: the one harness); 13-29 min on 2 busy cores
 bench: $(STAMP)
 	$(PY) scripts/bench_all.py
+
+# every asv benchmark's timed body once under pytest-benchmark (asv_bench/bench_quick.py; docs/benchmarks.md),
+# saved in .benchmarks/ and compared with the previous saved run: fails when a median is 50% slower
+BENCH_QUICK_COMPARE := $(shell ls .benchmarks/*/*.json >/dev/null 2>&1 && echo --benchmark-compare --benchmark-compare-fail=median:50%)
+bench-quick: $(STAMP)
+	$(PY) -m pytest asv_bench/bench_quick.py -p no:xdist -o filterwarnings= -q --benchmark-autosave \
+		--benchmark-columns=median,min,max --benchmark-sort=name $(BENCH_QUICK_COMPARE)
 
 # the tracked suite, checked against the working tree (imports, setup, names; nothing timed)
 asv: $(STAMP)
