@@ -18,8 +18,9 @@ repeats that gave it:
 
 The file records the CPU model and its vector extensions (/proc/cpuinfo), the logical CPUs,
 numba's threads, the load average (1, 5, 15 min) at the start and at the end and at every
-timing, the git commit with a dirty flag, a hash of fastcdl's sources, the command and the
-versions of Python, numpy, numba and scipy.
+timing, the git commit with a dirty flag, a hash of fastcdl's sources and one of each fastcdl
+module the run loaded (``timed_modules``: scripts/bench_check.py lists the numbers whose code
+changed since), the command and the versions of Python, numpy, numba and scipy.
 """
 
 from __future__ import annotations
@@ -105,6 +106,26 @@ def source() -> dict:
         "changed": changed,
         "fastcdl_sources_sha256": h.hexdigest()[:16],
     }
+
+
+def module_hash(path: Path) -> str:
+    """sha256 of a file's bytes, 16 hex digits."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def timed_modules() -> dict:
+    """{path: module_hash} of every fastcdl module this process has loaded: the code the run
+    timed. scripts/bench_check.py compares them with the files as they are now."""
+    pkg = ROOT / "fastcdl"
+    out = {}
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if not f:
+            continue
+        path = Path(f).resolve()
+        if path.suffix == ".py" and pkg in path.parents:
+            out[path.relative_to(ROOT).as_posix()] = module_hash(path)
+    return dict(sorted(out.items()))
 
 
 def versions() -> dict:
@@ -219,6 +240,7 @@ class Recorder:
         self.doc["values"][key] = value
 
     def save(self, path: Path | None = None) -> Path:
+        self.doc["source"]["timed_modules"] = timed_modules()
         self.doc["load_end"] = loadavg()
         self.doc["finished"] = utc()
         self.doc["run_seconds"] = round(time.perf_counter() - self._t0, 1)
