@@ -12,9 +12,10 @@ import numpy as np
 from numba import njit
 
 import fastcdl as fc
-from fastcdl.online import simulate
-
+from ._compat import optional
 from .data import sample_rounds
+
+simulate = optional("fastcdl.online", "simulate")
 
 GAME_T = 1 << 22  # rounds of the game, and the probability of bernoulli
 GAME_PROB = 0.3

@@ -16,12 +16,14 @@ import numpy as np
 from numba import njit
 
 import fastcdl as fc
-from fastcdl import kernels as K
-from fastcdl._compiled import envelope as env
+from ._compat import optional, require
+
+K = optional("fastcdl.kernels")
+env = optional("fastcdl._compiled.envelope")
 
 # the table's CDL as fastcdl.kernels names it: cdl_of_table, and cdl at the commits before the
 # rename (asv runs this suite against them too)
-CDL = getattr(K, "cdl_of_table", None) or getattr(K, "cdl")
+CDL = (getattr(K, "cdl_of_table", None) or getattr(K, "cdl")) if K else None  # None: an older fastcdl
 
 REPS = 1000
 
@@ -83,6 +85,7 @@ class KernelsInNjitSuite:
     param_names = ["m"]
 
     def setup(self, m):
+        require(K, env)
         self.q, self.n, self.s = table(m)
         self.iargs = internal_args(self.q, self.n, self.s)
         self.reps = REPS if m <= 1000 else 10
@@ -117,6 +120,7 @@ class PythonOverheadSuite:
     param_names = ["T"]
 
     def setup(self, T):
+        require(K, env)
         rng = np.random.default_rng(1)
         self.p = rng.integers(0, 101, T) / 100
         self.y = (rng.random(T) < self.p).astype(np.int64)

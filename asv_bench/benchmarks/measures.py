@@ -6,7 +6,9 @@ import warnings
 import numpy as np
 
 import fastcdl as fc
-from fastcdl.measures import TABLE_MEASURES as MEASURES
+from ._compat import optional
+
+MEASURES = optional("fastcdl.measures", "TABLE_MEASURES")
 
 
 def _table(m, seed=0):
@@ -21,7 +23,7 @@ class MeasureSuite:
     """One measure of a table of m buckets (the sample estimators' cost grows as m log m, smCE's
     and CDL_M's fastest)."""
 
-    params = ([10**3, 10**5], list(MEASURES))
+    params = ([10**3, 10**5], list(MEASURES) if MEASURES else ["cdl"])  # an older fastcdl: setup skips
     param_names = ["m", "measure"]
     timeout = 300
 

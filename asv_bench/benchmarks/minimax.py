@@ -8,7 +8,9 @@ the simplex; fastcdl's solver walks the lower envelope of K lines, O(K log K).
 import numpy as np
 from scipy.optimize import linprog
 
-from fastcdl.online import minimax
+from ._compat import optional
+
+minimax = optional("fastcdl.online", "minimax")
 
 
 def _game(K, seed=0):

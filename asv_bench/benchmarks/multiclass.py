@@ -8,7 +8,9 @@ formulation under a time limit; here the cases small enough for both.
 import numpy as np
 
 import fastcdl as fc
-from fastcdl.multiclass import _cdl_lp_all_pairs
+from ._compat import optional
+
+_cdl_lp_all_pairs = optional("fastcdl.multiclass", "_cdl_lp_all_pairs")
 
 
 def synthetic(m, k=10, per=20, seed=0):

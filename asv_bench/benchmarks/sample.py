@@ -18,10 +18,11 @@ timing includes JIT compilation.
 import numpy as np
 
 import fastcdl as fc
-from fastcdl import sample as fs
-from fastcdl import uncertainty as fu
-
+from ._compat import optional
 from .data import sample_rounds
+
+fs = optional("fastcdl.sample")
+fu = optional("fastcdl.uncertainty")
 
 ESTIMATORS = (
     "cdl_monotone",
