@@ -105,7 +105,7 @@ def test_builtin_presets_load_and_roundtrip(tmp_path):
         ({"speed": 3}, "unknown key"),
         ({"forecasters": [{"name": "truthful"}]}, "stochastic"),
         ({"forecasters": [{"name": "cdl"}, {"name": "cdl"}]}, "appear twice"),
-        ({"metrics": ["cdl", "brier"]}, "unknown metric"),
+        ({"metrics": ["cdl", "mce"]}, "unknown metric"),  # a measure of tables, not of trials
         ({"forecasters": [{"name": "cdl", "params": {"m": [1, 2]}}]}, "number or a string"),
     ],
 )

@@ -8,8 +8,9 @@ miscalibrated model states the external forecast b_t before the round (docs/cali
 
 y_t ~ Bernoulli(mu_t). b_t orders the rounds as mu_t does (it is informative: its refinement
 is small) but its values are wrong (its calibration part is not), which a calibeating
-forecaster that sees b_t can gain. ``external`` states b_t and ``prob`` states mu_t (so the
-truthful forecaster plays it too: its Brier score E[mu (1 - mu)] is the floor).
+forecaster that sees b_t can gain. ``external`` states b_t, and ``prob`` and ``true_mean``
+state mu_t (so a forecaster that reads the true mean, ``spr``, plays it too; the floor of the
+Brier score is E[mu (1 - mu)], 1/6 with the default chances).
 
 mu_t is a function of the round and of a key drawn from the adversary's generator before round
 1: mu_t = low + (high - low) u(key, t), u a counter-based uniform (splitmix64 of key + t times
