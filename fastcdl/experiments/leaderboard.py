@@ -95,6 +95,9 @@ PAPER_RATES = {
     "klcal": PaperRate(
         "pseudo_klcal", -2 / 3, 2 / 3, "pseudo KL-calibration O(T^(1/3) (log T)^(2/3)) (Luo, Senapati & Sharan 2025)"
     ),
+    "l2cal": PaperRate(
+        "pseudo_k2", -2 / 3, 1.0, "pseudo l2-calibration O(T^(1/3) log T) (Fishelson et al. 2025, Theorem 4)"
+    ),
     "spr": PaperRate(
         "ece",
         (2 + _SPR_EPS) / (3 + 2 * _SPR_EPS) - 1,

@@ -401,9 +401,16 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
       grid points in (0, 1), Laplace experts, randomized rounding, a stationary
       distribution; k default max(2, ceil((T / ln T)^(1/3))); rounds over up to K + 1
       values, so its adversaries must declare k_points (docs/klcal.md).
+    - "l2cal": the pseudo l2-calibration forecaster (Fishelson, Kleinberg, Okoroafor, Paes Leme,
+      Schneider, Teng 2025): grid j/k, gradient-descent experts on the squared loss, rounding
+      with the expert's mean, a stationary distribution; k default max(2, ceil(T^(1/3)));
+      rounds over up to k + 1 values, so its adversaries must declare k_points (docs/l2cal.md).
     - "spr": sign preservation with reuse (Dai & Fishelson 2026): needs the round's true
       mean, ``forecast(mean=...)``; plays the adversaries that declare true_mean
       (docs/spr.md).
+    - "calibeat" and "ops": the calibeating game (docs/calibeating.md, docs/ops.md): they
+      need the round's external forecast, ``forecast(external=...)``, and play the
+      adversaries that declare external (informed).
     - a ForecasterSpec from fastcdl.online.plugin_forecaster, or "package.module:ATTRIBUTE".
 
     Examples
