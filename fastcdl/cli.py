@@ -266,11 +266,11 @@ def _leaderboard_add(args, folder, spec) -> None:
         print(f"  not played: {env} ({why})")
     for line in leaderboard.rank_lines(leaderboard.ranks(folder, out["label"])):
         print(line)
-    from fastcdl.experiments import submissions
+    from fastcdl.experiments.submissions import FILE
 
     command = f"fastcdl leaderboard --add {spec} --dir {folder}" + "".join(f" --claim {c}" for c in args.claim or ())
-    submissions.write_one(folder, out["label"], paper=args.paper, claims=args.claims, command=command)
-    print(f"  its submission record: {folder}/{submissions.FILE}")
+    leaderboard.record_submission(folder, out["label"], paper=args.paper, claims=args.claims, command=command)
+    print(f"  its submission record: {folder}/{FILE}")
 
 
 def cmd_leaderboard(args) -> int:

@@ -36,75 +36,15 @@ import io
 import json
 import math
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from fastcdl._validate import ValidationError
+from fastcdl.experiments.paper_rates import PAPER_RATES, PaperRate
 
-__all__ = ["PAPER_RATES", "PaperRate", "add", "build", "grid_of", "load_rows", "ranks"]
+__all__ = ["PAPER_RATES", "PaperRate", "add", "build", "grid_of", "load_rows", "ranks", "record_submission"]
 
-
-@dataclass(frozen=True)
-class PaperRate:
-    """A paper's rate for a forecaster, per round (the measures are averages over T rounds).
-
-    Attributes
-    ----------
-    measure : str
-        The trial measure the paper bounds (a key of :data:`fastcdl.measures.MEASURES`).
-    exponent : float
-        b in T^b (log T)^c per round.
-    log_power : float
-        c.
-    text : str
-        The rate and its source, in words.
-    """
-
-    measure: str
-    exponent: float
-    log_power: float
-    text: str
-
-    def slope_over(self, Ts) -> float:
-        """The least-squares slope of log(T^b (log T)^c) against log T over the horizons Ts (the
-        measured slope's window): b, plus what the log factor adds over that window."""
-        from fastcdl.experiments.analysis import fit_slope
-
-        T = np.asarray(Ts, dtype=float)
-        return fit_slope(T, T**self.exponent * np.log(T) ** self.log_power)
-
-
-_SPR_EPS = 0.0342855641  # Dai & Fishelson 2026: ECE x T = O(T^((2 + eps)/(3 + 2 eps)))
-
-#: The rate a paper proves for a forecaster, on the measure it bounds (per round). Forecasters
-#: without one (baselines and ablations) are absent; an entry whose forecaster or measure this
-#: version does not have is skipped.
-PAPER_RATES = {
-    "cdl": PaperRate("cdl", -0.5, 1.0, "CDL O(sqrt(T) log T) (Hu & Wu 2024, Theorem 1)"),
-    "foster": PaperRate("ece", -1 / 3, 0.0, "ECE x T = O(T^(2/3)) (Foster & Vohra 1998)"),
-    "ftpl": PaperRate("ucal", -0.5, 0.0, "U-calibration Theta(sqrt(K T)), K = 2 (Luo, Senapati & Sharan 2024)"),
-    "acrs": PaperRate(
-        "smce",
-        -0.5,
-        0.0,
-        "distance to calibration <= 2 sqrt(T) + 1 (Arunachaleswaran et al. "
-        "2024); smCE is within a constant factor of it",
-    ),
-    "klcal": PaperRate(
-        "pseudo_klcal", -2 / 3, 2 / 3, "pseudo KL-calibration O(T^(1/3) (log T)^(2/3)) (Luo, Senapati & Sharan 2025)"
-    ),
-    "l2cal": PaperRate(
-        "pseudo_k2", -2 / 3, 1.0, "pseudo l2-calibration O(T^(1/3) log T) (Fishelson et al. 2025, Theorem 4)"
-    ),
-    "spr": PaperRate(
-        "ece",
-        (2 + _SPR_EPS) / (3 + 2 * _SPR_EPS) - 1,
-        0.0,
-        "ECE x T = O(T^((2 + eps)/(3 + 2 eps))), eps = 0.0343 (Dai & Fishelson 2026)",
-    ),
-}
 
 TABLE_COLUMNS = (
     "measure",
@@ -804,6 +744,25 @@ def add(folder, forecaster, *, workers=None, progress=False) -> dict:
         trials.append(Trial(name, label, params_json({}), a, a_label, a_params, T, i, seed, algorithm_version(name, a)))
     ran, reused = run_trials(trials, folder, workers=workers, progress=progress)
     return {"label": label, "n_trials": len(trials), "n_ran": ran, "n_reused": reused, "refused": refused}
+
+
+def record_submission(folder, label, *, paper=None, claims=(), command=None) -> dict:
+    """Write (or update) one forecaster's record in the folder's ``submissions.json`` (claimed
+    rates against measured slopes, :mod:`fastcdl.experiments.submissions`) and return it; the
+    other records are kept. Cost: the tables of the whole store, as :func:`build`.
+
+    Examples
+    --------
+    >>> record_submission("/nonexistent", "cdl")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ValidationError: /nonexistent: no trials.sqlite (or trials.sqlite.xz); run the grid first: ...
+    """
+    from fastcdl.experiments import submissions
+
+    folder = Path(folder)
+    rows = load_rows(folder)
+    tables = _tables(rows, seed=_master_seed(folder))
+    return submissions.write_one(folder, rows, tables, label, paper=paper, claims=claims, command=command)
 
 
 def ranks(folder, forecaster_label) -> list[dict]:

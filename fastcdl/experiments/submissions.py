@@ -3,7 +3,8 @@ what the trials measure, in one JSON file (``submissions.json``), after RobustBe
 of claimed against measured.
 
 A record holds the forecaster's key (a built-in name or a plug-in's "package.module:ATTRIBUTE"),
-its algorithm version, the paper and its claimed rates per measure (:data:`PAPER_RATES` for the
+its algorithm version, the paper and its claimed rates per measure (``PAPER_RATES`` of
+:mod:`fastcdl.experiments.paper_rates` for the
 built-ins; ``--claim`` for a plug-in), and for every measure of the store what was measured: the
 slowest decay over the environments finished at the largest horizon T* (the slope a worst-case
 rate bounds) with its 95% interval and environment, and the forecaster's score (its worst
@@ -12,7 +13,7 @@ environment's mean at T*) with its interval and rank. With it, the command that 
 :func:`records` builds them from the tables of :mod:`fastcdl.experiments.leaderboard`;
 :func:`write` keeps the claims of plug-ins already in the file (their papers are not in this
 package) and replaces the rest; :func:`write_one` updates one forecaster's record (``fastcdl
-leaderboard --add``).
+leaderboard --add``, through :func:`fastcdl.experiments.leaderboard.record_submission`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import math
 from pathlib import Path
 
 from fastcdl._validate import ValidationError
+from fastcdl.experiments.paper_rates import PAPER_RATES, PaperRate
 
 __all__ = ["FILE", "parse_claim", "records", "write", "write_one"]
 
@@ -69,8 +71,6 @@ def parse_claim(text: str) -> dict:
 
 
 def _claims_of(label, given):
-    from fastcdl.experiments.leaderboard import PAPER_RATES
-
     if given is not None:
         return given
     paper = PAPER_RATES.get(label)
@@ -85,8 +85,6 @@ def records(rows, tables, *, claims=None, commands=None) -> dict:
     claims: {label: (paper text, [claim dicts])} overriding :data:`PAPER_RATES`; commands:
     {label: command}.
     """
-    from fastcdl.experiments.leaderboard import PaperRate
-
     measures, T_star, _, ranked, _, _, slopes = tables
     claims, commands = claims or {}, commands or {}
     out = {}
@@ -172,8 +170,6 @@ def _dump(folder: Path, recs: dict) -> Path:
 
 def _kept_claims(old: dict) -> dict:
     """The claims of plug-ins already in the file (their papers are not in PAPER_RATES)."""
-    from fastcdl.experiments.leaderboard import PAPER_RATES
-
     return {
         k: (r["paper"], [{x: c[x] for x in ("measure", "exponent", "log_power")} for c in r["claimed"]])
         for k, r in old.items()
@@ -189,19 +185,17 @@ def write(folder, rows, tables) -> Path:
     return _dump(folder, records(rows, tables, claims=_kept_claims(old), commands=commands))
 
 
-def write_one(folder, label, *, paper=None, claims=(), command=None) -> dict:
-    """Update one forecaster's record (its paper and claims if given) and return it; the others
-    are left as they are. Cost: the leaderboard's tables of the whole store."""
-    from fastcdl.experiments.leaderboard import _master_seed, _tables, load_rows
-
+def write_one(folder, rows, tables, label, *, paper=None, claims=(), command=None) -> dict:
+    """Update one forecaster's record (its paper and claims if given) from the folder's rows and
+    the leaderboard's tables, and return it; the other records are left as they are
+    (:func:`fastcdl.experiments.leaderboard.record_submission` computes the tables)."""
     folder = Path(folder)
-    rows = load_rows(folder)
     old = _load(folder)
     given = _kept_claims(old)
     if claims or paper is not None:
         given[label] = (paper, [dict(c) for c in claims])
     commands = {label: command} if command else {}
-    rec = records(rows, _tables(rows, seed=_master_seed(folder)), claims=given, commands=commands)[label]
+    rec = records(rows, tables, claims=given, commands=commands)[label]
     old[label] = rec
     _dump(folder, old)
     return rec
