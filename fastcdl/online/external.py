@@ -34,7 +34,9 @@ from fastcdl._compiled._jit import kernel
 
 __all__ = ["BINS", "ExternalRecord", "ExternalScore", "new_record", "note_external", "score"]
 
+#: The record's bins of b, each of width 1/BINS (note_external's 1000 is this number).
 BINS = 1000
+#: Per bin of b: the rounds n, the outcomes s, and the sums of b, b^2 and b y (float64 arrays of BINS).
 ExternalRecord = namedtuple("ExternalRecord", ["n", "s", "b", "bb", "by"])
 
 

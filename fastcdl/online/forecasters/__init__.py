@@ -95,6 +95,9 @@ class Forecaster:
         The forecaster's own state (a namedtuple of arrays for the built-ins).
     table : Table
         The public table of stated values, rounds and outcomes.
+    external_record : ExternalRecord or None
+        For a forecaster that declares ``needs_external``: the external forecasts it was shown,
+        with their outcomes, by bins of b (:mod:`fastcdl.online.external`); None otherwise.
 
     Examples
     --------
@@ -146,7 +149,7 @@ class Forecaster:
             forecaster that declares ``needs_external`` (the calibeating game,
             docs/calibeating.md), as the environment states it
             (:meth:`fastcdl.online.Adversary.external`). Read in the round's first call and
-            noted with the outcome in :attr:`external_record`.
+            noted with the outcome in ``external_record``.
 
         Returns
         -------
