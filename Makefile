@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-slow test-all docs lint bench bench-quick bench-check asv clean peers
+.PHONY: run test test-slow test-all docs lint bench bench-quick bench-check asv asv-publish clean peers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,12 @@ bench-quick: $(STAMP)
 # exit status 1 when it lists any: scripts/bench_check.py)
 bench-check: $(STAMP)
 	$(PY) scripts/bench_check.py
+
+# asv's HTML of every committed result (asv_bench/results), in .asv/html (not committed);
+# docs/asv-history.md shows the main curves
+asv-publish: $(STAMP)
+	cd asv_bench && ../$(VENV)/bin/asv publish
+	@echo "make asv-publish: .asv/html/index.html (../.venv/bin/asv preview from asv_bench/ serves it)"
 
 # the tracked suite, checked against the working tree (imports, setup, names; nothing timed)
 asv: $(STAMP)
