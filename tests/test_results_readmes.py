@@ -17,13 +17,29 @@ docs/metrics.md and the README (results/benchmarks/multiclass.md), the counts of
 means below, above and equal to the search scores in results/worstcase/README.md and
 docs/worst-case.md (worst.csv, candidates.csv), the acrs-against-contrarian table of
 results/worstcase/README.md (trials.sqlite) and the bucket count of c = 8 in
-results/msweep/README.md (preset.toml). Each checker returns the problems it finds, and
-test_checkers_fail_on_wrong_numbers shows that each reports a wrong number.
+results/msweep/README.md (preset.toml). A table row whose forecaster and adversary the files do
+not have is reported, not skipped.
+
+Also checked: the README's Results list (results/paper, results/worstcase, results/msweep) and
+the minutes of its Speed run (the files' run_seconds); results/msweep/README.md's ratios,
+slopes, fits, replay counts and trial times (rates.csv, summary.csv, forms.csv, replays.csv,
+trials.sqlite); the store counts and trial times of results/worstcase/README.md
+(trials.sqlite.xz); the games' speeds of docs/leaderboard.md (results/leaderboard's
+trials.sqlite.xz); the bootstrap coverage, bias rates and binned-ECE coverage docs/estimators.md
+quotes (summary.csv, bias_rate.csv) and its costs at 200,000 scores (sample-costs.json); when
+results/benchmarks/README.md's files were measured; the recorded run time of results/spr-rates;
+and every number of results/leaderboard/README.md's notes, each against the one cell (or store
+count, or formula) it names. Passages that no longer state a figure without a record
+(UNRECORDED) are kept free of one. Each checker returns the problems it finds, and
+test_checkers_fail_on_wrong_numbers (with test_leaderboard_page_matches_its_files and
+test_figures_without_a_record_stay_out) shows that each reports a wrong number.
 """
 
 import csv
+import functools
 import io
 import json
+import lzma
 import re
 import sqlite3
 import tomllib
@@ -101,7 +117,9 @@ def _table_problems(folder, text):
             for name, cell in zip(header, row):
                 cell = _clean(cell)
                 m = re.fullmatch(r"(\w+) (slope|first half|second half)", _clean(name))
-                if m and m.group(1) in METRICS and (*key, METRICS[m.group(1)]) in slopes:
+                if m and m.group(1) in METRICS and (*key, METRICS[m.group(1)]) not in slopes:
+                    wrong.append((key, name, cell, "no such row in summary.csv"))
+                elif m and m.group(1) in METRICS:
                     prefix = "" if m.group(2) == "slope" else m.group(2).replace(" ", "_") + "_"
                     fields = (
                         (f"{prefix}slope", f"{prefix}lo", f"{prefix}hi")
@@ -110,7 +128,9 @@ def _table_problems(folder, text):
                     )
                     compare(key, name, cell, slopes[(*key, METRICS[m.group(1)])], fields)
                 m = re.fullmatch(r"(\w+) (c / m|c ln T / sqrt T)( residual slope)?", _clean(name))
-                if m and m.group(1) in METRICS and (*key, METRICS[m.group(1)], m.group(2)) in forms:
+                if m and m.group(1) in METRICS and (*key, METRICS[m.group(1)], m.group(2)) not in forms:
+                    wrong.append((key, name, cell, "no such row in forms.csv"))
+                elif m and m.group(1) in METRICS:
                     fields = (
                         ("residual_slope", "residual_slope_lo", "residual_slope_hi")
                         if m.group(3)
@@ -120,7 +140,9 @@ def _table_problems(folder, text):
                 m = re.fullmatch(r"(\w+) at 2\^(\d+)", _clean(name))
                 if m and m.group(1) in METRICS and cell:
                     k = (*key, 2 ** int(m.group(2)), METRICS[m.group(1)])
-                    if k in rates:
+                    if k not in rates:
+                        wrong.append((key, name, cell, "no such row in rates.csv"))
+                    else:
                         checked += 1
                         num = re.findall(NUMBER, cell.replace("·10^", "e").replace("×10^", "e"))[0]
                         if not _close(num, rates[k]):
@@ -506,8 +528,10 @@ def _speed_claims():
     mc = multi["values"]["400"]
     mc_new = _med(multi, "400/new")
     loads = [d[k][0] for d in (peers, metrics, online, io_, multi) for k in ("load_start", "load_end")]
+    minutes = sum(d["run_seconds"] for d in (peers, metrics, online, io_, multi)) / 60
     return [
         ("(a load average of {} to {} on 2 CPUs)", [min(loads), max(loads)]),
+        ("({} minutes for the run above, the sum of the files' run times;", [minutes]),
         (
             "| binned ECE, T = 10^7, 15 bins | {} ms | netcal `ECE` {} ms; relplot `binnedECE` {} ms; torchmetrics {} ms; "
             "scikit-learn `calibration_curve` {} ms | {}x; {}x; {}x; {}x fastcdl's time, values within {} |",
@@ -547,7 +571,7 @@ def test_speed_table_matches_the_benchmark_json():
     checked, problems = _claim_problems(
         _section((ROOT / "README.md").read_text(), "Speed"), _speed_claims(), "README.md"
     )
-    assert checked == 8 and not problems, problems
+    assert checked == 9 and not problems, problems
 
 
 def _kernels_claims():
@@ -1012,7 +1036,388 @@ def _coverage_readme_claims():
 
 
 def _estimators_doc_claims():
-    return _estimators_claims() + _crossfit_docs_claims() + _study_prose_claims("docs")
+    return (
+        _estimators_claims()
+        + _crossfit_docs_claims()
+        + _study_prose_claims("docs")
+        + _estimators_bootstrap_claims()
+        + _sample_costs_claims()
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _store(path):
+    """A read-only connection to a committed trial store: `trials.sqlite` itself, or `trials.sqlite.xz`
+    unpacked into memory (read once per session)."""
+    if not str(path).endswith(".xz"):
+        return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    con = sqlite3.connect(":memory:")
+    con.deserialize(lzma.decompress(Path(path).read_bytes()))
+    return con
+
+
+def _estimators_bootstrap_claims():
+    """docs/estimators.md on the bootstrap's coverage and the rates of the bias, from the study's
+    summary.csv and bias_rate.csv (results/estimators-coverage)."""
+    summ = _read(COVERAGE / "summary.csv")
+    boot = [
+        r
+        for r in summ
+        if r["estimator"] in ("cdl_monotone", "vcdl_monotone", "cutoff_ce") and r["method"] in ("percentile", "bca")
+    ]
+    cov = [float(r["coverage"]) for r in boot]
+    off_atom = [float(r["coverage"]) for r in boot if r["shape"] != "point_mass"]
+    # the misses are above the population value: in some cell every interval lies above it
+    above_all = max(float(r["above"]) for r in boot) == 1.0
+    rates = {(r["shape"], r["estimator"]): float(r["log_log_slope"]) for r in _read(COVERAGE / "bias_rate.csv")}
+    monotone = [rates[(m, e)] for m in MODELS if m != "point_mass" for e in ("cdl_monotone", "vcdl_monotone")]
+    others = [rates[(m, e)] for m in MODELS for e in ("cutoff_ce", "smce")]
+
+    def cells(est, n, method, models=MODELS):
+        return [
+            float(r["coverage"])
+            for r in summ
+            if r["estimator"] in est and int(r["n"]) == n and r["method"] == method and r["shape"] in models
+        ]
+
+    four = ("cdl_monotone", "vcdl_monotone", "cutoff_ce", "smce")
+    single = cells(four, 10000, "quarter_2/3", ("calibrated",))
+    union = cells(four, 10000, "quarter_band")
+    small = [r for r in summ if r["estimator"] in four and int(r["n"]) == 1000 and r["method"] == "default"]
+    worst_small = min(small, key=lambda r: float(r["coverage"]))["shape"]
+    binned = [float(r["coverage"]) for r in summ if r["estimator"] == "ece_quantile" and r["method"] == "default"]
+    k2 = [1000 * float(r["bias"]) for r in summ if r["estimator"] == "k2_debiased" and r["method"] == "default"]
+    return [
+        (
+            "above the population value in as many as all of the samples (coverage {} to {} at nominal 0.95 over "
+            "the models and sizes of summary.csv, and at most {} on every model but the point mass)",
+            [min(cov), max(cov), max(off_atom)] if above_all else [float("nan")] * 3,
+        ),
+        (
+            "were {} to {} for CDL_M and VCDL_M ({} and {} on the point-mass model, whose bias is small and noisy) "
+            "and {} to {} for cutoff CE and smCE, on every model",
+            [
+                max(monotone),
+                min(monotone),
+                rates[("point_mass", "cdl_monotone")],
+                rates[("point_mass", "vcdl_monotone")],
+                max(others),
+                min(others),
+            ],
+        ),
+        (
+            "With the single rate 2/3 the calibrated model was covered {} to {} of the time at 10^4 rounds",
+            [min(single), max(single)],
+        ),
+        ("the union covered at least {} on every model at 10^4 rounds", [min(union)]),
+        (
+            f"(at 1,000 rounds: {{}} to {{}}, the {worst_small.replace('_', '-')} model the worst)",
+            [min(float(r["coverage"]) for r in small), max(float(r["coverage"]) for r in small)],
+        ),
+        (
+            "(the study's rule covered the scores' ECE in {} to {} of the samples, by model and n: summary.csv)",
+            [min(binned), max(binned)],
+        ),
+        ("in the study its bias was noise of either sign, within {} and {} x 1e-3", [min(k2), max(k2)]),
+    ]
+
+
+def _sample_costs_claims():
+    """docs/estimators.md's costs at 200,000 scores, from results/benchmarks/sample-costs.json."""
+    sc = json.loads((BENCH / "sample-costs.json").read_text())
+    cost = {r["what"]: r["seconds"] for r in sc["rows"]}
+    intervals = [v for k, v in cost.items() if k.startswith("interval(")]
+    kernel = cost["calibration_test, cutoff CE, 1000 simulations (kernel)"]
+    T = f"{sc['meta']['T']:,}"
+    return [
+        (f"At {T} distinct scores and 1000 simulations it took {{}} s on the 2-core machine", [kernel]),
+        (
+            "`calibration_test` of cutoff CE with 1000 simulations took {} s (load average {} on 2 cores), against {} "
+            "s for 100 simulations table by table; `interval` {} to {} s; a 1000-replicate bootstrap {} s",
+            [
+                kernel,
+                sc["meta"]["load_before"][0],
+                cost["calibration_test, cutoff CE through the metric, 100 simulations"],
+                min(intervals),
+                max(intervals),
+                cost["bootstrap(cutoff_ce), 1000 replicates, percentile"],
+            ],
+        ),
+        (f"estimator on a quarter of the rounds: {{}} to {{}} s at {T} scores", [min(intervals), max(intervals)]),
+    ]
+
+
+def _fit_window(row):
+    """The powers of 2 from a summary row's t_min_fit to its t_max_fit."""
+    lo, hi = int(row["t_min_fit"]).bit_length() - 1, int(row["t_max_fit"]).bit_length() - 1
+    return [2**k for k in range(lo, hi + 1)]
+
+
+def _readme_results_claims():
+    """README.md's Results list: the paper run (results/paper), the worst case found
+    (results/worstcase) and the m-constant sweep (results/msweep)."""
+    paper = {(r["forecaster"], r["adversary"], r["metric"]): r for r in _read(RESULTS / "paper" / "summary.csv")}
+    forms = {
+        (r["forecaster"], r["adversary"], r["metric"], r["form"]): float(r["c"])
+        for r in _read(RESULTS / "paper" / "forms.csv")
+    }
+    T = np.array(_fit_window(paper[("cdl", "greedy", "cdl")]), dtype=float)
+    offset_slope = np.polyfit(np.log(T), np.log(np.log(T) / np.sqrt(T)), 1)[0]  # 1/m = ln T / sqrt T
+    worst = [r for r in _read(RESULTS / "worstcase" / "worst.csv") if r["metric"] == "cdl"]
+    ablations = [
+        float(r["mean"]) for r in worst if r["forecaster"] in ("sign", "uniform") and r["adversary"] == "contrarian"
+    ]
+    wslopes = {(r["forecaster"], r["metric"]): r for r in _read(RESULTS / "worstcase" / "worst_slopes.csv")}
+    wforms = {
+        (r["forecaster"], r["metric"], r["form"]): float(r["c"]) for r in _read(RESULTS / "worstcase" / "forms.csv")
+    }
+    top = max(int(r["T"]) for r in worst if r["forecaster"] == "cdl")
+    at_top = {r["forecaster"]: float(r["mean"]) for r in worst if int(r["T"]) == top}
+    fit = _fit_window(wslopes[("cdl", "cdl")])
+    window = f"2^{fit[0].bit_length() - 1}..2^{fit[-1].bit_length() - 1}"
+    return [
+        (
+            "Against drift CDL decays much faster than ECE (slopes {} against {} for `cdl`)",
+            [float(paper[("cdl", "drift", m)]["slope"]) for m in ("cdl", "ece")],
+        ),
+        ("(CDL ≈ {}/m, local slope {})", [forms[("cdl", "greedy", "cdl", "c / m")], offset_slope]),
+        ("(CDL ≈ {}/m, local slope {})", [forms[("cdl", "bernoulli", "cdl", "c / m")], offset_slope]),
+        ("`contrarian` holds the ablations at CDL {}–{} at every T", [min(ablations), max(ablations)]),
+        (
+            f"`cdl`'s worst case found decays with slope {{}} over {window}, like {{}}/m",
+            [float(wslopes[("cdl", "cdl")]["slope"]), wforms[("cdl", "cdl", "c / m")]],
+        ),
+        (
+            f"Foster's is lower at every T measured ({{}}x at 2^{top.bit_length() - 1}) but decays more slowly ({{}})",
+            [at_top["cdl"] / at_top["foster"], float(wslopes[("foster", "cdl")]["slope"])],
+        ),
+        ("c = 4–8 gives {}–{}x lower mean CDL than the default c = 1", _msweep_gain((14, 17, 20), ("4", "8"))),
+    ]
+
+
+def _msweep_rates():
+    return {
+        (r["forecaster"], r["adversary"], int(r["T"]), r["metric"]): float(r["mean"])
+        for r in _read(RESULTS / "msweep" / "rates.csv")
+    }
+
+
+def _msweep_gain(ks, cs):
+    """[least, largest] of mean CDL at c = 1 over the mean CDL at c in cs, over the adversaries and 2^k."""
+    rates = _msweep_rates()
+    advs = {a for (_, a, _, _) in rates}
+    g = [
+        rates[("cdl c=1", a, 2**k, "cdl")] / rates[(f"cdl c={c}", a, 2**k, "cdl")] for a in advs for k in ks for c in cs
+    ]
+    return [min(g), max(g)]
+
+
+def _msweep_claims():
+    """results/msweep/README.md's prose: ratios of the means (rates.csv), slopes (summary.csv), the
+    fitted CDL x m (forms.csv), the replay's counts (results/exact-decisions/replays.csv) and the
+    trial times and rows of the store (trials.sqlite)."""
+    d = RESULTS / "msweep"
+    rates = _msweep_rates()
+    cs = ("1/2", "1", "2", "4", "8")
+    advs = sorted({a for (_, a, _, _) in rates})
+    cdl = lambda c, a, k: rates[(f"cdl c={c}", a, 2**k, "cdl")]  # noqa: E731
+    best = {(a, k): min(cdl(c, a, k) for c in cs) for a in advs for k in (14, 17, 20)}
+    near = max(best, key=lambda ak: cdl("4", *ak) / best[ak])
+    summ = {(r["forecaster"], r["adversary"], r["metric"]): r for r in _read(d / "summary.csv")}
+    slope = lambda c, a, m, col="slope": float(summ[(f"cdl c={c}", a, m)][col])  # noqa: E731
+    forms = {
+        (r["forecaster"], r["adversary"], r["metric"], r["form"]): r
+        for r in _read(d / "forms.csv")
+        if r["form"] == "c / m"
+    }
+    cm = lambda c, a, col="c": float(forms[(f"cdl c={c}", a, "cdl", "c / m")][col])  # noqa: E731
+    replays = {r["adversary"]: r for r in _read(RESULTS / "exact-decisions" / "replays.csv") if r["folder"] == "msweep"}
+    n = lambda a, col: int(replays[a][col])  # noqa: E731
+    # the store: a trial replaced under the exact decisions keeps its superseded row beside the
+    # replayed one; a re-keyed trial has one row, with its first run's time
+    rows = (
+        _store(d / "trials.sqlite")
+        .execute(
+            "SELECT forecaster_label, adversary, T, seed_index, algorithm_version LIKE 'forecaster=cdl/1 %', seconds, "
+            "cdl, vcdl, ece, k2, ucal, kink1, kink2, n_buckets FROM trials"
+        )
+        .fetchall()
+    )
+    old = {r[:4]: r[5:] for r in rows if r[4]}
+    new = {r[:4]: r[5:] for r in rows if not r[4]}
+    first_run = {**{k: r[0] for k, r in old.items()}, **{k: r[0] for k, r in new.items() if k not in old}}
+    same = [k for k in new if k in old and new[k][1:] == old[k][1:]]  # replayed, every stored number alike
+    differ = sum(n(a, "differ") for a in replays)
+    timing = json.loads((d / "summary.json").read_text())["timing"]
+    return [
+        (
+            "at 2^20 it is {}x below the default c = 1 against `greedy` and {}x below it against `bernoulli`",
+            [cdl("1", a, 20) / cdl("8", a, 20) for a in ("greedy", "bernoulli")],
+        ),
+        (
+            f"it is the best or within 2x of the best ({{}}x against `{near[0]}` at 2^{near[1]}), and {{}}–{{}}x "
+            "below the default c = 1",
+            [cdl("4", *near) / best[near], *_msweep_gain((14, 17, 20), ("4",))],
+        ),
+        ("except 2^15, where c = 8 is {}% lower", [100 * (1 - cdl("8", "drift", 15) / cdl("4", "drift", 15))]),
+        ("c = 8 is higher by {}% at 2^20", [100 * (cdl("8", "drift", 20) / cdl("4", "drift", 20) - 1)]),
+        ("(not at 2^19, where it is {}% higher)", [100 * (cdl("8", "drift", 19) / cdl("4", "drift", 19) - 1)]),
+        (
+            "the ECE slope is {} at c = 1/2 and {} at c = 8, while the CDL slope stays between {} and {}",
+            [
+                slope("1/2", "drift", "ece"),
+                slope("8", "drift", "ece"),
+                max(slope(c, "drift", "cdl") for c in cs),
+                min(slope(c, "drift", "cdl") for c in cs),
+            ],
+        ),
+        (
+            "The fitted CDL × m against `greedy` is {}–{} for c ≤ 2, but {} at c = 4 and {} at c = 8",
+            [
+                min(cm(c, "greedy") for c in ("1/2", "1", "2")),
+                max(cm(c, "greedy") for c in ("1/2", "1", "2")),
+                cm("4", "greedy"),
+                cm("8", "greedy"),
+            ],
+        ),
+        (
+            "(c = 1: [{}, {}], c = 2: [{}, {}])",
+            [slope(c, "bernoulli", "cdl", col) for c in ("1", "2") for col in ("slope_lo", "slope_hi")],
+        ),
+        ("(c = 8: {} [{}, {}])", [cm("8", "bernoulli", col) for col in ("c", "c_lo", "c_hi")]),
+        (
+            "The run had 8 seeds first ({} s of trial time on a quiet machine) and was extended to 16 (`seeds = 16` "
+            "in the preset; seeds 8 … 15 took {} s of trial time on a machine shared with other work, so its timing "
+            "says little about speed; the {} rows stored from the replay under the exact decisions, below, carry "
+            "the replay's timing, so the {} s of trial time in `summary.json`",
+            [
+                sum(s for k, s in first_run.items() if k[3] < 8),
+                sum(s for k, s in first_run.items() if k[3] >= 8),
+                sum(k in old for k in new),
+                timing["trial_seconds_total"],
+            ],
+        ),
+        (
+            "(results/exact-decisions/replays.csv): {} of the {} differ ({} of {} against `bernoulli`, {} against "
+            "`drift`, {} against `greedy`), {} of them in CDL. The other {} are identical in every stored number; {} "
+            "of them were re-keyed, and the {} (of seeds 0 … 7)",
+            [
+                differ,
+                len(new),
+                n("bernoulli", "differ"),
+                n("bernoulli", "trials"),
+                n("drift", "differ"),
+                n("greedy", "differ"),
+                sum(n(a, "cdl_differs") for a in replays),
+                len(new) - differ,
+                sum(k not in old for k in new),
+                len(same) if all(k[3] < 8 for k in same) and sum(k in old for k in new) - len(same) == differ else -1,
+            ],
+        ),
+    ]
+
+
+def _worstcase_store_claims():
+    """results/worstcase/README.md on its store (trials.sqlite.xz): every trial, and the rows of the
+    current plan's run (the store's latest code version)."""
+    con = _store(RESULTS / "worstcase" / "trials.sqlite.xz")
+    n, rounds, seconds = con.execute("SELECT count(*), sum(T), sum(seconds) FROM trials").fetchone()
+    (version,) = con.execute("SELECT code_version FROM trials ORDER BY finished_at DESC LIMIT 1").fetchone()
+    run_n, run_s = con.execute(
+        "SELECT count(*), sum(seconds) FROM trials WHERE code_version = ?", (version,)
+    ).fetchone()
+    top_s, least, most = con.execute(
+        "SELECT sum(seconds), min(seconds), max(seconds) FROM trials WHERE code_version = ? AND forecaster = 'acrs' "
+        "AND adversary IN ('cdlahead', 'lookahead') AND T = 1048576",
+        (version,),
+    ).fetchone()
+    return [
+        ("The store holds {} trials ({} rounds, {} trial-seconds)", [n, rounds, seconds]),
+        (
+            f"added {{}} trials to it (the rows of code version {version.split('+')[-1]}: {{}} trial-seconds, {{}} "
+            "of them `acrs` against `cdlahead` and `lookahead` at 2^20 on the deepest rung, {} to {} s a trial)",
+            [run_n, run_s, top_s, least, most],
+        ),
+    ]
+
+
+def _leaderboard_cost_claims():
+    """docs/leaderboard.md's speeds of the games: the median over seeds of `rounds_per_second` of
+    every game (forecaster, adversary and its parameters) at the largest T of the leaderboard's
+    store (results/leaderboard/trials.sqlite.xz)."""
+    con = _store(RESULTS / "leaderboard" / "trials.sqlite.xz")
+    (T,) = con.execute("SELECT max(T) FROM trials").fetchone()
+    games = {}
+    for f, a, params, r in con.execute(
+        "SELECT forecaster, adversary, adversary_params, rounds_per_second FROM trials WHERE T = ?", (T,)
+    ):
+        games.setdefault((f, a, params), []).append(r)
+    med = {k: float(np.median(v)) / 1e6 for k, v in games.items()}
+    look = [v for k, v in med.items() if k[1] == "lookahead"]
+    rest = [v for k, v in med.items() if k[1] != "lookahead"]
+    slowest = {}
+    for (f, a, _), v in med.items():
+        if a != "lookahead":
+            slowest[f] = min(v, slowest.get(f, np.inf))
+    first, second = sorted(slowest, key=slowest.get)[:2]
+    return [
+        (
+            f"at T = 2^{T.bit_length() - 1} the median over the seeds of one game is {{}} to {{}} million rounds a "
+            f"second against every adversary but `lookahead` (`{first}`'s and `{second}`'s rounds are the dearest),",
+            [min(rest), max(rest)],
+        ),
+        ("are the dearest), and {} to {} million against `lookahead`", [min(look), max(look)]),
+    ]
+
+
+def _benchmarks_readme_claims():
+    """results/benchmarks/README.md on when its files were measured: the first rows' files from one
+    run (their started and finished times, the load at their start and end, their run times and
+    which recorded a changed tree), the next two measured again (scripts/benchrecord.py's fields)."""
+    text = (BENCH / "README.md").read_text()
+    header, rows = next((h, b) for h, b in _tables(text) if h[0] == "file")
+    names = [re.search(r"`(\S+)\.json`", r[0]).group(1) for r in rows]
+    docs = {n: _bench(n) for n in names[:9]}
+    docs["estimators"] = docs["estimators"]["record"]["estimators"]
+    first, again = names[:7], names[7:9]
+
+    def when(group):
+        start, end = min(docs[n]["started"] for n in group), max(docs[n]["finished"] for n in group)
+        return start.split()[0], f"{start.split()[1]}-{end.split()[1]}", end.split()[0]
+
+    def loads(group):
+        return [f(docs[n][k][0] for n in group for k in ("load_start", "load_end")) for f in (min, max)]
+
+    day, span, last = when(first)
+    day2, span2, last2 = when(again)
+    dirty = [n for n in first if docs[n]["source"]["dirty"]]
+    count = {1: "One", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven"}
+    return [
+        (
+            f"The files of the first seven rows are from the run of {span} UTC on {day if day == last else '?'} (load "
+            "average {} to {} on the 2 CPUs from other jobs; their run times add up to {} minutes);",
+            [*loads(first), sum(docs[n]["run_seconds"] for n in first) / 60],
+        ),
+        (
+            f"`{again[0]}.json` and `{again[1]}.json` were measured again at {span2} UTC on "
+            f"{day2 if day2 == last2 else '?'} (load average {{}} to {{}}). {count.get(len(dirty), len(dirty))} of "
+            f"the first seven ({', '.join(dirty)}) record a changed tree",
+            loads(again),
+        ),
+    ]
+
+
+def _spr_rates_claims():
+    """results/spr-rates/README.md's time of the recorded run (summary.json)."""
+    summary = json.loads((RESULTS / "spr-rates" / "summary.json").read_text())
+    timing = summary["timing"]
+    return [
+        ("T = 2^10 .. 2^18, 8 seeds, {} trials", [summary["n_trials"]]),
+        (
+            "Reproduce (the recorded run took {} s of wall time on 2 shared cores, `summary.json`",
+            [timing["wall_seconds_this_invocation"]],
+        ),
+    ]
 
 
 DOC_CLAIMS = {
@@ -1022,6 +1427,12 @@ DOC_CLAIMS = {
     "docs/estimators.md": _estimators_doc_claims,
     "docs/metrics.md": _bucket_speed_claims,
     "results/estimators-coverage/README.md": _coverage_readme_claims,
+    "README.md": _readme_results_claims,
+    "results/msweep/README.md": _msweep_claims,
+    "results/worstcase/README.md": _worstcase_store_claims,
+    "docs/leaderboard.md": _leaderboard_cost_claims,
+    "results/benchmarks/README.md": _benchmarks_readme_claims,
+    "results/spr-rates/README.md": _spr_rates_claims,
 }
 
 
@@ -1117,6 +1528,101 @@ def test_checkers_fail_on_wrong_numbers():
     row = "| cdl | drift | **-0.615 [-0.629, -0.600]** |"
     assert row in paper
     assert _table_problems("paper", paper.replace(row, "| cdl | drift | **-0.605 [-0.629, -0.600]** |"))[1]
+    # a row the files do not have is reported, not skipped
+    assert _table_problems("paper", paper.replace(row, "| cdl | drifts | **-0.615 [-0.629, -0.600]** |"))[1]
+
+    # the figures these checkers once missed, each put back, are reported
+    for where, old, new, claims in (
+        ("README.md", "(9.4 minutes for the run above", "(13 minutes for the run above", _speed_claims()),
+        ("README.md", "c = 4–8 gives 1.3–8.0x lower", "c = 4–8 gives 1.4–7.8x lower", _readme_results_claims()),
+        (
+            "docs/estimators.md",
+            "(coverage 0 to 0.98 at nominal",
+            "(coverage 0 to 0.6 at nominal",
+            _estimators_doc_claims(),
+        ),
+        ("docs/estimators.md", "ECE in 0.25 to 0.95 of the", "ECE in 0.07 to 1.0 of the", _estimators_doc_claims()),
+        (
+            "docs/estimators.md",
+            "(-0.40 and -0.38 on the point-mass",
+            "(-0.38 and -0.40 on the point-mass",
+            _estimators_doc_claims(),
+        ),
+        ("results/worstcase/README.md", "11 to 47 s a trial", "15 to 47 s a trial", _worstcase_store_claims()),
+        ("docs/estimators.md", "rounds: 0.4 to 0.9 s at", "rounds: 1.1 to 1.6 s at", _estimators_doc_claims()),
+        ("docs/estimators.md", "it took 0.62 s on the", "it took 0.75 s on the", _estimators_doc_claims()),
+        (
+            "docs/leaderboard.md",
+            "is 0.42 to 34 million rounds",
+            "is 1.3 to 50 million rounds",
+            _leaderboard_cost_claims(),
+        ),
+        ("results/benchmarks/README.md", "22:41-22:52 UTC on", "22:41-22:55 UTC on", _benchmarks_readme_claims()),
+        ("results/spr-rates/README.md", "took 525 s of wall", "took 600 s of wall", _spr_rates_claims()),
+    ):
+        text = _flat((ROOT / where).read_text())
+        assert text.count(old) == 1, old
+        assert _claim_problems(text.replace(old, new), claims, where)[1], (where, new)
+
+
+# Figures that no committed file records were taken out of these passages, which now say so: each
+# passage (from its first words to its last) must state no figure of the kind its pattern names,
+# so that such a figure cannot come back without a file to check it against.
+UNRECORDED = (
+    # the bounds-checked phase's times of docs/testing.md: no digit at all
+    ("docs/testing.md", "out-of-bounds index in a kernel fails here", "no results file records it.", r"\d", "590 s"),
+    # the single-thread run: no count of tests
+    (
+        "docs/testing.md",
+        "`OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1",
+        "not recorded in a results file).",
+        r"\d[\d,]*\s+(?:passed|failed|tests)\b",
+        "1628 passed",
+    ),
+    # the fall of an earlier search's winner: that run's values are in no file
+    ("docs/worst-case.md", "a larger search made the fresh-seed value", "the winner's curse growing", r"\d", "0.0385"),
+    # the worst-case plan's wall time and load (its trial-seconds come from the store)
+    (
+        "results/worstcase/README.md",
+        "The current plan's run,",
+        "the machine's load.",
+        r"\d+\s*(?:min|minutes|h|hours)\b|\bload \d",
+        "47 min",
+    ),
+    (
+        "results/exact-decisions/README.md",
+        "Run 2026-11-26 on a",
+        "the replay's wall time.",
+        r"\d+\s*(?:s|min|minutes|h|hours)\b",
+        "40 minutes",
+    ),
+    (
+        "results/benchmarks/README.md",
+        "Refresh every file that README.md and docs/ quote",
+        "and the load):",
+        r"\d",
+        "13 minutes",
+    ),
+)
+
+
+def _unrecorded_problems(text, start, end, pattern):
+    """The figures matching pattern in the passage of text from start to end."""
+    flat = _flat(text)
+    i = flat.find(start)
+    j = flat.find(end, i + 1) if i >= 0 else -1
+    if i < 0 or j < 0:
+        return [("passage not found", start, end)]
+    return [(start, m.group()) for m in re.finditer(pattern, flat[i : j + len(end)])]
+
+
+@pytest.mark.parametrize("where, start, end, pattern, figure", UNRECORDED, ids=[u[0] + ": " + u[1] for u in UNRECORDED])
+def test_figures_without_a_record_stay_out(where, start, end, pattern, figure):
+    text = _flat((ROOT / where).read_text())
+    assert not _unrecorded_problems(text, start, end, pattern)
+    # the figure that was taken out, put back, is reported
+    spoiled = text.replace(start, f"{start} ({figure})", 1)
+    assert _unrecorded_problems(spoiled, start, end, pattern)
 
 
 def _make_run_problems(readme, record):
@@ -1237,7 +1743,7 @@ def test_make_test_time_comes_from_its_record():
 
 
 # -- results/leaderboard/README.md: the rank matrix (ranks.csv), the rates table (theory.csv) and
-# every decimal number of the hand-written notes (one of the folder's CSV values, as printed)
+# every number of the hand-written notes (each against the one cell it names: _notes_claims)
 LEADERBOARD = RESULTS / "leaderboard"
 # a score may be inf (KL-calibration of a forecaster that stated 0 or 1 and saw the other
 # outcome, docs/pseudo.md); its slope is then printed as a dash
@@ -1256,7 +1762,8 @@ def _printed_matches(printed, value):
 
 
 def _leaderboard_problems(readme, folder):
-    """(numbers checked, [problems]) of the leaderboard page against ranks.csv, theory.csv and the CSVs."""
+    """(numbers checked, [problems]) of the leaderboard page against ranks.csv, theory.csv and the CSVs,
+    and of its notes against the cells _notes_claims ties them to."""
     from fastcdl.measures import MEASURES
 
     key_of = {m.label: k for k, m in MEASURES.items()}
@@ -1318,20 +1825,233 @@ def _leaderboard_problems(readme, folder):
     ):
         problems.append(("counts", m and m.groups()))
     start, end = readme.find("<!-- notes"), readme.find("<!-- /notes -->")
-    values = [
-        float(v)
-        for name in ("table.csv", "ranks.csv", "theory.csv", "rates.csv", "summary.csv")
-        for r in _read(folder / name)
-        for v in r.values()
-        if re.fullmatch(NUMBER, v or "")
+    n, wrong = _notes_problems(readme[start:end] if 0 <= start < end else "", folder)
+    return checked + n, problems + wrong
+
+
+def _notes_claims(folder):
+    """The hand-written notes of the leaderboard page, number by number: each {} of a template is
+    the cell it names, of table.csv (measure, forecaster, environment, column), ranks.csv (measure,
+    forecaster, column) or theory.csv (forecaster, column), or a count of the store
+    (trials.sqlite.xz, with environments.csv: the trials on the page, and those of each code
+    version), or a value of a formula at T (the grid size m of acrs, T^(-2/3) (ln T)^(2/3)).
+    Returns the claims and [(what the notes say in words, the files' value, the value the words
+    need)], the cells behind the words around the numbers."""
+    from fastcdl.online import make_forecaster
+    from fastcdl.online.registry import forecasters
+
+    table = {(r["measure"], r["forecaster"], r["environment"]): r for r in _read(folder / "table.csv")}
+    ranks = {(r["measure"], r["forecaster"]): r for r in _read(folder / "ranks.csv")}
+    theory = {r["forecaster"]: r for r in _read(folder / "theory.csv")}
+    tab = lambda m, f, env, *cols: [float(table[(m, f, env)][c]) for c in cols]  # noqa: E731
+    rank = lambda m, f, *cols: [float(ranks[(m, f)][c]) for c in cols]  # noqa: E731
+    th = lambda f, *cols: [float(theory[f][c]) for c in cols]  # noqa: E731
+    interval = ("slope", "slope_lo", "slope_hi")
+    T = int(next(iter(table.values()))["T"])
+
+    con = _store(folder / "trials.sqlite.xz")
+    envs = {
+        (r["adversary"], json.dumps(json.loads(r["adversary_params"]), sort_keys=True), int(r["T"]))
+        for r in _read(folder / "environments.csv")
+    }
+    played = {f for (_, f) in ranks}
+    rows = con.execute("SELECT forecaster, adversary, adversary_params, T, seed_index, code_version FROM trials")
+    seeds = max(int(r["n_seeds"]) for r in table.values())
+    on_page = [
+        r[5]
+        for r in rows
+        if r[0] in played and (r[1], json.dumps(json.loads(r[2]), sort_keys=True), r[3]) in envs and r[4] < seeds
     ]
-    for num in re.findall(rf"(?<![\w^.]){NUMBER}", readme[start:end] if 0 <= start < end else ""):
-        if "." not in num:
-            continue  # counts, horizons, seeds: the tables' integers, not measured values
-        checked += 1
-        if not any(_close(num, v) for v in values):
-            problems.append(("notes", num))
-    return checked, problems
+    versions = [
+        v for (v,) in con.execute("SELECT code_version FROM trials GROUP BY code_version ORDER BY min(finished_at)")
+    ]
+    last = versions[-1]
+    ran = on_page.count(last)
+    first = dict(
+        con.execute("SELECT forecaster, count(*) FROM trials WHERE code_version = ? GROUP BY 1", (versions[0],))
+    )
+    point_mass = sorted(f for f in first if forecasters()[f].point_mass)
+
+    others = {r["rank"] for (m, f), r in ranks.items() if m == "klcal" and f != "klcal" and r["rank"]}
+    tie = float(others.pop()) if len(others) == 1 else float("nan")
+    level = T ** (-2 / 3) * np.log(T) ** (2 / 3)
+    k = T.bit_length() - 1
+    claims = [
+        ("`fastcdl leaderboard --run` reused {} stored trials and ran {}:", [len(on_page) - ran, ran]),
+        ("The {} trials stored before the six measures existed were completed", [sum(first.values())]),
+        (
+            f"- {{}} of them from their bucket tables. These are the point-mass forecasters "
+            f"{', '.join(point_mass[:-1])} and {point_mass[-1]},",
+            [sum(first[f] for f in point_mass)],
+        ),
+        ("- {} by running them again.", [sum(n for f, n in first.items() if f not in point_mass)]),
+        ("Its CDL is {} [{}, {}], in its own worst environment.", rank("cdl", "foster", "mean", "lo", "hi")),
+        (
+            "Next come `klcal` at {} (in `worst(cdl)`), `kt` at {} and `cdl` at {}.",
+            [*rank("cdl", "klcal", "mean"), *rank("cdl", "kt", "mean"), *rank("cdl", "cdl", "mean")],
+        ),
+        (
+            "For `cdl`, the adversaries found against kt ({}) beat those found against cdl itself ({}).",
+            [*tab("cdl", "cdl", "worst(kt)", "mean"), *tab("cdl", "cdl", "worst(cdl)", "mean")],
+        ),
+        (
+            "The slope there is {} [{}, {}], while against the coin it is {}. The sweeps found against `cdl` hold "
+            "its CDL at {}.",
+            [
+                *tab("cdl", "klcal", "worst(cdl)", *interval),
+                *tab("cdl", "klcal", "coin", "slope"),
+                *tab("cdl", "klcal", "worst(cdl)", "mean"),
+            ],
+        ),
+        (
+            "`klcal` ranks first, at {} and {}.",
+            [*rank("klcal", "klcal", "mean"), *rank("pseudo_klcal", "klcal", "mean")],
+        ),
+        ("They tie at rank {}.", [tie]),
+        ("smCE: `acrs` ranks first at {}, in `contrarian`.", rank("smce", "acrs", "mean")),
+        (
+            "In that same environment its CDL is {} and its ECE {}.",
+            [*tab("cdl", "acrs", "contrarian", "mean"), *tab("ece", "acrs", "contrarian", "mean")],
+        ),
+        ("UCal: `ftpl` ranks first ({}, `worst(foster)`).", rank("ucal", "ftpl", "mean")),
+        (
+            "Its CDL in `segments K=4` stays at {}, with a slope of {} [{}, {}].",
+            tab("cdl", "ftpl", "segments K=4", "mean", *interval),
+        ),
+        ("its CDL is {} in its worst one, `segments K=4`, with a slope of {}.", rank("cdl", "spr", "mean", "slope")),
+        ("it decays at or faster than the paper's {}:", th("klcal", "paper_slope")),
+        (
+            "- coin {} [{}, {}] and contrarian {};",
+            [*tab("pseudo_klcal", "klcal", "coin", *interval), *tab("pseudo_klcal", "klcal", "contrarian", "slope")],
+        ),
+        (
+            "- lookahead {} and `budget C=T^0.5` {};",
+            [
+                *tab("pseudo_klcal", "klcal", "lookahead", "slope"),
+                *tab("pseudo_klcal", "klcal", "budget C=T^0.5", "slope"),
+            ],
+        ),
+        ("- `worst(kt)` {};", tab("pseudo_klcal", "klcal", "worst(kt)", "slope")),
+        (
+            "the two segment environments a little slower: {} and {} [{}, {}].",
+            [
+                *tab("pseudo_klcal", "klcal", "segments K=4", "slope"),
+                *tab("pseudo_klcal", "klcal", "segments K=T^0.25", *interval),
+            ],
+        ),
+        ("Its slowest decay is in `worst(cdl)`: {} [{}, {}].", th("klcal", *interval)),
+        (
+            f"The level at 2^{k}, {{}}, is close to T^(-2/3) (ln T)^(2/3) with constant 1 ({{}}),",
+            [*tab("pseudo_klcal", "klcal", "worst(cdl)", "mean"), level],
+        ),
+        (
+            "Its slowest decay, {} [{}, {}] in `segments K=T^0.25`, beats the {} of its bound. Against the coin it "
+            "decays at {}.",
+            [*th("spr", *interval), *th("spr", "paper_slope"), *tab("ece", "spr", "coin", "slope")],
+        ),
+        ("`acrs` on smCE: {} [{}, {}] in `worst(cdl)`, slower than {},", th("acrs", *interval, "paper_slope")),
+        (
+            f"about one grid spacing, {{}} at 2^{k} (1/m = 1/{{}}).",
+            [*tab("smce", "acrs", "worst(cdl)", "mean"), make_forecaster("acrs", horizon=T, seed=0).params["m"]],
+        ),
+        (
+            "- `cdl`: {} [{}, {}] in `worst(foster)`. Its own worst case, `worst(kt)`, decays at {}.",
+            [*th("cdl", *interval), *rank("cdl", "cdl", "slope")],
+        ),
+        (
+            "- `foster`: {} [{}, {}] in `worst(kt)`. The fixed environments decay faster: coin {}, `segments K=4` {}.",
+            [
+                *th("foster", *interval),
+                *tab("ece", "foster", "coin", "slope"),
+                *tab("ece", "foster", "segments K=4", "slope"),
+            ],
+        ),
+        ("- `ftpl`: {} [{}, {}] in `worst(foster)`.", th("ftpl", *interval)),
+    ]
+    r = lambda m, f, c="rank": ranks[(m, f)][c]  # noqa: E731
+    ranked = sorted(f for (m, f), row in ranks.items() if m == "cdl" and row["rank"])
+    facts = [
+        (
+            "foster first on CDL, VCDL, ECE and pCDL",
+            [r(m, "foster") for m in ("cdl", "vcdl", "ece", "pseudo_cdl")],
+            ["1"] * 4,
+        ),
+        ("foster's worst environment on CDL is its own", r("cdl", "foster", "worst_environment"), "worst(foster)"),
+        ("klcal, kt and cdl next on CDL", [r("cdl", f) for f in ("klcal", "kt", "cdl")], ["2", "3", "4"]),
+        ("klcal worst in worst(cdl) on CDL", r("cdl", "klcal", "worst_environment"), "worst(cdl)"),
+        (
+            "cdl and kt worst in worst(kt) on CDL",
+            [r("cdl", f, "worst_environment") for f in ("cdl", "kt")],
+            ["worst(kt)"] * 2,
+        ),
+        ("klcal first on KLCal and pKLCal", [r("klcal", "klcal"), r("pseudo_klcal", "klcal")], ["1", "1"]),
+        (
+            "every other ranked forecaster's KLCal infinite",
+            {float(ranks[("klcal", f)]["mean"]) for f in ranked if f != "klcal"},
+            {np.inf},
+        ),
+        ("truthful's KLCal finite", np.isfinite(float(r("klcal", "truthful", "mean"))), True),
+        (
+            "acrs first on smCE, in contrarian",
+            [r("smce", "acrs"), r("smce", "acrs", "worst_environment")],
+            ["1", "contrarian"],
+        ),
+        (
+            "ftpl first on UCal, in worst(foster)",
+            [r("ucal", "ftpl"), r("ucal", "ftpl", "worst_environment")],
+            ["1", "worst(foster)"],
+        ),
+        ("kt first and cdl second on K2", [r("k2", "kt"), r("k2", "cdl")], ["1", "2"]),
+        ("spr and truthful unranked", {r(m, f) for (m, f) in ranks if f in ("spr", "truthful")}, {""}),
+        ("spr worst in segments K=4 on CDL", r("cdl", "spr", "worst_environment"), "segments K=4"),
+        ("klcal's paper measure", theory["klcal"]["measure"], "pseudo_klcal"),
+        (
+            "the slowest environments of the papers' rates",
+            [theory[f]["environment"] for f in ("klcal", "spr", "acrs", "cdl", "foster", "ftpl")],
+            ["worst(cdl)", "segments K=T^0.25", "worst(cdl)", "worst(foster)", "worst(kt)", "worst(foster)"],
+        ),
+        (
+            "the fit of the slowest decays: 2^16, 2^18, 2^20",
+            [theory["klcal"][c] for c in ("t_min_fit", "t_max_fit")],
+            [str(2**16), str(T)],
+        ),
+        ("cdl's own worst case", r("cdl", "cdl", "worst_environment"), "worst(kt)"),
+    ]
+    return claims, facts
+
+
+# Words, not measured values: a number in these is not a claim on a file
+_NOTE_WORDS = ("0 or 1", "1/2")
+
+
+def _notes_problems(notes, folder):
+    """(numbers checked, [problems]) of the leaderboard page's notes: every claim of _notes_claims
+    in the text with the value of its cell, to the digits printed; the words around them as the
+    cells say; and no number in the notes that no claim ties to a cell (exponents such as 2^20 or
+    T^0.5, environment names such as K=4 and code such as horizon=2**16 are not numbers here)."""
+    claims, facts = _notes_claims(folder)
+    flat = _flat(notes)
+    problems, covered, checked = [], [], 0
+    for template, values in claims:
+        m = re.search(_p(template), flat)
+        if m is None:
+            problems.append(("notes", "not found", template))
+            continue
+        covered.append(m.span())
+        for printed, want in zip(m.groups(), values):
+            checked += 1
+            if not _close(printed.replace(",", ""), want):
+                problems.append(("notes", template, printed, want))
+    problems += [("notes", what, got, want) for what, got, want in facts if got != want]
+    masked = re.sub(r"\d*\^\(?-?[\d./]+\)?|\*\*\d+|[A-Za-z]=[^\s`]*", lambda m: " " * len(m.group()), flat)
+    for phrase in _NOTE_WORDS:
+        masked = masked.replace(phrase, " " * len(phrase))
+    for m in re.finditer(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e-?\d+)?(?!\w)", masked):
+        if not any(a <= m.start() and m.end() <= b for a, b in covered):
+            problems.append(
+                ("notes", "a number tied to no cell", m.group(), flat[max(0, m.start() - 60) : m.end() + 20])
+            )
+    return checked + len(facts), problems
 
 
 @pytest.mark.skipif(not (LEADERBOARD / "ranks.csv").exists(), reason="no leaderboard built")
@@ -1354,6 +2074,18 @@ def test_leaderboard_page_matches_its_files():
     )[1]
     notes = readme.find("<!-- /notes -->")
     assert _leaderboard_problems(readme[:notes] + " 12345.678 " + readme[notes:], LEADERBOARD)[1]
+    # each number of the notes against its own cell, to the digits printed: 0.000965 is not the
+    # 0.00096591 of acrs's smCE in worst(cdl), though another cell rounds to it; a count of the
+    # store, a rank and a duration that no file records are reported too
+    for old, new in (
+        ("0.000966 at 2^20", "0.000965 at 2^20"),
+        ("reused 10,456 stored", "reused 10,457 stored"),
+        ("at rank 2.", "at rank 3."),
+        ("(0.0222)", "(0.0235)"),
+        ("No file records the run's wall time.", "The whole run took about 30 minutes of wall time."),
+    ):
+        assert readme.count(old) == 1, old
+        assert _leaderboard_problems(readme.replace(old, new), LEADERBOARD)[1], new
 
 
 # The study's tables (summary.csv, `estimators_coverage.py tables`) in the README, and the coverage
