@@ -411,6 +411,9 @@ def make_forecaster(forecaster, *, horizon: int, seed: int = 0, adversary=None, 
     - "spr": sign preservation with reuse (Dai & Fishelson 2026): needs the round's true
       mean, ``forecast(mean=...)``; plays the adversaries that declare true_mean
       (docs/spr.md).
+    - "noisy": a base forecaster (base=, a registered name, default "acrs") post-processed by
+      Laplace noise of scale sigma = sqrt(eps) (eps default 1/sqrt(T)) on the grid j/m,
+      m = ceil(1/sigma); K-point rounds (docs/noisy.md).
     - "calibeat" and "ops": the calibeating game (docs/calibeating.md, docs/ops.md): they
       need the round's external forecast, ``forecast(external=...)``, and play the
       adversaries that declare external (informed).
