@@ -67,6 +67,13 @@ PAPER_RATES = {
     "l2cal": PaperRate(
         "pseudo_k2", -2 / 3, 1.0, "pseudo l2-calibration O(T^(1/3) log T) (Fishelson et al. 2025, Theorem 4)"
     ),
+    "dyadic": PaperRate(
+        "ece",
+        -1 / 3,
+        0.0,
+        "ECE x T = O~(T^(2/3)) worst case, O~(sqrt T) i.i.d., O~(sqrt(J T)) with J segments "
+        "(Roth, Zhang, Morgenstern & Huang 2026; its log factors could not be read)",
+    ),
     "spr": PaperRate(
         "ece",
         (2 + _SPR_EPS) / (3 + 2 * _SPR_EPS) - 1,
