@@ -358,6 +358,12 @@ def make_adversary(adversary, *, horizon: int | None = None, seed: int = 0, **pa
       CDL of the table after the round);
     - "signpreserve": y ~ Bernoulli(c), c the midpoint of the gap between stated values that
       keeps the sign of the most accumulated bias (docs/ece-lower-bound.md);
+    - "spbisect": steer=0, depth=floor(log4(3 span + 1)), span=horizon: y ~ Bernoulli(p_k), p_k
+      the midpoint of a dyadic cell bisected level by level on a 4^k schedule, halves by coins
+      (steer=0) or by the table's flippable bias (steer=1); needs horizon or span
+      (docs/ece-lower-bound-adversary.md);
+    - "informed": the calibeating environment, each round its own chance and an overconfident
+      model of it as the external forecast (docs/calibeating.md);
     - an AdversarySpec from fastcdl.online.plugin_adversary, or "package.module:ATTRIBUTE".
 
     Examples
