@@ -51,7 +51,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check fastcdl tests scripts asv_bench docs gallery
 	$(VENV)/bin/ruff format --check fastcdl tests scripts asv_bench docs gallery
 
-# every table of results/benchmarks/ (asv_bench/README.md: the one harness); 13-29 min on 2 busy cores
+# every table of results/benchmarks/ (asv_bench/README.md: the one harness); each file records its run's duration
 bench: $(STAMP)
 	$(PY) scripts/bench_all.py
 

@@ -1,6 +1,6 @@
 """Write every table of results/benchmarks/ that README.md and docs/ quote: the one entry point.
 
-    .venv/bin/python scripts/bench_all.py                 # 13-29 min on a busy 2-core machine
+    .venv/bin/python scripts/bench_all.py                 # every table (each file records its run_seconds)
     .venv/bin/python scripts/bench_all.py --only online,io
     .venv/bin/python scripts/bench_all.py --render        # every .md again from its .json
 
@@ -14,11 +14,10 @@ CPU model and its vector extensions, the load average at the start, at every tim
 end, the git commit (and whether the tree differed) and a hash of fastcdl's sources; the Markdown
 beside it is written from that file; at the end README.md's Speed table and the figures docs/
 quote are written from the files (scripts/speed_table.py, scripts/docs_numbers.py). The modules
-run one at a time, so that no two of them share the cores. The first nine (metrics to startup)
-took 13 minutes on a 2-core machine at a load average of 3.5-5.6, 29 at 6.3-8.5; sample-costs
-and bucket-speed joined later and were not timed within a full refresh (further, run by hand:
-`bench_online.py --budget 300` adds a memory run at T = 10^9, `bench_multiclass.py
---old-timeout 1200` lets the first formulation run to 1200 s).
+run one at a time, so that no two of them share the cores. Each file records how long its run
+took (run_seconds) and the load at its start, at every timing and at its end. Run by hand:
+`bench_online.py --budget 300` adds a memory run at T = 10^9, and `bench_multiclass.py
+--old-timeout 1200` lets the first formulation run to 1200 s.
 """
 
 from __future__ import annotations

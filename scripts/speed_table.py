@@ -1,13 +1,11 @@
-"""Write README.md's Speed table and its list of sources from the benchmark JSON files.
+"""Write README.md's Speed table and its line naming the machine and load from the benchmark JSON files.
 
-    .venv/bin/python scripts/speed_table.py          # rewrites the list and the table in README.md
+    .venv/bin/python scripts/speed_table.py          # rewrites the line and the table in README.md
     .venv/bin/python scripts/speed_table.py --print  # prints them instead
 
 scripts/bench_all.py runs it after measuring (and scripts/docs_numbers.py for docs/):
-tests/test_results_readmes.py compares every number of the table, and each
-source's machine and load, with results/benchmarks/*.json and names what differs. The prose
-around the table is not written here, except the range of the load averages it quotes: read it
-against the new files.
+tests/test_results_readmes.py compares every number of the table, and the machine line, with
+results/benchmarks/*.json and names what differs. The prose around the table is not written here.
 """
 
 from __future__ import annotations
@@ -45,13 +43,25 @@ def bound(x):
     return f"{math.ceil(x / 10**e)}e{e}"
 
 
-def source_line(name, label, doc):
-    m = doc["machine"]
+def machine_line(docs):
+    """One line naming the machine(s) and the load of the runs behind the table, e.g.
+    'Machine: Intel(R) Xeon(R) Processor, 2 logical CPUs, numba 2 threads (all five files); load
+    average (1 min) 0.5 to 1.2 at the starts and ends of their runs.' (each file's full record is
+    in the file)."""
+    machines = {}
+    for name, _ in SOURCES:
+        m = docs[name]["machine"]
+        machines.setdefault((m["model"], m["logical_cpus"], m["numba_threads"]), []).append(f"{name}.json")
+    parts = [
+        f"{model}, {cpus} logical CPUs, numba {threads} threads ("
+        + ("all five files" if len(files) == len(SOURCES) else ", ".join(files))
+        + ")"
+        for (model, cpus, threads), files in machines.items()
+    ]
+    loads = [docs[name][k][0] for name, _ in SOURCES for k in ("load_start", "load_end")]
     return (
-        f"- {label} (`results/benchmarks/{name}.json`): {m['model']} ({', '.join(m['vector'])}), "
-        f"{m['logical_cpus']} logical CPUs, numba {m['numba_threads']} threads; load average (1, 5, 15 min) "
-        f"{', '.join(map(str, doc['load_start']))} at the start and "
-        f"{', '.join(map(str, doc['load_end']))} at the end."
+        f"Machine: {'; '.join(parts)}; load average (1 min) {min(loads):.2f} to {max(loads):.2f} at the starts "
+        "and ends of their runs."
     )
 
 
@@ -102,26 +112,18 @@ def main():
     ap.add_argument("--print", action="store_true")
     args = ap.parse_args()
     docs = {name: json.loads((BENCH / f"{name}.json").read_text()) for name, _ in SOURCES}
-    sources = [source_line(name, label, docs[name]) for name, label in SOURCES]
+    machine = machine_line(docs)
     rows = table(docs)
     if args.print:
-        print("\n".join(sources + [""] + rows))
+        print("\n".join([machine, ""] + rows))
         return
     path = ROOT / "README.md"
     text = path.read_text()
     start = text.index("\n## Speed\n")
     end = text.index("\n## ", start + 1)
     speed = text[start:end]
-    speed = re.sub(
-        r"(^- [^\n]*\(`results/benchmarks/\w+\.json`\)[^\n]*\n)+", "\n".join(sources) + "\n", speed, count=1, flags=re.M
-    )
+    speed = re.sub(r"^(MACHINE|Machine: [^\n]*)$", lambda _: machine, speed, count=1, flags=re.M)
     speed = re.sub(r"^\| task \| fastcdl \|[^\n]*\n(^\|[^\n]*\n)+", "\n".join(rows) + "\n", speed, count=1, flags=re.M)
-    loads = [docs[name][k][0] for name, _ in SOURCES for k in ("load_start", "load_end")]
-    speed = re.sub(
-        r"\(a load average of [\d.]+ to [\d.]+ on (\d+) CPUs\)",
-        lambda m: f"(a load average of {min(loads):.1f} to {max(loads):.1f} on {m.group(1)} CPUs)",
-        speed,
-    )
     path.write_text(text[:start] + speed + text[end:])
 
 
