@@ -74,6 +74,13 @@ PAPER_RATES = {
         "ECE x T = O~(T^(2/3)) worst case, O~(sqrt T) i.i.d., O~(sqrt(J T)) with J segments "
         "(Roth, Zhang, Morgenstern & Huang 2026; its log factors could not be read)",
     ),
+    "noisy": PaperRate(
+        "ece",
+        -1 / 4,
+        0.0,
+        "ECE and CDL O(sqrt(eps)) per round for a base at distance eps from calibration (Hartline, Wu & "
+        "Yang 2025, abstract); eps = T^(-1/2) for the default base acrs",
+    ),
     "spr": PaperRate(
         "ece",
         (2 + _SPR_EPS) / (3 + 2 * _SPR_EPS) - 1,
