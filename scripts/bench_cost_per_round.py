@@ -16,6 +16,8 @@ import os
 import statistics
 import sys
 
+import benchrecord
+
 from fastcdl.online import simulate
 
 
@@ -45,6 +47,9 @@ def main(argv=None):
             out["summary"][f"{f} T=2^{k}"] = {"ns_per_round": 1e9 * med / T, "ratio_to_" + a.forecasters[0]: med / base}
             print(f"T=2^{k} {f:10s} {1e9 * med / T:10.1f} ns/round  {med / base:8.2f}x {a.forecasters[0]}")
     out["load_after"] = os.getloadavg()
+    # the machine, and the commit and fastcdl modules timed (scripts/bench_check.py reads them)
+    out["machine"] = benchrecord.cpu()
+    out["source"] = {**benchrecord.source(), "timed_modules": benchrecord.timed_modules()}
     print("load before", load0, "after", out["load_after"])
     if a.json:
         with open(a.json, "w") as fh:

@@ -13,6 +13,7 @@ import os
 import statistics
 import sys
 
+import benchrecord
 import numpy as np
 
 from fastcdl.online import engine
@@ -55,6 +56,9 @@ def main(argv=None):
             f"{1e9 * statistics.median(off) / T:8.2f} ns/round  median paired ratio {ratio:.3f}"
         )
     out["load_after"] = os.getloadavg()
+    # the machine, and the commit and fastcdl modules timed (scripts/bench_check.py reads them)
+    out["machine"] = benchrecord.cpu()
+    out["source"] = {**benchrecord.source(), "timed_modules": benchrecord.timed_modules()}
     print("load before", out["load_before"], "after", out["load_after"])
     if a.json:
         with open(a.json, "w") as fh:
