@@ -52,6 +52,11 @@ HISTORICAL = {
     "kpoint-pseudo-kept": "a step of the K-point engine's before/after series",
     "kpoint-pseudo-off": "a step of the K-point engine's before/after series",
     "kpoint-signpreserve-noinline": "a step of the K-point engine's before/after series",
+    "kpoint": "the K-point change's record: the two-point loops before and after it, paired trees (docs/engine.md)",
+    "loops": "before/after records of engine changes on the commits loops.md names (the outcome check's cost)",
+    "envelope-twins": "the retired numpy twin of the envelope sorts against the compiled ones, when it was retired",
+    "uniform-bins-variants": "the loop variants compared when the uniform-bin kernel was chosen (docs/metrics.md)",
+    "fixed-cost": "the Python API's fixed cost before (e3e2996) and after the compile-time rules, paired trees",
 }
 CITING = ("README.md", "docs/*.md", "asv_bench/README.md", "results/*/README.md", "results/benchmarks/*.md")
 
