@@ -94,9 +94,30 @@ def recorded_commit(doc: dict) -> str | None:
     return None
 
 
+def _sources(doc: dict) -> dict:
+    """The record of the code a timing file timed, wherever its layout keeps it: ``source`` (a
+    dict, benchrecord's Recorder), the per-part records of ``record`` (bench_estimators), ``meta``
+    (bench_sample_costs) or the top level (bench_buckets); ``timed_modules`` from every part that
+    has them (merged), else the first part's commit and sources hash."""
+    parts = [doc.get("source")] if isinstance(doc.get("source"), dict) else []
+    record = doc.get("record")
+    if isinstance(record, dict):
+        parts += [r["source"] for r in record.values() if isinstance(r, dict) and isinstance(r.get("source"), dict)]
+    if isinstance(doc.get("meta"), dict):
+        parts.append(doc["meta"])
+    if doc.get("timed_modules"):
+        parts.append({"timed_modules": doc["timed_modules"]})
+    modules = {}
+    for part in parts:
+        modules.update(part.get("timed_modules") or {})
+    src = dict(parts[0]) if parts else {}
+    src["timed_modules"] = modules
+    return src
+
+
 def staleness(doc: dict, now: str) -> list[str] | None:
     """Why a timing file is stale (the changed modules, or a reason), or None when it is current."""
-    src = doc.get("source") if isinstance(doc.get("source"), dict) else {}
+    src = _sources(doc)
     modules = src.get("timed_modules")
     if modules:
         changed = []

@@ -121,6 +121,7 @@ def main():
     if parts:
         REC.doc["load_end"], REC.doc["finished"] = benchrecord.loadavg(), benchrecord.utc()
         REC.doc["run_seconds"] = round(time.perf_counter() - REC._t0, 1)
+        REC.doc["source"]["timed_modules"] = benchrecord.timed_modules()  # make bench-check reads it
         meta = {k: v for k, v in REC.doc.items() if k not in ("timings", "values")}
         for part in parts:  # the raw repeats of each part, with the run that measured them
             res.setdefault("record", {})[part] = {

@@ -119,6 +119,8 @@ def measure(a):
         "load_before": load_before,
         "load_after": load_after,
         "source_hash": benchrecord.source()["fastcdl_sources_sha256"][:12],
+        "commit": benchrecord.source()["commit"],
+        "timed_modules": benchrecord.timed_modules(),  # the code timed: make bench-check reads it
         "command": command,
         "numpy": np.__version__,
         "numba": numba.__version__,

@@ -65,3 +65,21 @@ def test_a_file_without_commit_or_hash_cannot_be_checked(check):
     mod, root = check
     (root / "results" / "benchmarks" / "old.json").write_text(json.dumps({"runs": []}))
     assert mod.stale_files()["old"][1] == ["it records no commit and no hash of the code it timed"]
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        lambda mods: {"record": {"a": {"source": {"commit": "0" * 40, "timed_modules": mods}}}},  # bench_estimators
+        lambda mods: {"meta": {"source_hash": "x", "timed_modules": mods}, "rows": []},  # bench_sample_costs
+        lambda mods: {"source": "0" * 40 + "+dirty", "timed_modules": mods},  # bench_buckets
+    ],
+)
+def test_every_layout_of_the_timing_files_is_read(check, layout):
+    mod, root = check
+    kernel = root / "fastcdl" / "kernel.py"
+    path = root / "results" / "benchmarks" / "speed.json"
+    path.write_text(json.dumps(layout({"fastcdl/kernel.py": mod.module_hash(kernel)})))
+    assert mod.stale_files() == {}
+    kernel.write_text("def f():\n    return 3\n")
+    assert mod.stale_files()["speed"][1] == ["fastcdl/kernel.py"]

@@ -747,7 +747,7 @@ def _estimators_claims():
 
 def _bucket_speed_claims():
     """docs/metrics.md's section "Speed, and when a second thread is used", from the bucket-speed
-    runs beside it (bucket-speed.json at load 5-7 after the exact-CDL change, bucket-speed-fb35945.json
+    runs beside it (bucket-speed.json at load 3.3-3.5 after the exact-CDL change, bucket-speed-fb35945.json
     at load 16, bucket-speed-71d8227.json quiet, the znver3 emulation) and the variants and twins files."""
     new, mid, quiet, z = (
         _bench(n)["sections"]
@@ -768,7 +768,7 @@ def _bucket_speed_claims():
             "takes {}x (float64 outcomes) and {}x (bool outcomes) the time numpy takes to sum p and y",
             [u(new, "float64", "fastcdl_1"), u(new, "bool", "fastcdl_1")],
         ),
-        ("5 to 7 ({}x and {}x at load 16)", [u(mid, "float64", "fastcdl_1"), u(mid, "bool", "fastcdl_1")]),
+        ("3.3 to 3.5 ({}x and {}x at load 16)", [u(mid, "float64", "fastcdl_1"), u(mid, "bool", "fastcdl_1")]),
         ("before, {}x and {}x on the quiet machine", [u(quiet, "float64", "fastcdl_1"), u(quiet, "bool", "fastcdl_1")]),
         ("It is {}-{}x faster than numpy's searchsorted", [min(np_), max(np_)]),
         (
@@ -786,13 +786,13 @@ def _bucket_speed_claims():
         ("The exact CDL took {}x numpy's sort", [z["cdl"]["cdl/sort"]]),
         ("time), and cdl_report {}x", [z["cdl"]["cdl_report/sort"]]),
         (
-            "took {}x on the quiet machine (bucket-speed-71d8227.md), {}x at load 5 to 7 (bucket-speed.md) and {}x at load 16",
+            "took {}x on the quiet machine (bucket-speed-71d8227.md), {}x at load 3.3 to 3.5 (bucket-speed.md) and {}x at load 16",
             [quiet["exact"]["fastcdl/simplest"], new["exact"]["fastcdl/simplest"], mid["exact"]["fastcdl/simplest"]],
         ),
         ("10^6 buckets took {}x numpy's sort of 2 10^6 floats", [quiet["cdl"]["cdl/sort"]]),
-        ("after it, {}x at load 5 to 7 ({}x in CPU time)", [new["cdl"]["cdl/sort"], new["cdl"]["cdl/sort cpu"]]),
+        ("after it, {}x at load 3.3 to 3.5 ({}x in CPU time)", [new["cdl"]["cdl/sort"], new["cdl"]["cdl/sort cpu"]]),
         (
-            "`cdl_report` took {}x the sort quiet before the change and takes {}x at load 5 to 7",
+            "`cdl_report` took {}x the sort quiet before the change and takes {}x at load 3.3 to 3.5",
             [quiet["cdl"]["cdl_report/sort"], new["cdl"]["cdl_report/sort"]],
         ),
         ("({}x against {}x the sort, in the same run)", [new["cdl"]["cdl/sort"], new["cdl"]["cdl_report/sort"]]),
@@ -801,7 +801,7 @@ def _bucket_speed_claims():
             [sum(r < 1 for r in tw), len(tw), 100 * (max(tw) - 1)],
         ),
         (
-            "costs {}x the simplest loop playing the same game on the quiet machine (before), {}x at load 16 and {}x at load 5 to 7",
+            "costs {}x the simplest loop playing the same game on the quiet machine (before), {}x at load 16 and {}x at load 3.3 to 3.5",
             [
                 quiet["online"]["simulate/simplest"],
                 mid["online"]["simulate/simplest"],
@@ -810,7 +810,7 @@ def _bucket_speed_claims():
         ),
         ("({}-{}x of one thread's time on the quiet machine)", [min(th(quiet)), max(th(quiet))]),
         ("{}-{}x in the run at load 16", [min(th(mid)), max(th(mid))]),
-        ("{}-{}x in the run at load 5 to 7", [min(th(new)), max(th(new))]),
+        ("{}-{}x in the run at load 3.3 to 3.5", [min(th(new)), max(th(new))]),
     ]
     for where, key in (
         ("(default: numba's count)", "uniform bins"),
@@ -1375,38 +1375,28 @@ def _leaderboard_cost_claims():
 
 
 def _benchmarks_readme_claims():
-    """results/benchmarks/README.md on when its files were measured: the first rows' files from one
-    run (their started and finished times, the load at their start and end, their run times and
-    which recorded a changed tree), the next two measured again (scripts/benchrecord.py's fields)."""
+    """results/benchmarks/README.md on when its files were measured: the first nine rows' files from
+    one run (their started and finished times, the load at their start and end, their run times and
+    whether any recorded a changed tree; scripts/benchrecord.py's fields)."""
     text = (BENCH / "README.md").read_text()
     header, rows = next((h, b) for h, b in _tables(text) if h[0] == "file")
-    names = [re.search(r"`(\S+)\.json`", r[0]).group(1) for r in rows]
-    docs = {n: _bench(n) for n in names[:9]}
+    names = [re.search(r"`(\S+)\.json`", r[0]).group(1) for r in rows][:9]
+    docs = {n: _bench(n) for n in names}
     docs["estimators"] = docs["estimators"]["record"]["estimators"]
-    first, again = names[:7], names[7:9]
-
-    def when(group):
-        start, end = min(docs[n]["started"] for n in group), max(docs[n]["finished"] for n in group)
-        return start.split()[0], f"{start.split()[1]}-{end.split()[1]}", end.split()[0]
-
-    def loads(group):
-        return [f(docs[n][k][0] for n in group for k in ("load_start", "load_end")) for f in (min, max)]
-
-    day, span, last = when(first)
-    day2, span2, last2 = when(again)
-    dirty = [n for n in first if docs[n]["source"]["dirty"]]
-    count = {1: "One", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven"}
+    start, end = min(docs[n]["started"] for n in names), max(docs[n]["finished"] for n in names)
+    day, last = start.split()[0], end.split()[0]
+    loads = [f(docs[n][k][0] for n in names for k in ("load_start", "load_end")) for f in (min, max)]
+    dirty = [n for n in names if docs[n]["source"]["dirty"]]
     return [
         (
-            f"The files of the first seven rows are from the run of {span} UTC on {day if day == last else '?'} (load "
-            "average {} to {} on the 2 CPUs from other jobs; their run times add up to {} minutes);",
-            [*loads(first), sum(docs[n]["run_seconds"] for n in first) / 60],
+            f"The files of the first nine rows are from one run of `scripts/bench_all.py`, {start.split()[1]}-"
+            f"{end.split()[1]} UTC on {day if day == last else '?'} (load average {{}} to {{}} on the 2 CPUs,",
+            loads,
         ),
         (
-            f"`{again[0]}.json` and `{again[1]}.json` were measured again at {span2} UTC on "
-            f"{day2 if day2 == last2 else '?'} (load average {{}} to {{}}). {count.get(len(dirty), len(dirty))} of "
-            f"the first seven ({', '.join(dirty)}) record a changed tree",
-            loads(again),
+            "their run times add up to {} minutes); "
+            + ("none records a changed tree." if not dirty else f"{', '.join(dirty)} record a changed tree."),
+            [sum(docs[n]["run_seconds"] for n in names) / 60],
         ),
     ]
 
@@ -1553,15 +1543,15 @@ def test_checkers_fail_on_wrong_numbers():
             _estimators_doc_claims(),
         ),
         ("results/worstcase/README.md", "11 to 47 s a trial", "15 to 47 s a trial", _worstcase_store_claims()),
-        ("docs/estimators.md", "rounds: 0.4 to 0.9 s at", "rounds: 1.1 to 1.6 s at", _estimators_doc_claims()),
-        ("docs/estimators.md", "it took 0.62 s on the", "it took 0.75 s on the", _estimators_doc_claims()),
+        ("docs/estimators.md", "rounds: 0.5 to 1.1 s at", "rounds: 0.4 to 0.9 s at", _estimators_doc_claims()),
+        ("docs/estimators.md", "it took 0.85 s on the", "it took 0.62 s on the", _estimators_doc_claims()),
         (
             "docs/leaderboard.md",
             "is 0.42 to 34 million rounds",
             "is 1.3 to 50 million rounds",
             _leaderboard_cost_claims(),
         ),
-        ("results/benchmarks/README.md", "22:41-22:52 UTC on", "22:41-22:55 UTC on", _benchmarks_readme_claims()),
+        ("results/benchmarks/README.md", "03:14-03:38 UTC on", "03:14-03:39 UTC on", _benchmarks_readme_claims()),
         ("results/spr-rates/README.md", "took 525 s of wall", "took 600 s of wall", _spr_rates_claims()),
     ):
         text = _flat((ROOT / where).read_text())
