@@ -201,9 +201,15 @@ def _speed_machine_problems(readme):
     for part in m.group(1).split("; "):
         pm = re.fullmatch(r"(.+), (\d+) logical CPUs, numba (\d+) threads \((.+)\)", part)
         if pm is None:
-            problems.append(("README.md", "a machine not in the form 'MODEL, N logical CPUs, numba K threads (files)'", part))
+            problems.append(
+                ("README.md", "a machine not in the form 'MODEL, N logical CPUs, numba K threads (files)'", part)
+            )
             continue
-        files = SPEED_SOURCES if pm.group(4) == "all five files" else [f.removesuffix(".json") for f in pm.group(4).split(", ")]
+        files = (
+            SPEED_SOURCES
+            if pm.group(4) == "all five files"
+            else [f.removesuffix(".json") for f in pm.group(4).split(", ")]
+        )
         for f in files:
             said[f] = (pm.group(1), int(pm.group(2)), int(pm.group(3)))
     loads = []
@@ -1547,8 +1553,8 @@ def test_checkers_fail_on_wrong_numbers():
         ("docs/estimators.md", "it took 1.05 s on the", "it took 0.85 s on the", _estimators_doc_claims()),
         (
             "docs/leaderboard.md",
+            "is 0.034 to 34 million rounds",
             "is 0.42 to 34 million rounds",
-            "is 1.3 to 50 million rounds",
             _leaderboard_cost_claims(),
         ),
         ("results/benchmarks/README.md", "03:14-03:38 UTC on", "03:14-03:39 UTC on", _benchmarks_readme_claims()),
@@ -1882,24 +1888,32 @@ def _notes_claims(folder):
     )
     point_mass = sorted(f for f in first if forecasters()[f].point_mass)
 
-    others = {r["rank"] for (m, f), r in ranks.items() if m == "klcal" and f != "klcal" and r["rank"]}
+    finite = {"klcal", "dyadic"}
+    others = {r["rank"] for (m, f), r in ranks.items() if m == "klcal" and f not in finite and r["rank"]}
     tie = float(others.pop()) if len(others) == 1 else float("nan")
     level = T ** (-2 / 3) * np.log(T) ** (2 / 3)
     k = T.bit_length() - 1
+    l2cal_trials = sum(1 for r in con.execute("SELECT forecaster FROM trials") if r[0] == "l2cal")
+    brier = [float(r["mean"]) for (m, f), r in ranks.items() if m == "brier" and r["rank"]]
     claims = [
-        ("`fastcdl leaderboard --run` reused {} stored trials and ran {}:", [len(on_page) - ran, ran]),
-        ("The {} trials stored before the six measures existed were completed", [sum(first.values())]),
+        ("reused {} stored trials and ran {}:", [len(on_page) - ran, ran]),
+        ("`l2cal`'s {} trials were run into the store before it.", [l2cal_trials]),
+        ("Earlier, the {} trials stored before the six pseudo and KL measures existed", [sum(first.values())]),
         (
             f"- {{}} of them from their bucket tables. These are the point-mass forecasters "
             f"{', '.join(point_mass[:-1])} and {point_mass[-1]},",
             [sum(first[f] for f in point_mass)],
         ),
         ("- {} by running them again.", [sum(n for f, n in first.items() if f not in point_mass)]),
-        ("Its CDL is {} [{}, {}], in its own worst environment.", rank("cdl", "foster", "mean", "lo", "hi")),
         (
-            "Next come `klcal` at {} (in `worst(cdl)`), `kt` at {} and `cdl` at {}.",
-            [*rank("cdl", "klcal", "mean"), *rank("cdl", "kt", "mean"), *rank("cdl", "cdl", "mean")],
+            "`dyadic`'s CDL is {} [{}, {}], and its worst environment is the fair",
+            rank("cdl", "dyadic", "mean", "lo", "hi"),
         ),
+        (
+            "`l2cal` scores {} (in `worst(foster)`), `foster` {} [{}, {}] in its own worst environment.",
+            [*rank("cdl", "l2cal", "mean"), *rank("cdl", "foster", "mean", "lo", "hi")],
+        ),
+        ("ahead of `kt` at {} and `cdl` at {}.", [*rank("cdl", "kt", "mean"), *rank("cdl", "cdl", "mean")]),
         (
             "For `cdl`, the adversaries found against kt ({}) beat those found against cdl itself ({}).",
             [*tab("cdl", "cdl", "worst(kt)", "mean"), *tab("cdl", "cdl", "worst(cdl)", "mean")],
@@ -1914,8 +1928,30 @@ def _notes_claims(folder):
             ],
         ),
         (
-            "`klcal` ranks first, at {} and {}.",
-            [*rank("klcal", "klcal", "mean"), *rank("pseudo_klcal", "klcal", "mean")],
+            "ECE and pECE: Foster's forecaster ranks first**, at {} (in `worst(kt)`), ahead of `l2cal` at {} and "
+            "`dyadic` at {} (both in `segments K=T^0.25`).",
+            [*rank("ece", "foster", "mean"), *rank("ece", "l2cal", "mean"), *rank("ece", "dyadic", "mean")],
+        ),
+        (
+            "K2 and pK2: `l2cal` ranks first**, at {} (in `segments K=T^0.25`), ahead of `kt` at {}.",
+            [*rank("k2", "l2cal", "mean"), *rank("k2", "kt", "mean")],
+        ),
+        (
+            "UCal: `dyadic` ranks first** ({}, in `contrarian`), ahead of `ftpl` ({}, in `worst(foster)`).",
+            [*rank("ucal", "dyadic", "mean"), *rank("ucal", "ftpl", "mean")],
+        ),
+        (
+            "`ftpl`'s CDL in `segments K=4` stays at {}, with a slope of {} [{}, {}].",
+            tab("cdl", "ftpl", "segments K=4", "mean", *interval),
+        ),
+        (
+            "KLCal and pKLCal: `klcal` ranks first, at {} and {}; `dyadic` second, at {} and {}.",
+            [
+                *rank("klcal", "klcal", "mean"),
+                *rank("pseudo_klcal", "klcal", "mean"),
+                *rank("klcal", "dyadic", "mean"),
+                *rank("pseudo_klcal", "dyadic", "mean"),
+            ],
         ),
         ("They tie at rank {}.", [tie]),
         ("smCE: `acrs` ranks first at {}, in `contrarian`.", rank("smce", "acrs", "mean")),
@@ -1923,12 +1959,24 @@ def _notes_claims(folder):
             "In that same environment its CDL is {} and its ECE {}.",
             [*tab("cdl", "acrs", "contrarian", "mean"), *tab("ece", "acrs", "contrarian", "mean")],
         ),
-        ("UCal: `ftpl` ranks first ({}, `worst(foster)`).", rank("ucal", "ftpl", "mean")),
         (
-            "Its CDL in `segments K=4` stays at {}, with a slope of {} [{}, {}].",
-            tab("cdl", "ftpl", "segments K=4", "mean", *interval),
+            "Every ranked Brier score lies between {} (`ftpl`, ranked first) and {}.",
+            [*rank("brier", "ftpl", "mean"), max(brier)],
+        ),
+        (
+            "`dyadic` ranks first at {}, near ln 2, ahead of `klcal` at {}.",
+            [*rank("log_loss", "dyadic", "mean"), *rank("log_loss", "klcal", "mean")],
         ),
         ("its CDL is {} in its worst one, `segments K=4`, with a slope of {}.", rank("cdl", "spr", "mean", "slope")),
+        ("Its slowest decay, {} [{}, {}] in `worst(kt)`, holds the paper's {}.", th("l2cal", *interval, "paper_slope")),
+        (
+            "Its slowest decay, {} [{}, {}] in `segments K=T^0.25`, holds the {} of its worst-case bound.",
+            th("dyadic", *interval, "paper_slope"),
+        ),
+        (
+            "Its slowest decay is {} [{}, {}] in `segments K=4`, against the {} its construction aims for",
+            th("noisy", *interval, "paper_slope"),
+        ),
         ("it decays at or faster than the paper's {}:", th("klcal", "paper_slope")),
         (
             "- coin {} [{}, {}] and contrarian {};",
@@ -1980,24 +2028,67 @@ def _notes_claims(folder):
     ]
     r = lambda m, f, c="rank": ranks[(m, f)][c]  # noqa: E731
     ranked = sorted(f for (m, f), row in ranks.items() if m == "cdl" and row["rank"])
+    searched = sorted({e[len("worst(") : -1] for (_, _, e) in table if e.startswith("worst(")})
     facts = [
+        ("the searched forecasters", searched, ["acrs", "cdl", "foster", "kt", "sign", "uniform"]),
         (
-            "foster first on CDL, VCDL, ECE and pCDL",
-            [r(m, "foster") for m in ("cdl", "vcdl", "ece", "pseudo_cdl")],
-            ["1"] * 4,
+            "dyadic, l2cal, foster first to third on CDL, VCDL and pCDL",
+            [r(m, f) for m in ("cdl", "vcdl", "pseudo_cdl") for f in ("dyadic", "l2cal", "foster")],
+            ["1", "2", "3"] * 3,
         ),
+        ("dyadic's worst environment on CDL is the coin", r("cdl", "dyadic", "worst_environment"), "coin"),
+        (
+            "the coin beats every adversary found, against dyadic's CDL",
+            max(float(table[("cdl", "dyadic", e)]["mean"]) for (m, f, e) in table if m == "cdl" and f == "dyadic"),
+            float(table[("cdl", "dyadic", "coin")]["mean"]),
+        ),
+        ("l2cal worst in worst(foster) on CDL", r("cdl", "l2cal", "worst_environment"), "worst(foster)"),
         ("foster's worst environment on CDL is its own", r("cdl", "foster", "worst_environment"), "worst(foster)"),
-        ("klcal, kt and cdl next on CDL", [r("cdl", f) for f in ("klcal", "kt", "cdl")], ["2", "3", "4"]),
+        (
+            "foster first among the searched forecasters on CDL",
+            min((int(r("cdl", f)), f) for f in searched)[1],
+            "foster",
+        ),
         ("klcal worst in worst(cdl) on CDL", r("cdl", "klcal", "worst_environment"), "worst(cdl)"),
         (
             "cdl and kt worst in worst(kt) on CDL",
             [r("cdl", f, "worst_environment") for f in ("cdl", "kt")],
             ["worst(kt)"] * 2,
         ),
-        ("klcal first on KLCal and pKLCal", [r("klcal", "klcal"), r("pseudo_klcal", "klcal")], ["1", "1"]),
+        (
+            "foster, l2cal, dyadic first to third on ECE and pECE",
+            [r(m, f) for m in ("ece", "pseudo_ece") for f in ("foster", "l2cal", "dyadic")],
+            ["1", "2", "3"] * 2,
+        ),
+        (
+            "the worst environments on ECE of foster, l2cal and dyadic",
+            [r("ece", f, "worst_environment") for f in ("foster", "l2cal", "dyadic")],
+            ["worst(kt)", "segments K=T^0.25", "segments K=T^0.25"],
+        ),
+        (
+            "l2cal first and kt second on K2 and pK2",
+            [r(m, f) for m in ("k2", "pseudo_k2") for f in ("l2cal", "kt")],
+            ["1", "2"] * 2,
+        ),
+        ("l2cal worst in segments K=T^0.25 on K2", r("k2", "l2cal", "worst_environment"), "segments K=T^0.25"),
+        (
+            "dyadic first in contrarian and ftpl second in worst(foster) on UCal",
+            [
+                r("ucal", "dyadic"),
+                r("ucal", "dyadic", "worst_environment"),
+                r("ucal", "ftpl"),
+                r("ucal", "ftpl", "worst_environment"),
+            ],
+            ["1", "contrarian", "2", "worst(foster)"],
+        ),
+        (
+            "klcal first and dyadic second on KLCal and pKLCal",
+            [r(m, f) for m in ("klcal", "pseudo_klcal") for f in ("klcal", "dyadic")],
+            ["1", "2"] * 2,
+        ),
         (
             "every other ranked forecaster's KLCal infinite",
-            {float(ranks[("klcal", f)]["mean"]) for f in ranked if f != "klcal"},
+            {float(ranks[("klcal", f)]["mean"]) for f in ranked if f not in finite},
             {np.inf},
         ),
         ("truthful's KLCal finite", np.isfinite(float(r("klcal", "truthful", "mean"))), True),
@@ -2006,19 +2097,42 @@ def _notes_claims(folder):
             [r("smce", "acrs"), r("smce", "acrs", "worst_environment")],
             ["1", "contrarian"],
         ),
+        ("ftpl first on the Brier score", r("brier", "ftpl"), "1"),
         (
-            "ftpl first on UCal, in worst(foster)",
-            [r("ucal", "ftpl"), r("ucal", "ftpl", "worst_environment")],
-            ["1", "worst(foster)"],
+            "the log loss finite only for dyadic and klcal among the ranked, dyadic first",
+            ({f for f in ranked if np.isfinite(float(r("log_loss", f, "mean")))}, r("log_loss", "dyadic")),
+            ({"dyadic", "klcal"}, "1"),
         ),
-        ("kt first and cdl second on K2", [r("k2", "kt"), r("k2", "cdl")], ["1", "2"]),
         ("spr and truthful unranked", {r(m, f) for (m, f) in ranks if f in ("spr", "truthful")}, {""}),
         ("spr worst in segments K=4 on CDL", r("cdl", "spr", "worst_environment"), "segments K=4"),
         ("klcal's paper measure", theory["klcal"]["measure"], "pseudo_klcal"),
         (
+            "the papers' measures of l2cal, dyadic and noisy",
+            [theory[f]["measure"] for f in ("l2cal", "dyadic", "noisy")],
+            ["pseudo_k2", "ece", "ece"],
+        ),
+        (
+            "the verdicts of l2cal, dyadic and noisy",
+            [theory[f]["verdict"] for f in ("l2cal", "dyadic", "noisy")],
+            ["consistent with the rate", "consistent with the rate", "slower than the rate"],
+        ),
+        (
             "the slowest environments of the papers' rates",
-            [theory[f]["environment"] for f in ("klcal", "spr", "acrs", "cdl", "foster", "ftpl")],
-            ["worst(cdl)", "segments K=T^0.25", "worst(cdl)", "worst(foster)", "worst(kt)", "worst(foster)"],
+            [
+                theory[f]["environment"]
+                for f in ("klcal", "spr", "acrs", "cdl", "foster", "ftpl", "l2cal", "dyadic", "noisy")
+            ],
+            [
+                "worst(cdl)",
+                "segments K=T^0.25",
+                "worst(cdl)",
+                "worst(foster)",
+                "worst(kt)",
+                "worst(foster)",
+                "worst(kt)",
+                "segments K=T^0.25",
+                "segments K=4",
+            ],
         ),
         (
             "the fit of the slowest decays: 2^16, 2^18, 2^20",
@@ -2089,10 +2203,10 @@ def test_leaderboard_page_matches_its_files():
     # store, a rank and a duration that no file records are reported too
     for old, new in (
         ("0.000966 at 2^20", "0.000965 at 2^20"),
-        ("reused 10,456 stored", "reused 10,457 stored"),
-        ("at rank 2.", "at rank 3."),
+        ("reused 15,520 stored", "reused 15,521 stored"),
+        ("at rank 3.", "at rank 2."),
         ("(0.0222)", "(0.0235)"),
-        ("No file records the run's wall time.", "The whole run took about 30 minutes of wall time."),
+        ("No file records the runs' wall time.", "The whole run took about 30 minutes of wall time."),
     ):
         assert readme.count(old) == 1, old
         assert _leaderboard_problems(readme.replace(old, new), LEADERBOARD)[1], new
