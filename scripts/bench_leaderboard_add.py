@@ -3,7 +3,7 @@ the README's plug-in (tests/readme_plugin.py, HALFWAY) added with two workers, o
 cache filled (the plug-in's loops compiled by a first run into another copy) and once with an
 empty cache; each in a fresh process, the load average beside every timing.
 
-    .venv/bin/python scripts/bench_leaderboard_add.py     # about 6 minutes on 2 cores
+    .venv/bin/python scripts/bench_leaderboard_add.py     # its run time is recorded in the JSON
 
 Writes results/benchmarks/leaderboard-add.json (every run kept) and leaderboard-add.md.
 """
