@@ -55,9 +55,14 @@ def _rewrite(text: str, folder: Path) -> tuple[str, set]:
         if re.match(r"^[a-z]+://", target) or target.startswith("mailto:"):
             return m.group(0)
         path = (folder / target).resolve()
-        if bang and path.suffix == ".png" and path.parent == folder.resolve():
-            shown.add(path.name)
-            return f"![{label}]({folder.name}/{path.name})"
+        if bang and path.suffix == ".png" and path.is_relative_to(folder.resolve()) and path.exists():
+            # the folder's own figures, or one of a sub-folder's (copied beside the page too)
+            rel = path.relative_to(folder.resolve()).as_posix()
+            shown.add(rel)
+            if "/" in rel:
+                (OUT / folder.name / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, OUT / folder.name / rel)
+            return f"![{label}]({folder.name}/{rel})"
         if path.is_relative_to(DOCS) and path.suffix == ".md":
             return f"[{label}](../{path.relative_to(DOCS).as_posix()}{anchor})"
         if path.name == "README.md" and path.parent.parent == RESULTS.resolve():

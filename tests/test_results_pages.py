@@ -60,3 +60,15 @@ def test_links_become_repository_paths(tmp_path):
     assert "![CDL](paper/rates_greedy.png)" in text and shown == {"rates_greedy.png"}
     assert "[docs](../metrics.md#relations)" in text
     assert not re.search(r"\]\(rates\.csv\)", text)
+
+
+def test_a_sub_folders_figure_is_copied_beside_the_page(tmp_path, monkeypatch):
+    rp = _module()
+    monkeypatch.setattr(rp, "OUT", tmp_path / "results")
+    folder = ROOT / "results" / "ece-lower-bound"
+    text, shown = rp._rewrite("![contrast](spbisect/contrast.png) and ![missing](spbisect/none.png)", folder)
+    assert "![contrast](ece-lower-bound/spbisect/contrast.png)" in text and shown == {"spbisect/contrast.png"}
+    copied = tmp_path / "results" / "ece-lower-bound" / "spbisect" / "contrast.png"
+    assert copied.read_bytes() == (folder / "spbisect" / "contrast.png").read_bytes()
+    # a figure that does not exist is not copied: the page names its repository path
+    assert "missing (`results/ece-lower-bound/spbisect/none.png`)" in text
