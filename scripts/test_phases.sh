@@ -37,11 +37,13 @@ fast)
     phase "docstring examples" "$PY" -m pytest -q --doctest-modules fastcdl
     ;;
 slow)
+    # the compile step fills numba's cache before any test starts; the slow tests then run on
+    # two workers as the fast suite does (each test file on one worker), loading what it compiled
+    workers=$(( $(nproc) >= 2 ? 2 : 1 ))
     phase "compile (fastcdl warmup)" "$PY" -m fastcdl warmup
-    phase "slow tests" "$PY" -m pytest -q -m slow
+    phase "slow tests" "$PY" -m pytest -q -m slow -n "$workers" --dist loadfile
     # compiled afresh into a cache of their own (never the suite's, which holds kernels without
     # the checks), shared by two workers as in the fast suite: each kernel compiles once
-    workers=$(( $(nproc) >= 2 ? 2 : 1 ))
     checked_cache=$(mktemp -d "${TMPDIR:-/tmp}/fastcdl-boundscheck.XXXXXX")
     phase "kernel tests with bounds checks" env NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$checked_cache" \
         "$PY" -m pytest -q -n "$workers" --dist loadfile "${BOUNDSCHECKED[@]}"
