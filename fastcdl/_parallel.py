@@ -23,7 +23,7 @@ import threading
 
 import numba
 
-__all__ = ["parallel_safe", "threading_layer", "num_threads", "pair", "wake"]
+__all__ = ["parallel_safe", "threading_layer", "num_threads", "pair", "share", "wake"]
 
 _THREADSAFE = ("tbb", "omp")
 # numba's layer categories (numba docs, "The Threading Layers")
@@ -145,3 +145,47 @@ def pair(first, second):
             second()  # the helper had not started it: its task will find it taken
         else:
             future.result()
+
+
+def share(n, take, work):
+    """Do ``work(i, taken)`` for i = 0 .. n - 1, each once, on this thread and the helper
+    thread of :func:`pair` at once; ``taken = take(i)`` is called under a lock in the order of
+    i (so that what it draws from a random generator does not depend on the threads' timing).
+    Returns when every i is done; an error of either thread is raised, and the other takes no
+    new i after it.
+
+    The first i runs here before the helper joins, so that any kernel it meets compiles on one
+    thread. ``work`` gains from the helper only in what its kernels run without the GIL
+    (``nogil``), and must write disjoint outputs. With the other core busy the calling thread
+    takes nearly every i itself, so the cost stays about that of one thread.
+    """
+    lock = threading.Lock()
+    state = {"next": 0, "failed": False}
+
+    def run():
+        while True:
+            with lock:
+                i = state["next"]
+                if i >= n or state["failed"]:
+                    return
+                state["next"] = i + 1
+                taken = take(i)
+            try:
+                work(i, taken)
+            except BaseException:
+                state["failed"] = True
+                raise
+
+    if n <= 0:
+        return
+    with lock:
+        state["next"] = 1
+        taken = take(0)
+    work(0, taken)
+    if n == 1:
+        return
+    future = _helper_pool().submit(run)
+    try:
+        run()
+    finally:
+        future.result()

@@ -446,6 +446,31 @@ def vcdl(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     return float(cdl_of_table(q, n, s, True)[3])  # envelope.cdl_curve's VCDL bit for bit, as in cdl
 
 
+def vcdl_kink_of(stats) -> float:
+    """Where the worst V-shaped task of a table has its kink: ``cdl_report(stats).vcdl_kink``
+    bit for bit, from the fused kernel of :func:`vcdl` (it builds no curve and compiles none
+    of cdl_report's kernels). O(m log m).
+
+    Parameters
+    ----------
+    stats : BucketStats
+        The table.
+
+    Returns
+    -------
+    float
+        NaN for a table without rounds.
+
+    Examples
+    --------
+    >>> import fastcdl as fc
+    >>> vcdl_kink_of(fc.bucket_stats([0, 0, 1, 1], [0.25, 0.25, 0.75, 0.75]))
+    0.25
+    """
+    q, n, s = stats.table()
+    return float(cdl_of_table(q, n, s, True)[5])
+
+
 @accepts_multiclass()
 @fill_docstring
 def ucal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="uniform", n_jobs=None) -> float:
@@ -485,7 +510,7 @@ def ucal(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
     0.0
     """
     q, n, s = checked_table("ucal", y_true, y_prob, bins, sample_weight, n_jobs, strategy)
-    return float(_env.ucal_of_table(q, n, s))
+    return float(_env.ucal_from_table(q, n, s))
 
 
 @accepts_multiclass("report")

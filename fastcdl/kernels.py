@@ -253,7 +253,7 @@ def cdl_kinks(q, n, s):
     >>> cdl_kinks(q, n, s)
     (0.25, 0.25, 0.75)
     """
-    value, mu1, mu2, _, _ = table_cdl(q, n, s, False)
+    value, mu1, mu2, _, _, _ = table_cdl(q, n, s, False)
     return value, mu1, mu2
 
 

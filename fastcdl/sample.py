@@ -30,6 +30,7 @@ from __future__ import annotations
 import weakref
 
 import math
+import threading
 import warnings
 from dataclasses import dataclass
 
@@ -86,20 +87,24 @@ def _table(y_true, y_prob, bins, sample_weight, strategy="uniform"):
 # --------------------------------------------------------------------------------------
 # CDL and VCDL relative to non-decreasing recalibrations
 
-_last_monotone = (lambda: None, None)  # a weak reference to the last table, and its kernel's output
+_last_monotone = threading.local()  # per thread: .pair = (a weak reference to the last table, its kernel's output)
 
 
 def _monotone_of(st, q, n, s):
     """monotone_cdl_kernel of the table (q, n, s) of ``st``, computed once per table: CDL_M and
     VCDL_M of one table (a summary's measures, each subsample of an interval) share it. A
-    BucketStats is immutable, so the same object has the same output. O(m), or O(1) again."""
-    global _last_monotone
-    ref, out = _last_monotone
+    BucketStats is immutable, so the same object has the same output; each thread keeps its
+    own last table (an interval's subsamples run on two). O(m), or O(1) again."""
+    ref, out = getattr(_last_monotone, "pair", (_nothing, None))
     if ref() is st:
         return out
     out = _k.monotone_cdl_kernel(q, n, s, n.sum())
-    _last_monotone = (weakref.ref(st), out)
+    _last_monotone.pair = (weakref.ref(st), out)
     return out
+
+
+def _nothing():
+    return None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ report are in :mod:`fastcdl.summary_text`.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import warnings
@@ -131,7 +132,10 @@ class Summary:
     one_round_share : float or None
         The share of rounds in buckets of one round (None for binned tables).
     worst_task : WorstTask
-        The certificate of CDL, as a person would state it.
+        The certificate of CDL, as a person would state it. For continuous scores (``sparse``)
+        it is computed on first use: the report does not show it there (the exact CDL measures
+        noise), so the first report compiles none of its kernels. The field ``_task`` holds it,
+        or the function of no arguments that computes it until then.
     binned : bool
         Whether the table is binned (edges) rather than one bucket per prediction.
     weighted : bool
@@ -176,7 +180,8 @@ class Summary:
     T: float
     extras: dict
     one_round_share: float | None
-    worst_task: WorstTask
+    # a WorstTask, or a function of no arguments that computes it (read it as worst_task)
+    _task: object = field(repr=False, compare=False)
     binned: bool = False
     weighted: bool = False
     intervals: dict = field(default_factory=dict)
@@ -194,6 +199,16 @@ class Summary:
 
     def __getitem__(self, key) -> float:
         return self.values[key]
+
+    @property
+    def worst_task(self) -> WorstTask:
+        """The certificate of CDL (the attribute above); computed once, on first use when
+        the report was made without it."""
+        task = self._task
+        if not isinstance(task, WorstTask):
+            task = task()
+            object.__setattr__(self, "_task", task)  # frozen: the value it stood for
+        return task
 
     @property
     def vcdl_kink(self) -> float:
@@ -384,6 +399,17 @@ def _bins_dict(source, edges) -> dict:
     }
 
 
+def _worst_task_of_table(stats) -> WorstTask:
+    """:func:`_worst_task` of the table's cdl_report (fastcdl.measures.report_of: computed once
+    per table). O(m log m)."""
+    from fastcdl.exact import SampleSizeWarning
+    from fastcdl.measures import report_of
+
+    with warnings.catch_warnings():  # the summary says it once (Summary.advice)
+        warnings.simplefilter("ignore", SampleSizeWarning)
+        return _worst_task(report_of(stats), stats)
+
+
 def _worst_task(report, stats) -> WorstTask:
     from fastcdl.exact import SampleSizeWarning, cfdl
 
@@ -481,16 +507,19 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
     0.0625
     """
     from fastcdl.exact import SampleSizeWarning, one_round_share
-    from fastcdl.measures import report_of
 
     with warnings.catch_warnings():  # the summary says it once (Summary.advice)
         warnings.simplefilter("ignore", SampleSizeWarning)
-        rep = report_of(stats)  # shared with VCDL's kink (the registry's extra)
         values = {key: m(stats) for key, m in MEASURES.items() if m.applies(stats)}
         extras = {key: m.extras_of(stats) for key, m in MEASURES.items() if m.extras}
     share = one_round_share(stats)
     share = None if share != share else float(share)
     sparse = share is not None and share >= SPARSE_SHARE
+    # the worst task: now when the report shows it, on first use when it does not (continuous
+    # scores), so that their first report compiles none of cdl_report's kernels
+    task = functools.partial(_worst_task_of_table, stats)
+    if not sparse:
+        task = task()
     keys = _which_intervals(intervals, sparse, stats)
     ivs, note = _intervals(stats, keys, level, n_sub, seed) if keys is not None else ({}, None)
     ece_q, ece_q_bins = _binned_ece(stats) if sparse else (None, None)
@@ -503,7 +532,7 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
         float(stats.total),
         extras,
         share,
-        _worst_task(rep, stats),
+        task,
         stats.edges is not None,
         bool(stats.weighted),
         ivs,

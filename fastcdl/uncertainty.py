@@ -22,11 +22,13 @@ table merged from chunks gives the same interval as the table of all the data.
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
+from fastcdl._parallel import share
 from fastcdl._validate import ValidationError, check_count, check_name, check_real, check_seed, prepare_rounds
 from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._compiled import resample as _k
@@ -777,10 +779,12 @@ def _intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weig
     rounds = np.repeat(np.arange(C, dtype=np.int64), cells.count)  # the cell of every round
     b = K // 4
     subs = np.empty((len(funcs), n_sub))
-    scratch = (np.zeros(m, np.int64), np.zeros(m, np.int64))
-    with sample_size_check_off():
-        for j in range(n_sub // 4):
-            perm = rng.permutation(rounds)
+    scratch = threading.local()  # subsample_table's work arrays, one pair per thread
+
+    def work(j, perm):
+        if not hasattr(scratch, "pair"):
+            scratch.pair = (np.zeros(m, np.int64), np.zeros(m, np.int64))
+        with sample_size_check_off():  # (per thread)
             for part in range(4):
                 if st.weighted:
                     c = np.bincount(perm[part * b : (part + 1) * b], minlength=C)[None, :]
@@ -788,12 +792,22 @@ def _intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weig
                     table = _replicate(st, n[0], s[0])
                 else:  # the same table in one pass (counts are integers: the same numbers)
                     q, n, s, kept = _k.subsample_table(
-                        perm, part * b, (part + 1) * b, cells.bucket, cells.y, st.values, *scratch
+                        perm, part * b, (part + 1) * b, cells.bucket, cells.y, st.values, *scratch.pair
                     )
                     bins = None if st.bins is None else st.bins[kept]
                     table = BucketStats._owned(q, n, s, q * n, st.edges, bins)
                 for i, (func, _) in enumerate(funcs):
                     subs[i, 4 * j + part] = func(table)
+
+    # the permutations are drawn in order (under share's lock): the same subsamples, and the same
+    # intervals bit for bit, whichever thread computes them. fastcdl's own measures run on two
+    # threads (their kernels release the GIL); a measure from elsewhere (a plug-in, a callable)
+    # on this thread only, as it may not be safe to call from two threads.
+    if all(getattr(func, "__module__", "").startswith("fastcdl.") for func, _ in funcs):
+        share(n_sub // 4, lambda j: rng.permutation(rounds), work)
+    else:
+        for j in range(n_sub // 4):
+            work(j, rng.permutation(rounds))
     return [
         _interval_of(func, name, value, sub.copy(), rate, level, n_sub, K, b, st, stacklevel + 1)
         for (func, name), value, sub, rate in zip(funcs, values, subs, rates_of)

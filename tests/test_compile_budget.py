@@ -72,3 +72,26 @@ def test_a_first_cdl_on_a_small_table_compiles_only_what_it_runs(tmp_path):
     assert "fastcdl._compiled.tablecdl.sweep" in names  # it did compile, into the empty cache
     for large in ("_radix", "sort_pairs", "first_bad_prob", "outcomes_to_u8", "table_cdl"):
         assert not [n for n in names if n.endswith("." + large)], sorted(names)
+
+
+def test_continuous_scores_take_no_radix_sort_and_no_curve(monkeypatch):
+    """The report of 100,000 continuous scores calls neither the fused kernel's radix sort
+    (one-round buckets sort with numpy below 2^21 buckets) nor cdl_report's curve (the report
+    does not show the worst task there), so a first report compiles neither."""
+    import numpy as np
+
+    import fastcdl as fc
+    from fastcdl._compiled import envelope, tablecdl
+
+    def refuse(*args):
+        raise AssertionError("called")
+
+    monkeypatch.setattr(tablecdl, "table_cdl", refuse)
+    monkeypatch.setattr(envelope, "cdl_curve", refuse)
+    rng = np.random.default_rng(0)
+    p = rng.random(100_000)
+    y = rng.random(100_000) < p
+    s = fc.summary(y, p, intervals=False)
+    assert s.sparse and s["cdl"] == s["cdl"] and s["vcdl"] <= s["cdl"]
+    monkeypatch.undo()
+    assert s.worst_task.gain <= s["cdl"] + 1e-12  # computed when read, with the curve

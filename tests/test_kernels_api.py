@@ -22,6 +22,8 @@ from fastcdl import sample as fs
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled.rng import seed_states
 from fastcdl._compiled.sort import argsort_stable, merge_distinct, pairwise_sum, sort_pairs, sort_pairs_small
+from fastcdl._compiled.tablecdl import table_cdl
+from fastcdl.exact import vcdl_kink_of
 from fastcdl.online import minimax, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +106,9 @@ def _random_table(rng, m, kind):
     if kind == "grid":
         q = np.unique(rng.integers(0, 17, m)) / 16
         n = rng.integers(1, 17, q.shape[0])
+    elif kind == "one-round":  # continuous scores: every bucket one round, float counts as a table has
+        q = np.unique(np.concatenate([rng.random(m), rng.choice([0.0, 0.5, 1.0], 2)]))
+        return q, np.ones(q.shape[0]), (rng.random(q.shape[0]) < q) * 1.0
     else:
         q = np.unique(np.concatenate([rng.random(m), rng.choice([0.0, 0.5, 1.0], 2)]))
         n = rng.integers(1, 100, q.shape[0])
@@ -152,10 +157,11 @@ def test_cdl_and_vcdl_equal_the_curve_of_cdl_report():
     """fastcdl.cdl and fastcdl.vcdl call the fused kernel (fastcdl._compiled.tablecdl); the
     sweep over the whole curve (fastcdl._compiled.envelope.cdl_curve, which cdl_report reads) is
     computed independently and must give the same floats, on tables with ties, grid
-    frequencies, float counts and the sizes where the kernel's sort changes method."""
+    frequencies, float counts, one-round buckets (numpy's sort below 2^21 buckets) and the sizes
+    where the kernel's sort changes method."""
     rng = np.random.default_rng(11)
     for m in (1, 2, 40, 511, 512, 3000, 100_000):
-        for kind in ("grid", "random", "float"):
+        for kind in ("grid", "random", "float", "one-round"):
             if kind == "grid" and m > 3000:
                 continue
             q, n, s = _random_table(rng, m, kind)
@@ -163,8 +169,42 @@ def test_cdl_and_vcdl_equal_the_curve_of_cdl_report():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 report = fc.cdl_report(table)
-                got = fc.cdl(table), fc.vcdl(table)
+                got = fc.cdl(table), fc.vcdl(table), vcdl_kink_of(table)
             assert _same(got[0], report.value) and _same(got[1], report.vcdl), (m, kind, got, report)
+            assert _same(got[2], report.vcdl_kink), (m, kind, got, report)  # the first breakpoint at the max
+
+
+def test_ucal_from_numpy_equals_the_kernel():
+    """fastcdl.ucal's numpy front (small tables, one-round tables) gives the kernel's float bit
+    for bit: the same ramps, sorts, breakpoints (with -0.0 read as 0.0), T and count of ones."""
+    rng = np.random.default_rng(12)
+    for m in (1, 2, 40, 511, 512, 3000, 100_000):
+        for kind in ("grid", "random", "float", "one-round"):
+            if kind == "grid" and m > 3000:
+                continue
+            q, n, s = (a.astype(np.float64) for a in _random_table(rng, m, kind))
+            if q[0] == 0.0:
+                q[0] = -0.0
+            assert _same(_env.ucal_from_table(q, n, s), _env.ucal_of_table(q, n, s)), (m, kind)
+
+
+def test_the_fused_kernels_vcdl_kink_skips_empty_buckets_as_the_curve_does():
+    """Empty buckets (a binned table's empty bins) are no breakpoints of the curve: the fused
+    kernel's VCDL kink is cdl_report's on the table without them, and NaN without rounds."""
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        m = int(rng.integers(2, 22))
+        q = np.sort(rng.choice(np.linspace(0, 1, 21), m, replace=False))
+        n = rng.integers(0, 4, m).astype(float)
+        s = np.floor(n * rng.random(m))
+        keep = n > 0
+        if not keep.any():
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = fc.cdl_report(fc.BucketStats.from_table(q[keep], n[keep], s[keep])).vcdl_kink
+        assert _same(vcdl_kink_of(fc.BucketStats.from_table(q, n, s)), want), (q, n, s)
+    assert np.isnan(table_cdl(q, np.zeros(m), np.zeros(m), True)[5])
 
 
 def test_empty_buckets_are_skipped_and_an_empty_table_is_nan():

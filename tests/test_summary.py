@@ -288,7 +288,8 @@ def test_atb_rows_show_the_unbiased_estimate_and_its_interval():
 
 
 def test_the_report_computes_the_worst_task_once_per_table(monkeypatch):
-    """The summary's worst task and VCDL's kink (an extra of the registry) share one cdl_report."""
+    """The summary's worst task takes one cdl_report; VCDL's kink (an extra of the registry)
+    comes from the fused kernel, equal to the report's."""
     import fastcdl.exact as exact
 
     calls = []
@@ -297,3 +298,32 @@ def test_the_report_computes_the_worst_task_once_per_table(monkeypatch):
     y, p = _data(distinct=12)
     s = fc.summary(y, p)
     assert len(calls) == 1 and s.vcdl_kink == real(fc.bucket_stats(y, p)).vcdl_kink
+    s.worst_task, s.to_dict()
+    assert len(calls) == 1
+
+
+def test_continuous_scores_get_their_worst_task_on_first_use(monkeypatch):
+    """The report of continuous scores does not show the worst task, so it is not computed
+    (no cdl_report, none of its kernels compiled) until read; then it is the task of the
+    eager report, computed once, and the Summary still pickles and compares."""
+    import pickle
+
+    import fastcdl.exact as exact
+
+    calls = []
+    real = exact.cdl_report
+    monkeypatch.setattr(exact, "cdl_report", lambda st: calls.append(st) or real(st))
+    y, p = _data(T=3000)
+    s = fc.summary(y, p, intervals=False)
+    assert s.sparse and not calls
+    text = s.to_text()
+    assert "worst decision task: not shown" in text and not calls
+    again = pickle.loads(pickle.dumps(s))
+    task = s.worst_task
+    assert len(calls) == 1 and s.worst_task is task and s.to_dict()["worst_task"] == task.to_dict()
+    assert len(calls) == 1 and again.worst_task == task
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fc.SampleSizeWarning)
+        rep = real(fc.bucket_stats(y, p))
+    assert task.kinks == tuple(float(k) for k in rep.kinks) and s.vcdl_kink == rep.vcdl_kink
+    assert again == s

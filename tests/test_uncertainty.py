@@ -506,6 +506,67 @@ def test_intervals_share_the_subsamples_and_equal_one_interval_each():
         intervals([], y, p)
 
 
+def test_intervals_on_two_threads_equal_the_serial_loop(monkeypatch):
+    """fastcdl's own measures share the subsamples between two threads (the permutations drawn
+    in order under a lock); a callable from elsewhere runs on the calling thread only. Both give
+    the same subsamples bit for bit, whatever the threads' timing (a helper thread forced to
+    take every other subsample, then none)."""
+    import threading
+
+    import fastcdl._parallel as par
+    from fastcdl.uncertainty import intervals
+
+    rng = np.random.default_rng(8)
+    p = rng.random(4000)
+    y = (rng.random(4000) < p).astype(int)
+    keys = ["cdl_monotone", "vcdl_monotone", "smce", "cutoff_ce"]
+    by_name = dict(fc.MEASURES)
+
+    def plain(key):  # the same function, called from this module: serial
+        def f(st):
+            return by_name[key](st)
+
+        f.__name__ = key
+        return f
+
+    seen = set()
+    real_share = par.share
+
+    def spy(n, take, work):
+        def noted(i, taken):
+            seen.add(threading.current_thread().name.startswith("fastcdl-pair"))
+            work(i, taken)
+
+        real_share(n, take, noted)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        serial = intervals([plain(k) for k in keys], y, p, seed=5, n_sub=100)
+        monkeypatch.setattr("fastcdl.uncertainty.share", spy)
+        threaded = intervals(keys, y, p, seed=5, n_sub=100)
+    assert list(threaded) == list(serial) == keys
+    for got, want in zip(threaded.values(), serial.values()):
+        assert got.value == want.value and np.array_equal(got.subsamples, want.subsamples)
+        assert (got.estimate, got.lo, got.hi) == (want.estimate, want.lo, want.hi)
+    assert False in seen  # the calling thread took some (the helper may take none on a busy machine)
+
+
+def test_share_does_each_index_once_in_order_of_taking_and_raises_errors():
+    from fastcdl._parallel import share
+
+    taken, done = [], []
+    share(50, lambda i: taken.append(i) or i * i, lambda i, x: done.append((i, x)))
+    assert taken == list(range(50)) and sorted(done) == [(i, i * i) for i in range(50)]
+    share(0, lambda i: 1 / 0, lambda i, x: 1 / 0)  # nothing to do
+
+    def fail(i, x):
+        if i == 7:
+            raise KeyError("seven")
+
+    with pytest.raises(KeyError, match="seven"):
+        share(50, lambda i: i, fail)
+
+
 def test_subsample_table_equals_counting_the_cells_and_scattering_them():
     """resample.subsample_table (one pass) against the reference from its definition: count the
     cells of the rounds (np.bincount), scatter them into buckets (scatter_cells), drop empty buckets."""

@@ -112,7 +112,7 @@ def monotone_curve(q, n, s, mus, T):
     return f_left, f_right
 
 
-@kernel
+@kernel(nogil=True)  # an interval's subsamples run it on two threads (fastcdl._parallel.share)
 def monotone_cdl_kernel(q, n, s, T):
     """(cdl_M, j1, j2, b, h, right, vcdl_M, jv): CDL_M = 2 fbar_M(1/2) and VCDL_M.
 
@@ -816,7 +816,7 @@ def smce_value(r, T, R, sign, J, h, S, out):
     return (R + max(smce_join(r, sign, J, h, S, out), 0.0)) / T
 
 
-@kernel
+@kernel(nogil=True)  # an interval's subsamples run it on two threads (fastcdl._parallel.share)
 def smce_qr(q, r, T, checkpoints, h):
     """smCE of the table with predictions q (strictly increasing) and residuals
     r_i = s_i - q_i n_i over T rounds (checkpoints: their prefix sums, as :func:`smce_split`

@@ -147,7 +147,7 @@ def cutoff_null(q, n, states):
     return out
 
 
-@kernel
+@kernel(nogil=True)  # an interval's subsamples run it on two threads (fastcdl._parallel.share)
 def subsample_table(rounds, start, stop, cell_bucket, cell_y, values, n, s):
     """The table of the unweighted rounds rounds[start:stop] (each a cell: a bucket and an
     outcome): (q, n, s, kept) of its non-empty buckets in bucket order, kept their indices.

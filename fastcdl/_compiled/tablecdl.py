@@ -32,6 +32,14 @@ from fastcdl._compiled.sort import RADIX_MIN, pairwise_sum, sort_pairs
 _INF = np.inf
 
 
+# From this many one-round buckets on, cdl_of_table takes the fused kernel's radix sort. Below, the
+# numpy front took 1.05x-1.10x its time at 10^4-10^6 one-round buckets (1.43x at 10^7) and saves
+# the radix sort's compile, several seconds, in a first call; with many distinct frequencies it
+# took 1.6x-1.7x, so those tables keep the radix sort from RADIX_MIN on
+# (results/benchmarks/one-round-front.md). The exact CDL of one-round tables measures noise
+# (fastcdl.summary's advice), so its first call counts for more than a tenth of its run time.
+ONE_ROUND_FUSED_FROM = 1 << 21
+
 _UP = 1  # bucket kinds: up ramp (q_i < qhat_i), down ramp (qhat_i < q_i); 0 otherwise
 _DOWN = 2
 
@@ -87,16 +95,19 @@ def frequencies(q, n, s):
 
 @kernel
 def table_cdl(q, n, s, with_vcdl):
-    """(cdl, mu1, mu2, vcdl, buckets) of the table (q sorted; n, s counts of any numeric type).
+    """(cdl, mu1, mu2, vcdl, buckets, vcdl_kink) of the table (q sorted; n, s counts of any
+    numeric type).
 
-    mu1, mu2: the worst task's kinks (both 1/2 for the V task at 1/2); vcdl is computed only
-    when ``with_vcdl`` (else NaN); buckets: the number with n_i != 0 (0: every value NaN).
+    mu1, mu2: the worst task's kinks (both 1/2 for the V task at 1/2); vcdl and vcdl_kink (the
+    first breakpoint where f / max(mu, 1 - mu) is largest, envelope.cdl_kernel's b[jv]) are
+    computed only when ``with_vcdl`` (else NaN); buckets: the number with n_i != 0 (0: every
+    value NaN).
     O(m log m) for the sort of the frequencies, then O(m). From Python, :func:`cdl_of_table`
     gives the same numbers and compiles the radix sort only for a table large enough to use it.
     """
     qhat, kind, k, T = frequencies(q, n, s)
     if k == 0:
-        return np.nan, np.nan, np.nan, np.nan, 0
+        return np.nan, np.nan, np.nan, np.nan, 0, np.nan
     qs, oq = sort_pairs(qhat)  # the frequencies sorted, and their stable argsort
     m = q.shape[0]
     work = (np.empty(m, dtype=np.int8), empty_huge(2 * m, np.float64))
@@ -110,10 +121,12 @@ def cdl_of_table(q, n, s, with_vcdl):
     numpy's pairwise sum, which :func:`fastcdl._compiled.sort.pairwise_sum` reproduces, and the
     unique stable argsort) and only :func:`sweep` compiled: a first call on a small table
     compiles neither the sorts nor the huge-page helpers (results/benchmarks/compile_profile.md).
-    Larger tables take the fused kernel."""
-    if q.shape[0] >= RADIX_MIN or n.dtype != np.float64:
-        return table_cdl(q, n, s, with_vcdl)
+    So does a table of one-round buckets (continuous scores) below ONE_ROUND_FUSED_FROM buckets:
+    its frequencies are 0 or 1, which numpy's stable argsort orders as fast as the radix sort.
+    Other tables take the fused kernel."""
     m = q.shape[0]
+    if n.dtype != np.float64 or (m >= RADIX_MIN and (m >= ONE_ROUND_FUSED_FROM or not (n == 1.0).all())):
+        return table_cdl(q, n, s, with_vcdl)
     if n.all():  # every bucket holds rounds (a table from rounds always does): no masks
         k = m
         qhat = s / n
@@ -123,7 +136,7 @@ def cdl_of_table(q, n, s, with_vcdl):
         full = n != 0
         k = int(np.count_nonzero(full))
         if k == 0:
-            return np.nan, np.nan, np.nan, np.nan, 0
+            return np.nan, np.nan, np.nan, np.nan, 0, np.nan
         with np.errstate(divide="ignore", invalid="ignore"):
             qhat = np.where(full, s / np.where(full, n, 1.0), _INF)  # empty buckets sort last
         kind = (full & (q < qhat)).view(np.int8) + _DOWN * (full & (qhat < q)).view(np.int8)
@@ -184,6 +197,7 @@ def sweep(q, n, s, with_vcdl, kind, k, T, qs, oq, kind_o, sn_o, hb, hh):  # noqa
     ih = 0
     fx = 0
     best = -1.0
+    kink = np.nan
     last = 0.0
     first = True
     while iq < m or ih < k or fx < 3:
@@ -246,6 +260,7 @@ def sweep(q, n, s, with_vcdl, kind, k, T, qs, oq, kind_o, sn_o, hb, hh):  # noqa
             r = h / max(mu, 1.0 - mu)
             if r > best:
                 best = r
+                kink = mu
         while nh >= 2:
             cross = (hb[nh - 1] - hb[nh - 2]) * (h - hh[nh - 2]) - (hh[nh - 1] - hh[nh - 2]) * (mu - hb[nh - 2])
             if cross >= 0.0:
@@ -274,4 +289,4 @@ def sweep(q, n, s, with_vcdl, kind, k, T, qs, oq, kind_o, sn_o, hb, hh):  # noqa
             mu1 = b1
             mu2 = b2
             break
-    return 2.0 * value, mu1, mu2, (best if with_vcdl else np.nan), k
+    return 2.0 * value, mu1, mu2, (best if with_vcdl else np.nan), k, kink
