@@ -90,13 +90,14 @@ def num_threads(n):
 
 _helper = None
 _helper_lock = threading.Lock()
+_HELPER_NAME = "fastcdl-pair"
 
 
 def _helper_pool():
     global _helper
     with _helper_lock:
         if _helper is None:
-            _helper = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="fastcdl-pair")
+            _helper = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=_HELPER_NAME)
         return _helper
 
 
@@ -183,6 +184,9 @@ def share(n, take, work):
         taken = take(0)
     work(0, taken)
     if n == 1:
+        return
+    if threading.current_thread().name.startswith(_HELPER_NAME):
+        run()  # called from the helper's own work: it cannot wait for itself
         return
     future = _helper_pool().submit(run)
     try:

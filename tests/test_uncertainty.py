@@ -565,6 +565,9 @@ def test_share_does_each_index_once_in_order_of_taking_and_raises_errors():
 
     with pytest.raises(KeyError, match="seven"):
         share(50, lambda i: i, fail)
+    inner = []  # a share inside the helper's work does its part itself (it cannot wait for itself)
+    share(4, lambda i: i, lambda i, x: share(3, lambda k: k, lambda k, z: inner.append((i, k))))
+    assert sorted(inner) == [(i, k) for i in range(4) for k in range(3)]
 
 
 def test_subsample_table_equals_counting_the_cells_and_scattering_them():
