@@ -8,7 +8,9 @@ records the commit, a hash of fastcdl's sources and, since this check exists, a 
 fastcdl module the run loaded (``source.timed_modules``). A file is **stale** when:
 
 - it has ``timed_modules`` and one of those modules differs from the file as it is now (or is
-  gone): the code it timed changed after it was recorded;
+  gone): the code it timed changed after it was recorded. A module whose bytes at the recorded
+  commit are the ones timed and differ from the file now only in comments and docstrings (the
+  same ``ast`` without docstrings) is the same code, and does not count;
 - it has none (recorded before this check): the fastcdl files that git says changed between the
   commit it records and the working tree (any, if it was recorded on uncommitted changes); a
   file that records no commit at all cannot be checked and counts as stale.
@@ -25,8 +27,10 @@ to re-measure. ``.ci/run`` prints the list without failing on it; nothing is tim
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -86,12 +90,13 @@ def recorded_commit(doc: dict) -> str | None:
     src = doc.get("source")
     if isinstance(src, dict) and src.get("commit"):
         return src["commit"]
-    if isinstance(src, str) and re.fullmatch(r"[0-9a-f]{7,40}", src):
-        return src
+    if isinstance(src, str) and re.fullmatch(r"[0-9a-f]{7,40}(\+dirty)?", src):
+        return src.removesuffix("+dirty")  # the timed modules' hashes say which bytes were timed
     for key in ("commit",):
         if isinstance(doc.get(key), str) and re.fullmatch(r"[0-9a-f]{7,40}", doc[key]):
             return doc[key]
-    return None
+    commit = _sources(doc).get("commit")  # the per-part records (bench_estimators, bench_sample_costs)
+    return commit if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{7,40}", commit) else None
 
 
 def _sources(doc: dict) -> dict:
@@ -115,6 +120,41 @@ def _sources(doc: dict) -> dict:
     return src
 
 
+def _code_of(source: str) -> str | None:
+    """The module's code without its comments and docstrings (ast.dump of the tree with every
+    leading string constant of a module, class or function removed), or None if it does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _same_code(rel: str, digest: str | None, commit: str | None) -> bool:
+    """Whether the module timed (its bytes at the recorded commit, when they hash to the recorded
+    digest; any bytes there when digest is None) differs from the file now only in comments and
+    docstrings: then the timing is of the same code. False when the timed bytes cannot be found."""
+    if commit is None or not (ROOT / rel).exists():
+        return False
+    try:
+        then = subprocess.run(
+            ["git", "show", f"{commit}:{rel}"], cwd=ROOT, capture_output=True, timeout=60, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    if digest is not None and hashlib.sha256(then).hexdigest()[:16] != digest:
+        return False
+    before, now = _code_of(then.decode()), _code_of((ROOT / rel).read_text())
+    return before is not None and before == now
+
+
 def staleness(doc: dict, now: str) -> list[str] | None:
     """Why a timing file is stale (the changed modules, or a reason), or None when it is current."""
     src = _sources(doc)
@@ -125,7 +165,7 @@ def staleness(doc: dict, now: str) -> list[str] | None:
             path = ROOT / rel
             if not path.exists():
                 changed.append(f"{rel} (removed)")
-            elif module_hash(path) != digest:
+            elif module_hash(path) != digest and not _same_code(rel, digest, recorded_commit(doc)):
                 changed.append(rel)
         return changed or None
     if src.get("fastcdl_sources_sha256") == now:
@@ -139,7 +179,7 @@ def staleness(doc: dict, now: str) -> list[str] | None:
         set(_git("diff", "--name-only", commit, "--", "fastcdl").split())
         | {line[3:] for line in _git("status", "--porcelain", "--", "fastcdl").splitlines()}
     )
-    changed = [c for c in changed if c.endswith(".py")]
+    changed = [c for c in changed if c.endswith(".py") and not _same_code(c, None, commit)]
     if src.get("dirty") or doc.get("dirty"):
         changed = changed or ["(recorded on uncommitted changes, with no per-module record)"]
     return changed or None

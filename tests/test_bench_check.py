@@ -83,3 +83,26 @@ def test_every_layout_of_the_timing_files_is_read(check, layout):
     assert mod.stale_files() == {}
     kernel.write_text("def f():\n    return 3\n")
     assert mod.stale_files()["speed"][1] == ["fastcdl/kernel.py"]
+
+
+def test_a_change_of_comments_or_docstrings_only_keeps_the_file_current(check):
+    """The timed bytes, found at the recorded commit, differ from the file now only in comments
+    and docstrings: the same code, so the file is current; a change of code makes it stale."""
+    import subprocess
+
+    mod, root = check
+    kernel = root / "fastcdl" / "kernel.py"
+    kernel.write_text('"""A kernel."""\n\n\ndef f(x):\n    """Twice x."""\n    return 2 * x  # doubled\n')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "fastcdl/kernel.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "timed"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    doc = {"source": {"commit": commit, "timed_modules": {"fastcdl/kernel.py": mod.module_hash(kernel)}}}
+    kernel.write_text('"""A kernel, said otherwise."""\n\n\ndef f(x):\n    # the same\n    return 2 * x\n')
+    assert mod.staleness(doc, "") is None
+    kernel.write_text('"""A kernel."""\n\n\ndef f(x):\n    """Twice x."""\n    return x + x\n')
+    assert mod.staleness(doc, "") == ["fastcdl/kernel.py"]
+    doc["source"]["commit"] = "0" * 40  # the timed bytes cannot be found: stale
+    kernel.write_text('"""A kernel."""\n\n\ndef f(x):\n    return 2 * x\n')
+    assert mod.staleness(doc, "") == ["fastcdl/kernel.py"]

@@ -33,11 +33,12 @@ _INF = np.inf
 
 
 # From this many one-round buckets on, cdl_of_table takes the fused kernel's radix sort. Below, the
-# numpy front took 1.05x-1.10x its time at 10^4-10^6 one-round buckets (1.43x at 10^7) and saves
-# the radix sort's compile, several seconds, in a first call; with many distinct frequencies it
-# took 1.6x-1.7x, so those tables keep the radix sort from RADIX_MIN on
-# (results/benchmarks/one-round-front.md). The exact CDL of one-round tables measures noise
-# (fastcdl.summary's advice), so its first call counts for more than a tenth of its run time.
+# numpy front took 1.03x-1.21x its time at 10^4-10^6 one-round buckets and saves the radix sort's
+# compile, several seconds, in a first call; with many distinct frequencies it took 1.4x-1.7x, so
+# those tables keep the radix sort from RADIX_MIN on (results/benchmarks/one-round-front.md; at 10^7
+# one-round buckets the front took 0.99x there and 1.43x in a first run, so the large tables keep
+# the kernel). The exact CDL of one-round tables measures noise (fastcdl.summary's advice), so its
+# first call counts for more than a tenth of its run time.
 ONE_ROUND_FUSED_FROM = 1 << 21
 
 _UP = 1  # bucket kinds: up ramp (q_i < qhat_i), down ramp (qhat_i < q_i); 0 otherwise
