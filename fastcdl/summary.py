@@ -474,7 +474,7 @@ def _intervals(stats, keys, level, n_sub, seed):
     return dict(zip(keys, found.values())), note
 
 
-def _binned_ece(stats):
+def binned_ece_of(stats):
     """(ECE over round(T^(1/3)) equal-mass bins, bins made) of an exact table, or (None, None)."""
     if stats.edges is not None or (stats.weighted and getattr(stats, "rounds", None) is None):
         return None, None
@@ -522,7 +522,7 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
         task = task()
     keys = _which_intervals(intervals, sparse, stats)
     ivs, note = _intervals(stats, keys, level, n_sub, seed) if keys is not None else ({}, None)
-    ece_q, ece_q_bins = _binned_ece(stats) if sparse else (None, None)
+    ece_q, ece_q_bins = binned_ece_of(stats) if sparse else (None, None)
     from fastcdl.diagnostics import diagnose
 
     diag, why = diagnose(stats)

@@ -58,6 +58,13 @@ COMMANDS = {
     ),
     "fastcdl metrics on 100,000 continuous scores, empty cache": ("cold", ["-m", "fastcdl", "metrics", SCORES]),
     "fastcdl metrics on 100,000 continuous scores, warm cache": ("warm", ["-m", "fastcdl", "metrics", SCORES]),
+    # the same without the helper process that compiles the report's later steps on the second
+    # core (fastcdl.prefetch): what a machine of one core gets
+    "fastcdl metrics on 100,000 continuous scores, empty cache, no helper process": (
+        "cold",
+        ["-m", "fastcdl", "metrics", SCORES],
+        {"FASTCDL_PREFETCH": "0"},
+    ),
 }
 # measured once, with --warmup (about three minutes a run)
 WARMUP_ROW = "fastcdl warmup, empty cache"
@@ -85,8 +92,9 @@ TARGETS = [
 ]
 
 
-def run_once(args, cache_dir):
-    """One fresh process running args with NUMBA_CACHE_DIR=cache_dir (a new empty one if None)."""
+def run_once(args, cache_dir, env=None):
+    """One fresh process running args with NUMBA_CACHE_DIR=cache_dir (a new empty one if None),
+    and the variables of ``env`` set."""
     cache_dir = cache_dir or tempfile.mkdtemp(prefix="fastcdl-cold-")
     with tempfile.TemporaryDirectory() as tmp:
         argv = [a.replace("{tmp}", tmp) for a in args]
@@ -95,6 +103,7 @@ def run_once(args, cache_dir):
             "NUMBA_CACHE_DIR": cache_dir,
             "MPLBACKEND": "Agg",
             "PYTHONPATH": os.pathsep.join([MODULE_DIR, os.environ.get("PYTHONPATH", "")]),
+            **(env or {}),
         }
         out = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
@@ -140,14 +149,14 @@ def summary():
 
     warm_cache = tempfile.mkdtemp(prefix="fastcdl-warm-")
     for name in SUMMARY:  # fill the warm cache (and the OS's file cache) first
-        kind, cmd = COMMANDS[name]
+        kind, cmd, *env = COMMANDS[name]
         if kind == "warm":
-            run_once(cmd, warm_cache)
+            run_once(cmd, warm_cache, *env)
     seconds = {}
     for name in SUMMARY:
-        kind, cmd = COMMANDS[name]
+        kind, cmd, *env = COMMANDS[name]
         t0 = time.perf_counter()
-        run_once(cmd, None if kind == "cold" else warm_cache)
+        run_once(cmd, None if kind == "cold" else warm_cache, *env)
         seconds[name] = time.perf_counter() - t0
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"first calls (one fresh process each; load average {load}; bars of docs/compile-time.md):")
@@ -186,8 +195,8 @@ def main():
         # the warm-up call of each fills the shared cache; then interleaved, so load on the
         # machine hits every command alike; a cold process gets a new empty cache each time
         funcs = {
-            name: (lambda cmd=cmd, kind=kind: run_once(cmd, None if kind == "cold" else warm_cache))
-            for name, (kind, cmd) in COMMANDS.items()
+            name: (lambda cmd=cmd, kind=kind, env=env: run_once(cmd, None if kind == "cold" else warm_cache, *env))
+            for name, (kind, cmd, *env) in COMMANDS.items()
         }
         rec.record("", benchrecord.repeats(funcs, args.repeat), interleaved=True, process="fresh, wall time around it")
         if args.warmup:

@@ -27,6 +27,11 @@ settings.register_profile(
 )
 settings.load_profile("fastcdl")
 
+# The command line's compile helper (fastcdl.prefetch) would start a process beside the two
+# pytest workers whenever a test runs `fastcdl metrics` before the kernels are cached: the suite
+# turns it off (subprocesses inherit this); tests/test_prefetch.py turns it on where it tests it.
+os.environ.setdefault("FASTCDL_PREFETCH", "0")
+
 GRID8 = [k / 8 for k in range(9)]
 SPECIAL = [0.0, 0.5, 1.0]
 MAX_LP_BUCKETS = 12

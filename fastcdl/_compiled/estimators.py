@@ -467,37 +467,19 @@ def _take(h, top, srt, end, heap, demand):
     return top, end, taken
 
 
+# Complexity above ruff's 15 (noqa: C901): one pass of the dual's walk with every case a branch
+# of the loop, so that numba keeps the walk's state in registers. One copy serves both sides:
+# a copy specialised per side (``side`` a constant) ran 1.05x-1.21x faster at 10^4 to 10^6
+# buckets but cost a second compilation of this body, 1.8 s of every first smCE
+# (results/benchmarks/smce-copies.md).
 @kernel(nogil=True)
-def smce_side(q, r, sign, J, side, checkpoints, h, S, out):
+def smce_side(q, r, sign, J, side, checkpoints, h, S, out):  # noqa: C901
     """One forward programme (side 0: buckets 0 .. J - 1; side 1: m - 1 .. J + 1, reversed)
     in h[:2 J] or h[2 J:], then a summary of its live breakpoints per bucket of the queue in
     S[side] and out[4 side:] = (M, U, number of buckets). O(k log k) for k buckets, about
     linear on calibrated samples. Releases the GIL: the two sides write disjoint parts of h,
     S and out, so two threads can run them at once (fastcdl.sample.smce does).
     """
-    if side == 0:
-        _smce_left(q, r, sign, J, checkpoints, h, S, out)
-    else:
-        _smce_right(q, r, sign, J, checkpoints, h, S, out)
-
-
-@kernel
-def _smce_left(q, r, sign, J, checkpoints, h, S, out):
-    _smce_side(q, r, sign, J, 0, checkpoints, h, S, out)
-
-
-@kernel
-def _smce_right(q, r, sign, J, checkpoints, h, S, out):
-    _smce_side(q, r, sign, J, 1, checkpoints, h, S, out)
-
-
-# Complexity above ruff's 15 (noqa: C901): one pass of the dual's walk with every case a branch
-# of the loop, so that numba keeps the walk's state in registers; the sides are specialised
-# copies (1.1x-1.5x faster than one generic loop, measured: the docstring below).
-@kernel(inline="always")
-def _smce_side(q, r, sign, J, side, checkpoints, h, S, out):  # noqa: C901
-    """:func:`smce_side`'s body, inlined into one copy per side with ``side`` a constant: the
-    loops' indexing is then fixed at compile time (1.1x-1.5x faster than one copy, measured)."""
     m = q.shape[0]
     if side == 0:
         i0, step, count, gap, slot0 = 0, 1, J, 0, 0
@@ -687,7 +669,7 @@ def weighted_select(h, a, b, need):
 
 
 # Complexity above ruff's 15 (noqa: C901): the join of the two sides' walks in one loop over the
-# checkpoints, every case a branch of it (the state stays in registers; see _smce_side).
+# checkpoints, every case a branch of it (the state stays in registers; see smce_side).
 @kernel
 def smce_join(r, sign, J, h, S, out):  # noqa: C901
     """Bucket J joins the two programmes of :func:`smce_side`: min over y in [lo, hi] of
@@ -800,7 +782,7 @@ def smce_at(q, r, T, J):
     return smce_value(r, T, R, sign, J, h, S, out)
 
 
-@kernel
+@kernel(nogil=True)  # with smce_side and smce_value, an interval's subsamples on two threads
 def smce_setup(q, checkpoints):
     """(R, sign, J, S, out) for the programmes of the table with predictions q: R, sign and
     the junction J (:func:`smce_balance`), the per-bucket summaries S and the sides' results
@@ -809,14 +791,14 @@ def smce_setup(q, checkpoints):
     return R, sign, J, smce_summaries(q.shape[0]), np.zeros(8)
 
 
-@kernel
+@kernel(nogil=True)
 def smce_value(r, T, R, sign, J, h, S, out):
     """smCE from the two programmes' results (:func:`smce_setup`, both sides run): the
     junction, O(buckets) plus the breakpoints around the minimum."""
     return (R + max(smce_join(r, sign, J, h, S, out), 0.0)) / T
 
 
-@kernel(nogil=True)  # an interval's subsamples run it on two threads (fastcdl._parallel.share)
+@kernel(nogil=True)
 def smce_qr(q, r, T, checkpoints, h):
     """smCE of the table with predictions q (strictly increasing) and residuals
     r_i = s_i - q_i n_i over T rounds (checkpoints: their prefix sums, as :func:`smce_split`
