@@ -63,14 +63,24 @@ print("\\n".join(names))
 
 
 def test_a_first_cdl_on_a_small_table_compiles_only_what_it_runs(tmp_path):
-    """An empty cache: the small table's path compiles no radix sort, huge-page sort or
-    validation kernel (they are for inputs large enough to use them)."""
+    """An empty cache: the small table's path compiles no radix sort, huge-page sort,
+    validation kernel or kernel that builds the table (they are for inputs large enough to use
+    them): the sweep and its helpers only."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", FIRST_CDL], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     names = set(out.stdout.split())
     assert "fastcdl._compiled.tablecdl.sweep" in names  # it did compile, into the empty cache
-    for large in ("_radix", "sort_pairs", "first_bad_prob", "outcomes_to_u8", "table_cdl"):
+    for large in (
+        "_radix",
+        "sort_pairs",
+        "first_bad_prob",
+        "outcomes_to_u8",
+        "table_cdl",
+        "outcome_keys",
+        "count_runs",
+        "runs_of_keys",
+    ):
         assert not [n for n in names if n.endswith("." + large)], sorted(names)
 
 

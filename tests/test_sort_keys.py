@@ -172,3 +172,41 @@ def test_split_keys_from_the_definition(pivot):
     assert below == sum(k < int(pivot_key) for k in want)
     assert all(int(k) < int(pivot_key) for k in keys[:below]) and all(int(k) >= int(pivot_key) for k in keys[below:])
     assert sorted(int(k) for k in keys) == sorted(want)
+
+
+PREDICTIONS = st.lists(st.sampled_from([0.0, -0.0, 0.125, 0.5, 0.7, 1.0]) | st.floats(0.0, 1.0), max_size=200)
+
+
+@given(PREDICTIONS, st.sampled_from([np.uint8, np.int64, np.float64, np.bool_]), st.integers(0, 2**32 - 1))
+def test_small_inputs_build_their_table_in_numpy_as_the_kernels_do(ps, dtype, seed):
+    # below _RADIX_FROM rounds the keys and the runs come from numpy (no kernel compiled for a
+    # small input): the same keys and the same table, bit for bit, ties, -0.0, 0 and 1 included
+    from fastcdl._compiled import buckets as kb
+
+    p = np.array(ps, dtype=np.float64)
+    y = (np.random.default_rng(seed).random(p.shape[0]) < 0.5).astype(dtype)
+    want = np.empty(p.shape[0], dtype=np.uint64)
+    kb.outcome_keys(y, p.view(np.uint64), want)
+    got = _outcome_keys.outcome_keys_numpy(y, p.view(np.uint64), np.empty_like(want))
+    assert np.array_equal(got, want)
+    want.sort()
+    m = kb.count_runs(want)
+    q, n, s = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+    kb.runs_of_keys(want, q.view(np.uint64), n, s)
+    q2, n2, s2 = _outcome_keys.runs_of_sorted_keys(want)
+    assert (q2.dtype, n2.dtype, s2.dtype) == (np.float64, np.int64, np.int64)
+    assert np.array_equal(q2.view(np.uint64), q.view(np.uint64))
+    assert np.array_equal(n2, n) and np.array_equal(s2, s)
+
+
+@pytest.mark.parametrize("T", [0, 1, _outcome_keys._RADIX_FROM - 1, _outcome_keys._RADIX_FROM])
+def test_the_runs_on_both_sides_of_the_switch(T, monkeypatch):
+    rng = np.random.default_rng(T)
+    p = rng.integers(0, 33, T) / 32
+    y = (rng.random(T) < p).astype(np.uint8)
+    keys = _want(y, p)
+    q, n, s = _outcome_keys.runs_of_sorted_keys(keys)
+    monkeypatch.setattr(_outcome_keys, "_RADIX_FROM", 1 << 62)  # numpy at every size
+    q2, n2, s2 = _outcome_keys.runs_of_sorted_keys(keys)
+    assert np.array_equal(q, q2) and np.array_equal(n, n2) and np.array_equal(s, s2)
+    assert n.sum() == T and s.sum() == y.sum() and np.all(np.diff(q) > 0)

@@ -323,12 +323,15 @@ def test_outcomes_reach_the_kernels_as_uint8_only():
     """Every kernel compiles for uint8 outcomes only, but for the equal-width binning, which also
     reads float64 outcomes as they are (checking them itself: one pass instead of two)."""
     from fastcdl._compiled import buckets as kb
+    from fastcdl._tables.outcome_keys import _RADIX_FROM
 
+    reps = -(-_RADIX_FROM // Y.shape[0])  # the exact table's kernels build tables of 2^14 rounds or more
     for dt in Y_DTYPES:
         y = Y.astype(dt)
         for bins in (None, 3):
             fc.bucket_stats(y, P, bins=bins)
             fc.bucket_stats(y, P, bins=bins, sample_weight=np.ones(5))
+        fc.bucket_stats(np.tile(y, reps), np.tile(P, reps))
     # y is the first argument of the grouping and binning kernels, the second of runs_weighted
     for kern, pos in ((kb.outcome_keys, 0), (kb.bin_rounds_weighted, 0), (kb.runs_weighted, 1)):
         types = {str(sig[pos].dtype) for sig in kern.signatures}

@@ -53,6 +53,42 @@ def numpy_sorts_faster() -> bool:
     return _numpy_sorts_faster
 
 
+_SIGN_OFF = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
+_ONE = np.uint64(1)
+
+
+def outcome_keys_numpy(y, p_bits, keys):
+    """fastcdl._compiled.buckets.outcome_keys in numpy, into ``keys``: the same keys (integer
+    operations), for the inputs below _RADIX_FROM rounds, which then compile no kernel to build
+    their table. Returns ``keys``."""
+    np.bitwise_and(p_bits, _SIGN_OFF, out=keys)
+    keys <<= _ONE
+    keys |= y != 0
+    return keys
+
+
+def runs_of_sorted_keys(keys):
+    """(q, n, s) of sorted outcome keys: the distinct predictions (float64), their rounds and
+    their rounds with y = 1 (int64), as fastcdl._compiled.buckets.count_runs and runs_of_keys
+    make them; in numpy below _RADIX_FROM keys (no compilation for a small input), by the
+    kernels from there on. The same arrays either way. O(T)."""
+    T = keys.shape[0]
+    if T >= _RADIX_FROM:
+        m = _kb.count_runs(keys)
+        q, n, s = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+        _kb.runs_of_keys(keys, q.view(np.uint64), n, s)
+        return q, n, s
+    bits = keys >> _ONE
+    first = np.empty(T, dtype=bool)
+    first[:1] = True
+    np.not_equal(bits[1:], bits[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    q = bits[starts].view(np.float64)
+    n = np.diff(starts, append=T).astype(np.int64, copy=False)
+    s = np.add.reduceat((keys & _ONE).astype(np.int64), starts) if T else np.zeros(0, dtype=np.int64)
+    return q, n, s
+
+
 def sort_outcome_keys(keys, spare):
     """Sort outcome keys with numpy's sort or the radix sort, whichever is faster here
     (:func:`numpy_sorts_faster`); returns the buffer that holds them (keys or spare). Both
@@ -90,7 +126,7 @@ def sorted_outcome_keys_and_spare(y, p):
     keys = np.empty(T, dtype=np.uint64)
     spare = np.empty_like(keys)
     if T < _RADIX_FROM:
-        _kb.outcome_keys(y, p_bits, keys)
+        outcome_keys_numpy(y, p_bits, keys)
         keys.sort()
         return keys, spare
     if T < _PAIRED_SORT_FROM or numba.config.NUMBA_NUM_THREADS < 2:

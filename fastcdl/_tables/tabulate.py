@@ -15,7 +15,7 @@ from fastcdl._parallel import num_threads, parallel_safe
 from fastcdl._validate import ValidationError, auto_bins, check_binning, check_n_jobs, check_rounds, prepare_rounds
 from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._compiled import buckets as _kb
-from fastcdl._tables.outcome_keys import sorted_outcome_keys
+from fastcdl._tables.outcome_keys import runs_of_sorted_keys, sorted_outcome_keys
 from fastcdl._tables.sample_size import check_sample_size
 from fastcdl.binning import quantile_edges_of_rounds, quantile_edges_of_table
 from fastcdl.bucket_table import BucketStats
@@ -129,10 +129,7 @@ def _exact_table(y, p, w) -> BucketStats:
     """Every distinct prediction its own bucket: one integer sort (unweighted), else an argsort."""
     check_rounds(y, p, w)
     if not w.shape[0]:
-        keys = sorted_outcome_keys(y, p)
-        m = _kb.count_runs(keys)
-        q, n, s = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
-        _kb.runs_of_keys(keys, q.view(np.uint64), n, s)
+        q, n, s = runs_of_sorted_keys(sorted_outcome_keys(y, p))
     else:
         order = np.argsort(p, kind="stable")
         q, n, s, rounds = _kb.runs_weighted(p[order], y[order], w[order])
