@@ -60,6 +60,7 @@ HISTORICAL = {
     "loops": "before/after records of engine changes on the commits loops.md names (the outcome check's cost)",
     "envelope-twins": "the retired numpy twin of the envelope sorts against the compiled ones, when it was retired",
     "uniform-bins-variants": "the loop variants compared when the uniform-bin kernel was chosen (docs/metrics.md)",
+    "test_time-de3355b": "make test on a fresh clone of de3355b, run after test_time.json's to compare the machine's state",
     "smce-copies": "smCE's one copy against the specialised copies of commit de3355b, when those were retired",
     "fixed-cost": "the Python API's fixed cost before (e3e2996) and after the compile-time rules, paired trees",
 }
