@@ -21,8 +21,9 @@ run: $(STAMP)
 # `make test` (before a commit): the suite without the tests marked slow, then the docstring examples
 # of fastcdl/. `make test-all` (before a merge; CI): that, then `make test-slow`: the compile step
 # (`fastcdl warmup`), the tests marked slow (statistical tests over many replications, long runs of
-# the online engine, the replay of stored trials), then the kernel test files again, slow tests
-# included, with numba's bounds checks on (compiled afresh into a cache folder of their own, on two workers). Each runs every
+# the online engine, the replay of stored trials) outside the kernel test files, then the kernel
+# test files again, slow tests included (their only run of those), with numba's bounds checks on
+# (compiled afresh into a cache folder of their own, on two workers). Each runs every
 # phase even if an earlier one failed; the summary names each phase's result (scripts/test_phases.sh).
 BOUNDSCHECKED := tests/test_metrics_reference.py tests/test_properties.py tests/test_stats.py \
 	tests/test_binning_chunks.py tests/test_validation.py tests/test_online_step1.py \

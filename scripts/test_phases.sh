@@ -5,9 +5,10 @@
 #   scripts/test_phases.sh PYTHON fast
 #   scripts/test_phases.sh PYTHON slow BOUNDSCHECKED_TEST_FILES...
 # fast: the suite without the tests marked slow, then the docstring examples of fastcdl/.
-# slow: the compile step, the tests marked slow, then the kernel test files again, slow tests
-# included, with numba's bounds checks on (compiled afresh into a cache folder of their own,
-# removed after; two workers share it).
+# slow: the compile step, the tests marked slow in every file but the kernel test files, then the
+# kernel test files again, slow tests included, with numba's bounds checks on (compiled afresh
+# into a cache folder of their own, removed after; two workers share it): every test runs once
+# here, the kernel files' slow ones with the checks.
 PY=$1
 SET=$2
 shift 2
@@ -41,7 +42,11 @@ slow)
     # two workers as the fast suite does (each test file on one worker), loading what it compiled
     workers=$(( $(nproc) >= 2 ? 2 : 1 ))
     phase "compile (fastcdl warmup)" "$PY" -m fastcdl warmup
-    phase "slow tests" "$PY" -m pytest -q -m slow -n "$workers" --dist loadfile
+    # the kernel test files' slow tests run once, in the bounds-checked phase below (which runs
+    # those files whole): running them here as well would run them twice
+    ignored=()
+    for f in "${BOUNDSCHECKED[@]}"; do ignored+=("--ignore=$f"); done
+    phase "slow tests (other files)" "$PY" -m pytest -q -m slow -n "$workers" --dist loadfile "${ignored[@]}"
     # compiled afresh into a cache of their own (never the suite's, which holds kernels without
     # the checks), shared by two workers as in the fast suite: each kernel compiles once
     checked_cache=$(mktemp -d "${TMPDIR:-/tmp}/fastcdl-boundscheck.XXXXXX")
