@@ -2,8 +2,9 @@
 # Time CI (`bash .ci/run`) on a fresh clone of this repository, apart from setting up .venv
 # (installed first, with pip's cache as CI keeps it), and write results/benchmarks/ci_time.json:
 # the whole run's wall and CPU seconds, each phase's seconds as `make test` and `make test-slow`
-# print them (scripts/test_phases.sh), the docs build's and the first-call summary's, the load,
-# the machine and the commit.
+# print them (scripts/test_phases.sh), the run's clock at the end of the docs build, the linter and
+# the first-call summary, the load, the machine and the commit; the run's output, every line
+# stamped with that clock, goes to results/benchmarks/ci_time.log.
 #   bash scripts/time_ci.sh
 #   KEEP_LOGS=DIR bash scripts/time_ci.sh   # keeps install.log and ci.log in DIR
 set -euo pipefail
@@ -30,7 +31,7 @@ import json, re, sys
 log = open(sys.argv[1]).read().splitlines()
 phases = {}
 for line in log:  # the phase summaries: "  <name>   passed   <n> s"
-    m = re.match(r"\[\s*[\d.]+\] {2}(\S.*?)\s{2,}(passed|FAILED \(exit \d+\))\s+(\d+) s$", line)
+    m = re.match(r"\[\s*[\d.]+\]\s+(\S.*?)\s{2,}(passed|FAILED \(exit \d+\))\s+(\d+) s$", line)
     if m:
         phases[m.group(1)] = {"result": m.group(2), "seconds": int(m.group(3))}
 def at(pattern):  # the run's clock at the first line matching pattern
@@ -61,6 +62,7 @@ json.dump(doc, open(sys.argv[2], "w"), indent=1)
 open(sys.argv[2], "a").write("\n")
 print(json.dumps(doc, indent=1))
 PY
+cp "$dir/ci.log" "$root/results/benchmarks/ci_time.log"
 tail -25 "$dir/ci.log"
 if [ -n "${KEEP_LOGS:-}" ]; then mkdir -p "$KEEP_LOGS" && cp "$dir/install.log" "$dir/ci.log" "$KEEP_LOGS/"; fi
 rm -rf "$dir"

@@ -1569,8 +1569,9 @@ def test_checkers_fail_on_wrong_numbers():
 # passage (from its first words to its last) must state no figure of the kind its pattern names,
 # so that such a figure cannot come back without a file to check it against.
 UNRECORDED = (
-    # the bounds-checked phase's times of docs/testing.md: no digit at all
-    ("docs/testing.md", "out-of-bounds index in a kernel fails here", "no results file records it.", r"\d", "590 s"),
+    # the bounds-checked phase's times of docs/testing.md: no digit at all (they are in ci_time.json,
+    # which the README quotes and test_ci_time_comes_from_its_record checks)
+    ("docs/testing.md", "out-of-bounds index in a kernel fails here", "(quoted in the README).", r"\d", "590 s"),
     # the single-thread run: no count of tests
     (
         "docs/testing.md",
@@ -1756,6 +1757,44 @@ def test_make_test_time_comes_from_its_record():
     assert checked == 1 and not problems, problems
     wrong = readme.replace(f"took {round(record['test_s'])} s", f"took {round(record['test_s']) + 1} s")
     assert _make_test_problems(wrong, record)[1]  # the check fails on a wrong number
+
+
+def _ci_time_problems(readme, record):
+    """README's fresh-clone CI time (`bash .ci/run`), its phases' seconds and the load against
+    results/benchmarks/ci_time.json."""
+    text = _flat(readme)
+    m = re.search(
+        r"CI \(`bash \.ci/run`\) on a fresh clone took (\d+) s \((\d+) s of CPU\), load average "
+        r"(\d+\.\d) before and (\d+\.\d) after: `make test`'s suite (\d+) s, the slow tests of the other "
+        r"files (\d+) s, the kernel test files with bounds checks (\d+) s",
+        text,
+    )
+    if not m:
+        return 0, [("README.md", "CI time not found")]
+    phases = record["phases"]
+    got = tuple(float(g) if "." in g else int(g) for g in m.groups())
+    want = (
+        round(record["ci_s"]),
+        round(record["ci_cpu_s"]),
+        round(record["load_before"], 1),
+        round(record["load_after"], 1),
+        phases["test suite (not slow)"]["seconds"],
+        phases["slow tests (other files)"]["seconds"],
+        phases["kernel tests with bounds checks"]["seconds"],
+    )
+    problems = [] if got == want else [("README.md", "CI time", got, want)]
+    if not record["all_passed"] or any(p["result"] != "passed" for p in phases.values()):
+        problems.append(("ci_time.json", "the timed run failed"))
+    return 1, problems
+
+
+def test_ci_time_comes_from_its_record():
+    record = json.loads((RESULTS / "benchmarks" / "ci_time.json").read_text())
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    checked, problems = _ci_time_problems(readme, record)
+    assert checked == 1 and not problems, problems
+    wrong = readme.replace(f"took {round(record['ci_s'])} s", f"took {round(record['ci_s']) + 1} s")
+    assert _ci_time_problems(wrong, record)[1]  # the check fails on a wrong number
 
 
 # -- results/leaderboard/README.md: the rank matrix (ranks.csv), the rates table (theory.csv) and
