@@ -1570,7 +1570,7 @@ def test_checkers_fail_on_wrong_numbers():
 # so that such a figure cannot come back without a file to check it against.
 UNRECORDED = (
     # the bounds-checked phase's times of docs/testing.md: no digit at all (they are in ci_time.json,
-    # which the README quotes and test_ci_time_comes_from_its_record checks)
+    # which the README quotes and test_fresh_clone_times_come_from_their_records checks)
     ("docs/testing.md", "out-of-bounds index in a kernel fails here", "(quoted in the README).", r"\d", "590 s"),
     # the single-thread run: no count of tests
     (
@@ -1724,77 +1724,76 @@ def test_estimators_coverage_counts_match_the_validation_files():
     assert _coverage_count_problems(spoiled, counts)[1]
 
 
+def _sentence_problems(readme, pattern, want, what):
+    """(1, [problems]) of the README sentence matching pattern: its numbers (ints, or floats where
+    printed with a point) against want; (0, [not found]) when no sentence matches."""
+    m = re.search(pattern, _flat(readme))
+    if not m:
+        return 0, [("README.md", f"{what} not found")]
+    got = tuple(float(g) if "." in g else int(g) for g in m.groups())
+    return 1, ([] if got == want else [("README.md", what, got, want)])
+
+
 def _make_test_problems(readme, record):
     """README's fresh-clone `make test` time, its CPU seconds, the install time and the load against
     results/benchmarks/test_time.json."""
-    text = _flat(readme)
-    m = re.search(
+    checked, problems = _sentence_problems(
+        readme,
         r"`make test` on a fresh clone took (\d+) s \((\d+) s of CPU\) on (\d+) cores, load average "
         r"(\d+\.\d) before and (\d+\.\d) after; setting up `.venv` before it took (\d+) s",
-        text,
+        (
+            round(record["test_s"]),
+            round(record["test_cpu_s"]),
+            record["cores"],
+            round(record["load_before"], 1),
+            round(record["load_after"], 1),
+            round(record["install_s"]),
+        ),
+        "make test time",
     )
-    if not m:
-        return 0, [("README.md", "make test time not found")]
-    got = (int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4)), float(m.group(5)), int(m.group(6)))
-    want = (
-        round(record["test_s"]),
-        round(record["test_cpu_s"]),
-        record["cores"],
-        round(record["load_before"], 1),
-        round(record["load_after"], 1),
-        round(record["install_s"]),
-    )
-    problems = [] if got == want else [("README.md", "make test", got, want)]
     if not record["all_phases_passed"]:
         problems.append(("test_time.json", "the timed run failed"))
-    return 1, problems
-
-
-def test_make_test_time_comes_from_its_record():
-    record = json.loads((RESULTS / "benchmarks" / "test_time.json").read_text())
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    checked, problems = _make_test_problems(readme, record)
-    assert checked == 1 and not problems, problems
-    wrong = readme.replace(f"took {round(record['test_s'])} s", f"took {round(record['test_s']) + 1} s")
-    assert _make_test_problems(wrong, record)[1]  # the check fails on a wrong number
+    return checked, problems
 
 
 def _ci_time_problems(readme, record):
     """README's fresh-clone CI time (`bash .ci/run`), its phases' seconds and the load against
     results/benchmarks/ci_time.json."""
-    text = _flat(readme)
-    m = re.search(
+    phases = record["phases"]
+    checked, problems = _sentence_problems(
+        readme,
         r"CI \(`bash \.ci/run`\) on a fresh clone took (\d+) s \((\d+) s of CPU\), load average "
         r"(\d+\.\d) before and (\d+\.\d) after: `make test`'s suite (\d+) s, the slow tests of the other "
         r"files (\d+) s, the kernel test files with bounds checks (\d+) s",
-        text,
+        (
+            round(record["ci_s"]),
+            round(record["ci_cpu_s"]),
+            round(record["load_before"], 1),
+            round(record["load_after"], 1),
+            phases["test suite (not slow)"]["seconds"],
+            phases["slow tests (other files)"]["seconds"],
+            phases["kernel tests with bounds checks"]["seconds"],
+        ),
+        "CI time",
     )
-    if not m:
-        return 0, [("README.md", "CI time not found")]
-    phases = record["phases"]
-    got = tuple(float(g) if "." in g else int(g) for g in m.groups())
-    want = (
-        round(record["ci_s"]),
-        round(record["ci_cpu_s"]),
-        round(record["load_before"], 1),
-        round(record["load_after"], 1),
-        phases["test suite (not slow)"]["seconds"],
-        phases["slow tests (other files)"]["seconds"],
-        phases["kernel tests with bounds checks"]["seconds"],
-    )
-    problems = [] if got == want else [("README.md", "CI time", got, want)]
     if not record["all_passed"] or any(p["result"] != "passed" for p in phases.values()):
         problems.append(("ci_time.json", "the timed run failed"))
-    return 1, problems
+    return checked, problems
 
 
-def test_ci_time_comes_from_its_record():
-    record = json.loads((RESULTS / "benchmarks" / "ci_time.json").read_text())
+@pytest.mark.parametrize(
+    "name, problems_of, seconds",
+    [("test_time", _make_test_problems, "test_s"), ("ci_time", _ci_time_problems, "ci_s")],
+    ids=["make test", "CI"],
+)
+def test_fresh_clone_times_come_from_their_records(name, problems_of, seconds):
+    record = json.loads((RESULTS / "benchmarks" / f"{name}.json").read_text())
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    checked, problems = _ci_time_problems(readme, record)
+    checked, problems = problems_of(readme, record)
     assert checked == 1 and not problems, problems
-    wrong = readme.replace(f"took {round(record['ci_s'])} s", f"took {round(record['ci_s']) + 1} s")
-    assert _ci_time_problems(wrong, record)[1]  # the check fails on a wrong number
+    took = round(record[seconds])
+    wrong = readme.replace(f"took {took} s", f"took {took + 1} s")
+    assert problems_of(wrong, record)[1]  # the check fails on a wrong number
 
 
 # -- results/leaderboard/README.md: the rank matrix (ranks.csv), the rates table (theory.csv) and
