@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl._compiled import estimators as _k
+from fastcdl._compiled._jit import readonly
 from fastcdl._docstrings import fill as fill_docstring
 from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._tables.tabulate import stats_of
@@ -53,7 +54,7 @@ def _pav_blocks(st):
     q, n, s = st.table()
     n = np.asarray(n, dtype=np.float64)
     s = np.asarray(s, dtype=np.float64)
-    fit = _k.pav_kernel(n, s)
+    fit = _k.pav_kernel(readonly(n), readonly(s))  # one compilation for every caller
     return q, n, s, np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
 
 

@@ -44,6 +44,7 @@ from fastcdl._parallel import pair
 from fastcdl._validate import ValidationError, check_binning, check_kinks, check_rounds, check_seed, prepare_rounds
 from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._compiled import estimators as _k
+from fastcdl._compiled._jit import readonly
 from fastcdl._compiled.envelope import envelope_at_half
 from fastcdl._compiled.errors import k2_kernel
 from fastcdl._tables.outcome_keys import sorted_outcome_keys_and_spare
@@ -305,7 +306,7 @@ def cdl_monotone_report(y_true, y_prob=None, *, sample_weight=None, bins=None, s
         sides=sides,
         payoff=payoff,
         values=q.copy(),
-        recalibration=_k.pav_kernel(n, s),
+        recalibration=_k.pav_kernel(readonly(n), readonly(s)),
         exact=exact,
     )
 
@@ -705,7 +706,7 @@ def _crossfit_terms(q, n_fit, s_fit, n_judge, s_judge):
     fit = n_fit > 0
     if not fit.any():
         return (np.empty(0),) * 5
-    iso = _k.pav_kernel(n_fit[fit].astype(np.float64), s_fit[fit].astype(np.float64))
+    iso = _k.pav_kernel(readonly(n_fit[fit].astype(np.float64)), readonly(s_fit[fit].astype(np.float64)))
     judge = n_judge > 0
     qj = q[judge]
     h = _step_fit(q[fit], iso, qj)
@@ -753,6 +754,9 @@ def crossfit_curve(q, n_a, s_a, n_b, s_b):
     return x, np.maximum(at, right)
 
 
+_last_crossfit = threading.local()  # per thread: .entry = (a weak reference to the last table, its seed, its curve)
+
+
 def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
     st = stats_of(y_true, y_prob, bins, sample_weight, strategy=strategy)
     if st.weighted:
@@ -763,8 +767,19 @@ def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
         )
     if st.total < 2:
         raise ValidationError("y_true", "needs at least 2 rounds", message=f"{what} needs at least 2 rounds")
+    # CDL_M and VCDL_M cross-fitted of one table and integer seed (a summary's two measures)
+    # share the curve: a BucketStats is immutable, so the same object and seed give the same
+    # one. Its arrays stay writable (their readers only read them): envelope_at_half's other
+    # callers pass writable arrays, and a read-only pair would compile it again
+    key = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
+    ref, last_key, curve = getattr(_last_crossfit, "entry", (_nothing, None, None))
+    if key is not None and ref() is st and last_key == key:
+        return curve
     n_a, s_a, n_b, s_b = crossfit_split(st, seed)
-    return crossfit_curve(np.asarray(st.values, dtype=np.float64), n_a, s_a, n_b, s_b)
+    curve = crossfit_curve(np.asarray(st.values, dtype=np.float64), n_a, s_a, n_b, s_b)
+    if key is not None:
+        _last_crossfit.entry = (weakref.ref(st), key, curve)
+    return curve
 
 
 @accepts_multiclass()
@@ -1089,7 +1104,9 @@ def _smce_qr(q, r, T, checkpoints, paired):
     """smCE of predictions q and residuals r: the steps of
     fastcdl._compiled.estimators.smce_qr, called one by one (so that no kernel joins them:
     one compilation fewer, for microseconds a call); with ``paired`` its two programmes run
-    side by side (fastcdl.pair). The same value either way, bit for bit."""
+    side by side (fastcdl.pair). The same value either way, bit for bit. q is passed read-only
+    (a table's is; the sorted keys' view is not), so that each step compiles once."""
+    q = readonly(q)
     h = np.empty(2 * max(q.shape[0] - 1, 1))  # numpy's: huge pages when large (see outcome_keys)
     R, sign, J, S, out = _k.smce_setup(q, checkpoints)
     sides = [lambda side=side: _k.smce_side(q, r, sign, J, side, checkpoints, h, S, out) for side in range(2)]

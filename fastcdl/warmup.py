@@ -52,8 +52,7 @@ def _metrics():
 
         frozen = np.zeros(2)
         frozen.setflags(write=False)
-        for a in (np.zeros(2), frozen):  # the curve's argsorts from 2^12 buckets (a table's q is read-only)
-            argsort_stable(a)
+        argsort_stable(frozen)  # the curve's argsorts from 2^12 buckets (typed read-only for every caller)
 
     def weighted():
         st = fc.bucket_stats(y, p, sample_weight=w)
@@ -92,7 +91,10 @@ def _metrics():
         from fastcdl._compiled import estimators as _k
 
         # smCE's steps when its two programmes run side by side (from SMCE_THREADS_FROM buckets)
+        from fastcdl._compiled._jit import readonly
+
         q, r, checkpoints, h = np.array([0.1, 0.5, 0.9]), np.array([-0.1, 0.5, 0.1]), np.array([0.0, 0.5]), np.empty(4)
+        q = readonly(q)  # as fastcdl.sample passes it
         R, sign, J, S, out = _k.smce_setup(q, checkpoints)
         for side in range(2):
             _k.smce_side(q, r, sign, J, side, checkpoints, h, S, out)

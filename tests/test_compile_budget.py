@@ -105,3 +105,41 @@ def test_continuous_scores_take_no_radix_sort_and_no_curve(monkeypatch):
     assert s.sparse and s["cdl"] == s["cdl"] and s["vcdl"] <= s["cdl"]
     monkeypatch.undo()
     assert s.worst_task.gain <= s["cdl"] + 1e-12  # computed when read, with the curve
+
+
+def test_read_only_arguments_compile_once_for_both_kinds_of_caller():
+    """A kernel whose array argument is marked read_only, called from compiled code with a
+    writable array and with a read-only one, compiles one version (the read-only one); an
+    unmarked kernel compiles one per kind; a marked kernel that writes the argument is still
+    typed (as numba would: a version per kind) and runs."""
+    import numpy as np
+
+    from fastcdl._compiled._jit import kernel, readonly
+
+    @kernel(cache=False, read_only=(0,))
+    def marked(x):
+        return x.sum()
+
+    @kernel(cache=False)
+    def unmarked(x):
+        return x.sum()
+
+    @kernel(cache=False, read_only=(0,))
+    def writes(x):
+        x[0] = 7.0
+        return x[0]
+
+    @kernel(cache=False)
+    def outer(x):
+        return marked(x) + unmarked(x)
+
+    @kernel(cache=False)
+    def outer_writes(x):
+        return writes(x)
+
+    fresh, frozen = np.ones(3), readonly(np.ones(3))
+    assert outer(fresh) == outer(frozen) == 6.0
+    assert [s[0].mutable for s in marked.signatures] == [False]
+    assert sorted(s[0].mutable for s in unmarked.signatures) == [False, True]
+    assert outer_writes(fresh) == 7.0 and fresh[0] == 7.0
+    assert not frozen.flags.writeable and readonly(frozen) is frozen

@@ -142,3 +142,23 @@ def test_crossfit_vcdl_interval_warns_at_every_size():
         warnings.simplefilter("error", fc.CoverageWarning)
         assert fc.interval("cdl_monotone_crossfit", y, p, n_sub=100, seed=0).validated is True
         assert fc.interval("vcdl_monotone", y, p, n_sub=100, seed=0).validated is True
+
+
+def test_one_table_shares_its_curve_per_seed_and_no_further():
+    """The two cross-fitted measures of one table and seed share one curve; another seed or
+    another table computes its own (the values equal those of a fresh table each time)."""
+    rng = np.random.default_rng(3)
+    p = rng.integers(1, 10, 400) / 10.0  # shared buckets: the seed splits their positives
+    y = rng.random(400) < p
+    table = fc.bucket_stats(y, p)
+    fresh = {
+        (f.__name__, seed): f(fc.bucket_stats(y, p), seed=seed)
+        for f in (fc.cdl_monotone_crossfit, fc.vcdl_monotone_crossfit)
+        for seed in (0, 1)
+    }
+    assert fresh[("cdl_monotone_crossfit", 0)] != fresh[("cdl_monotone_crossfit", 1)]
+    for seed in (0, 1, 0):
+        for f in (fc.cdl_monotone_crossfit, fc.vcdl_monotone_crossfit):
+            assert f(table, seed=seed) == fresh[(f.__name__, seed)]
+    other = fc.bucket_stats(y[::-1], p)
+    assert fc.cdl_monotone_crossfit(other, seed=0) == fc.cdl_monotone_crossfit(y[::-1], p, seed=0)

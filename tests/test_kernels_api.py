@@ -21,6 +21,7 @@ from fastcdl import kernels as K
 from fastcdl import sample as fs
 from fastcdl._compiled import envelope as _env
 from fastcdl._compiled.rng import seed_states
+from fastcdl._compiled._jit import readonly
 from fastcdl._compiled.sort import argsort_stable, merge_distinct, pairwise_sum, sort_pairs, sort_pairs_small
 from fastcdl._compiled.tablecdl import table_cdl
 from fastcdl.exact import vcdl_kink_of
@@ -253,6 +254,7 @@ def test_sorts_and_sums_equal_numpy():
             x = np.sort(x) + rng.normal(0, 1e-3, size)
         if trial % 11 == 0:  # negative values, infinities and both zeros (the radix sort's key map)
             x = np.concatenate([x - 0.5, [0.0, -0.0, np.inf, -np.inf, -0.0]])[rng.permutation(size + 5)]
+        x = readonly(x)  # as the kernels that call them type it (their read_only arguments)
         keys, order = sort_pairs(x)
         want = np.argsort(x, kind="stable")
         assert np.array_equal(order, want) and np.array_equal(keys, x[want])
@@ -263,7 +265,7 @@ def test_sorts_and_sums_equal_numpy():
         b = np.sort(rng.integers(0, 20, int(rng.integers(0, 30))) / 19.0)
         if a.shape[0] and trial % 3 == 0:
             a[0] = -0.0
-        u, got = np.unique(np.concatenate([a, b]) + 0.0), merge_distinct(a, b)
+        u, got = np.unique(np.concatenate([a, b]) + 0.0), merge_distinct(readonly(a), readonly(b))
         assert _same(got, u)
         w = rng.random(size) * 10.0 ** rng.uniform(-3, 3, size)
         assert pairwise_sum(w) == w.sum()

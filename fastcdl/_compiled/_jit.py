@@ -10,6 +10,9 @@
   literal (results/benchmarks/compile_profile.md, "Literal[int]"). A kernel that types only
   with the literal (a branch pruned on a constant) still gets it: the plain types are tried
   first, then the literal ones;
+- one specialisation for read-only and writable arrays where a kernel only reads them:
+  ``@kernel(read_only=...)`` types those arguments read-only for callers in compiled code,
+  and Python callers pass :func:`readonly` arrays (numba would compile one version per kind);
 - a kernel is compiled once across processes: its compile holds a lock file of its own in the
   cache folder, so a second process that needs it meanwhile waits and then loads it;
 - the cache cannot go stale across files. numba invalidates a cached function only when
@@ -111,12 +114,19 @@ def ensure_fresh(directory) -> bool:
     return dropped
 
 
-def _typed_without_literals(dispatcher):
-    """Make calls from compiled code type ``dispatcher`` with unliteral argument types first."""
+def _typed_without_literals(dispatcher, read_only=()):
+    """Make calls from compiled code type ``dispatcher`` with unliteral argument types first,
+    and the arrays at the positions ``read_only`` as read-only arrays (see :func:`kernel`)."""
     typed = dispatcher.get_call_template
 
+    def plain_type(i, a):
+        a = types.unliteral(a)
+        if i in read_only and isinstance(a, types.Array) and a.mutable:
+            return a.copy(readonly=True)  # numba passes a writable array where a read-only one is typed
+        return a
+
     def get_call_template(args, kws):
-        plain = tuple(types.unliteral(a) for a in args)
+        plain = tuple(plain_type(i, a) for i, a in enumerate(args))
         plain_kws = {k: types.unliteral(v) for k, v in kws.items()}
         if plain != tuple(args) or plain_kws != kws:
             try:
@@ -160,14 +170,23 @@ def _compiled_once(dispatcher, path):
     return dispatcher
 
 
-def kernel(*args, **options):
+def kernel(*args, read_only=(), **options):
     """numba.njit with fastcdl's cache policy. Use as ``@kernel``, ``@kernel(parallel=True)``
-    or ``@kernel("float64(float64[:])")`` (an explicit signature compiles at import)."""
+    or ``@kernel("float64(float64[:])")`` (an explicit signature compiles at import).
+
+    ``read_only``: the positions of array arguments the kernel never writes. Called from
+    compiled code, it is typed with those arrays read-only whether the caller's are or not, so
+    that callers holding a table's (frozen) arrays and callers holding fresh ones share one
+    compilation instead of two (numba types a read-only array apart from a writable one; it
+    passes a writable one where a read-only one is typed, at no cost). A kernel that writes
+    such an argument fails that typing and is typed as numba would (one compilation per kind
+    again). Python callers share the read-only version by passing :func:`readonly` arrays."""
     options.setdefault("cache", cache_enabled())
+    read_only = frozenset(read_only)
 
     def wrap(func, sig=None):
         # Compile only after the freshness check, so a stale entry is never loaded.
-        dispatcher = _typed_without_literals(njit(**options)(func))
+        dispatcher = _typed_without_literals(njit(**options)(func), read_only)
         path = getattr(getattr(dispatcher, "_cache", None), "_cache_path", None)
         if options["cache"] and path is not None:
             ensure_fresh(path)
@@ -182,3 +201,21 @@ def kernel(*args, **options):
         return wrap(args[0])
     sig = args[0] if args else None
     return lambda func: wrap(func, sig)
+
+
+def readonly(a):
+    """``a`` as a read-only array (a view, no copy; ``a`` itself when it is read-only already).
+
+    numba compiles a kernel once per argument type, and a read-only array is another type than
+    a writable one: a kernel that Python calls with a table's (frozen) arrays in one place and
+    with fresh ones in another compiles twice. Passing both through here compiles it once.
+
+    >>> import numpy as np
+    >>> readonly(np.zeros(3)).flags.writeable
+    False
+    """
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view

@@ -28,7 +28,7 @@ from fastcdl._compiled.sort import RADIX_MIN, argsort_stable, gather, merge_dist
 FIXED = np.array([0.0, 0.5, 1.0])  # candidates of every envelope: 0, 1/2, 1
 
 
-@kernel
+@kernel(read_only=range(8))  # one compilation for read-only and writable callers
 def sweep(x, qhat, n, s, coef, b, ox, oq, T):
     """Both one-sided values of f(mu) = (1/T) sum_i coef_i n_i v(x_i, qhat_i; mu) at every b_j.
 

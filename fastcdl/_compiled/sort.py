@@ -88,7 +88,7 @@ _DIGIT = 11  # bits of a radix digit of the float keys: six passes cover 64 bits
 _VALUES = 1 << _DIGIT
 
 
-@kernel
+@kernel(read_only=(0, 1))  # one compilation for read-only and writable callers
 def _radix(x, ia):
     """Stable LSD radix sort of the indices ``ia`` by x[ia]. Returns (x[order], order).
 
@@ -224,7 +224,7 @@ def sort_keys_into(keys, scratch):
     return a
 
 
-@kernel
+@kernel(read_only=(0,))  # one compilation for read-only and writable callers
 def sort_pairs(x):
     """(keys, order): x sorted and its stable argsort (equal to np.argsort(x, kind="stable"))
     for x without NaN. O(m log m) time, O(m) memory.
@@ -247,7 +247,7 @@ def sort_pairs(x):
     return _radix(x, ia)  # ia: equal keys still in index order (insertion is stable)
 
 
-@kernel
+@kernel(read_only=(0,))  # one compilation for read-only and writable callers
 def sort_pairs_small(x):
     """:func:`sort_pairs` without the radix sort, for any length (the same pairs: a stable sort
     is unique), O(m log m): what a caller of small arrays compiles (the radix sort and its
@@ -289,13 +289,13 @@ def sort_pairs_small(x):
     return kb, ib
 
 
-@kernel
+@kernel(read_only=(0,))  # one compilation for read-only and writable callers
 def argsort_stable(x):
     """Stable argsort of a 1-D array without NaN: equal to np.argsort(x, kind="stable")."""
     return sort_pairs(x)[1]
 
 
-@kernel
+@kernel(read_only=(0, 1))  # one compilation for read-only and writable callers
 def merge_distinct(a, b):
     """Sorted distinct values of two sorted arrays, -0.0 read as 0.0. O(len(a) + len(b))."""
     na = a.shape[0]
