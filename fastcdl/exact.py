@@ -566,8 +566,9 @@ def cdl_report(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="
         warnings.warn(
             CertificateWarning(
                 f"cdl_report: the worst task's payoffs in float64 attain {attained:.6g}, not the CDL "
-                f"{float(value):.6g}: a kink at {float(kinks[0]):.3g} or {float(kinks[-1]):.3g} is closer to 0 "
-                "or 1 than payoffs in [0, 1] can resolve (report.exact is False; the value is exact)"
+                f"{float(value):.6g}: a kink at {float(kinks[0]):.17g} or {float(kinks[-1]):.17g} is closer to 0 "
+                "or 1, or to a neighbouring prediction, than payoffs in [0, 1] can resolve (about 1e-16; "
+                "report.exact is False; the value is exact)"
             ),
             stacklevel=2,
         )

@@ -21,9 +21,11 @@ from fastcdl._compiled.decisions import best_response
 class CertificateWarning(UserWarning):
     """:func:`cdl_report` could not give its worst task in float64 payoffs that attain the CDL.
 
-    A kink closer to 0 or 1 than payoffs in [0, 1] can resolve (about 1e-16), or a tie at a
-    kink that lowering entries by ulps could not break. The reported value is exact all the
-    same; the report's ``exact`` is False.
+    A kink closer to 0 or 1 than payoffs in [0, 1] can resolve (about 1e-16); a kink at a
+    prediction with another prediction that close beside it (two predictions an ulp or a few
+    apart: the task's indifference point, set by float64 payoffs, cannot fall between them); or
+    a tie at a kink that lowering entries by ulps could not break. The reported value is exact
+    all the same; the report's ``exact`` is False.
     """
 
 
