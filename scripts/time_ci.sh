@@ -8,14 +8,8 @@
 #   bash scripts/time_ci.sh
 #   KEEP_LOGS=DIR bash scripts/time_ci.sh   # keeps install.log and ci.log in DIR
 set -euo pipefail
-root=$(git rev-parse --show-toplevel)
-dir=$(mktemp -d)
-git clone -q "$root" "$dir/fastcdl"
-cd "$dir/fastcdl"
-TIMEFORMAT='%R %U %S'
-load0=$(cut -d' ' -f1 /proc/loadavg)
-read -r install_wall _ _ < <({ time make .venv/.installed > "$dir/install.log" 2>&1; } 2>&1)
-load1=$(cut -d' ' -f1 /proc/loadavg)
+# shellcheck source=scripts/fresh_clone.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fresh_clone.sh"
 status=0
 # every line stamped with the seconds since the run started, so the steps between phases are timed too
 read -r wall user sys < <({ time bash .ci/run 2>&1 | .venv/bin/python -u -c '

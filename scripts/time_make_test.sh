@@ -6,14 +6,8 @@
 #   bash scripts/time_make_test.sh
 #   KEEP_LOGS=DIR bash scripts/time_make_test.sh   # keeps install.log and test.log in DIR
 set -euo pipefail
-root=$(git rev-parse --show-toplevel)
-dir=$(mktemp -d)
-git clone -q "$root" "$dir/fastcdl"
-cd "$dir/fastcdl"
-TIMEFORMAT='%R %U %S'
-load0=$(cut -d' ' -f1 /proc/loadavg)
-read -r install_wall _ _ < <({ time make .venv/.installed > "$dir/install.log" 2>&1; } 2>&1)
-load1=$(cut -d' ' -f1 /proc/loadavg)
+# shellcheck source=scripts/fresh_clone.sh
+source "$(dirname "${BASH_SOURCE[0]}")/fresh_clone.sh"
 status=0
 read -r wall user sys < <({ time make test > "$dir/test.log" 2>&1; } 2>&1) || true
 grep -q "make test (fast): all phases passed" "$dir/test.log" || status=1
