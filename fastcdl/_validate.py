@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import sys
 
 import numpy as np
 
@@ -141,7 +142,9 @@ def refuse_masked(x, name: str) -> None:
     were data. Which rounds to leave out is the caller's to say: pass the unmasked ones. A
     masked array with nothing masked is read as its data.
     """
-    if isinstance(x, np.ma.MaskedArray):
+    # (numpy imports numpy.ma on first use of np.ma, about 10 ms: a process that never
+    # imported it holds no masked array)
+    if "numpy.ma" in sys.modules and isinstance(x, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(x)
         if mask.any():
             at = tuple(int(i) for i in np.argwhere(mask)[0])

@@ -134,8 +134,8 @@ def _binning():
         fc.bucket_stats(*big, bins=15, strategy="quantile", n_jobs=1)
 
     return [
-        ("binned tables (equal width, edges, quantile, weighted)", binned),
         ("parallel binning (T > 2^20)", parallel),
+        ("binned tables (equal width, edges, quantile, weighted)", binned),
     ]
 
 
@@ -161,35 +161,50 @@ def _online():
                 if not (spec.needs_adversary and e.argument == "adversary"):
                     raise
 
-    def per_round():
-        for f, spec in registry.forecasters().items():
-            extra = {"adversary": ("bernoulli", {})} if spec.needs_adversary else {}
-            fc_ = make_forecaster(f, horizon=16, seed=0, **extra)
-            # greedy plays two-point and K-point tables (both signatures); a forecaster that needs the
-            # round's mean plays a coin, which states it, and one that needs an external forecast the
-            # informed environment
-            side = spec.side_input
-            adv = make_adversary({"mean": "bernoulli", "external": "informed"}.get(side, "greedy"), horizon=16, seed=0)
-            for _ in range(4):
-                if side == "mean":
-                    d = fc_.forecast(mean=adv.mean())
-                elif side == "external":
-                    d = fc_.forecast(external=adv.external())
-                else:
-                    d = fc_.forecast()
-                y = adv.respond(d)
-                p = fc_.draw()
-                fc_.observe(y)
-                adv.observe(p, y)
+    def adversary(spec, k_points):
+        spec.compiled(k_points)
+        if not k_points:
+            spec.compiled_mean()
+            spec.compiled_external()
 
-    # one step per forecaster (its loop, and every adversary it meets), so that the steps of
-    # a warmup with several processes are of a size to share out
+    def per_round(f, spec):
+        extra = {"adversary": ("bernoulli", {})} if spec.needs_adversary else {}
+        fc_ = make_forecaster(f, horizon=16, seed=0, **extra)
+        # greedy plays two-point and K-point tables (both signatures); a forecaster that needs the
+        # round's mean plays a coin, which states it, and one that needs an external forecast the
+        # informed environment
+        side = spec.side_input
+        adv = make_adversary({"mean": "bernoulli", "external": "informed"}.get(side, "greedy"), horizon=16, seed=0)
+        for _ in range(4):
+            if side == "mean":
+                d = fc_.forecast(mean=adv.mean())
+            elif side == "external":
+                d = fc_.forecast(external=adv.external())
+            else:
+                d = fc_.forecast()
+            y = adv.respond(d)
+            p = fc_.draw()
+            fc_.observe(y)
+            adv.observe(p, y)
+
+    # The adversaries first, one step per adversary and table kind: every forecaster's loop takes
+    # them as first-class functions, so the processes of a warmup compile them side by side
+    # instead of waiting for each other in the first loops. Then one step per forecaster (its
+    # loop against every adversary, then its per-round API), so that the steps are of a size to
+    # share out.
+    adversaries = [
+        (f"adversary {a} ({'K-point' if k else 'two-point'} table)", lambda spec=spec, k=k: adversary(spec, k))
+        for a, spec in registry.adversaries().items()
+        for k in ((False, True) if spec.k_points else (False,))
+    ]
+    forecasters = registry.forecasters().items()
     return [
+        *adversaries,
         *(
             (f"simulate loop of {f} (against every adversary)", lambda f=f, spec=spec: loops(f, spec))
-            for f, spec in registry.forecasters().items()
+            for f, spec in forecasters
         ),
-        ("per-round API", per_round),
+        *((f"per-round API of {f}", lambda f=f, spec=spec: per_round(f, spec)) for f, spec in forecasters),
         ("minimax solver", lambda: minimax(np.array([[0.2, -0.1], [-0.3, 0.4]]))),
     ]
 
@@ -199,7 +214,10 @@ def _steps(groups):
     if unknown:
         raise ValueError(f"unknown warmup group {unknown[0]!r}; choose from {', '.join(GROUPS)}")
     makers = {"metrics": _metrics, "binning": _binning, "online": _online}
-    return [step for g in GROUPS if g in groups for step in makers[g]()]
+    # the groups with the longest steps first (the parallel binning kernels, the adversaries and
+    # loops), so that the processes of a warmup do not end on one long step; each is in its place
+    # whatever the order
+    return [step for g in ("binning", "online", "metrics") if g in groups for step in makers[g]()]
 
 
 def _run_step(name, fn) -> Step:

@@ -84,6 +84,51 @@ def test_a_first_cdl_on_a_small_table_compiles_only_what_it_runs(tmp_path):
         assert not [n for n in names if n.endswith("." + large)], sorted(names)
 
 
+COMPILE_ADVERSARIES = """
+import sys
+import numba.core.event as ev
+names = []
+class L(ev.Listener):
+    def on_start(self, event):
+        py = event.data["dispatcher"].py_func
+        names.append(py.__module__ + "." + py.__qualname__)
+    def on_end(self, event):
+        pass
+ev.register("numba:compile", L())
+from fastcdl.online import registry
+for a in sys.argv[2:]:
+    registry.adversary(a).compiled(k_points=sys.argv[1] == "K")
+print("\\n".join(names))
+"""
+
+
+def test_a_two_point_table_compiles_no_k_point_code(tmp_path):
+    """An empty cache: an adversary compiled for a two-point forecaster's table compiles none
+    of its K-point functions (engine.k_point_only), though its kernel holds their branch; the
+    same adversaries compiled for a K-point table do compile them."""
+    adversaries = ["greedy", "contrarian", "lookahead"]
+    compiled = {}
+    for kind in ("2", "K"):
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / kind)}
+        out = subprocess.run(
+            [sys.executable, "-c", COMPILE_ADVERSARIES, kind, *adversaries],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert out.returncode == 0, out.stderr
+        names = out.stdout.split()
+        for a in adversaries:
+            assert f"fastcdl.online.adversaries.{a}.respond" in names  # it did compile, into the empty cache
+        compiled[kind] = {n for n in names if n.startswith("fastcdl.online.adversaries.") and n.endswith("_k")}
+    assert not compiled["2"], compiled["2"]
+    assert {
+        "fastcdl.online.adversaries.greedy.respond_k",
+        "fastcdl.online.adversaries.lookahead.respond_k",
+    } <= compiled["K"]
+
+
 def test_continuous_scores_take_no_radix_sort_and_no_curve(monkeypatch):
     """The report of 100,000 continuous scores calls neither the fused kernel's radix sort
     (one-round buckets sort with numpy below 2^21 buckets) nor cdl_report's curve (the report

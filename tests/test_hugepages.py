@@ -24,9 +24,10 @@ def test_empty_huge_is_np_empty(n, dtype):
 
 
 def test_advice_only_from_4_mib():
-    assert advise_huge(np.empty(HUGE_MIN // 8 - 1)) == 1  # below numpy's threshold: not asked
+    small = np.empty(HUGE_MIN // 8 - 1)
+    assert advise_huge(small.ctypes.data, small.nbytes) == 1  # below numpy's threshold: not asked
     big = np.empty(HUGE_MIN // 8 + 1000)
-    status = advise_huge(big)
+    status = advise_huge(big.ctypes.data, big.nbytes)
     if sys.platform.startswith("linux") and THP.exists():
         assert status == 0  # the kernel accepted the advice (the range is whole pages)
     else:

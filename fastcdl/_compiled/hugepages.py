@@ -32,19 +32,21 @@ if sys.platform.startswith("linux"):
     _madvise = types.ExternalFunction("madvise", types.int32(types.uintp, types.uintp, types.int32))
 
     @kernel
-    def advise_huge(a):
-        """Ask for huge pages under the whole 4 KiB pages of ``a`` (contiguous) when it holds
-        at least 4 MiB. Returns madvise's status (0: accepted), or 1 when too small to ask."""
-        if a.nbytes < HUGE_MIN:
+    def advise_huge(address, nbytes):
+        """Ask for huge pages under the whole 4 KiB pages of the ``nbytes`` bytes from
+        ``address`` (an array's ``a.ctypes.data`` and ``a.nbytes``, contiguous) when they are at
+        least 4 MiB. Returns madvise's status (0: accepted), or 1 when too small to ask. It takes
+        the address, not the array, so that one compilation serves arrays of every dtype."""
+        if nbytes < HUGE_MIN:
             return 1
-        start = (a.ctypes.data + _PAGE - 1) // _PAGE * _PAGE
-        end = (a.ctypes.data + a.nbytes) // _PAGE * _PAGE
+        start = (address + _PAGE - 1) // _PAGE * _PAGE
+        end = (address + nbytes) // _PAGE * _PAGE
         return _madvise(start, end - start, _MADV_HUGEPAGE)
 
 else:  # pragma: no cover - only Linux has transparent huge pages
 
     @kernel
-    def advise_huge(a):
+    def advise_huge(address, nbytes):
         """No huge pages to ask for off Linux: returns 1, as for a small array."""
         return 1
 
@@ -53,5 +55,5 @@ else:  # pragma: no cover - only Linux has transparent huge pages
 def empty_huge(n, dtype):
     """``np.empty(n, dtype)`` on huge pages when it holds 4 MiB or more (see the module). O(1)."""
     a = np.empty(n, dtype)
-    advise_huge(a)
+    advise_huge(a.ctypes.data, a.nbytes)
     return a

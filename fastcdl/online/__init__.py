@@ -16,7 +16,7 @@ fastcdl/online/adversaries/ (``FORECASTERS``, ``ADVERSARIES``), or a user's own 
 
 from fastcdl.online import registry
 from fastcdl.online.adversaries import Adversary, make_adversary
-from fastcdl.online.engine import Draw, History, KTable, Round, Table, slot, slots, uniform
+from fastcdl.online.engine import Draw, History, KTable, Round, Table, k_point_only, slot, slots, uniform
 from fastcdl.online.forecasters import Forecast, Forecaster, make_forecaster
 from fastcdl.online.minimax import MinimaxSolution, minimax
 from fastcdl.online.plugins import (
@@ -50,6 +50,7 @@ __all__ = [
     "Table",
     "make_adversary",
     "make_forecaster",
+    "k_point_only",
     "minimax",
     "plugin_adversary",
     "plugin_forecaster",

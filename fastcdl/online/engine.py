@@ -79,7 +79,7 @@ from fastcdl._compiled.exact import rational_grid
 from fastcdl._compiled.rng import uniform
 from fastcdl.online.external import note_external
 
-__all__ = ["Draw", "History", "KTable", "Round", "Table", "next_round", "slot", "slots", "uniform"]
+__all__ = ["Draw", "History", "KTable", "Round", "Table", "k_point_only", "next_round", "slot", "slots", "uniform"]
 
 Round = namedtuple(
     "Round", ["t", "prev_y", "m", "point0", "point1", "prob0", "prob1", "stated0", "stated1", "bucket0", "bucket1"]
@@ -297,6 +297,58 @@ def _slot(view, table, i):
         return view.prob1, view.stated1, view.bucket1, view.point1
 
     return two_slot
+
+
+def k_point_only(func, dummy):
+    """``func`` for a K-point forecaster's table, a constant for a two-point one: for the
+    K-point branch of an adversary kernel, ``if slots(view, table) > 2: ... k(view, table, ...)``
+    with ``k = k_point_only(func, dummy)`` made at import.
+
+    numba compiles every callee of a kernel for its argument types, also in a branch that never
+    runs: a two-point kernel whose K-point branch calls ``func`` directly compiles ``func`` for a
+    :data:`Table` though ``slots`` is 2 there (cdlahead's K-point code was about a fifth of its
+    two-point compilation). The function returned is chosen by the table's type when the
+    kernel is compiled: ``func(view, table, *args)`` for a :data:`KTable`, ``dummy`` (of the
+    type ``func`` returns; never reached, as the branch is not taken) for a :data:`Table`. The
+    same results: only what is compiled changes.
+
+    Parameters
+    ----------
+    func : numba dispatcher
+        The K-point code, called as ``func(view, table, *args)``.
+    dummy : int, float or bool
+        What a two-point table's version returns.
+
+    Returns
+    -------
+    function
+        For compiled code (calling it from Python raises TypeError).
+
+    Examples
+    --------
+    >>> from numba import njit
+    >>> @njit
+    ... def heavy(view, table):
+    ...     return table.q.shape[0]
+    >>> k = k_point_only(heavy, 0)
+    >>> f = njit(lambda v, t: k(v, t) if slots(v, t) > 2 else -1)
+    >>> f(Round(1, -1, 3, 0.5, 0.5, 1.0, 0.0, 0.5, 0.5, 1, 1), new_table(np.array([0.0, 0.5, 1.0])))
+    -1
+    >>> heavy.signatures  # not compiled for the two-point table
+    []
+    """
+
+    def k_point(view, table, *args):
+        raise TypeError(f"{func.__name__}'s K-point branch is for compiled code only")
+
+    @overload(k_point)
+    def _k_point(view, table, *args):
+        if _is_ktable(table):
+            return lambda view, table, *args: func(view, table, *args)
+        return lambda view, table, *args: dummy
+
+    k_point.__name__ = k_point.__qualname__ = f"{func.__name__}_k_point_only"
+    return k_point
 
 
 @kernel(inline="always")

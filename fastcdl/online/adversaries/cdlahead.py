@@ -84,7 +84,7 @@ and option beyond.
 
 from fastcdl._compiled._jit import kernel
 from fastcdl.online.adversaries._lastround import gained_bucket
-from fastcdl.online.engine import slot, slots, uniform
+from fastcdl.online.engine import k_point_only, slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 TIE_REL = 16.0 * 2.0**-53  # expectations this close (relative) are a tie: docstring
@@ -348,10 +348,14 @@ def respond_k(view, table, par, rng):
     return 1 if up > down else 0
 
 
+# the K-point code, compiled for a K-point forecaster's table only (engine.k_point_only)
+_respond_k = k_point_only(respond_k, 0)
+
+
 @kernel
 def respond(view, table, par, rng):
     if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
-        return respond_k(view, table, par, rng)
+        return _respond_k(view, table, par, rng)
     direct = table.q.shape[0] > CAPACITY
     if not direct:
         if table.den > 0 and par[_SET] != 0.0:

@@ -18,7 +18,7 @@ import numpy as np
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._compiled.exact import EPS, sign_dot2, sign_sum, split_times
-from fastcdl.online.engine import slot, slots
+from fastcdl.online.engine import k_point_only, slot, slots
 from fastcdl.online.plugins import AdversarySpec
 
 
@@ -51,10 +51,14 @@ def below_half_k(view, table):
     return sign_sum(terms) < 0
 
 
+# the K-point code, compiled for a K-point forecaster's table only (engine.k_point_only)
+_below_half_k = k_point_only(below_half_k, False)
+
+
 @kernel
 def respond(view, table, par, rng):
     if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
-        return 1 if below_half_k(view, table) else 0
+        return 1 if _below_half_k(view, table) else 0
     if table.den > 0:
         below = (
             sign_dot2(view.prob0, 2 * table.num[view.bucket0], view.prob1, 2 * table.num[view.bucket1], -table.den) < 0

@@ -24,7 +24,7 @@ import numpy as np
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._compiled.exact import EPS, sign_dot2, sign_sum, split_times
-from fastcdl.online.engine import slot, slots, uniform
+from fastcdl.online.engine import k_point_only, slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 
@@ -93,10 +93,14 @@ def respond_k(view, table, rng):
     return 1 if uniform(rng) < 0.5 else 0
 
 
+# the K-point code, compiled for a K-point forecaster's table only (engine.k_point_only)
+_respond_k = k_point_only(respond_k, 0)
+
+
 @kernel
 def respond(view, table, par, rng):
     if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
-        return respond_k(view, table, rng)
+        return _respond_k(view, table, rng)
     if table.den > 0:
         sign = sign_dot2(
             view.prob0, up_minus_down(table, view.bucket0), view.prob1, up_minus_down(table, view.bucket1), 0

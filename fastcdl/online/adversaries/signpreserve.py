@@ -32,7 +32,7 @@ Cost: O(m) per round (m stated values; O(m + K) against K slots), one uniform pe
 import math
 
 from fastcdl._compiled._jit import kernel
-from fastcdl.online.engine import slot, slots, uniform
+from fastcdl.online.engine import k_point_only, slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 REL_TIE = 1e-9  # F_j within REL_TIE (1 + sum |bias|) of the least: tied
@@ -97,11 +97,15 @@ def mean_k(view, table):
     return mean
 
 
+# the K-point code, compiled for a K-point forecaster's table only (engine.k_point_only)
+_mean_k = k_point_only(mean_k, 0.0)
+
+
 @kernel
 def respond(view, table, par, rng):
     mean = view.prob0 * view.stated0 + view.prob1 * view.stated1
     if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
-        mean = mean_k(view, table)
+        mean = _mean_k(view, table)
     c = target(table.q, table.n, table.s, mean)
     return 1 if uniform(rng) < c else 0
 

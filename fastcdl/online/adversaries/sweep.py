@@ -22,7 +22,7 @@ import math
 
 from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_horizon, check_real
-from fastcdl.online.engine import slot, slots, uniform
+from fastcdl.online.engine import k_point_only, slot, slots, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 
@@ -53,10 +53,14 @@ def target_k(view, table, par):
     return wave(view, par) + par[2] * sign
 
 
+# the K-point code, compiled for a K-point forecaster's table only (engine.k_point_only)
+_target_k = k_point_only(target_k, 0.0)
+
+
 @kernel
 def respond(view, table, par, rng):
     if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
-        return 1 if uniform(rng) < target_k(view, table, par) else 0
+        return 1 if uniform(rng) < _target_k(view, table, par) else 0
     return 1 if uniform(rng) < target(view, par) else 0
 
 
