@@ -300,9 +300,9 @@ def _slot(view, table, i):
 
 
 def k_point_only(func, dummy):
-    """``func`` for a K-point forecaster's table, a constant for a two-point one: for the
-    K-point branch of an adversary kernel, ``if slots(view, table) > 2: ... k(view, table, ...)``
-    with ``k = k_point_only(func, dummy)`` made at import.
+    """``func`` for a K-point forecaster's table and a constant for a two-point one, chosen when
+    the kernel compiles: for the K-point branch of an adversary kernel (``k(view, table, par)``
+    under ``if slots(view, table) > 2``, with ``k = k_point_only(func, dummy)`` made at import).
 
     numba compiles every callee of a kernel for its argument types, also in a branch that never
     runs: a two-point kernel whose K-point branch calls ``func`` directly compiles ``func`` for a
