@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import numba.core.event as ev
+import pytest
 
 from fastcdl.online import simulate
 
@@ -46,7 +47,9 @@ def test_a_new_adversary_compiles_no_forecaster_loop_again():
     assert not [n for n in names if n.startswith("fastcdl.online.forecasters.")], names
 
 
-FIRST_CDL = """
+# a fresh process records what numba compiles while ``code`` runs, and prints it
+LISTEN = """
+import sys
 import numba.core.event as ev
 names = []
 class L(ev.Listener):
@@ -56,20 +59,28 @@ class L(ev.Listener):
     def on_end(self, event):
         pass
 ev.register("numba:compile", L())
-import fastcdl as fc
-fc.cdl([0, 1, 1, 0, 1], [0.1, 0.5, 0.5, 0.9, 0.3])
+{code}
 print("\\n".join(names))
 """
+
+
+def _compiled_in_fresh_process(code, cache, *args):
+    """The names of the kernels numba compiled while ``code`` ran in a fresh process with the
+    empty NUMBA_CACHE_DIR ``cache`` (``args`` are its sys.argv[1:])."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    out = subprocess.run(
+        [sys.executable, "-c", LISTEN.format(code=code), *args], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
 
 
 def test_a_first_cdl_on_a_small_table_compiles_only_what_it_runs(tmp_path):
     """An empty cache: the small table's path compiles no radix sort, huge-page sort,
     validation kernel or kernel that builds the table (they are for inputs large enough to use
     them): the sweep and its helpers only."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", FIRST_CDL], env=env, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    names = set(out.stdout.split())
+    code = "import fastcdl as fc\nfc.cdl([0, 1, 1, 0, 1], [0.1, 0.5, 0.5, 0.9, 0.3])"
+    names = set(_compiled_in_fresh_process(code, tmp_path))
     assert "fastcdl._compiled.tablecdl.sweep" in names  # it did compile, into the empty cache
     for large in (
         "_radix",
@@ -85,20 +96,9 @@ def test_a_first_cdl_on_a_small_table_compiles_only_what_it_runs(tmp_path):
 
 
 COMPILE_ADVERSARIES = """
-import sys
-import numba.core.event as ev
-names = []
-class L(ev.Listener):
-    def on_start(self, event):
-        py = event.data["dispatcher"].py_func
-        names.append(py.__module__ + "." + py.__qualname__)
-    def on_end(self, event):
-        pass
-ev.register("numba:compile", L())
 from fastcdl.online import registry
 for a in sys.argv[2:]:
     registry.adversary(a).compiled(k_points=sys.argv[1] == "K")
-print("\\n".join(names))
 """
 
 
@@ -109,16 +109,7 @@ def test_a_two_point_table_compiles_no_k_point_code(tmp_path):
     adversaries = ["greedy", "contrarian", "lookahead"]
     compiled = {}
     for kind in ("2", "K"):
-        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / kind)}
-        out = subprocess.run(
-            [sys.executable, "-c", COMPILE_ADVERSARIES, kind, *adversaries],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert out.returncode == 0, out.stderr
-        names = out.stdout.split()
+        names = _compiled_in_fresh_process(COMPILE_ADVERSARIES, tmp_path / kind, kind, *adversaries)
         for a in adversaries:
             assert f"fastcdl.online.adversaries.{a}.respond" in names  # it did compile, into the empty cache
         compiled[kind] = {n for n in names if n.startswith("fastcdl.online.adversaries.") and n.endswith("_k")}
@@ -127,6 +118,14 @@ def test_a_two_point_table_compiles_no_k_point_code(tmp_path):
         "fastcdl.online.adversaries.greedy.respond_k",
         "fastcdl.online.adversaries.lookahead.respond_k",
     } <= compiled["K"]
+
+
+def test_the_k_point_choice_is_for_compiled_code_only():
+    """Called from Python, a k_point_only function says it is for compiled code (TypeError)."""
+    from fastcdl.online.adversaries import greedy
+
+    with pytest.raises(TypeError, match="respond_k's K-point branch is for compiled code only"):
+        greedy._respond_k(None, None, None)
 
 
 def test_continuous_scores_take_no_radix_sort_and_no_curve(monkeypatch):
