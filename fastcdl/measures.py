@@ -26,6 +26,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable
 
+from fastcdl._tables.last_table import LastTable
+
 
 def _always(st) -> bool:
     return True
@@ -218,11 +220,12 @@ def _score_module(name):
     return importlib.import_module(f"fastcdl.{name}")
 
 
-def _value_of(module, name):
-    """BucketStats -> the ``value`` of fastcdl.<module>.<name>(st) (a result object or a float)."""
+def _value_of(module, name, shared=False):
+    """BucketStats -> the ``value`` of fastcdl.<module>.<name>(st) (a result object or a float).
+    ``shared``: the result object is kept for the extras of :func:`_field_of` (computed once)."""
 
     def call(st):
-        out = getattr(_score_module(module), name)(st)
+        out = _result_of(module, name, st) if shared else getattr(_score_module(module), name)(st)
         return float(getattr(out, "value", out))
 
     call.__name__ = name
@@ -231,11 +234,25 @@ def _value_of(module, name):
 
 
 def _field_of(module, name, field):
+    """BucketStats -> the ``field`` of fastcdl.<module>.<name>(st), the result computed once per
+    table for the value and every field (the report's extras)."""
+
     def call(st):
-        return float(getattr(getattr(_score_module(module), name)(st), field))
+        return float(getattr(_result_of(module, name, st), field))
 
     call.__name__ = f"{name}_{field}"
     return call
+
+
+_last_result = LastTable()  # the result objects of the measures with extras, by table
+
+
+def _result_of(module, name, st):
+    out = _last_result.get(st, (module, name))
+    if out is None:
+        out = getattr(_score_module(module), name)(st)
+        _last_result.put(st, (module, name), out)
+    return out
 
 
 # LDTC's linear program grows with the buckets: the report computes it for small tables only, on a
@@ -590,7 +607,7 @@ MEASURES: dict[str, Measure] = {
             "ici",
             "ICI",
             "mean distance of the predictions to their isotonic recalibration",
-            _value_of("ici", "ici"),
+            _value_of("ici", "ici", shared=True),
             sample=True,
             applies=_exact_buckets,
             headline=False,
@@ -607,7 +624,7 @@ MEASURES: dict[str, Measure] = {
             "corp",
             "MCB",
             "CORP miscalibration: Brier score minus that of the isotonic recalibration",
-            _value_of("corp", "corp"),
+            _value_of("corp", "corp", shared=True),
             sample=True,
             applies=_exact_buckets,
             headline=False,

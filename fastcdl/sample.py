@@ -27,10 +27,7 @@ and k-class forecasts with ``multiclass="top-label" | "classwise"`` (fastcdl._ta
 
 from __future__ import annotations
 
-import weakref
-
 import math
-import threading
 import warnings
 from dataclasses import dataclass
 
@@ -43,6 +40,7 @@ from fastcdl._parallel import pair
 
 from fastcdl._validate import ValidationError, check_binning, check_kinks, check_rounds, check_seed, prepare_rounds
 from fastcdl._tables.binary_views import accepts_multiclass
+from fastcdl._tables.last_table import LastTable
 from fastcdl._compiled import estimators as _k
 from fastcdl._compiled._jit import readonly
 from fastcdl._compiled.envelope import envelope_at_half
@@ -88,24 +86,19 @@ def _table(y_true, y_prob, bins, sample_weight, strategy="uniform"):
 # --------------------------------------------------------------------------------------
 # CDL and VCDL relative to non-decreasing recalibrations
 
-_last_monotone = threading.local()  # per thread: .pair = (a weak reference to the last table, its kernel's output)
+
+_last_monotone = LastTable()  # monotone_cdl_kernel's output, by table
 
 
 def _monotone_of(st, q, n, s):
     """monotone_cdl_kernel of the table (q, n, s) of ``st``, computed once per table: CDL_M and
-    VCDL_M of one table (a summary's measures, each subsample of an interval) share it. A
-    BucketStats is immutable, so the same object has the same output; each thread keeps its
-    own last table (an interval's subsamples run on two). O(m), or O(1) again."""
-    ref, out = getattr(_last_monotone, "pair", (_nothing, None))
-    if ref() is st:
-        return out
-    out = _k.monotone_cdl_kernel(q, n, s, n.sum())
-    _last_monotone.pair = (weakref.ref(st), out)
+    VCDL_M of one table (a summary's measures, each subsample of an interval) share it.
+    O(m), or O(1) again."""
+    out = _last_monotone.get(st, "monotone")
+    if out is None:
+        out = _k.monotone_cdl_kernel(q, n, s, n.sum())
+        _last_monotone.put(st, "monotone", out)
     return out
-
-
-def _nothing():
-    return None
 
 
 @dataclass(frozen=True)
@@ -754,7 +747,7 @@ def crossfit_curve(q, n_a, s_a, n_b, s_b):
     return x, np.maximum(at, right)
 
 
-_last_crossfit = threading.local()  # per thread: .entry = (a weak reference to the last table, its seed, its curve)
+_last_crossfit = LastTable()  # the cross-fitted curve, by table and integer seed
 
 
 def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
@@ -772,13 +765,12 @@ def _crossfit(y_true, y_prob, sample_weight, bins, strategy, seed, what):
     # one. Its arrays stay writable (their readers only read them): envelope_at_half's other
     # callers pass writable arrays, and a read-only pair would compile it again
     key = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else None
-    ref, last_key, curve = getattr(_last_crossfit, "entry", (_nothing, None, None))
-    if key is not None and ref() is st and last_key == key:
-        return curve
-    n_a, s_a, n_b, s_b = crossfit_split(st, seed)
-    curve = crossfit_curve(np.asarray(st.values, dtype=np.float64), n_a, s_a, n_b, s_b)
-    if key is not None:
-        _last_crossfit.entry = (weakref.ref(st), key, curve)
+    curve = None if key is None else _last_crossfit.get(st, key)
+    if curve is None:
+        n_a, s_a, n_b, s_b = crossfit_split(st, seed)
+        curve = crossfit_curve(np.asarray(st.values, dtype=np.float64), n_a, s_a, n_b, s_b)
+        if key is not None:
+            _last_crossfit.put(st, key, curve)
     return curve
 
 

@@ -777,13 +777,16 @@ def _intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weig
     C = cells.count.shape[0]
     m = st.n_buckets
     rounds = np.repeat(np.arange(C, dtype=np.int64), cells.count)  # the cell of every round
+    if not st.weighted:  # each round as 2 * bucket + outcome: the permutation shuffles the
+        # same positions whatever it shuffles, so these are the same subsamples
+        rounds = 2 * cells.bucket[rounds] + cells.y[rounds]
     b = K // 4
     subs = np.empty((len(funcs), n_sub))
-    scratch = threading.local()  # subsample_table's work arrays, one pair per thread
+    scratch = threading.local()  # subsample_table's work array, one per thread
 
     def work(j, perm):
-        if not hasattr(scratch, "pair"):
-            scratch.pair = (np.zeros(m, np.int64), np.zeros(m, np.int64))
+        if not hasattr(scratch, "ns"):
+            scratch.ns = np.zeros((m, 2), np.int64)
         with sample_size_check_off():  # (per thread)
             for part in range(4):
                 if st.weighted:
@@ -791,9 +794,7 @@ def _intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weig
                     n, s = _k.scatter_cells(c, cells.bucket, cells.y, cells.weight, m)
                     table = _replicate(st, n[0], s[0])
                 else:  # the same table in one pass (counts are integers: the same numbers)
-                    q, n, s, kept = _k.subsample_table(
-                        perm, part * b, (part + 1) * b, cells.bucket, cells.y, st.values, *scratch.pair
-                    )
+                    q, n, s, kept = _k.subsample_table(perm, part * b, (part + 1) * b, st.values, scratch.ns)
                     bins = None if st.bins is None else st.bins[kept]
                     table = BucketStats._owned(q, n, s, q * n, st.edges, bins)
                 for i, (func, _) in enumerate(funcs):

@@ -48,11 +48,12 @@ def _metrics():
         sort_keys_into(
             np.zeros(2, dtype=np.uint64), np.zeros(2, dtype=np.uint64)
         )  # what sorts the exact table of 2^14 rounds or more
+        from fastcdl._compiled._jit import readonly
         from fastcdl._compiled.sort import argsort_stable
 
-        frozen = np.zeros(2)
-        frozen.setflags(write=False)
-        argsort_stable(frozen)  # the curve's argsorts from 2^12 buckets (typed read-only for every caller)
+        argsort_stable(
+            readonly(np.zeros(2))
+        )  # the curve's argsorts from 2^12 buckets (typed read-only for every caller)
 
     def weighted():
         st = fc.bucket_stats(y, p, sample_weight=w)

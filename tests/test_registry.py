@@ -236,3 +236,46 @@ def test_a_measure_added_in_one_place_reaches_every_consumer(tmp_path):
     assert got == dict.fromkeys(
         ["report", "cli_json", "cli_text", "interval", "trial_columns", "store", "plots", "asv"], True
     ), got
+
+
+@pytest.mark.parametrize("key, module, func", [("ici", "ici", "ici"), ("corp", "corp", "corp")])
+def test_a_measures_extras_compute_its_result_once_per_table(key, module, func, monkeypatch):
+    """The report's value and extras of ICI (E50, E90, Emax) and CORP (DSC, UNC, Brier) read one
+    result per table: the scorer runs once for a table, and again for another one."""
+    import importlib
+
+    mod = importlib.import_module(f"fastcdl.{module}")
+    calls = []
+    original = getattr(mod, func)
+    monkeypatch.setattr(mod, func, lambda st: calls.append(st) or original(st))
+    rng = np.random.default_rng(5)
+    p = rng.random(300)
+    y = (rng.random(300) < p).astype(int)
+    st = fc.bucket_stats(y, p)
+    m = MEASURES[key]
+    value, extras = m(st), m.extras_of(st)
+    direct = original(st)
+    assert value == direct.value and len(calls) == 1
+    assert extras == {name: float(getattr(direct, name.split("_", 1)[1])) for name, _ in m.extras}
+    m.extras_of(fc.bucket_stats(y[:200], p[:200]))
+    assert len(calls) == 2
+
+
+def test_last_table_keeps_one_table_per_thread():
+    """LastTable: the values of the last table by key, dropped for a new table, one entry per thread."""
+    import threading
+
+    from fastcdl._tables.last_table import LastTable
+
+    memo = LastTable()
+    a, b = fc.BucketStats.from_table([0.5], [2], [1]), fc.BucketStats.from_table([0.5], [2], [1])
+    memo.put(a, "x", 1.0)
+    memo.put(a, "y", 2.0)
+    assert (memo.get(a, "x"), memo.get(a, "y"), memo.get(b, "x")) == (1.0, 2.0, None)
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(memo.get(a, "x")))
+    thread.start()
+    thread.join()
+    assert seen == [None]  # another thread has its own entry
+    memo.put(b, "x", 3.0)
+    assert (memo.get(a, "x"), memo.get(b, "x"), memo.get(b, "y")) == (None, 3.0, None)

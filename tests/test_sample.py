@@ -141,6 +141,33 @@ def test_certificate_attains_the_value_with_the_pav_fix(table):
     assert abs(gain - r.value) <= EXACT_TOL
 
 
+@pytest.mark.parametrize("name", sorted(EDGE_TABLES))
+def test_monotone_kernel_walk_is_the_curves_walk_edges(name):
+    _kernel_matches_curve(*EDGE_TABLES[name])
+
+
+@given(all_tables)
+def test_monotone_kernel_walk_is_the_curves_walk(table):
+    _kernel_matches_curve(*table)
+
+
+def _kernel_matches_curve(values, counts, positives):
+    """monotone_cdl_kernel writes the pointer walk out (the acting sets start at i or i + 1);
+    its h, right and VCDL_M are those of monotone_curve, which searches them (_walk), bit for bit."""
+    from fastcdl._compiled.estimators import monotone_cdl_kernel, monotone_curve
+
+    st_ = _stats((values, counts, positives))
+    q, n, s = st_.values, st_.counts.astype(np.float64), st_.positives.astype(np.float64)
+    T = float(n.sum())
+    cdl_m, _, _, b, h, right, best, jv = monotone_cdl_kernel(q, n, s, T)
+    assert b.tolist() == sorted(set((q + 0.0).tolist()) | {0.0, 0.5, 1.0})
+    f_left, f_right = monotone_curve(q, n, s, b, T)
+    assert h.tolist() == np.maximum(f_left, f_right).tolist()
+    assert right.tolist() == (f_right > f_left).astype(np.uint8).tolist()
+    ratios = h / np.maximum(b, 1.0 - b)
+    assert best == ratios.max() and jv == int(np.argmax(ratios))
+
+
 @given(tables(), payoffs())
 def test_no_task_gains_more_than_cdl_monotone_from_pav(table, u):
     q, n, s = canonical_table(*table)

@@ -571,8 +571,9 @@ def test_share_does_each_index_once_in_order_of_taking_and_raises_errors():
 
 
 def test_subsample_table_equals_counting_the_cells_and_scattering_them():
-    """resample.subsample_table (one pass) against the reference from its definition: count the
-    cells of the rounds (np.bincount), scatter them into buckets (scatter_cells), drop empty buckets."""
+    """resample.subsample_table (one pass over rounds written 2 * bucket + outcome) against the
+    reference from its definition: count the cells of the rounds (np.bincount), scatter them into
+    buckets (scatter_cells), drop empty buckets."""
     rng = np.random.default_rng(11)
     for m in (1, 2, 7, 50):
         values = np.sort(rng.random(m))
@@ -581,16 +582,28 @@ def test_subsample_table_equals_counting_the_cells_and_scattering_them():
         counts = rng.integers(0, 4, 2 * m)
         counts[0] = max(counts[0], 1)
         rounds = rng.permutation(np.repeat(np.arange(2 * m, dtype=np.int64), counts))
-        n0, s0 = np.zeros(m, np.int64), np.zeros(m, np.int64)
+        packed = 2 * cell_bucket[rounds] + cell_y[rounds]
+        ns = np.zeros((m, 2), np.int64)
         for start, stop in ((0, rounds.shape[0]), (0, rounds.shape[0] // 2), (1, rounds.shape[0])):
-            q, n, s, kept = _rk.subsample_table(rounds, start, stop, cell_bucket, cell_y, values, n0, s0)
+            q, n, s, kept = _rk.subsample_table(packed, start, stop, values, ns)
             c = np.bincount(rounds[start:stop], minlength=2 * m)[None, :]
             nr, sr = _rk.scatter_cells(c, cell_bucket, cell_y, np.ones(2 * m), m)
             keep = nr[0] > 0
             assert np.array_equal(kept, np.flatnonzero(keep))
             assert np.array_equal(q, values[keep])
             assert np.array_equal(n, nr[0][keep].astype(np.int64)) and np.array_equal(s, sr[0][keep].astype(np.int64))
-            assert not n0.any() and not s0.any()  # the scratch is zero again
+            assert not ns.any()  # the scratch is zero again
+
+
+def test_permuting_the_packed_rounds_draws_the_same_subsamples():
+    """The intervals permute each round written as 2 * bucket + outcome instead of its cell: a
+    Generator's permutation moves positions whatever the values, so the subsamples are the same."""
+    rng = np.random.default_rng(3)
+    cell_bucket, cell_y = rng.integers(0, 30, 40), rng.integers(0, 2, 40)
+    rounds = np.repeat(np.arange(40), rng.integers(1, 25, 40))  # the cell of every round
+    a = np.random.default_rng(9).permutation(rounds)
+    b = np.random.default_rng(9).permutation(2 * cell_bucket[rounds] + cell_y[rounds])
+    assert np.array_equal(b, 2 * cell_bucket[a] + cell_y[a])
 
 
 def test_intervals_and_tests_take_predict_proba_and_multiclass():

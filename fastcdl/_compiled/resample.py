@@ -148,21 +148,22 @@ def cutoff_null(q, n, states):
 
 
 @kernel(nogil=True)  # an interval's subsamples run it on two threads (fastcdl._parallel.share)
-def subsample_table(rounds, start, stop, cell_bucket, cell_y, values, n, s):
-    """The table of the unweighted rounds rounds[start:stop] (each a cell: a bucket and an
-    outcome): (q, n, s, kept) of its non-empty buckets in bucket order, kept their indices.
-    ``n`` and ``s`` (int64, one slot per bucket) are scratch, zero on entry and on return.
+def subsample_table(rounds, start, stop, values, ns):
+    """The table of the unweighted rounds rounds[start:stop], each given as 2 * bucket +
+    outcome: (q, n, s, kept) of its non-empty buckets in bucket order, kept their indices.
+    ``ns`` (int64, one row [n, s] per bucket) is scratch, zero on entry and on return.
     The same table as counting the cells (np.bincount), scattering them (:func:`scatter_cells`)
-    and dropping empty buckets, in one pass: O(stop - start + m)."""
-    m = n.shape[0]
+    and dropping empty buckets, in one pass that reads the rounds in order and touches one
+    row per round: O(stop - start + m)."""
+    m = ns.shape[0]
     for r in range(start, stop):
         c = rounds[r]
-        i = cell_bucket[c]
-        n[i] += 1
-        s[i] += cell_y[c]
+        i = c >> 1
+        ns[i, 0] += 1
+        ns[i, 1] += c & 1
     k = 0
     for i in range(m):
-        if n[i] > 0:
+        if ns[i, 0] > 0:
             k += 1
     q_out = np.empty(k)
     n_out = np.empty(k, dtype=np.int64)
@@ -170,12 +171,12 @@ def subsample_table(rounds, start, stop, cell_bucket, cell_y, values, n, s):
     kept = np.empty(k, dtype=np.int64)
     j = 0
     for i in range(m):
-        if n[i] > 0:
+        if ns[i, 0] > 0:
             q_out[j] = values[i]
-            n_out[j] = n[i]
-            s_out[j] = s[i]
+            n_out[j] = ns[i, 0]
+            s_out[j] = ns[i, 1]
             kept[j] = i
             j += 1
-            n[i] = 0
-            s[i] = 0
+            ns[i, 0] = 0
+            ns[i, 1] = 0
     return q_out, n_out, s_out, kept
