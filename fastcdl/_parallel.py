@@ -23,7 +23,7 @@ import threading
 
 import numba
 
-__all__ = ["parallel_safe", "threading_layer", "num_threads", "pair", "share", "wake"]
+__all__ = ["parallel_safe", "threading_layer", "num_threads", "pair", "share", "share_started", "wake"]
 
 _THREADSAFE = ("tbb", "omp")
 # numba's layer categories (numba docs, "The Threading Layers")
@@ -146,6 +146,42 @@ def pair(first, second):
             second()  # the helper had not started it: its task will find it taken
         else:
             future.result()
+
+
+def share_started(n, take, work):
+    """:func:`share` begun on the helper thread now and finished later: returns ``join``,
+    which makes the calling thread take the i not yet taken and waits for all of them (an
+    error of either thread is raised there). Between the two calls this thread is free for
+    other work (its kernels and the helper's run side by side where they release the GIL).
+    ``take`` is called under a lock in the order of i, as in :func:`share`."""
+    lock = threading.Lock()
+    state = {"next": 0, "failed": False}
+
+    def run():
+        while True:
+            with lock:
+                i = state["next"]
+                if i >= n or state["failed"]:
+                    return
+                state["next"] = i + 1
+                taken = take(i)
+            try:
+                work(i, taken)
+            except BaseException:
+                state["failed"] = True
+                raise
+
+    if n <= 0 or threading.current_thread().name.startswith(_HELPER_NAME):
+        return run  # (from the helper's own work: all of it here, at join)
+    future = _helper_pool().submit(run)
+
+    def join():
+        try:
+            run()
+        finally:
+            future.result()
+
+    return join
 
 
 def share(n, take, work):

@@ -234,10 +234,14 @@ class BucketStats:
             edges = spec
         else:
             edges = np.arange(spec + 1, dtype=np.float64) / spec
-        which = np.searchsorted(bin_cuts(edges)[1:-1], self.values, side="left")
-        start = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
+        # bin j holds the values in (c_j, c_j+1]: as the values are sorted, it starts at the
+        # first value above c_j, found by one search per cut (not one per bucket)
+        first = np.zeros(edges.shape[0], dtype=np.int64)
+        first[1:-1] = np.searchsorted(self.values, bin_cuts(edges)[1:-1], side="right")
+        first[-1] = self.values.shape[0]
+        held = first[:-1] < first[1:]
+        start, idx = first[:-1][held], np.flatnonzero(held)
         n, s, ps = (np.add.reduceat(c, start) for c in (self.counts, self.positives, self.prob_sums))
-        idx = which[start].astype(np.int64)
         q = np.clip(ps / n, edges[idx], edges[idx + 1])
         return BucketStats._owned(q, n, s, ps, edges, idx)
 

@@ -107,9 +107,11 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _cold() -> bool:
+def cold() -> bool:
     """True when numba's cache holds no copy of smCE's programme, the report's largest kernel
-    (its cache index is written with its first compilation; stale ones are dropped on import)."""
+    (its cache index is written with its first compilation; stale ones are dropped on import).
+    A report on a cold cache keeps its steps in the order this module's helper plans for
+    (fastcdl.summary)."""
     from fastcdl._compiled import estimators
 
     cache = getattr(estimators.smce_side, "_cache", None)
@@ -123,7 +125,7 @@ def wanted() -> bool:
 
     if os.environ.get("FASTCDL_PREFETCH", "1").strip().lower() in ("0", "false", "no", "off"):
         return False
-    return cache_enabled() and _cpus() >= 2 and _cold()
+    return cache_enabled() and _cpus() >= 2 and cold()
 
 
 def start(plan: str = "report"):

@@ -727,7 +727,12 @@ def crossfit_curve(q, n_a, s_a, n_b, s_b):
     lo, hi, sign, s, n = (np.concatenate([p[i] for p in parts]) for i in range(5))
     keep = sign != 0.0
     lo, hi, sign, s, n = lo[keep], hi[keep], sign[keep], s[keep], n[keep]
-    x = np.unique(np.concatenate([lo, hi, [0.0, 0.5, 1.0]]))
+    # lo and hi are each sorted (min and max of the sorted qj and the non-decreasing h_o(qj), per
+    # half): a stable sort (numpy's timsort) merges those runs, where np.unique's sort did not
+    # use them; no -0.0 or NaN among them, so equal values are equal bits and x is np.unique's
+    x = np.concatenate([lo, hi, [0.0, 0.5, 1.0]])
+    x.sort(kind="stable")
+    x = x[np.r_[True, x[1:] != x[:-1]]]
     # the kinks in (x_k, x_k+1] see the terms with lo <= x_k and hi >= x_k+1
     alpha = np.zeros(x.shape[0] + 1)
     beta = np.zeros(x.shape[0] + 1)
@@ -1085,11 +1090,21 @@ def smce(y_true, y_prob=None, *, sample_weight=None, bins=None, strategy="unifor
         checkpoints = checkpoints[: (m + _k.SMCE_BLOCK - 1) // _k.SMCE_BLOCK + 1]
     else:
         st, q, n, s = _table(y_true, y_prob, bins, sample_weight, strategy)
+        value = _last_smce.get(st, "smce")
+        if value is not None:  # a summary's measure and its interval's value: one table, one smCE
+            return value
         r = np.empty(q.shape[0])
         checkpoints = _k.smce_checkpoints(q.shape[0])
         T = _k.table_residuals(q, n, s, r, checkpoints)
+        paired = q.shape[0] >= SMCE_THREADS_FROM and numba.config.NUMBA_NUM_THREADS >= 2
+        value = _smce_qr(q, r, T, checkpoints, paired)
+        _last_smce.put(st, "smce", value)
+        return value
     paired = q.shape[0] >= SMCE_THREADS_FROM and numba.config.NUMBA_NUM_THREADS >= 2
     return _smce_qr(q, r, T, checkpoints, paired)
+
+
+_last_smce = LastTable()  # smCE of the last table, computed once per table
 
 
 def _smce_qr(q, r, T, checkpoints, paired):

@@ -447,31 +447,55 @@ def _interval_keys(stats) -> list:
     return [k for k, m in ALL.items() if m.cli_interval and k in MEASURES and m.applies(stats)]
 
 
-def _intervals(stats, keys, level, n_sub, seed):
-    """({key: Interval}, note or None) of the table: the debiased estimates with their
-    intervals (fastcdl.intervals: one set of subsample tables for all), or why none."""
+def _begin_intervals(stats, keys, level, n_sub, seed, early):
+    """``finish()`` giving ({key: Interval}, note or None) of the table: the debiased estimates
+    with their intervals (fastcdl.intervals: one set of subsample tables for all), or why none.
+    With ``early`` the subsamples start at once on fastcdl's helper thread, so that the caller
+    computes the measures meanwhile (fastcdl.uncertainty.begin_intervals); else at ``finish``."""
     if stats.weighted:
-        return {}, (
+        note = (
             "intervals: not computed for weighted files (resampling needs each round's weight, "
             "which the table does not keep; fastcdl.interval takes y, p and sample_weight)"
         )
+        return lambda: ({}, note)
     T = int(round(float(stats.counts.sum())))
     if stats.n_buckets < 2 or T < 10:
-        return {}, f"intervals: not computed, {T} rounds in {stats.n_buckets} buckets is too small to resample"
+        note = f"intervals: not computed, {T} rounds in {stats.n_buckets} buckets is too small to resample"
+        return lambda: ({}, note)
     if not keys:
-        return {}, None
-    from fastcdl.uncertainty import CoverageWarning, intervals
+        return lambda: ({}, None)
+    from fastcdl.uncertainty import CoverageWarning, begin_intervals
 
+    keys = list(keys)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
-        found = intervals(list(keys), stats, level=level, n_sub=n_sub, seed=seed)
-    note = None
-    if any(issubclass(w.category, CoverageWarning) for w in caught):
-        note = (
-            f"intervals: at {T} rounds read them as rough ranges (they covered at 0.90 or more at nominal "
-            "0.95 from 5000 rounds on in results/estimators-coverage)"
+        subsamples = begin_intervals(
+            keys,
+            stats,
+            None,
+            level=level,
+            n_sub=n_sub,
+            rate="auto",
+            seed=seed,
+            sample_weight=None,
+            bins=None,
+            strategy="uniform",
+            now=early,
         )
-    return dict(zip(keys, found.values())), note
+
+    def finish():
+        with warnings.catch_warnings(record=True) as later:
+            warnings.simplefilter("always", CoverageWarning)
+            found = subsamples(2)
+        note = None
+        if any(issubclass(w.category, CoverageWarning) for w in caught + later):
+            note = (
+                f"intervals: at {T} rounds read them as rough ranges (they covered at 0.90 or more at nominal "
+                "0.95 from 5000 rounds on in results/estimators-coverage)"
+            )
+        return dict(zip(keys, found)), note
+
+    return finish
 
 
 def binned_ece_of(stats):
@@ -508,24 +532,31 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
     """
     from fastcdl.exact import SampleSizeWarning, one_round_share
 
+    share = one_round_share(stats)
+    share = None if share != share else float(share)
+    sparse = share is not None and share >= SPARSE_SHARE
+    keys = _which_intervals(intervals, sparse, stats)
+    # the intervals' subsamples begin on the helper thread while this thread computes the
+    # measures; on a cold cache (kernels to compile, one at a time) in the report's own order,
+    # the one fastcdl.prefetch's helper process plans for
+    from fastcdl.prefetch import cold
+
+    early = keys is not None and not cold()
+    finish_intervals = _begin_intervals(stats, keys, level, n_sub, seed, early) if keys is not None else None
     with warnings.catch_warnings():  # the summary says it once (Summary.advice)
         warnings.simplefilter("ignore", SampleSizeWarning)
         values = {key: m(stats) for key, m in MEASURES.items() if m.applies(stats)}
         extras = {key: m.extras_of(stats) for key, m in MEASURES.items() if m.extras}
-    share = one_round_share(stats)
-    share = None if share != share else float(share)
-    sparse = share is not None and share >= SPARSE_SHARE
     # the worst task: now when the report shows it, on first use when it does not (continuous
     # scores), so that their first report compiles none of cdl_report's kernels
     task = functools.partial(_worst_task_of_table, stats)
     if not sparse:
         task = task()
-    keys = _which_intervals(intervals, sparse, stats)
-    ivs, note = _intervals(stats, keys, level, n_sub, seed) if keys is not None else ({}, None)
     ece_q, ece_q_bins = binned_ece_of(stats) if sparse else (None, None)
     from fastcdl.diagnostics import diagnose
 
     diag, why = diagnose(stats)
+    ivs, note = ({}, None) if finish_intervals is None else finish_intervals()
     return Summary(
         values,
         int(stats.n_buckets),

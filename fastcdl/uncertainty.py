@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastcdl._parallel import share
+from fastcdl._parallel import share, share_started
 from fastcdl._validate import ValidationError, check_count, check_name, check_real, check_seed, prepare_rounds
 from fastcdl._tables.binary_views import accepts_multiclass
 from fastcdl._compiled import resample as _k
@@ -763,6 +763,28 @@ def _rate_of(rate, func, name):
 
 def _intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weight, bins, strategy, stacklevel):
     """[Interval] of each metric, the subsample tables built once (interval, intervals)."""
+    finish = begin_intervals(
+        metrics,
+        y_true,
+        y_prob,
+        level=level,
+        n_sub=n_sub,
+        rate=rate,
+        seed=seed,
+        sample_weight=sample_weight,
+        bins=bins,
+        strategy=strategy,
+        now=False,
+    )
+    return finish(stacklevel + 1)
+
+
+def begin_intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weight, bins, strategy, now):
+    """Check the arguments and prepare the subsamples of :func:`intervals`; returns
+    ``finish(stacklevel)``, which gives [Interval] of each metric (with their warnings). With
+    ``now`` the helper thread of fastcdl._parallel starts on the subsamples at once, and the
+    calling thread is free for other work until ``finish`` (fastcdl.summary computes its
+    measures meanwhile); the same intervals, bit for bit, either way."""
     funcs = [_metric(m) for m in metrics]
     level = _check_level(level)
     n_sub = check_count(n_sub, "n_sub", 100)
@@ -772,7 +794,6 @@ def _intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weig
     cells = _cells(y_true, y_prob, bins, sample_weight, by_outcome=True, strategy=strategy)
     st = cells.stats
     _check_resamplable(st, "interval")
-    values = [float(func(st)) for func, _ in funcs]
     K = int(cells.count.sum())
     C = cells.count.shape[0]
     m = st.n_buckets
@@ -804,15 +825,24 @@ def _intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample_weig
     # intervals bit for bit, whichever thread computes them. fastcdl's own measures run on two
     # threads (their kernels release the GIL); a measure from elsewhere (a plug-in, a callable)
     # on this thread only, as it may not be safe to call from two threads.
-    if all(getattr(func, "__module__", "").startswith("fastcdl.") for func, _ in funcs):
-        share(n_sub // 4, lambda j: rng.permutation(rounds), work)
-    else:
-        for j in range(n_sub // 4):
-            work(j, rng.permutation(rounds))
-    return [
-        _interval_of(func, name, value, sub.copy(), rate, level, n_sub, K, b, st, stacklevel + 1)
-        for (func, name), value, sub, rate in zip(funcs, values, subs, rates_of)
-    ]
+    ours = all(getattr(func, "__module__", "").startswith("fastcdl.") for func, _ in funcs)
+    join = share_started(n_sub // 4, lambda j: rng.permutation(rounds), work) if ours and now else None
+
+    def finish(stacklevel):
+        values = [float(func(st)) for func, _ in funcs]  # (this thread's work while the helper's runs)
+        if join is not None:
+            join()
+        elif ours:
+            share(n_sub // 4, lambda j: rng.permutation(rounds), work)
+        else:
+            for j in range(n_sub // 4):
+                work(j, rng.permutation(rounds))
+        return [
+            _interval_of(func, name, value, sub.copy(), rate, level, n_sub, K, b, st, stacklevel + 1)
+            for (func, name), value, sub, rate in zip(funcs, values, subs, rates_of)
+        ]
+
+    return finish
 
 
 def _interval_of(func, name, value, subs, rate, level, n_sub, K, b, st, stacklevel):

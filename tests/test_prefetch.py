@@ -41,7 +41,7 @@ def helpful(monkeypatch):
     monkeypatch.setenv("FASTCDL_PREFETCH", "1")
     monkeypatch.delenv("FASTCDL_CACHE", raising=False)
     monkeypatch.setattr(prefetch, "_cpus", lambda: 2)
-    monkeypatch.setattr(prefetch, "_cold", lambda: True)
+    monkeypatch.setattr(prefetch, "cold", lambda: True)
     return monkeypatch
 
 
@@ -56,7 +56,7 @@ def test_wanted_only_where_it_can_help(helpful):
     helpful.setattr(prefetch, "_cpus", lambda: 1)  # one core: the helper would take the command's
     assert not prefetch.wanted()
     helpful.setattr(prefetch, "_cpus", lambda: 2)
-    helpful.setattr(prefetch, "_cold", lambda: False)  # a warm cache: nothing to compile
+    helpful.setattr(prefetch, "cold", lambda: False)  # a warm cache: nothing to compile
     assert not prefetch.wanted()
     assert prefetch.start("report") is None
 
@@ -65,7 +65,7 @@ def test_cold_reads_the_cache_index_of_smce():
     from fastcdl._compiled import estimators
 
     index = estimators.smce_side._cache._cache_file._index_path
-    assert prefetch._cold() == (not os.path.exists(index))
+    assert prefetch.cold() == (not os.path.exists(index))
 
 
 def test_start_runs_the_plan_in_a_process_and_stop_ends_it(helpful):

@@ -271,6 +271,35 @@ def test_rebin_of_the_exact_table_equals_binning_the_rounds():
             qa + qb
 
 
+@pytest.mark.parametrize(
+    "p, edges",
+    [
+        ([0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 1.0]),  # on an edge: the lower bin; 0 in bin 0, 1 in the last
+        ([0.7, 0.8, 0.9], [0.0, 0.25, 0.5, 0.75, 1.0]),  # the first bins empty
+        ([0.1, 0.2, 0.95], [0.0, 0.3, 0.31, 0.9, 1.0]),  # empty bins between held ones
+        ([0.1, 0.2], [0.0, 1.0]),  # one bin
+        ([0.25, 0.5000000000000002, 0.75], [0.0, 0.5, 1.0]),  # within EDGE_SLACK above an edge
+        ([0.25, 0.5 * (1 + 2.0**-50), 0.75], [0.0, 0.5, 1.0]),  # on the cut itself: the lower bin
+    ],
+)
+def test_rebin_puts_each_bucket_in_the_bin_its_value_falls_in(p, edges):
+    """rebin (one search per cut over the sorted values) against binning the rounds, and each
+    bucket's bin from its definition: the number of interior cuts below its value."""
+    from fastcdl.bucket_table import bin_cuts
+
+    p = np.array(p)
+    y = np.arange(p.shape[0]) % 2
+    edges = np.array(edges)
+    exact = fc.bucket_stats(y, p)
+    again = exact.rebin(edges)
+    direct = fc.bucket_stats(y, p, bins=edges)
+    assert again.counts.tolist() == direct.counts.tolist() and again.bins.tolist() == direct.bins.tolist()
+    assert again.positives.tolist() == direct.positives.tolist()
+    inner = bin_cuts(edges)[1:-1]
+    want = sorted({int(np.sum(inner < v)) for v in exact.values})
+    assert again.bins.tolist() == want
+
+
 def test_metrics_and_estimators_take_strategy():
     rng = np.random.default_rng(4)
     p = rng.random(3000)

@@ -170,3 +170,19 @@ def test_a_walk_crowded_into_one_value(mirror):
     want = smce_lp_chain(q, n, s)
     assert abs(K.smce_kernel(q, n, s) - want) <= LP_TOL
     assert _qr(q, n, s, True) == K.smce_kernel(q, n, s)
+
+
+def test_smce_of_one_table_runs_its_programme_once(monkeypatch):
+    """A report's smCE measure and its interval's value read one table: the programme runs once
+    for it (the same value), and again for another table."""
+    calls = []
+    original = fs._smce_qr
+    monkeypatch.setattr(fs, "_smce_qr", lambda *a: calls.append(1) or original(*a))
+    rng = np.random.default_rng(8)
+    p = rng.random(500)
+    y = (rng.random(500) < p).astype(int)
+    st = fc.bucket_stats(y, p)
+    first, again = fs.smce(st), fs.smce(st)
+    assert first == again == fs.smce(y, p) and len(calls) == 2  # the table once, the rounds once
+    fs.smce(fc.bucket_stats(y[:300], p[:300]))
+    assert len(calls) == 3

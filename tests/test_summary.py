@@ -112,6 +112,37 @@ def test_intervals_when_asked():
         fc.summary(y, p, intervals=["nope"])
 
 
+@pytest.mark.parametrize("cold", [True, False])
+def test_the_report_is_the_same_with_its_intervals_begun_early_or_late(cold, monkeypatch):
+    """A warm cache begins the intervals' subsamples on the helper thread before the measures, a
+    cold one after them (the order the prefetch helper plans for): the same report, bit for bit,
+    and the same as fastcdl.intervals; the note about rough intervals either way."""
+    import fastcdl.prefetch
+
+    rng = np.random.default_rng(21)
+    p = rng.random(600)
+    y = (rng.random(600) < p).astype(int)
+    monkeypatch.setattr(fastcdl.prefetch, "cold", lambda: cold)
+    began = []
+    real = fastcdl.uncertainty.begin_intervals
+    monkeypatch.setattr(fastcdl.uncertainty, "begin_intervals", lambda *a, **k: began.append(k["now"]) or real(*a, **k))
+    with pytest.warns(fc.CoverageWarning, match="rough ranges"):
+        s = fc.summary(y, p, n_sub=100, seed=2)
+    assert began == [not cold]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fc.CoverageWarning)
+        want = fc.intervals(list(s.intervals), fc.bucket_stats(y, p), n_sub=100, seed=2)
+    assert s.interval_note is not None and s.interval_note.startswith("intervals: at 600 rounds")
+    for key, iv in s.intervals.items():
+        assert (iv.value, iv.estimate, iv.lo, iv.hi) == (
+            want[key].value,
+            want[key].estimate,
+            want[key].lo,
+            want[key].hi,
+        )
+        assert np.array_equal(iv.subsamples, want[key].subsamples), key
+
+
 def test_continuous_scores_get_intervals_and_the_binned_ece_by_default():
     y, p = _data(T=6000)
     s = fc.summary(y, p)

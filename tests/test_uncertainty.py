@@ -6,6 +6,7 @@ slow versions (pytest -m slow) repeat them with ten times the replications.
 
 import math
 import os
+import threading
 import warnings
 
 import numba
@@ -568,6 +569,67 @@ def test_share_does_each_index_once_in_order_of_taking_and_raises_errors():
     inner = []  # a share inside the helper's work does its part itself (it cannot wait for itself)
     share(4, lambda i: i, lambda i, x: share(3, lambda k: k, lambda k, z: inner.append((i, k))))
     assert sorted(inner) == [(i, k) for i in range(4) for k in range(3)]
+
+
+def test_share_started_works_on_the_helper_until_joined_and_raises_errors_at_join():
+    import time
+
+    from fastcdl._parallel import share, share_started
+
+    taken, done = [], []
+    join = share_started(
+        40, lambda i: taken.append(i) or i * i, lambda i, x: done.append((i, x, threading.get_ident()))
+    )
+    time.sleep(0.3)  # this thread is free (the GIL too): the helper works meanwhile
+    on_helper = len(done)
+    join()
+    assert taken == list(range(40)) and sorted((i, x) for i, x, _ in done) == [(i, i * i) for i in range(40)]
+    assert on_helper > 0 and all(t != threading.get_ident() for _, _, t in done[:on_helper])
+    share_started(0, lambda i: 1 / 0, lambda i, x: 1 / 0)()  # nothing to do
+
+    def fail(i, x):
+        if i == 7:
+            raise KeyError("seven")
+
+    join = share_started(50, lambda i: i, fail)
+    with pytest.raises(KeyError, match="seven"):
+        join()
+    inner = []  # begun inside the helper's own work: all of it at join, on that thread
+    share(4, lambda i: i, lambda i, x: share_started(3, lambda k: k, lambda k, z: inner.append((i, k)))())
+    assert sorted(inner) == [(i, k) for i in range(4) for k in range(3)]
+
+
+def test_intervals_begun_early_are_the_intervals():
+    """begin_intervals(now=True) (fastcdl.summary's measures run meanwhile) gives intervals()'s
+    numbers bit for bit, with the calling thread busy between the two calls."""
+    from fastcdl.uncertainty import begin_intervals, intervals
+
+    rng = np.random.default_rng(12)
+    p = rng.random(3000)
+    y = (rng.random(3000) < p).astype(int)
+    keys = ["cdl_monotone", "smce", "cutoff_ce", "k2_debiased"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = intervals(keys, y, p, seed=4, n_sub=100)
+        finish = begin_intervals(
+            keys,
+            y,
+            p,
+            level=0.95,
+            n_sub=100,
+            rate="auto",
+            seed=4,
+            sample_weight=None,
+            bins=None,
+            strategy="uniform",
+            now=True,
+        )
+        busy = [fc.smce(y, p) for _ in range(5)]  # this thread's own work meanwhile
+        got = finish(2)
+    assert len(set(busy)) == 1
+    for g, w in zip(got, want.values()):
+        assert g.value == w.value and np.array_equal(g.subsamples, w.subsamples)
+        assert (g.estimate, g.lo, g.hi) == (w.estimate, w.lo, w.hi)
 
 
 def test_subsample_table_equals_counting_the_cells_and_scattering_them():
