@@ -153,7 +153,9 @@ def share_started(n, take, work):
     which makes the calling thread take the i not yet taken and waits for all of them (an
     error of either thread is raised there). Between the two calls this thread is free for
     other work (its kernels and the helper's run side by side where they release the GIL).
-    ``take`` is called under a lock in the order of i, as in :func:`share`."""
+    ``take`` is called under a lock in the order of i, as in :func:`share`. ``join.cancel()``
+    instead stops the work (no new i; it waits for the one the helper is doing), for a caller
+    that will not join (its own work failed)."""
     lock = threading.Lock()
     state = {"next": 0, "failed": False}
 
@@ -171,8 +173,12 @@ def share_started(n, take, work):
                 state["failed"] = True
                 raise
 
+    def cancel():
+        state["failed"] = True  # no new i for either thread
+
     if n <= 0 or threading.current_thread().name.startswith(_HELPER_NAME):
-        return run  # (from the helper's own work: all of it here, at join)
+        run.cancel = cancel  # (from the helper's own work: all of it here, at join)
+        return run
     future = _helper_pool().submit(run)
 
     def join():
@@ -181,6 +187,11 @@ def share_started(n, take, work):
         finally:
             future.result()
 
+    def abandon():
+        cancel()
+        future.exception()  # wait for the i it was doing; its error, if any, goes with it
+
+    join.cancel = abandon
     return join
 
 

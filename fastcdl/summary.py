@@ -457,13 +457,13 @@ def _begin_intervals(stats, keys, level, n_sub, seed, early):
             "intervals: not computed for weighted files (resampling needs each round's weight, "
             "which the table does not keep; fastcdl.interval takes y, p and sample_weight)"
         )
-        return lambda: ({}, note)
+        return lambda cancel=False: ({}, note)
     T = int(round(float(stats.counts.sum())))
     if stats.n_buckets < 2 or T < 10:
         note = f"intervals: not computed, {T} rounds in {stats.n_buckets} buckets is too small to resample"
-        return lambda: ({}, note)
+        return lambda cancel=False: ({}, note)
     if not keys:
-        return lambda: ({}, None)
+        return lambda cancel=False: ({}, None)
     from fastcdl.uncertainty import CoverageWarning, begin_intervals
 
     keys = list(keys)
@@ -483,7 +483,10 @@ def _begin_intervals(stats, keys, level, n_sub, seed, early):
             now=early,
         )
 
-    def finish():
+    def finish(cancel=False):
+        if cancel:  # the report failed: stop the subsamples
+            subsamples.cancel()
+            return None
         with warnings.catch_warnings(record=True) as later:
             warnings.simplefilter("always", CoverageWarning)
             found = subsamples(2)
@@ -543,19 +546,24 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
 
     early = keys is not None and not cold()
     finish_intervals = _begin_intervals(stats, keys, level, n_sub, seed, early) if keys is not None else None
-    with warnings.catch_warnings():  # the summary says it once (Summary.advice)
-        warnings.simplefilter("ignore", SampleSizeWarning)
-        values = {key: m(stats) for key, m in MEASURES.items() if m.applies(stats)}
-        extras = {key: m.extras_of(stats) for key, m in MEASURES.items() if m.extras}
-    # the worst task: now when the report shows it, on first use when it does not (continuous
-    # scores), so that their first report compiles none of cdl_report's kernels
-    task = functools.partial(_worst_task_of_table, stats)
-    if not sparse:
-        task = task()
-    ece_q, ece_q_bins = binned_ece_of(stats) if sparse else (None, None)
-    from fastcdl.diagnostics import diagnose
+    try:
+        with warnings.catch_warnings():  # the summary says it once (Summary.advice)
+            warnings.simplefilter("ignore", SampleSizeWarning)
+            values = {key: m(stats) for key, m in MEASURES.items() if m.applies(stats)}
+            extras = {key: m.extras_of(stats) for key, m in MEASURES.items() if m.extras}
+        # the worst task: now when the report shows it, on first use when it does not (continuous
+        # scores), so that their first report compiles none of cdl_report's kernels
+        task = functools.partial(_worst_task_of_table, stats)
+        if not sparse:
+            task = task()
+        ece_q, ece_q_bins = binned_ece_of(stats) if sparse else (None, None)
+        from fastcdl.diagnostics import diagnose
 
-    diag, why = diagnose(stats)
+        diag, why = diagnose(stats)
+    except BaseException:
+        if finish_intervals is not None:
+            finish_intervals(cancel=True)
+        raise
     ivs, note = ({}, None) if finish_intervals is None else finish_intervals()
     return Summary(
         values,

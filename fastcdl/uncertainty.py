@@ -784,7 +784,8 @@ def begin_intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample
     ``finish(stacklevel)``, which gives [Interval] of each metric (with their warnings). With
     ``now`` the helper thread of fastcdl._parallel starts on the subsamples at once, and the
     calling thread is free for other work until ``finish`` (fastcdl.summary computes its
-    measures meanwhile); the same intervals, bit for bit, either way."""
+    measures meanwhile); the same intervals, bit for bit, either way. A caller that will not
+    call ``finish`` (its own work failed) calls ``finish.cancel()``, which stops the helper."""
     funcs = [_metric(m) for m in metrics]
     level = _check_level(level)
     n_sub = check_count(n_sub, "n_sub", 100)
@@ -842,6 +843,7 @@ def begin_intervals(metrics, y_true, y_prob, *, level, n_sub, rate, seed, sample
             for (func, name), value, sub, rate in zip(funcs, values, subs, rates_of)
         ]
 
+    finish.cancel = (lambda: None) if join is None else join.cancel  # for a caller that will not finish
     return finish
 
 

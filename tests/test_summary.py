@@ -143,6 +143,33 @@ def test_the_report_is_the_same_with_its_intervals_begun_early_or_late(cold, mon
         assert np.array_equal(iv.subsamples, want[key].subsamples), key
 
 
+def test_a_report_that_fails_stops_its_intervals(monkeypatch):
+    """The intervals' subsamples begun on the helper thread stop when a measure of the report
+    raises: the error reaches the caller, and the helper takes no new subsample after it."""
+    import time
+
+    import fastcdl.prefetch
+    from fastcdl import _parallel
+
+    monkeypatch.setattr(fastcdl.prefetch, "cold", lambda: False)
+    started = []
+    real = _parallel.share_started
+
+    def counted(n, take, work):
+        return real(n, take, lambda i, x: started.append(i) or time.sleep(0.02) or work(i, x))
+
+    monkeypatch.setattr(fastcdl.uncertainty, "share_started", counted)
+    monkeypatch.setattr(fc.exact, "ucal", lambda st: 1 / 0)  # the registry looks it up when called
+    rng = np.random.default_rng(22)
+    p = rng.random(2000)
+    y = (rng.random(2000) < p).astype(int)
+    with pytest.raises(ZeroDivisionError):
+        fc.summary(y, p, n_sub=400, seed=1)
+    stopped = len(started)
+    time.sleep(0.2)
+    assert 0 < stopped < 100 and len(started) == stopped
+
+
 def test_continuous_scores_get_intervals_and_the_binned_ece_by_default():
     y, p = _data(T=6000)
     s = fc.summary(y, p)

@@ -597,6 +597,14 @@ def test_share_started_works_on_the_helper_until_joined_and_raises_errors_at_joi
     inner = []  # begun inside the helper's own work: all of it at join, on that thread
     share(4, lambda i: i, lambda i, x: share_started(3, lambda k: k, lambda k, z: inner.append((i, k)))())
     assert sorted(inner) == [(i, k) for i in range(4) for k in range(3)]
+    # cancelled (the caller's own work failed): the helper takes no new i, and cancel waits for its current one
+    done = []
+    join = share_started(1000, lambda i: i, lambda i, x: time.sleep(0.01) or done.append(i))
+    time.sleep(0.1)
+    join.cancel()
+    stopped = len(done)
+    time.sleep(0.1)
+    assert 0 < stopped < 1000 and len(done) == stopped
 
 
 def test_intervals_begun_early_are_the_intervals():
