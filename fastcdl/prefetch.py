@@ -108,15 +108,11 @@ def _cpus() -> int:
 
 
 def cold() -> bool:
-    """True when numba's cache holds no copy of smCE's programme, the report's largest kernel
-    (its cache index is written with its first compilation; stale ones are dropped on import).
-    A report on a cold cache keeps its steps in the order this module's helper plans for
-    (fastcdl.summary)."""
-    from fastcdl._compiled import estimators
+    """True when numba's cache holds no copy of the report's largest kernel
+    (:func:`fastcdl.summary.cache_cold`)."""
+    from fastcdl.summary import cache_cold
 
-    cache = getattr(estimators.smce_side, "_cache", None)
-    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
-    return index is not None and not os.path.exists(index)
+    return cache_cold()
 
 
 def wanted() -> bool:

@@ -447,6 +447,18 @@ def _interval_keys(stats) -> list:
     return [k for k, m in ALL.items() if m.cli_interval and k in MEASURES and m.applies(stats)]
 
 
+def cache_cold() -> bool:
+    """True when numba's cache holds no copy of smCE's programme, the report's largest kernel
+    (its cache index is written with its first compilation; stale ones are dropped on import):
+    a report then compiles, and keeps its steps in the order fastcdl.prefetch's helper plans for.
+    O(1): one look at the file system."""
+    from fastcdl._compiled import estimators
+
+    cache = getattr(estimators.smce_side, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    return index is not None and not os.path.exists(index)
+
+
 def _begin_intervals(stats, keys, level, n_sub, seed, early):
     """``finish()`` giving ({key: Interval}, note or None) of the table: the debiased estimates
     with their intervals (fastcdl.intervals: one set of subsample tables for all), or why none.
@@ -542,9 +554,7 @@ def summary_of_table(stats, *, intervals="auto", level=0.95, n_sub=200, seed=0, 
     # the intervals' subsamples begin on the helper thread while this thread computes the
     # measures; on a cold cache (kernels to compile, one at a time) in the report's own order,
     # the one fastcdl.prefetch's helper process plans for
-    from fastcdl.prefetch import cold
-
-    early = keys is not None and not cold()
+    early = keys is not None and not cache_cold()
     finish_intervals = _begin_intervals(stats, keys, level, n_sub, seed, early) if keys is not None else None
     try:
         with warnings.catch_warnings():  # the summary says it once (Summary.advice)

@@ -117,15 +117,16 @@ def test_the_report_is_the_same_with_its_intervals_begun_early_or_late(cold, mon
     """A warm cache begins the intervals' subsamples on the helper thread before the measures, a
     cold one after them (the order the prefetch helper plans for): the same report, bit for bit,
     and the same as fastcdl.intervals; the note about rough intervals either way."""
-    import fastcdl.prefetch
+    import importlib
 
+    report = importlib.import_module("fastcdl.summary")  # the module (fastcdl.summary is the function)
     rng = np.random.default_rng(21)
     p = rng.random(600)
     y = (rng.random(600) < p).astype(int)
-    monkeypatch.setattr(fastcdl.prefetch, "cold", lambda: cold)
+    monkeypatch.setattr(report, "cache_cold", lambda: cold)
     began = []
-    real = fastcdl.uncertainty.begin_intervals
-    monkeypatch.setattr(fastcdl.uncertainty, "begin_intervals", lambda *a, **k: began.append(k["now"]) or real(*a, **k))
+    real = fc.uncertainty.begin_intervals
+    monkeypatch.setattr(fc.uncertainty, "begin_intervals", lambda *a, **k: began.append(k["now"]) or real(*a, **k))
     with pytest.warns(fc.CoverageWarning, match="rough ranges"):
         s = fc.summary(y, p, n_sub=100, seed=2)
     assert began == [not cold]
@@ -148,17 +149,18 @@ def test_a_report_that_fails_stops_its_intervals(monkeypatch):
     raises: the error reaches the caller, and the helper takes no new subsample after it."""
     import time
 
-    import fastcdl.prefetch
+    import importlib
+
     from fastcdl import _parallel
 
-    monkeypatch.setattr(fastcdl.prefetch, "cold", lambda: False)
+    monkeypatch.setattr(importlib.import_module("fastcdl.summary"), "cache_cold", lambda: False)
     started = []
     real = _parallel.share_started
 
     def counted(n, take, work):
         return real(n, take, lambda i, x: started.append(i) or time.sleep(0.02) or work(i, x))
 
-    monkeypatch.setattr(fastcdl.uncertainty, "share_started", counted)
+    monkeypatch.setattr(fc.uncertainty, "share_started", counted)
     monkeypatch.setattr(fc.exact, "ucal", lambda st: 1 / 0)  # the registry looks it up when called
     rng = np.random.default_rng(22)
     p = rng.random(2000)

@@ -188,8 +188,8 @@ def kernel(*args, read_only=(), **options):
     if not options.get("parallel"):
         # every serial kernel releases the GIL: numba compiles an overload (np.empty, max, ...)
         # once per set of its caller's flags, so kernels that differed only in nogil compiled
-        # each such helper twice (74 -> 68 compilations in the first report; 20 to 30 ns more
-        # per call from Python: docs/compile-time.md)
+        # each such helper twice (74 -> 68 compilations in the first report from the flags
+        # alone; 20 to 30 ns more per call from Python: docs/compile-time.md)
         options.setdefault("nogil", True)
     read_only = frozenset(read_only)
 

@@ -121,12 +121,13 @@ def monotone_cdl_kernel(q, n, s, T):
     consecutive predictions f_M is convex (a max of lines minus a line), so its concave
     envelope and the sup of f_M / max(mu, 1 - mu) (quasi-convex on each side of 1/2) are
     attained at the candidates, from one side. j1, j2 index the worst task's kinks in b,
-    jv the VCDL kink. O(m).
+    jv the VCDL_M kink. O(m).
 
     The walk of :func:`_walk` written out: the predictions are distinct, so at a candidate
     x = q_i the first bucket with q >= x is i and the first with q > x is i + 1, and at a
     fixed point between q_{i-1} and q_i both are i; only the hull vertex is searched (the
-    same numbers as :func:`_walk`, in about 0.6 of its time: results/benchmarks/startup.md).
+    same numbers as :func:`_walk`, in about 0.75 of its time on distinct subsamples: by
+    hand, docs/compile-time.md).
     """
     m = q.shape[0]
     N, Y, hull = suffix_hull(n, s)
