@@ -429,6 +429,65 @@ def test_bad_value_located_across_chunks(tmp_path, capsys, monkeypatch, fmt):
     assert f"{f}: column 'p' must lie in [0, 1]; found 1.5 at {where}" in err
 
 
+def _text_only(monkeypatch):
+    """Read CSV cells as text only (the reader's path before numbers were read as numbers)."""
+    import fastcdl._files.sources as sources
+
+    monkeypatch.setattr(sources._CSVSource, "_typed_chunks", lambda self, cols, read_all: iter(()))
+
+
+@pytest.mark.parametrize("block", [64, 200, 1 << 22])
+@pytest.mark.parametrize(
+    "cell, needle",
+    [
+        ("abc", "column 'p', row 150 (0-based), line 152: not a number: 'abc'"),
+        ("", "column 'p', row 150 (0-based), line 152: empty cell"),
+        ("1.5", "column 'p' must lie in [0, 1]; found 1.5 at row 150 (0-based), line 152"),
+        ("nan", "NaN"),
+    ],
+)
+def test_csv_numbers_read_as_numbers_say_what_the_text_reader_says(tmp_path, capsys, monkeypatch, block, cell, needle):
+    """A CSV file's numbers are read as float64 by pyarrow's reader; at a batch it does not
+    convert (a bad cell in a later block) the text reader goes on from the first row not yet
+    read: the same message, naming the same row and line, as reading every cell as text."""
+    import fastcdl._files.sources as sources
+
+    monkeypatch.setattr(sources, "BLOCK_BYTES", block)
+    y, p, _ = _data(seed=6)
+    lines = [f"{int(a)},{float(b)!r}" for a, b in zip(y, p)]
+    lines[150] = f"{int(y[150])},{cell}"
+    f = tmp_path / "d.csv"
+    f.write_text("y,p\n" + "\n".join(lines) + "\n")
+    err = _run_bad(capsys, ["metrics", str(f)])
+    assert needle in err, err
+    _text_only(monkeypatch)
+    assert _run_bad(capsys, ["metrics", str(f)]) == err
+
+
+@pytest.mark.parametrize("block", [64, 333, 1 << 22])
+def test_csv_read_as_numbers_equals_read_as_text(tmp_path, monkeypatch, block):
+    """The table of a CSV file read as numbers equals the one read as text, bit for bit, also
+    when a later block holds outcomes written true/false (the text reader takes over there) or
+    numbers with spaces around them."""
+    import fastcdl._files.sources as sources
+
+    monkeypatch.setattr(sources, "BLOCK_BYTES", block)
+    y, p, _ = _data(seed=7)
+    rows = [f"{int(a)},{float(b)!r}" for a, b in zip(y, p)]
+    plain = tmp_path / "plain.csv"
+    plain.write_text("y,p\n" + "\n".join(rows) + "\n")
+    mixed = tmp_path / "mixed.csv"
+    words = [("true" if a else "false") + f", {float(b)!r} " if i >= 120 else r for i, (a, b, r) in enumerate(zip(y, p, rows))]
+    mixed.write_text("y,p\n" + "\n".join(words) + "\n")
+    got = {f: read_stats(f) for f in (plain, mixed)}
+    _text_only(monkeypatch)
+    for f, st in got.items():
+        want = read_stats(f)
+        assert np.array_equal(st.values, want.values) and np.array_equal(st.counts, want.counts), f
+        assert np.array_equal(st.positives, want.positives) and np.array_equal(st.prob_sums, want.prob_sums), f
+    assert got[plain].total == got[mixed].total == len(rows)
+
+
 def test_parquet_null_value(tmp_path, capsys):
     f = tmp_path / "null.parquet"
     pq.write_table(pa.table({"y": [0, 1, 1], "p": pa.array([0.5, None, 0.2], pa.float64())}), f)

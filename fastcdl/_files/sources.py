@@ -222,6 +222,10 @@ def _count_outside_quotes(line: str, d: str) -> int:
     return n
 
 
+# The bytes of text pyarrow's CSV reader parses at a time (a batch of rows).
+BLOCK_BYTES = 1 << 22
+
+
 class _CSVSource:
     kind = "csv"
 
@@ -264,6 +268,59 @@ class _CSVSource:
         return None
 
     def chunks(self, cols: Columns, skip_missing):
+        done = 0
+        if not (skip_missing or cols.multiclass is not None or self.text.stdin):
+            # numbers read as numbers: pyarrow's reader parses the cells as its cast of text does
+            # (the same accepted cells, the same values); at the first batch it does not take (a
+            # bad cell, a true/false outcome, a malformed row) the text reader goes on from the
+            # first row not yet given, and its messages name the cell
+            read_all = []
+            for rows, arrays in self._typed_chunks(cols, read_all):
+                yield rows, arrays
+                done = int(rows[-1]) + 1
+            if read_all:
+                return
+        yield from self._text_chunks(cols, skip_missing, done)
+
+    def _typed_chunks(self, cols, read_all):
+        """The chunks read with every column as float64, until the end (then ``read_all`` gets
+        an item) or the first batch pyarrow does not convert (then nothing more: the caller
+        reads on as text). The file is opened again for the text reader, so standard input
+        never comes here."""
+        import pyarrow as pa
+
+        try:
+            stream, reader = self._open_reader(cols, [], typed=True)
+        except (InputError, pa.ArrowInvalid, OSError):
+            return
+        start = 0
+        with stream:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    read_all.append(True)
+                    return
+                except (pa.ArrowInvalid, OSError):
+                    return
+                n = batch.num_rows
+                if n == 0:
+                    continue
+                rows = np.arange(start, start + n, dtype=np.int64)
+                start += n
+                arrays = {}
+                for c in cols.names:
+                    col = batch.column(c)
+                    if col.null_count or col.type != pa.float64():
+                        return  # (never: no cell is null with null_values=[])
+                    # the data buffer read directly (to_numpy would import pandas when installed)
+                    data = np.frombuffer(col.buffers()[1], dtype=np.float64, count=col.offset + len(col))
+                    arrays[c] = data[col.offset :].copy()
+                yield rows, arrays
+
+    def _text_chunks(self, cols: Columns, skip_missing, done=0):
+        """The chunks read as text cells, each parsed strictly (text_column), from data row
+        ``done`` on (the rows before were given already)."""
         bad_rows = []  # pyarrow's invalid rows (a wrong number of fields), for the message
         kinds = {c: "outcome" if (c == cols.y and cols.multiclass is None) else "number" for c in cols.names}
         stream, reader = self._open_reader(cols, bad_rows)
@@ -276,6 +333,11 @@ class _CSVSource:
                 n = batch.num_rows
                 rows = np.arange(start, start + n, dtype=np.int64)
                 start += n
+                if start <= done:
+                    continue
+                if rows[0] < done:  # the part of the batch not given yet
+                    batch, rows = batch.slice(done - int(rows[0])), rows[done - int(rows[0]) :]
+                    n = batch.num_rows
                 if n == 0:
                     continue
                 if skip_missing:
@@ -286,8 +348,9 @@ class _CSVSource:
                         continue
                 yield rows, self._arrays(batch, cols, kinds, rows)
 
-    def _open_reader(self, cols, bad_rows):
-        """(stream, pyarrow's streaming CSV reader) of the columns read, every cell as text."""
+    def _open_reader(self, cols, bad_rows, typed=False):
+        """(stream, pyarrow's streaming CSV reader) of the columns read, every cell as text (or,
+        ``typed``, as float64)."""
         import pyarrow as pa
         import pyarrow.csv as pcsv
 
@@ -300,12 +363,12 @@ class _CSVSource:
             reader = pcsv.open_csv(
                 stream,
                 read_options=pcsv.ReadOptions(
-                    column_names=self.names, skip_rows=self.skip, block_size=1 << 22, use_threads=False
+                    column_names=self.names, skip_rows=self.skip, block_size=BLOCK_BYTES, use_threads=False
                 ),
                 parse_options=pcsv.ParseOptions(delimiter=self.delimiter, invalid_row_handler=on_invalid),
                 convert_options=pcsv.ConvertOptions(
                     include_columns=cols.names,
-                    column_types={c: pa.string() for c in cols.names},
+                    column_types={c: pa.float64() if typed else pa.string() for c in cols.names},
                     strings_can_be_null=False,
                     quoted_strings_can_be_null=False,
                     null_values=[],
