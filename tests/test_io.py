@@ -464,6 +464,49 @@ def test_csv_numbers_read_as_numbers_say_what_the_text_reader_says(tmp_path, cap
     assert _run_bad(capsys, ["metrics", str(f)]) == err
 
 
+@pytest.mark.parametrize(
+    "cell",
+    [
+        " 0.5",
+        "0.5 ",
+        "+0.5",
+        ".5",
+        "5e-1",
+        "1E-1",
+        "-0",
+        "0.50000000000000011102230246251565404236316680908203125",
+        "4.9e-324",
+        "1e-400",
+        "00.5",
+        '"0.25"',
+        "0x1p-1",
+        "1_0",
+        "\u0661",
+        "0,5",
+        "e5",
+        "1e",
+        "nan",
+        "inf",
+        "Infinity",
+    ],
+)
+def test_csv_cells_read_as_numbers_as_the_text_reader_reads_them(tmp_path, capsys, monkeypatch, cell):
+    """Each edge cell gives what reading it as text gives: the same table, or the same error."""
+    f = tmp_path / "d.csv"
+    f.write_text("y,p\n1,0.25\n0," + cell + "\n")
+
+    def outcome():
+        try:
+            st = read_stats(f)
+        except (InputError, ValueError) as e:
+            return str(e)
+        return st.values.tobytes(), st.counts.tolist(), st.positives.tolist(), st.prob_sums.tobytes()
+
+    got = outcome()
+    _text_only(monkeypatch)
+    assert got == outcome()
+
+
 @pytest.mark.parametrize("block", [64, 333, 1 << 22])
 def test_csv_read_as_numbers_equals_read_as_text(tmp_path, monkeypatch, block):
     """The table of a CSV file read as numbers equals the one read as text, bit for bit, also
@@ -477,7 +520,10 @@ def test_csv_read_as_numbers_equals_read_as_text(tmp_path, monkeypatch, block):
     plain = tmp_path / "plain.csv"
     plain.write_text("y,p\n" + "\n".join(rows) + "\n")
     mixed = tmp_path / "mixed.csv"
-    words = [("true" if a else "false") + f", {float(b)!r} " if i >= 120 else r for i, (a, b, r) in enumerate(zip(y, p, rows))]
+    words = [
+        ("true" if a else "false") + f", {float(b)!r} " if i >= 120 else r
+        for i, (a, b, r) in enumerate(zip(y, p, rows))
+    ]
     mixed.write_text("y,p\n" + "\n".join(words) + "\n")
     got = {f: read_stats(f) for f in (plain, mixed)}
     _text_only(monkeypatch)
