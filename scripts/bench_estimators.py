@@ -15,6 +15,7 @@ fixed (MALLOC_ENV below), so that what ran before a call does not change its spe
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import subprocess
@@ -140,7 +141,11 @@ def time_estimators(y, p, R):
         getattr(fs, name)(small)
     sort = median_time(lambda: np.sort(p), R, "estimators/np_sort")
     table = median_time(lambda: fc.bucket_stats(y, p), R, "estimators/bucket_stats_exact")
-    est = {name: median_time(lambda f=getattr(fs, name): f(st), R, f"estimators/{name}") for name in ESTIMATORS}
+    # each call on a new table object holding the same arrays: some estimators keep what they
+    # computed for the last table they saw (fastcdl._tables.last_table), which would be timed instead
+    est = {
+        name: median_time(lambda f=getattr(fs, name): f(copy.copy(st)), R, f"estimators/{name}") for name in ESTIMATORS
+    }
     out = {"np_sort": sort, "bucket_stats_exact": table, **est}
     print(json.dumps(out), flush=True)
     return out
@@ -211,7 +216,9 @@ def time_smce(T, R, no_peer):
             row["ratio"] = float(np.median(ratios))
             row["ratio_min"] = float(ratios.min())
         tab = fc.bucket_stats(yy, pp)
-        row["smce_table"] = median_time(lambda: fs.smce(tab), R, f"smce/{t:.0e}/smce_table")
+        row["smce_table"] = median_time(
+            lambda: fs.smce(copy.copy(tab)), R, f"smce/{t:.0e}/smce_table"
+        )  # (a new object)
         peer.append(row)
         print(json.dumps(row), flush=True)
     return peer

@@ -16,7 +16,7 @@ import numpy as np
 
 import fastcdl as fc
 
-from .data import sample_rounds
+from .data import fresh, sample_rounds
 
 # name -> f(y, p): what ModelScoresSuite times (scripts/bench_model_scores.py reads this too)
 MEASURES = {
@@ -105,4 +105,4 @@ class LDTCSuite:
         fc.ldtc(fc.bucket_stats(y[:50], p[:50]), grid=20)
 
     def time_ldtc(self, m):
-        fc.ldtc(self.stats)
+        fc.ldtc(fresh(self.stats))

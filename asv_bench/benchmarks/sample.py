@@ -19,7 +19,7 @@ import numpy as np
 
 import fastcdl as fc
 from ._compat import optional
-from .data import sample_rounds
+from .data import fresh, sample_rounds
 
 fs = optional("fastcdl.sample")
 fu = optional("fastcdl.uncertainty")
@@ -67,40 +67,40 @@ class SampleEstimatorsSuite:
         fc.bucket_stats(self.y, self.p)  # the outcome keys radix-sorted, then their runs
 
     def time_cdl_monotone(self, T):
-        fs.cdl_monotone(self.stats)
+        fs.cdl_monotone(fresh(self.stats))
 
     def time_vcdl_monotone(self, T):
-        fs.vcdl_monotone(self.stats)
+        fs.vcdl_monotone(fresh(self.stats))
 
     def time_cdl_monotone_report(self, T):
-        fs.cdl_monotone_report(self.stats)
+        fs.cdl_monotone_report(fresh(self.stats))
 
     def time_cutoff_ce(self, T):
-        fs.cutoff_ce(self.stats)
+        fs.cutoff_ce(fresh(self.stats))
 
     def time_cutoff_ce_test(self, T):
-        fs.cutoff_ce_test(self.stats)
+        fs.cutoff_ce_test(fresh(self.stats))
 
     def time_atb(self, T):
-        fs.atb(self.stats)
+        fs.atb(fresh(self.stats))
 
     def time_atb_unbiased(self, T):
-        fs.atb_unbiased(self.stats)
+        fs.atb_unbiased(fresh(self.stats))
 
     def time_smce(self, T):
-        fs.smce(self.stats)
+        fs.smce(fresh(self.stats))
 
     def time_mce(self, T):
-        fs.mce(self.stats)
+        fs.mce(fresh(self.stats))
 
     def time_rmsce(self, T):
-        fs.rmsce(self.stats)
+        fs.rmsce(fresh(self.stats))
 
     def time_brier(self, T):
-        fs.brier(self.stats)
+        fs.brier(fresh(self.stats))
 
     def time_brier_decomposition(self, T):
-        fs.brier_decomposition(self.stats)
+        fs.brier_decomposition(fresh(self.stats))
 
     def track_cdl_monotone(self, T):
         return fs.cdl_monotone(self.stats)
@@ -220,16 +220,16 @@ class LiteratureEstimatorsSuite:
         np.sort(self.p)
 
     def time_k2_debiased(self, T):
-        fs.k2_debiased(self.stats)
+        fs.k2_debiased(fresh(self.stats))
 
     def time_ece_sweep(self, T):
-        fs.ece_sweep(self.stats)
+        fs.ece_sweep(fresh(self.stats))
 
     def time_cdl_monotone_crossfit(self, T):
-        fs.cdl_monotone_crossfit(self.stats)
+        fs.cdl_monotone_crossfit(fresh(self.stats))
 
     def time_vcdl_monotone_crossfit(self, T):
-        fs.vcdl_monotone_crossfit(self.stats)
+        fs.vcdl_monotone_crossfit(fresh(self.stats))
 
 
 class IntervalsSuite:
