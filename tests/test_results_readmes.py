@@ -1382,7 +1382,7 @@ def _leaderboard_cost_claims():
 
 def _benchmarks_readme_claims():
     """results/benchmarks/README.md on when its files were measured: the first nine rows' files from
-    one run (their started and finished times, the load at their start and end, their run times and
+    bench_all's runs (their started and finished times, the load at their start and end, their run times and
     whether any recorded a changed tree; scripts/benchrecord.py's fields)."""
     text = (BENCH / "README.md").read_text()
     header, rows = next((h, b) for h, b in _tables(text) if h[0] == "file")
@@ -1395,7 +1395,7 @@ def _benchmarks_readme_claims():
     dirty = [n for n in names if docs[n]["source"]["dirty"]]
     return [
         (
-            f"The files of the first nine rows are from one run of `scripts/bench_all.py`, {start.split()[1]}-"
+            f"The files of the first nine rows are from runs of `scripts/bench_all.py`, {start.split()[1]}-"
             f"{end.split()[1]} UTC on {day if day == last else '?'} (load average {{}} to {{}} on the 2 CPUs,",
             loads,
         ),
@@ -1550,14 +1550,14 @@ def test_checkers_fail_on_wrong_numbers():
         ),
         ("results/worstcase/README.md", "11 to 47 s a trial", "15 to 47 s a trial", _worstcase_store_claims()),
         ("docs/estimators.md", "rounds: 0.2 to 0.4 s at", "rounds: 0.3 to 0.7 s at", _estimators_doc_claims()),
-        ("docs/estimators.md", "it took 0.59 s on the", "it took 0.65 s on the", _estimators_doc_claims()),
+        ("docs/estimators.md", "it took 0.60 s on the", "it took 0.65 s on the", _estimators_doc_claims()),
         (
             "docs/leaderboard.md",
             "is 0.034 to 34 million rounds",
             "is 0.42 to 34 million rounds",
             _leaderboard_cost_claims(),
         ),
-        ("results/benchmarks/README.md", "19:50-20:07 UTC on", "19:50-20:08 UTC on", _benchmarks_readme_claims()),
+        ("results/benchmarks/README.md", "22:24-23:32 UTC on", "22:24-23:33 UTC on", _benchmarks_readme_claims()),
         ("results/spr-rates/README.md", "took 525 s of wall", "took 600 s of wall", _spr_rates_claims()),
     ):
         text = _flat((ROOT / where).read_text())
