@@ -158,12 +158,18 @@ def run_reference(ref, adversary, T, seed, aparams=None):
 
 
 def run_api(forecaster, fparams, adversary, aparams, T, seed):
-    """make_forecaster / make_adversary driven one round at a time: (forecaster, predictions, outcomes)."""
+    """make_forecaster / make_adversary driven one round at a time: (forecaster, predictions, outcomes).
+    A forecaster that needs the round's true mean or external forecast gets the adversary's."""
     f = make_forecaster(forecaster, horizon=T, seed=seed, **fparams)
     a = make_adversary(adversary, horizon=T, seed=seed, **aparams)
     ps, ys = [], []
     for _ in range(T):
-        d = f.forecast()
+        if f.spec.side_input == "mean":
+            d = f.forecast(mean=a.mean())
+        elif f.spec.side_input == "external":
+            d = f.forecast(external=a.external())
+        else:
+            d = f.forecast()
         y = a.respond(d)
         p = f.draw()
         f.observe(y)

@@ -470,3 +470,72 @@ def test_dask_quantile_bins_equal_in_memory():
                 bins=np.array([0.0, 0.5, 1.0]),
                 strategy="quantile",
             )
+
+
+def _sort_cases(rng):
+    """Arrays that trouble a quicksort: sorted, reversed, organ pipe, all equal, few values,
+    sawtooth, median-of-three killers, and random, of sizes around the insertion threshold."""
+    for n in (0, 1, 2, 3, 15, 16, 17, 18, 64, 65, 257, 5000):
+        r = rng.random(n)
+        yield r
+        yield np.sort(r)
+        yield np.sort(r)[::-1].copy()
+        yield np.concatenate([np.sort(r[: n // 2]), np.sort(r[n // 2 :])[::-1]])
+        yield np.full(n, 0.5)
+        yield rng.integers(0, 3, n).astype(np.float64)
+        yield (np.arange(n) % 7).astype(np.float64)
+        k = np.arange(n, dtype=np.float64)  # the classic killer of median-of-three pivots
+        yield np.where(k % 2 == 0, k, n + k)
+        yield np.array([0.0, -0.0] * (n // 2))
+
+
+def test_intro_sort_and_heap_sort_equal_numpys_sort():
+    rng = np.random.default_rng(5)
+    for a in _sort_cases(rng):
+        for sort in (kb.intro_sort, kb.heap_sort):
+            b = a.copy()
+            sort(b, 0, b.shape[0])
+            assert b.tolist() == np.sort(a).tolist()
+        if a.shape[0] > 4:  # a range inside the array; the rest untouched
+            b = a.copy()
+            kb.intro_sort(b, 2, a.shape[0] - 1)
+            assert b[2:-1].tolist() == np.sort(a[2:-1]).tolist() and b[:2].tolist() == a[:2].tolist()
+            assert b[-1] == a[-1]
+
+
+def test_select_finds_every_order_statistic():
+    rng = np.random.default_rng(6)
+    for a in _sort_cases(rng):
+        n = a.shape[0]
+        want = np.sort(a)
+        for k in sorted({0, n // 3, n // 2, n - 1} & set(range(n))):
+            b = a.copy()
+            assert kb.select(b, 0, n, k) == want[k]
+            assert b[k] == want[k] and sorted(b.tolist()) == want.tolist()  # a permutation
+            assert (b[:k] <= want[k]).all() and (b[k + 1 :] >= want[k]).all()
+
+
+def test_depth_limit_hands_over_to_heapsort():
+    assert [kb._depth_limit(n) for n in (1, 2, 3, 4, 1024)] == [2, 4, 4, 6, 22]
+    # a killer array sorts within the limit's fallback as well as without it
+    n = 4096
+    k = np.arange(n, dtype=np.float64)
+    a = np.where(k % 2 == 0, k, n + k)
+    b = a.copy()
+    kb.intro_sort(b, 0, n)
+    assert b.tolist() == np.sort(a).tolist()
+
+
+@pytest.mark.parametrize("size", [10, 65, 200, 3000])
+@pytest.mark.parametrize("requests", [1, 3, 5, 40])
+def test_order_statistics_match_a_sort(size, requests):
+    """Each slot's order statistics against np.sort: slots of at most 64 values (insertion),
+    of more than 4 requests (the sort) and of a few (the selection)."""
+    rng = np.random.default_rng(size * 100 + requests)
+    sizes = [size, 1, size + 7]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    buf = rng.integers(0, 50, offsets[-1]).astype(np.float64) / 50  # ties
+    slot = np.repeat(np.arange(3), [requests, 1, requests]).astype(np.int64)
+    pos = np.concatenate([rng.integers(0, sizes[0], requests), [0], rng.integers(0, sizes[2], requests)])
+    want = [np.sort(buf[offsets[k] : offsets[k + 1]])[j] for k, j in zip(slot, pos)]
+    assert kb.order_statistics(buf.copy(), offsets, slot, pos.astype(np.int64)).tolist() == want

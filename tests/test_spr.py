@@ -442,3 +442,10 @@ def test_the_worst_case_search_offers_spr_the_families_that_state_a_mean():
     assert len(_families(None, "kt", 2**12)) == len(_families(None, "cdl", 2**12)) > 3
     with pytest.raises(ValidationError, match="needs the round's true mean"):
         _families(["bernoulli", "contrarian"], "spr", 2**12)
+
+
+def test_a_grown_table_keeps_its_rows_and_adds_zeros():
+    nodes = np.arange(15, dtype=np.int64).reshape(3, 5)
+    bigger = spr.grown(nodes)
+    assert bigger.shape == (6, 5) and bigger.dtype == np.int64
+    assert bigger.tolist() == np.vstack([nodes, np.zeros((3, 5), dtype=np.int64)]).tolist()

@@ -161,7 +161,14 @@ def test_a_report_that_fails_stops_its_intervals(monkeypatch):
         return real(n, take, lambda i, x: started.append(i) or time.sleep(0.02) or work(i, x))
 
     monkeypatch.setattr(fc.uncertainty, "share_started", counted)
-    monkeypatch.setattr(fc.exact, "ucal", lambda st: 1 / 0)  # the registry looks it up when called
+
+    def fails(st):  # once the helper has begun (it may be compiling the subsample kernels first)
+        deadline = time.monotonic() + 120
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return 1 / 0
+
+    monkeypatch.setattr(fc.exact, "ucal", fails)  # the registry looks it up when called
     rng = np.random.default_rng(22)
     p = rng.random(2000)
     y = (rng.random(2000) < p).astype(int)

@@ -43,7 +43,7 @@ import os
 from pathlib import Path
 
 from numba import njit
-from numba.core import errors, types
+from numba.core import errors, sigutils, types
 
 _HERE = Path(__file__).resolve().parent
 STAMP = "fastcdl-kernels.hash"
@@ -157,6 +157,8 @@ def _compiled_once(dispatcher, path):
     def compile(sig):
         if lock_path in _locked:  # a recursive compile in this process: its lock is held already
             return compile_(sig)
+        if tuple(sigutils.normalize_signature(sig)[0]) in dispatcher.overloads:
+            return compile_(sig)  # compiled already: numba returns it (no lock file opened and locked)
         try:
             lock = open(lock_path, "a+")
         except OSError:  # a read-only cache folder: compile unlocked

@@ -804,12 +804,131 @@ def insertion_sort(a, lo, hi):
         a[j + 1] = x
 
 
+@kernel(inline="always")
+def _sift_down(a, lo, root, end):
+    """Move a[root] down the max-heap a[lo:end] (children of i: 2 (i - lo) + 1 + lo and the next)."""
+    while True:
+        child = 2 * (root - lo) + 1 + lo
+        if child >= end:
+            return
+        if child + 1 < end and a[child] < a[child + 1]:
+            child += 1
+        if not a[root] < a[child]:
+            return
+        a[root], a[child] = a[child], a[root]
+        root = child
+
+
+@kernel
+def heap_sort(a, lo, hi):
+    """Sort a[lo:hi] in place by heapsort: O(n log n) whatever the values (the fallback of
+    :func:`intro_sort` and :func:`select`)."""
+    for root in range(lo + (hi - lo) // 2 - 1, lo - 1, -1):
+        _sift_down(a, lo, root, hi)
+    for end in range(hi - 1, lo, -1):
+        a[lo], a[end] = a[end], a[lo]
+        _sift_down(a, lo, lo, end)
+
+
+@kernel(inline="always")
+def _partition(a, lo, hi):
+    """Hoare's partition of a[lo:hi] (at least 3 values) around the median of its first,
+    middle and last values: returns j, lo <= j < hi - 1, with every value of a[lo:j + 1] at
+    most every value of a[j + 1:hi]."""
+    mid = lo + (hi - lo - 1) // 2
+    last = hi - 1
+    if a[mid] < a[lo]:
+        a[mid], a[lo] = a[lo], a[mid]
+    if a[last] < a[lo]:
+        a[last], a[lo] = a[lo], a[last]
+    if a[last] < a[mid]:
+        a[last], a[mid] = a[mid], a[last]
+    pivot = a[mid]
+    i = lo - 1
+    j = hi
+    while True:
+        i += 1
+        while a[i] < pivot:
+            i += 1
+        j -= 1
+        while pivot < a[j]:
+            j -= 1
+        if i >= j:
+            return j
+        a[i], a[j] = a[j], a[i]
+
+
+@kernel(inline="always")
+def _depth_limit(n):
+    """2 floor(log2 n) + 2: the partitions an introspective sort or select allows before heapsort."""
+    d = 2
+    while n > 1:
+        n >>= 1
+        d += 2
+    return d
+
+
+SMALL_RANGE = 16  # a range this short is finished by insertion
+
+
+@kernel
+def intro_sort(a, lo, hi):
+    """Sort a[lo:hi] in place: quicksort (:func:`_partition`) that finishes short ranges by
+    insertion and hands a range to :func:`heap_sort` after too many partitions, so O(n log n)
+    at worst; a plain loop with a stack of the larger ranges (at most 64: the loop goes on with
+    the smaller). numba's own ``ndarray.sort`` compiles about ten times as long."""
+    stack = np.empty((64, 3), dtype=np.int64)
+    stack[0, 0], stack[0, 1], stack[0, 2] = lo, hi, _depth_limit(hi - lo)
+    top = 1
+    while top > 0:
+        top -= 1
+        left, right, depth = stack[top, 0], stack[top, 1], stack[top, 2]
+        while right - left > SMALL_RANGE:
+            if depth == 0:
+                heap_sort(a, left, right)
+                left = right
+                break
+            depth -= 1
+            j = _partition(a, left, right)
+            if j + 1 - left < right - j - 1:  # go on with the smaller range
+                stack[top, 0], stack[top, 1], stack[top, 2] = j + 1, right, depth
+                right = j + 1
+            else:
+                stack[top, 0], stack[top, 1], stack[top, 2] = left, j + 1, depth
+                left = j + 1
+            top += 1
+        insertion_sort(a, left, right)
+
+
+@kernel
+def select(a, lo, hi, k):
+    """The (k - lo)-th smallest value of a[lo:hi] (lo <= k < hi), a reordered: quickselect
+    (:func:`_partition`) with heapsort after too many partitions, so O(n) expected and
+    O(n log n) at worst."""
+    d = _depth_limit(hi - lo)
+    while hi - lo > SMALL_RANGE:
+        if d == 0:
+            heap_sort(a, lo, hi)
+            return a[k]
+        d -= 1
+        j = _partition(a, lo, hi)
+        if k <= j:
+            hi = j + 1
+        else:
+            lo = j + 1
+    insertion_sort(a, lo, hi)
+    return a[k]
+
+
 @kernel
 def order_statistics(buf, offsets, want_slot, want_pos):
     """For each request i, the want_pos[i]-th smallest (0-based) of the values in slot
     want_slot[i], buf[offsets[k]:offsets[k + 1]] (buf is reordered). A slot with more than 4
     requests or at most 64 values is sorted in place (the small ones by insertion), others are
-    searched by selection (O(size) per request). O(n log n) at worst for n values."""
+    searched by selection (O(size) per request). O(n log n) at worst for n values. The sort and
+    the selection are fastcdl's (:func:`intro_sort`, :func:`select`): numba's ``ndarray.sort``
+    and ``np.partition`` took 6.8 s of this kernel's first compile; an order statistic is one
+    value, whichever algorithm finds it."""
     n_slots = offsets.shape[0] - 1
     asks = np.zeros(n_slots, dtype=np.int64)
     for i in range(want_slot.shape[0]):
@@ -819,14 +938,13 @@ def order_statistics(buf, offsets, want_slot, want_pos):
             insertion_sort(buf, offsets[k], offsets[k + 1])
             asks[k] = -1  # sorted
         elif asks[k] > 4:
-            buf[offsets[k] : offsets[k + 1]].sort()
+            intro_sort(buf, offsets[k], offsets[k + 1])
             asks[k] = -1
     out = np.empty(want_slot.shape[0], dtype=np.float64)
     for i in range(want_slot.shape[0]):
         k = want_slot[i]
-        seg = buf[offsets[k] : offsets[k + 1]]
         if asks[k] < 0:
-            out[i] = seg[want_pos[i]]
+            out[i] = buf[offsets[k] + want_pos[i]]
         else:
-            out[i] = np.partition(seg, want_pos[i])[want_pos[i]]
+            out[i] = select(buf, offsets[k], offsets[k + 1], offsets[k] + want_pos[i])
     return out

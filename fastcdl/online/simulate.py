@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastcdl._validate import ValidationError, check_horizon, check_seed
-from fastcdl.online import engine, plugins, registry
+from fastcdl.online import engine, plugins, registry, stepping
 from fastcdl.online.adversaries import Adversary, not_an_outcome
 from fastcdl.online.external import ExternalScore
 from fastcdl.online.external import score as score_external
@@ -134,58 +134,16 @@ def _build(forecaster, adversary, horizon, seed, forecaster_params, adversary_pa
     return f, a
 
 
-_ENTRIES = {}
-
-
-def _entry(loop, args, adversary_at, k_points=False, mean_at=None):
-    """The loop compiled for these argument types with the adversary (args[adversary_at]) and,
-    for a forecaster that needs it, the adversary's true mean (args[mean_at]) as first-class
-    functions: one machine-code loop per forecaster serves every adversary, and numba caches
-    it. Compiling (or loading) happens here, before any timing."""
-    import numba
-
-    adv = plugins.ADVERSARY_K_TYPE if k_points else plugins.ADVERSARY_TYPE
-    types = [
-        adv if i == adversary_at else plugins.MEAN_TYPE if i == mean_at else numba.typeof(x) for i, x in enumerate(args)
-    ]
-    key = (id(loop), tuple(types))
-    if key not in _ENTRIES:
-        _ENTRIES[key] = loop.compile(tuple(types))
-    return _ENTRIES[key]
+_entry = stepping.entry  # the name the benchmarks import
 
 
 def _run_loop(f, a, T, trace_p, trace_y):
     """T rounds of f against a in compiled code, continuing their state; returns the seconds."""
-    k = f.out.probs.shape[0] > 2
-    respond = a.spec.compiled(k)
+    respond = a.spec.compiled(f.out.probs.shape[0] > 2)
     side = f.spec.side_input  # plugins.check_pairing: the adversary states it
-    mean = {None: (), "mean": (a.spec.compiled_mean(),), "external": (a.spec.compiled_external(),)}[side]
-    record = (f.external_record,) if side == "external" else ()  # where the loop notes (b_t, y_t)
-    if f.spec.loop is not None:
-        args = (T, f.state, f.table, f.out, f._rng, respond, a._par, a._rng, f.hist, trace_p, trace_y) + mean + record
-        run = _entry(f.spec.loop, args, 5, k, 11 if mean else None)
-    else:  # a plug-in forecaster: the engine's generic loop
-        args = (
-            (
-                T,
-                f.spec.forecast,
-                f.spec.observe,
-                f.state,
-                f.table,
-                f.out,
-                f._rng,
-                respond,
-                a._par,
-                a._rng,
-                f.hist,
-                trace_p,
-                trace_y,
-            )
-            + mean
-            + record
-        )
-        loop = {None: engine.run_rounds, "mean": engine.run_rounds_mean, "external": engine.run_rounds_external}[side]
-        run = _entry(loop, args, 7, k, 13 if mean else None)
+    given = a.spec.compiled_mean() if side == "mean" else a.spec.compiled_external() if side == "external" else None
+    record = f.external_record if side == "external" else None  # where the loop notes (b_t, y_t)
+    run, args = stepping.loop_call(f, T, f._rng, respond, a._par, a._rng, given, record, trace_p, trace_y)
     t0 = time.perf_counter()
     hist = run(*args)
     seconds = time.perf_counter() - t0

@@ -6,9 +6,11 @@
     f.observe(y)       # y in {0, 1}
     f.stats()          # BucketStats of (p_t, y_t) so far
 
-Each method calls the forecaster's compiled kernels (its spec's forecast and observe) and
-the engine's draw, on the same state that simulate() runs in one compiled loop, so the
-two paths give identical runs for the same seed. The built-in forecasters are the modules
+A built-in forecaster's methods run its simulate loop one round at a time
+(fastcdl.online.stepping: forecast() is a round paused after the forecast, observe(y) that
+round replayed with y), on the same state that simulate() runs, so the two paths give
+identical runs for the same seed and the per-round API compiles nothing the loop has not; a
+plug-in's call its forecast and observe kernels. The built-in forecasters are the modules
 of this package (one module each; see fastcdl.online.registry).
 """
 
@@ -23,6 +25,7 @@ from fastcdl._compiled.rng import seed_states
 from fastcdl._validate import ValidationError, check_outcome, check_real, check_seed
 from fastcdl.online import engine, registry
 from fastcdl.online.external import new_record, note_external
+from fastcdl.online.stepping import PAUSE, Snapshot, given_side, loop_args, stepper
 from fastcdl.bucket_table import BucketStats
 
 __all__ = ["Forecast", "Forecaster", "make_forecaster"]
@@ -132,6 +135,14 @@ class Forecaster:
         # the calibeating game: the external forecasts seen, with their outcomes (engine notes them)
         self.external_record = new_record() if spec.needs_external else None
         self._b = math.nan  # this round's external forecast
+        self._side = math.nan  # this round's true mean or external forecast, for the loop
+        # a built-in runs its loop a round at a time (fastcdl.online.stepping); a plug-in (whose
+        # forecast may draw from numba's global generator) or a state a snapshot cannot hold (spr's
+        # typed lists) calls the kernels
+        self._stepped = spec.loop is not None and Snapshot.of(self.state, self.table, self.out) is not None
+        self._before = None  # the state's arrays before this round's forecast
+        self._rng_before = None  # the generator before this round's draw
+        self._runs = {}  # the loop's machine code for a paused and a replayed round
 
     # -- the round protocol -------------------------------------------------------------
     def forecast(self, mean=None, external=None) -> Forecast:
@@ -184,7 +195,7 @@ class Forecaster:
                         "round's external forecast: forecast(external=adversary.external()) before draw()",
                     )
                 self._b = check_real(external, "external", 0.0, 1.0)
-                self.spec.forecast(self.state, self.table, self.hist, self.out, self._b)
+                self._forecast(self._b)
             elif self.spec.needs_mean:
                 if mean is None:
                     raise ValidationError(
@@ -193,14 +204,13 @@ class Forecaster:
                         message=f"mean: the {self.name} forecaster needs "
                         "the round's true mean: forecast(mean=adversary.mean()) before draw()",
                     )
-                e = check_real(mean, "mean", 0.0, 1.0)
-                self.spec.forecast(self.state, self.table, self.hist, self.out, e)
+                self._forecast(check_real(mean, "mean", 0.0, 1.0))
             elif mean is not None:
                 raise ValidationError(
                     "mean", f"is not taken by forecaster {self.name!r} (it does not declare needs_mean)", value=mean
                 )
             else:
-                self.spec.forecast(self.state, self.table, self.hist, self.out)
+                self._forecast(None)
             self._report(self.rounds + 1)
             self._phase = 1
         out, q = self.out, self.table.q
@@ -231,6 +241,8 @@ class Forecaster:
             self.forecast()
         if self._phase == 1:
             draw = engine.draw_slot_k if self.out.probs.shape[0] > 2 else engine.draw_slot
+            if self._stepped:  # the replay draws again, from the generator as it is now
+                self._rng_before = self._rng.copy()
             self.slot = int(draw(self.out, self._rng))
             self._p = float(self.table.q[self.out.buckets[self.slot]])
             self._phase = 2
@@ -262,11 +274,49 @@ class Forecaster:
                 "was observed before draw()",
                 message="observe(y) before draw(): call forecast() and draw() first in each round",
             )
-        self.spec.observe(self.state, self.table, self.hist, self.out, self.slot, y)
-        if self.external_record is not None:
-            note_external(self.external_record, self._b, y)
-        self.hist = engine.settle(self.table, self.out, self.slot, y, self.hist)
+        if self._stepped:
+            self._before.restore()  # the state before the forecast, which the replay makes again
+            self._rng[:] = self._rng_before  # and the generator before the draw, which it draws again
+            hist = self._play("replay", y)
+            if hist.t != self.hist.t + 1:
+                raise AssertionError(f"the replayed round ended at {hist}, after {self.hist}")
+            self.hist = hist
+        else:
+            self.spec.observe(self.state, self.table, self.hist, self.out, self.slot, y)
+            if self.external_record is not None:
+                note_external(self.external_record, self._b, y)
+            self.hist = engine.settle(self.table, self.out, self.slot, y, self.hist)
+        self._before = None
         self._phase = 0
+
+    def _forecast(self, side) -> None:
+        """Write this round's distribution into ``out``; ``side`` is the round's true mean or
+        external forecast (None for a forecaster that takes neither)."""
+        if not self._stepped:
+            extra = () if side is None else (side,)
+            self.spec.forecast(self.state, self.table, self.hist, self.out, *extra)
+            return
+        self._side = math.nan if side is None else side
+        self._before = Snapshot.of(self.state, self.table, self.out)
+        hist = self._play("pause", 0)
+        if not (hist.t == -(self.hist.t + 1) and hist.prev_y == PAUSE):
+            raise AssertionError(f"the paused round ended at {hist}, after {self.hist}")
+
+    def _play(self, which, y):
+        """One round of the forecaster's loop against the stepping adversary ``which`` ("pause":
+        the generator is a copy, as the loop draws after the answer; "replay": the outcome y).
+        The loop's machine code is looked up once per forecaster and kind (its types do not change)."""
+        rng = self._rng if which == "replay" else self._rng.copy()
+        par = np.array([float(y), self._side])
+        side = None if self.spec.side_input is None else given_side()
+        k = self.out.probs.shape[0] > 2
+        args, compile_ = loop_args(
+            self, 1, rng, stepper(which, k), par, _NO_RNG, side, self.external_record, _NO_TRACE_P, _NO_TRACE_Y
+        )
+        run = self._runs.get(which)
+        if run is None:
+            run = self._runs[which] = compile_()
+        return run(*args)
 
     @property
     def rounds(self) -> int:
@@ -320,6 +370,10 @@ class Forecaster:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"Forecaster({self.name!r}, horizon={self.horizon}, seed={self.seed}, {args}; rounds={self.rounds})"
+
+
+_NO_RNG = np.zeros(4, dtype=np.uint64)  # the stepping adversaries draw nothing
+_NO_TRACE_P, _NO_TRACE_Y = np.zeros(0), np.zeros(0, dtype=np.int8)
 
 
 def pseudo_table(table, out, point_mass=False) -> BucketStats:
