@@ -102,22 +102,33 @@ for a in sys.argv[2:]:
 """
 
 
+# lookahead's two-point code (inlined into its kernel through engine.two_point_only) calls these
+TWO_POINT_ONLY = {
+    "fastcdl.online.adversaries.lookahead.catch_up",
+    "fastcdl.online.adversaries.lookahead.expected_value",
+}
+
+
 def test_a_two_point_table_compiles_no_k_point_code(tmp_path):
     """An empty cache: an adversary compiled for a two-point forecaster's table compiles none
     of its K-point functions (engine.k_point_only), though its kernel holds their branch; the
-    same adversaries compiled for a K-point table do compile them."""
+    same adversaries compiled for a K-point table do compile them, and none of the two-point
+    code that follows the branch (engine.two_point_only)."""
     adversaries = ["greedy", "contrarian", "lookahead"]
-    compiled = {}
+    compiled, two = {}, {}
     for kind in ("2", "K"):
         names = _compiled_in_fresh_process(COMPILE_ADVERSARIES, tmp_path / kind, kind, *adversaries)
         for a in adversaries:
             assert f"fastcdl.online.adversaries.{a}.respond" in names  # it did compile, into the empty cache
         compiled[kind] = {n for n in names if n.startswith("fastcdl.online.adversaries.") and n.endswith("_k")}
+        two[kind] = {n for n in names if n in TWO_POINT_ONLY}
     assert not compiled["2"], compiled["2"]
     assert {
         "fastcdl.online.adversaries.greedy.respond_k",
         "fastcdl.online.adversaries.lookahead.respond_k",
     } <= compiled["K"]
+    assert not two["K"], two["K"]
+    assert two["2"] == TWO_POINT_ONLY
 
 
 def test_the_k_point_choice_is_for_compiled_code_only():
@@ -126,6 +137,10 @@ def test_the_k_point_choice_is_for_compiled_code_only():
 
     with pytest.raises(TypeError, match="respond_k's K-point branch is for compiled code only"):
         greedy._respond_k(None, None, None)
+    from fastcdl.online.adversaries import lookahead
+
+    with pytest.raises(TypeError, match="respond_two's two-point branch is for compiled code only"):
+        lookahead._respond_two(None, None, None, None)
 
 
 def test_continuous_scores_take_no_radix_sort_and_no_curve(monkeypatch):

@@ -163,7 +163,9 @@ def _kernel_matches_curve(values, counts, positives):
     assert b.tolist() == sorted(set((q + 0.0).tolist()) | {0.0, 0.5, 1.0})
     f_left, f_right = monotone_curve(q, n, s, b, T)
     assert h.tolist() == np.maximum(f_left, f_right).tolist()
-    assert right.tolist() == (f_right > f_left).astype(np.uint8).tolist()
+    # the side is chosen on T f, before the division by T, which can round two values to one
+    t_left, t_right = monotone_curve(q, n, s, b, 1.0)
+    assert right.tolist() == (t_right > t_left).astype(np.uint8).tolist()
     ratios = h / np.maximum(b, 1.0 - b)
     assert best == ratios.max() and jv == int(np.argmax(ratios))
 
@@ -615,3 +617,13 @@ def test_worked_example_runs_and_agrees_within_the_precision_of_the_fits(capsys)
         for column, g, w, d in zip(columns, got, want, digits):
             tol = 0.005 if column == "p_sim" else 10.0**-d * 1.000001
             assert abs(g - w) <= tol, (want_line.split("  ")[0], column, g, w)
+
+
+def test_monotone_kernel_chooses_the_side_before_dividing_by_T():
+    """A table (found by hypothesis) where T f_M(mu) and T f_M(mu+) differ in the last bit and
+    their quotients by T are one value: the side is the larger of the undivided ones."""
+    _kernel_matches_curve(
+        np.array([0.0, 1.0, 0.25, 0.2, 0.75, 0.875, 0.375, 0.125, 0.0625, 0.5, 1 / 15]),
+        np.array([4, 1, 1, 1, 5, 1, 1, 1, 12, 3, 15]),
+        np.array([1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 1]),
+    )

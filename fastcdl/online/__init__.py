@@ -16,7 +16,18 @@ fastcdl/online/adversaries/ (``FORECASTERS``, ``ADVERSARIES``), or a user's own 
 
 from fastcdl.online import registry
 from fastcdl.online.adversaries import Adversary, make_adversary
-from fastcdl.online.engine import Draw, History, KTable, Round, Table, k_point_only, slot, slots, uniform
+from fastcdl.online.engine import (
+    Draw,
+    History,
+    KTable,
+    Round,
+    Table,
+    k_point_only,
+    slot,
+    slots,
+    two_point_only,
+    uniform,
+)
 from fastcdl.online.forecasters import Forecast, Forecaster, make_forecaster
 from fastcdl.online.minimax import MinimaxSolution, minimax
 from fastcdl.online.plugins import (
@@ -58,6 +69,7 @@ __all__ = [
     "slot",
     "slots",
     "trace",
+    "two_point_only",
     "uniform",
 ]
 

@@ -32,7 +32,7 @@ that gained the previous round is found from the table's weighted count W = sum_
 from fastcdl._compiled._jit import kernel
 from fastcdl._validate import ValidationError, check_int
 from fastcdl.online.adversaries._lastround import gained_bucket
-from fastcdl.online.engine import k_point_only, slot, slots, uniform
+from fastcdl.online.engine import k_point_only, slot, slots, two_point_only, uniform
 from fastcdl.online.plugins import AdversarySpec
 
 # scratch layout after par[0] = K: F_0..F_K, then the two slots seen last round (bucket,
@@ -142,10 +142,9 @@ def respond_k(view, table, par, rng):
 _respond_k = k_point_only(respond_k, 0)
 
 
-@kernel
-def respond(view, table, par, rng):
-    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
-        return _respond_k(view, table, par, rng)
+@kernel(inline="always")
+def respond_two(view, table, par, rng):
+    """respond against a two-point forecaster's table."""
     K = int(par[0])
     catch_up(par, table, K)
     up = expected_value(par, table, view, 1, K)
@@ -161,6 +160,17 @@ def respond(view, table, par, rng):
     if abs(up - down) <= TIE_REL * max(abs(up), abs(down)):
         return 1 if uniform(rng) < 0.5 else 0
     return 1 if up > down else 0
+
+
+# the two-point code, compiled for a two-point forecaster's table only (engine.two_point_only)
+_respond_two = two_point_only(respond_two, 0)
+
+
+@kernel
+def respond(view, table, par, rng):
+    if slots(view, table) > 2:  # a K-point forecaster's table (a constant 2 for two-point ones)
+        return _respond_k(view, table, par, rng)
+    return _respond_two(view, table, par, rng)
 
 
 def resolve(params, horizon):
