@@ -8,7 +8,7 @@ to 1.7 s apiece for the built-ins: docs/compile-time.md). Two adversaries that a
 players drive the loop:
 
 - :func:`pause` answers 2, not an outcome: the loop stops right after the forecast, before
-  the forecaster observes anything or the table records anything (:func:`engine.stopped`);
+  the forecaster observes anything or the table records anything (``engine.stopped``);
 - :func:`replay` answers the outcome it is given (``par[0]``): the loop plays the round to
   its end.
 
@@ -132,7 +132,7 @@ def entry(loop, args, adversary_at, k_points=False, mean_at=None):
 
 
 def loop_args(f, T, rng, respond, apar, arng, side, record, trace_p, trace_y):
-    """(loop, args, compile): the compiled loop of forecaster ``f`` (a :class:`Forecaster`)
+    """(loop, args, compile): the compiled loop of forecaster ``f`` (a :class:`fastcdl.online.Forecaster`)
     and the arguments that play T rounds from its state with the forecaster's generator
     ``rng`` against ``respond`` (a compiled adversary), its parameters and generator; ``side``
     is the true mean's (or external forecast's) compiled function or None, ``record`` the
@@ -178,10 +178,10 @@ def loop_call(f, T, rng, respond, apar, arng, side, record, trace_p, trace_y):
 
 class Snapshot:
     """The writable arrays of a forecaster's state (a tree of tuples and arrays), copied, so
-    that :meth:`restore` can put them back into the same objects (a caller's references stay
+    that ``restore`` can put them back into the same objects (a caller's references stay
     valid).
 
-    :meth:`of` returns None for a state holding anything else that could change: a numba typed
+    ``of`` returns None for a state holding anything else that could change: a numba typed
     list (spr keeps its growing tables in one; reading one from Python compiles numba's list
     methods in every process: spr's per-round step of a warmup took 3.3 s so, where its two
     kernels compile in 1.8 s) or a plug-in's own containers. Such a forecaster calls its kernels.
