@@ -5,8 +5,9 @@ bucket indices: at most two for the classic forecasters, at most K for a forecas
 spec declares ``support = K``) into a :data:`Draw` buffer; the adversary sees that
 distribution and the public record and returns y in {0, 1}; the engine draws the slot with
 the forecaster's generator, the forecaster observes (slot, y), and the engine records the
-stated prediction and y in the public :data:`Table`. The same kernels run in the compiled
-loops and in the per-round Python API, so both give identical runs.
+stated prediction and y in the public :data:`Table`. The per-round Python API runs the
+compiled loops a round at a time (:mod:`fastcdl.online.stepping`; a plug-in forecaster's calls
+its kernels), so both give identical runs.
 
 **Adversaries** are numba functions ``respond(view, table, par, rng) -> 0 or 1``:
 

@@ -1,8 +1,9 @@
 """simulate: a whole forecaster x adversary run in compiled code, streaming (see README.md).
 
 Memory is the forecaster's state and bucket table, O(m), whatever T is: no per-round
-array is kept. The run calls the same kernels as the per-round API on the same state,
-so make_forecaster / make_adversary with the same seed reproduce it round by round.
+array is kept. The per-round API runs the same loop a round at a time on the same state
+(fastcdl.online.stepping), so make_forecaster / make_adversary with the same seed reproduce
+it round by round.
 """
 
 from __future__ import annotations

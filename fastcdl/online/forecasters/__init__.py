@@ -9,8 +9,9 @@
 A built-in forecaster's methods run its simulate loop one round at a time
 (fastcdl.online.stepping: forecast() is a round paused after the forecast, observe(y) that
 round replayed with y), on the same state that simulate() runs, so the two paths give
-identical runs for the same seed and the per-round API compiles nothing the loop has not; a
-plug-in's call its forecast and observe kernels. The built-in forecasters are the modules
+identical runs for the same seed and the per-round API compiles nothing the loop has not; the
+methods of a plug-in (and of spr, whose state holds typed lists) call its forecast and observe
+kernels. The built-in forecasters are the modules
 of this package (one module each; see fastcdl.online.registry).
 """
 
@@ -80,7 +81,8 @@ class Forecaster:
 
     Made by :func:`make_forecaster`. Each round: :meth:`forecast` (the distribution, which
     an adversary may see), :meth:`draw` (the stated prediction), :meth:`observe` (the
-    outcome). The same kernels as :func:`fastcdl.online.simulate`, on the same state.
+    outcome). The same compiled loop as :func:`fastcdl.online.simulate`, a round at a time,
+    on the same state.
 
     Attributes
     ----------
