@@ -142,3 +142,21 @@ class CDLSuite:
         return fc.cdl(self.stats)
 
     track_cdl.unit = "CDL"
+
+
+class CrowdedQuantileSuite:
+    """Equal-mass bins of 10^6 scores crowded into one cell of the counting grid (width 2^-20
+    around 1/2): the cell's values are sorted (fastcdl._compiled.buckets.intro_sort, 15 ranks in
+    one cell) or selected (select, 3 ranks), not counted."""
+
+    params = [3, 15]
+    param_names = ["bins"]
+
+    def setup(self, bins):
+        rng = np.random.default_rng(2)
+        self.p = 0.5 + rng.random(10**6) * 2.0**-21
+        self.y = rng.random(10**6) < 0.5
+        fc.bucket_stats(self.y, self.p, bins=bins, strategy="quantile")
+
+    def time_bucket_stats(self, bins):
+        fc.bucket_stats(self.y, self.p, bins=bins, strategy="quantile")

@@ -278,3 +278,32 @@ class MeanForecastersSuite:
 
     def time_simulate(self, T, forecaster):
         simulate(forecaster, "drift", horizon=T, seed=1)
+
+
+make_forecaster = optional("fastcdl.online", "make_forecaster")
+make_adversary = optional("fastcdl.online", "make_adversary")
+
+
+class PerRoundSuite:
+    """1,000 rounds through the per-round API (forecast, draw, observe), which runs each built-in's
+    compiled loop a round at a time (fastcdl.online.stepping); the adversary's respond and observe
+    are included, as a user's Python loop runs them."""
+
+    params = ["frequency", "kt", "cdl", "klcal"]
+    param_names = ["forecaster"]
+
+    def setup(self, forecaster):
+        self.run(forecaster, 20)  # compiles or loads the loop and the stepping adversaries
+
+    def run(self, forecaster, rounds):
+        f = make_forecaster(forecaster, horizon=rounds, seed=1)
+        a = make_adversary("greedy", horizon=rounds, seed=1)
+        for _ in range(rounds):
+            d = f.forecast()
+            y = a.respond(d)
+            p = f.draw()
+            f.observe(y)
+            a.observe(p, y)
+
+    def time_rounds(self, forecaster):
+        self.run(forecaster, 1000)
